@@ -1,0 +1,44 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "AudioRoute",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "AudioRouteCore", targets: ["AudioRouteCore"]),
+        .executable(name: "audioroute", targets: ["audioroute"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+    ],
+    targets: [
+        // Pure Swift: model, validation, resolver, tower, simulation. No C, no Foundation.
+        .target(name: "AudioRouteCore"),
+        .executableTarget(
+            name: "audioroute",
+            dependencies: [
+                "AudioRouteCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "audioroute-bench",
+            dependencies: ["AudioRouteCore"]
+        ),
+        .testTarget(
+            name: "AudioRouteCoreTests",
+            dependencies: [
+                "AudioRouteCore",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "audiorouteTests",
+            dependencies: ["AudioRouteCore"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,351 @@
+// A small JSON reader and writer. The core has no Foundation, and the simulator
+// needs what JSONDecoder does not give: object keys in document order (for
+// stable output) and faults named by their JSON path.
+
+/// A JSON value. Objects keep their members in document order.
+public indirect enum JSON: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSON])
+    case object([Member])
+
+    public struct Member: Sendable, Equatable {
+        public var key: String
+        public var value: JSON
+        public init(_ key: String, _ value: JSON) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// The value of `key` in an object (the first, if repeated), or nil.
+    public subscript(key: String) -> JSON? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.key == key }?.value
+    }
+
+    /// The JSON type name, for error messages.
+    public var typeName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "a boolean"
+        case .integer, .double: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+}
+
+/// A syntax error, with the line and column where it was found.
+public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var line: Int
+    public var column: Int
+    public var message: String
+    public var description: String { "line \(line), column \(column): \(message)" }
+}
+
+extension JSON {
+    /// Parses a whole document. Nesting deeper than `maxDepth` is refused rather
+    /// than allowed to exhaust the stack.
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = 256) throws(JSONSyntaxError) -> JSON {
+        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
+        parser.skipWhitespace()
+        let value = try parser.value(depth: 0)
+        parser.skipWhitespace()
+        if parser.index < bytes.count { throw parser.fault("unexpected text after the document") }
+        return value
+    }
+
+    public static func parse(_ text: String) throws(JSONSyntaxError) -> JSON { try parse(Array(text.utf8)) }
+}
+
+private struct JSONParser {
+    let bytes: [UInt8]
+    let maxDepth: Int
+    var index = 0
+
+    init(bytes: [UInt8], maxDepth: Int) {
+        self.bytes = bytes
+        self.maxDepth = maxDepth
+    }
+
+    func fault(_ message: String) -> JSONSyntaxError {
+        var line = 1
+        var column = 1
+        for byte in bytes[..<min(index, bytes.count)] {
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1
+            }
+        }
+        return JSONSyntaxError(line: line, column: column, message: message)
+    }
+
+    mutating func skipWhitespace() {
+        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 {
+            index += 1
+        }
+    }
+
+    mutating func value(depth: Int) throws(JSONSyntaxError) -> JSON {
+        guard index < bytes.count else { throw fault("unexpected end of document") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"):
+            guard depth < maxDepth else { throw fault("nesting deeper than \(maxDepth)") }
+            return try object(depth: depth + 1)
+        case UInt8(ascii: "["):
+            guard depth < maxDepth else { throw fault("nesting deeper than \(maxDepth)") }
+            return try array(depth: depth + 1)
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+        default: throw fault("unexpected character")
+        }
+    }
+
+    mutating func literal(_ word: StaticString) throws(JSONSyntaxError) {
+        let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+        guard index + expected.count <= bytes.count, bytes[index..<index + expected.count].elementsEqual(expected) else {
+            throw fault("invalid literal")
+        }
+        index += expected.count
+    }
+
+    mutating func object(depth: Int) throws(JSONSyntaxError) -> JSON {
+        index += 1
+        var members: [JSON.Member] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fault("expected a string key") }
+            let key = try string()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fault("expected ':'") }
+            index += 1
+            skipWhitespace()
+            members.append(JSON.Member(key, try value(depth: depth)))
+            skipWhitespace()
+            guard index < bytes.count else { throw fault("unterminated object") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            guard bytes[index] == UInt8(ascii: "}") else { throw fault("expected ',' or '}'") }
+            index += 1
+            return .object(members)
+        }
+    }
+
+    mutating func array(depth: Int) throws(JSONSyntaxError) -> JSON {
+        index += 1
+        var elements: [JSON] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try value(depth: depth))
+            skipWhitespace()
+            guard index < bytes.count else { throw fault("unterminated array") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            guard bytes[index] == UInt8(ascii: "]") else { throw fault("expected ',' or ']'") }
+            index += 1
+            return .array(elements)
+        }
+    }
+
+    mutating func hex4() throws(JSONSyntaxError) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw fault("truncated \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw fault("invalid \\u escape")
+            }
+            value = value << 4 | digit
+            index += 1
+        }
+        return value
+    }
+
+    mutating func string() throws(JSONSyntaxError) -> String {
+        index += 1
+        var scalars = String.UnicodeScalarView()
+        var runStart = index
+        var hasEscapes = false
+        while true {
+            guard index < bytes.count else { throw fault("unterminated string") }
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                break
+            } else if byte < 0x20 {
+                throw fault("control character in string")
+            } else if byte == UInt8(ascii: "\\") {
+                if !hasEscapes {
+                    try appendUTF8(bytes[runStart..<index], to: &scalars)
+                    hasEscapes = true
+                } else {
+                    try appendUTF8(bytes[runStart..<index], to: &scalars)
+                }
+                index += 1
+                guard index < bytes.count else { throw fault("unterminated string") }
+                let escaped = bytes[index]
+                index += 1
+                switch escaped {
+                case UInt8(ascii: "\""): scalars.append("\"")
+                case UInt8(ascii: "\\"): scalars.append("\\")
+                case UInt8(ascii: "/"): scalars.append("/")
+                case UInt8(ascii: "b"): scalars.append("\u{08}")
+                case UInt8(ascii: "f"): scalars.append("\u{0C}")
+                case UInt8(ascii: "n"): scalars.append("\n")
+                case UInt8(ascii: "r"): scalars.append("\r")
+                case UInt8(ascii: "t"): scalars.append("\t")
+                case UInt8(ascii: "u"):
+                    var code = try hex4()
+                    if (0xD800..<0xDC00).contains(code) {
+                        guard index + 2 <= bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                            throw fault("unpaired surrogate in \\u escape")
+                        }
+                        index += 2
+                        let low = try hex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw fault("unpaired surrogate in \\u escape") }
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    guard let scalar = Unicode.Scalar(code) else { throw fault("unpaired surrogate in \\u escape") }
+                    scalars.append(scalar)
+                default: throw fault("invalid escape")
+                }
+                runStart = index
+                continue
+            }
+            index += 1
+        }
+        let run = bytes[runStart..<index]
+        index += 1
+        if !hasEscapes {
+            guard let text = String(validating: run, as: UTF8.self) else { throw fault("invalid UTF-8 in string") }
+            return text
+        }
+        try appendUTF8(run, to: &scalars)
+        return String(scalars)
+    }
+
+    func appendUTF8(_ run: ArraySlice<UInt8>, to scalars: inout String.UnicodeScalarView) throws(JSONSyntaxError) {
+        guard !run.isEmpty else { return }
+        guard let text = String(validating: run, as: UTF8.self) else { throw fault("invalid UTF-8 in string") }
+        scalars.append(contentsOf: text.unicodeScalars)
+    }
+
+    mutating func number() throws(JSONSyntaxError) -> JSON {
+        let start = index
+        var isInteger = true
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        func digits(_ parser: inout JSONParser) -> Int {
+            let from = parser.index
+            while parser.index < parser.bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(parser.bytes[parser.index]) {
+                parser.index += 1
+            }
+            return parser.index - from
+        }
+        let intStart = index
+        let intDigits = digits(&self)
+        guard intDigits > 0 else { throw fault("invalid number") }
+        if intDigits > 1 && bytes[intStart] == UInt8(ascii: "0") { throw fault("leading zero in number") }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            guard digits(&self) > 0 else { throw fault("invalid number") }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard digits(&self) > 0 else { throw fault("invalid number") }
+        }
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        if isInteger, let value = Int64(text) { return .integer(value) }
+        guard let value = Double(text), value.isFinite else { throw fault("number out of range") }
+        return .double(value)
+    }
+}
+
+extension JSON {
+    /// Compact JSON text with `", "` and `": "` separators, members in order.
+    public var text: String {
+        var out = ""
+        write(to: &out)
+        return out
+    }
+
+    public func write(to out: inout String) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let value): out += value ? "true" : "false"
+        case .integer(let value): out += String(value)
+        case .double(let value): out += value.isFinite ? String(value) : "null"
+        case .string(let value): JSON.writeString(value, to: &out)
+        case .array(let elements):
+            out += "["
+            for (offset, element) in elements.enumerated() {
+                if offset > 0 { out += ", " }
+                element.write(to: &out)
+            }
+            out += "]"
+        case .object(let members):
+            out += "{"
+            for (offset, member) in members.enumerated() {
+                if offset > 0 { out += ", " }
+                JSON.writeString(member.key, to: &out)
+                out += ": "
+                member.value.write(to: &out)
+            }
+            out += "}"
+        }
+    }
+
+    static func writeString(_ value: String, to out: inout String) {
+        out += "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\u{0}"..."\u{1F}", "\u{7F}":
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+}
+
+extension JSON: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral, ExpressibleByNilLiteral {
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(nilLiteral: ()) { self = .null }
+}

@@ -1,0 +1,336 @@
+// The audio-session model: categories, modes, options, ports and routes.
+// Names are the spec's JSON names (camelCase, as the Swift cases).
+
+/// What an app intends to do with audio (AVAudioSession.Category).
+public enum Category: String, Sendable, Hashable, Codable, CaseIterable {
+    case ambient
+    case soloAmbient
+    case playback
+    case record
+    case playAndRecord
+    case multiRoute
+    /// Deprecated by Apple; accepted with a warning, routes nothing.
+    case audioProcessing
+
+    /// Whether the category plays audio.
+    public var hasOutput: Bool {
+        switch self {
+        case .ambient, .soloAmbient, .playback, .playAndRecord, .multiRoute: return true
+        case .record, .audioProcessing: return false
+        }
+    }
+
+    /// Whether the category records audio.
+    public var hasInput: Bool {
+        switch self {
+        case .record, .playAndRecord, .multiRoute: return true
+        case .ambient, .soloAmbient, .playback, .audioProcessing: return false
+        }
+    }
+
+    /// Whether silent mode and screen lock silence the category.
+    public var isSilencedBySilentMode: Bool { self == .ambient || self == .soloAmbient }
+
+    /// Whether the category is deprecated (setCategory accepts it with a warning).
+    public var isDeprecated: Bool { self == .audioProcessing }
+}
+
+/// A specialisation of a category (AVAudioSession.Mode).
+public enum Mode: String, Sendable, Hashable, Codable, CaseIterable {
+    case `default`
+    case voiceChat
+    case gameChat
+    case videoRecording
+    case measurement
+    case moviePlayback
+    case videoChat
+    case spokenAudio
+    case voicePrompt
+
+    /// Whether the mode takes effect with `category`. A mode the category does not
+    /// support is still reported as set, but behaves as `default` (spec §3).
+    /// The table follows Apple's "Audio Session Modes" guide; spokenAudio and
+    /// voicePrompt, absent from that table, are allowed where a player or a
+    /// navigation prompt plays (docs/decisions.md).
+    public func isSupported(by category: Category) -> Bool {
+        switch self {
+        case .default: return true
+        case .voiceChat, .gameChat, .videoChat: return category == .playAndRecord
+        case .videoRecording: return category == .playAndRecord || category == .record
+        case .measurement: return category == .playAndRecord || category == .record || category == .playback
+        case .moviePlayback: return category == .playback
+        case .spokenAudio, .voicePrompt: return category == .playback || category == .playAndRecord
+        }
+    }
+}
+
+/// Category options (AVAudioSession.CategoryOptions), with Apple's raw values.
+public struct CategoryOptions: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+
+    public static let mixWithOthers = CategoryOptions(rawValue: 0x1)
+    public static let duckOthers = CategoryOptions(rawValue: 0x2)
+    public static let allowBluetooth = CategoryOptions(rawValue: 0x4)
+    public static let defaultToSpeaker = CategoryOptions(rawValue: 0x8)
+    /// 0x11: includes the mixWithOthers bit, as in Apple's header.
+    public static let interruptSpokenAudioAndMixWithOthers = CategoryOptions(rawValue: 0x11)
+    public static let allowBluetoothA2DP = CategoryOptions(rawValue: 0x20)
+    public static let allowAirPlay = CategoryOptions(rawValue: 0x40)
+    public static let overrideMutedMicrophoneInterruption = CategoryOptions(rawValue: 0x80)
+
+    /// Every named option, in the spec's table order.
+    public static let named: [(name: String, option: CategoryOptions)] = [
+        ("mixWithOthers", .mixWithOthers),
+        ("duckOthers", .duckOthers),
+        ("allowBluetooth", .allowBluetooth),
+        ("defaultToSpeaker", .defaultToSpeaker),
+        ("interruptSpokenAudioAndMixWithOthers", .interruptSpokenAudioAndMixWithOthers),
+        ("allowBluetoothA2DP", .allowBluetoothA2DP),
+        ("allowAirPlay", .allowAirPlay),
+        ("overrideMutedMicrophoneInterruption", .overrideMutedMicrophoneInterruption),
+    ]
+
+    /// The option spelled `name`, or nil for an unknown name.
+    public init?(name: String) {
+        guard let entry = Self.named.first(where: { $0.name == name }) else { return nil }
+        self = entry.option
+    }
+
+    /// The names of the options in the set. interruptSpokenAudioAndMixWithOthers
+    /// carries the mixWithOthers bit, so mixWithOthers is not listed beside it.
+    public var names: [String] {
+        var result: [String] = []
+        for (name, option) in Self.named where contains(option) {
+            if option == .mixWithOthers && contains(.interruptSpokenAudioAndMixWithOthers) { continue }
+            result.append(name)
+        }
+        if rawValue & ~Self.allKnown.rawValue != 0 { result.append("0x" + String(rawValue & ~Self.allKnown.rawValue, radix: 16)) }
+        return result
+    }
+
+    /// The union of every named option.
+    public static let allKnown: CategoryOptions = named.reduce(into: []) { $0.formUnion($1.option) }
+}
+
+extension CategoryOptions: Codable {
+    /// Options are encoded as an array of names: `["allowBluetooth", "defaultToSpeaker"]`.
+    public init(from decoder: any Decoder) throws {
+        var container = try decoder.unkeyedContainer()
+        var result: CategoryOptions = []
+        while !container.isAtEnd {
+            let name = try container.decode(String.self)
+            guard let option = CategoryOptions(name: name) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "unknown option \"\(name)\"")
+            }
+            result.formUnion(option)
+        }
+        self = result
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        for name in names { try container.encode(name) }
+    }
+}
+
+/// The kind of a port (AVAudioSession.Port), in the spec's table order, which is
+/// also the last tie-breaker between equally ranked ports.
+public enum PortType: String, Sendable, Hashable, Codable, CaseIterable {
+    case builtInSpeaker
+    case builtInReceiver
+    case builtInMic
+    case headphones
+    case headsetMic
+    case lineOut
+    case lineIn
+    case usbAudio
+    case bluetoothA2DP
+    case bluetoothHFP
+    case bluetoothLE
+    case HDMI
+    case displayPort
+
+    /// The priority a port of this type gets unless udev or config says otherwise.
+    public var defaultPriority: Int {
+        switch self {
+        case .builtInSpeaker, .builtInReceiver, .builtInMic: return 0
+        case .headphones, .headsetMic, .usbAudio, .bluetoothA2DP, .bluetoothHFP, .bluetoothLE: return 100
+        case .lineOut, .lineIn: return 90
+        case .HDMI, .displayPort: return 50
+        }
+    }
+
+    /// The directions a port of this type may have.
+    public var allowedDirections: [PortDirection] {
+        switch self {
+        case .builtInSpeaker, .builtInReceiver, .headphones, .lineOut, .bluetoothA2DP, .HDMI, .displayPort:
+            return [.output]
+        case .builtInMic, .headsetMic, .lineIn:
+            return [.input]
+        case .usbAudio, .bluetoothHFP, .bluetoothLE:
+            return [.output, .input, .duplex]
+        }
+    }
+
+    /// The direction used when none is given: the only one allowed, else duplex.
+    public var defaultDirection: PortDirection { allowedDirections.count == 1 ? allowedDirections[0] : .duplex }
+
+    /// A human name, as Apple's portName for built-in ports.
+    public var defaultName: String {
+        switch self {
+        case .builtInSpeaker: return "Speaker"
+        case .builtInReceiver: return "Receiver"
+        case .builtInMic: return "Microphone"
+        case .headphones: return "Headphones"
+        case .headsetMic: return "Headset Microphone"
+        case .lineOut: return "Line Out"
+        case .lineIn: return "Line In"
+        case .usbAudio: return "USB Audio"
+        case .bluetoothA2DP: return "Bluetooth A2DP"
+        case .bluetoothHFP: return "Bluetooth HFP"
+        case .bluetoothLE: return "Bluetooth LE"
+        case .HDMI: return "HDMI"
+        case .displayPort: return "DisplayPort"
+        }
+    }
+
+    /// Built-in ports are chosen by the built-in fallback rule, not by ranking.
+    public var isBuiltIn: Bool { self == .builtInSpeaker || self == .builtInReceiver || self == .builtInMic }
+
+    /// Position in the spec's table: lower ranks first among otherwise equal ports.
+    @inlinable public var tableOrder: Int {
+        switch self {
+        case .builtInSpeaker: return 0
+        case .builtInReceiver: return 1
+        case .builtInMic: return 2
+        case .headphones: return 3
+        case .headsetMic: return 4
+        case .lineOut: return 5
+        case .lineIn: return 6
+        case .usbAudio: return 7
+        case .bluetoothA2DP: return 8
+        case .bluetoothHFP: return 9
+        case .bluetoothLE: return 10
+        case .HDMI: return 11
+        case .displayPort: return 12
+        }
+    }
+}
+
+/// Which way audio flows through a port. A duplex port (a Bluetooth HFP link, a
+/// USB headset seen as one endpoint) serves both sides under one uid, as iOS
+/// reports an HFP headset with the same UID in inputs and outputs.
+public enum PortDirection: String, Sendable, Hashable, Codable, CaseIterable {
+    case output
+    case input
+    case duplex
+
+    @inlinable public var isOutput: Bool { self != .input }
+    @inlinable public var isInput: Bool { self != .output }
+}
+
+/// One direction (or both) of one physical endpoint.
+public struct Port: Sendable, Hashable, Codable {
+    /// Stable across restarts and re-plugs: derived from ID_PATH, ID_SERIAL or bdaddr.
+    public var uid: String
+    /// A human name.
+    public var name: String
+    public var type: PortType
+    public var direction: PortDirection
+    /// The owning device's id: ports of one device share it.
+    public var device: String
+    /// Higher wins; defaults to the type's default priority.
+    public var priority: Int
+    /// Connection order: larger is more recent (last in wins).
+    public var sequence: UInt64
+    /// The ALSA PCM to open, when known.
+    public var alsa: String?
+
+    public init(
+        uid: String, type: PortType, device: String, name: String? = nil,
+        direction: PortDirection? = nil, priority: Int? = nil, sequence: UInt64 = 0, alsa: String? = nil
+    ) {
+        self.uid = uid
+        self.type = type
+        self.device = device
+        self.name = name ?? type.defaultName
+        self.direction = direction ?? type.defaultDirection
+        self.priority = priority ?? type.defaultPriority
+        self.sequence = sequence
+        self.alsa = alsa
+    }
+}
+
+/// The ports a session plays to and records from, by uid.
+public struct Route: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var inputs: [String]
+    public var outputs: [String]
+
+    public init(inputs: [String] = [], outputs: [String] = []) {
+        self.inputs = inputs
+        self.outputs = outputs
+    }
+
+    public static let empty = Route()
+
+    public var description: String { "in: [\(inputs.joined(separator: ", "))] out: [\(outputs.joined(separator: ", "))]" }
+}
+
+/// Why the route changed (AVAudioSession.RouteChangeReason), with Apple's raw values.
+public enum RouteChangeReason: String, Sendable, Hashable, Codable, CaseIterable {
+    case unknown
+    case newDeviceAvailable
+    case oldDeviceUnavailable
+    case categoryChange
+    case override
+    case wakeFromSleep
+    case noSuitableRouteForCategory
+    case routeConfigurationChange
+
+    public var rawNumber: Int {
+        switch self {
+        case .unknown: return 0
+        case .newDeviceAvailable: return 1
+        case .oldDeviceUnavailable: return 2
+        case .categoryChange: return 3
+        case .override: return 4
+        case .wakeFromSleep: return 6
+        case .noSuitableRouteForCategory: return 7
+        case .routeConfigurationChange: return 8
+        }
+    }
+}
+
+/// A route change, announced exactly when the resolved route differs.
+public struct RouteChange: Sendable, Hashable, Codable {
+    public var reason: RouteChangeReason
+    public var previous: Route
+    public var current: Route
+
+    public init(reason: RouteChangeReason, previous: Route, current: Route) {
+        self.reason = reason
+        self.previous = previous
+        self.current = current
+    }
+}
+
+/// The output override (AVAudioSession.PortOverride).
+public enum OutputOverride: String, Sendable, Hashable, Codable, CaseIterable {
+    case none
+    case speaker
+}
+
+/// Whether an interruption begins or ends (AVAudioSession.InterruptionType).
+public enum InterruptionType: String, Sendable, Hashable, Codable {
+    case began
+    case ended
+}
+
+/// Why an interruption began (AVAudioSession.InterruptionReason).
+public enum InterruptionReason: String, Sendable, Hashable, Codable {
+    /// Another session took the audio.
+    case `default`
+    /// The route the session played to went away (prefersInterruptionOnRouteDisconnect).
+    case routeDisconnected
+}

@@ -1,0 +1,460 @@
+// Spec §6–§7: the control tower. It holds the ports and the sessions of every
+// client, arbitrates activation (interrupt, duck, mix), follows the controlling
+// session and announces route changes with their reasons. Pure state: the
+// daemon and the simulator drive it, and deliver what it returns.
+
+/// A notification to one session (spec §7).
+public struct SessionEvent: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+        case interruptionBegan(reason: InterruptionReason)
+        case interruptionEnded(shouldResume: Bool)
+        /// Another session with duckOthers is active: lower the gain (suggested 0.3).
+        case ducked
+        case unducked
+        /// An ambient session should silence secondary audio (another non-mixable session plays).
+        case silenceSecondaryAudioBegin
+        case silenceSecondaryAudioEnd
+        /// Silent mode or screen lock silences this ambient/soloAmbient session.
+        case silenced
+        case unsilenced
+
+        /// The spec's event type name.
+        public var name: String {
+            switch self {
+            case .interruptionBegan: return "interruptionBegan"
+            case .interruptionEnded: return "interruptionEnded"
+            case .ducked: return "ducked"
+            case .unducked: return "unducked"
+            case .silenceSecondaryAudioBegin: return "silenceSecondaryAudioBegin"
+            case .silenceSecondaryAudioEnd: return "silenceSecondaryAudioEnd"
+            case .silenced: return "silenced"
+            case .unsilenced: return "unsilenced"
+            }
+        }
+    }
+
+    public var session: String
+    public var kind: Kind
+
+    public init(session: String, kind: Kind) {
+        self.session = session
+        self.kind = kind
+    }
+
+    /// The gain a ducked session should apply.
+    public static let duckedGain: Float = 0.3
+}
+
+/// A port that arrived or went away (`portsChanged`), whether or not the route moved.
+public struct PortChange: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable, Codable {
+        case added
+        case removed
+        case updated
+    }
+
+    public var kind: Kind
+    public var port: Port
+}
+
+/// What one request did: the route change (if the route moved), the session
+/// notifications in delivery order, the port changes and any warnings.
+public struct TowerOutcome: Sendable, Hashable {
+    public var change: RouteChange?
+    public var events: [SessionEvent] = []
+    public var portChanges: [PortChange] = []
+    public var warnings: [String] = []
+}
+
+/// One client's session.
+public struct Session: Sendable, Hashable {
+    public let id: String
+    public internal(set) var configuration: SessionConfiguration = .initial
+    public internal(set) var isActive = false
+    public internal(set) var override: OutputOverride = .none
+    public internal(set) var preferredInput: String?
+    /// Whether a playback session is interrupted when its output goes away.
+    public var prefersInterruptionOnRouteDisconnect = true
+    /// Order of the latest activation: the controlling session is the most recent.
+    var activationStamp: UInt64 = 0
+    /// The session whose activation interrupted this one, until it is told or resumes.
+    var interruptedBy: String?
+    // What the session was last told, so that only changes are announced.
+    var toldDucked = false
+    var toldSilenceHint = false
+    var toldSilenced = false
+
+    public init(id: String, configuration: SessionConfiguration = .initial) {
+        self.id = id
+        self.configuration = configuration
+    }
+
+    var request: RouteRequest { RouteRequest(configuration: configuration, override: override, preferredInput: preferredInput) }
+}
+
+/// Last-in-wins memory: every arrival gets a number larger than any before it.
+/// The daemon persists it so that order survives restarts.
+public struct SequenceMemory: Sendable, Hashable, Codable {
+    public private(set) var counter: UInt64 = 0
+    /// The sequence each uid last had.
+    public private(set) var last: [String: UInt64] = [:]
+
+    public init() {}
+
+    /// A fresh number for a port that arrives now.
+    public mutating func arrival(of uid: String) -> UInt64 {
+        counter += 1
+        last[uid] = counter
+        return counter
+    }
+
+    /// Records a sequence given from outside (a restored or explicit one).
+    public mutating func record(_ sequence: UInt64, for uid: String) {
+        counter = max(counter, sequence)
+        last[uid] = sequence
+    }
+}
+
+public struct Tower: Sendable {
+    /// The available ports, in arrival order.
+    public private(set) var ports: [Port] = []
+    /// The sessions, in the order they were opened.
+    public private(set) var sessions: [Session] = []
+    /// The route of the controlling session.
+    public private(set) var route: Route = .empty
+    /// Which rules chose the current route.
+    public private(set) var resolution = Resolution()
+    public private(set) var silentMode = false
+    public private(set) var screenLocked = false
+    public private(set) var sequences = SequenceMemory()
+    private var activations: UInt64 = 0
+    /// The ALSA PCMs of the route's ports as announced, to notice configuration changes.
+    private var routeConfiguration: [String?] = []
+
+    public init(ports: [Port] = [], sequences: SequenceMemory = SequenceMemory()) {
+        self.sequences = sequences
+        _ = try? addPorts(ports)
+    }
+
+    // MARK: Queries
+
+    public func session(_ id: String) -> Session? { sessions.first { $0.id == id } }
+
+    public func port(_ uid: String) -> Port? { ports.first { $0.uid == uid } }
+
+    /// The session the route follows: the most recently activated active
+    /// non-mixable session, else the most recently activated active one, else
+    /// none (the system default: soloAmbient, no options).
+    public var controllingSession: Session? {
+        var best: Session?
+        for session in sessions where session.isActive {
+            guard let current = best else {
+                best = session
+                continue
+            }
+            let (newSolo, oldSolo) = (!session.configuration.isMixable, !current.configuration.isMixable)
+            if newSolo != oldSolo ? newSolo : session.activationStamp > current.activationStamp { best = session }
+        }
+        return best
+    }
+
+    /// True while any other session is active.
+    public func isOtherAudioPlaying(for id: String) -> Bool { sessions.contains { $0.id != id && $0.isActive } }
+
+    /// True while another non-mixable session is active.
+    public func secondaryAudioShouldBeSilencedHint(for id: String) -> Bool {
+        sessions.contains { $0.id != id && $0.isActive && !$0.configuration.isMixable }
+    }
+
+    // MARK: Ports
+
+    /// Ports arrive (a device with all its ports at once). A port whose sequence
+    /// is 0 gets the next number; `restoring` reuses the number a uid had before
+    /// (a daemon restart, not a new plug).
+    public mutating func addPorts(_ new: [Port], restoring: Bool = false) throws(SessionError) -> TowerOutcome {
+        for (offset, port) in new.enumerated() {
+            if self.port(port.uid) != nil || new[..<offset].contains(where: { $0.uid == port.uid }) {
+                throw .duplicatePort(port.uid)
+            }
+        }
+        let before = underlyingRoute()
+        var outcome = TowerOutcome()
+        for var port in new {
+            if port.sequence == 0 {
+                if restoring, let known = sequences.last[port.uid] {
+                    port.sequence = known
+                } else {
+                    port.sequence = sequences.arrival(of: port.uid)
+                }
+            } else {
+                sequences.record(port.sequence, for: port.uid)
+            }
+            ports.append(port)
+            outcome.portChanges.append(PortChange(kind: .added, port: port))
+        }
+        // The override is cleared when the arrival itself moves the route to the new port.
+        let after = underlyingRoute()
+        if after != before, new.contains(where: { after.outputs.contains($0.uid) || after.inputs.contains($0.uid) }) {
+            clearControllingOverride()
+        }
+        settle(.newDeviceAvailable, portEvent: true, into: &outcome)
+        return outcome
+    }
+
+    /// Ports go away.
+    public mutating func removePorts(_ uids: [String]) throws(SessionError) -> TowerOutcome {
+        for uid in uids where port(uid) == nil { throw .unknownPort(uid) }
+        var outcome = TowerOutcome()
+        let removesOutput = uids.contains { route.outputs.contains($0) }
+        let removesRoutePort = removesOutput || uids.contains { route.inputs.contains($0) }
+        if removesRoutePort { clearControllingOverride() }
+        if removesOutput, let controlling = controllingSession, controlling.configuration.category == .playback,
+            controlling.prefersInterruptionOnRouteDisconnect
+        {
+            // Seed 003: unplugging headphones must not blast the room.
+            update(controlling.id) { $0.isActive = false }
+            outcome.events.append(SessionEvent(session: controlling.id, kind: .interruptionBegan(reason: .routeDisconnected)))
+        }
+        for uid in uids {
+            let index = ports.firstIndex { $0.uid == uid }!
+            outcome.portChanges.append(PortChange(kind: .removed, port: ports.remove(at: index)))
+        }
+        settle(.oldDeviceUnavailable, portEvent: true, into: &outcome)
+        return outcome
+    }
+
+    /// A port's configuration changed (its ALSA PCM, name, priority, direction).
+    /// Its sequence is kept.
+    public mutating func updatePort(_ port: Port) throws(SessionError) -> TowerOutcome {
+        guard let index = ports.firstIndex(where: { $0.uid == port.uid }) else { throw .unknownPort(port.uid) }
+        var updated = port
+        updated.sequence = ports[index].sequence
+        ports[index] = updated
+        var outcome = TowerOutcome()
+        outcome.portChanges.append(PortChange(kind: .updated, port: updated))
+        settle(.routeConfigurationChange, portEvent: false, into: &outcome)
+        return outcome
+    }
+
+    /// A user's priority for a port. Treated as a routing preference: a route it
+    /// moves is announced with reason `override`.
+    public mutating func setPriority(_ priority: Int, for uid: String) throws(SessionError) -> TowerOutcome {
+        guard let index = ports.firstIndex(where: { $0.uid == uid }) else { throw .unknownPort(uid) }
+        ports[index].priority = priority
+        var outcome = TowerOutcome()
+        outcome.portChanges.append(PortChange(kind: .updated, port: ports[index]))
+        settle(.override, portEvent: false, into: &outcome)
+        return outcome
+    }
+
+    // MARK: Sessions
+
+    public mutating func openSession(_ session: Session) throws(SessionError) -> TowerOutcome {
+        guard self.session(session.id) == nil else { throw .duplicateSession(session.id) }
+        var fresh = session
+        fresh.isActive = false
+        sessions.append(fresh)
+        var outcome = TowerOutcome()
+        settle(.categoryChange, portEvent: false, into: &outcome)
+        return outcome
+    }
+
+    /// A client that closes or dies: deactivated with notifyOthers, then forgotten.
+    public mutating func closeSession(_ id: String) throws(SessionError) -> TowerOutcome {
+        var outcome = try setActive(false, session: id, notifyOthers: true)
+        sessions.removeAll { $0.id == id }
+        for index in sessions.indices where sessions[index].interruptedBy == id { sessions[index].interruptedBy = nil }
+        settle(.categoryChange, portEvent: false, into: &outcome)
+        return outcome
+    }
+
+    /// setCategory(_:mode:options:). Options are not sticky; an invalid request
+    /// changes nothing.
+    public mutating func setCategory(
+        _ category: Category, mode: Mode = .default, options: CategoryOptions = [], session id: String
+    ) throws(SessionError) -> TowerOutcome {
+        guard session(id) != nil else { throw .unknownSession(id) }
+        let configuration = try SessionConfiguration(category: category, mode: mode, options: options)
+        update(id) {
+            $0.configuration = configuration
+            // The speaker override only means something in playAndRecord.
+            if category != .playAndRecord { $0.override = .none }
+        }
+        var outcome = TowerOutcome()
+        if category.isDeprecated { outcome.warnings.append("category \(category.rawValue) is deprecated and routes nothing") }
+        settle(.categoryChange, portEvent: false, into: &outcome)
+        return outcome
+    }
+
+    /// setActive(_:options:). Activation is always granted: the tower stops the
+    /// sessions it must stop first.
+    public mutating func setActive(_ active: Bool, session id: String, notifyOthers: Bool = false) throws(SessionError) -> TowerOutcome {
+        guard let session = session(id) else { throw .unknownSession(id) }
+        var outcome = TowerOutcome()
+        guard session.isActive != active else { return outcome }
+        if active {
+            let options = session.configuration.effectiveOptions
+            let interruptsSpoken = options.contains(.interruptSpokenAudioAndMixWithOthers)
+            for other in sessions where other.id != id && other.isActive {
+                let solo = !session.configuration.isMixable && !other.configuration.isMixable
+                let spoken = interruptsSpoken && other.configuration.effectiveMode == .spokenAudio
+                guard solo || spoken else { continue }
+                update(other.id) {
+                    $0.isActive = false
+                    $0.interruptedBy = id
+                }
+                outcome.events.append(SessionEvent(session: other.id, kind: .interruptionBegan(reason: .default)))
+            }
+            activations += 1
+            let stamp = activations
+            update(id) {
+                $0.isActive = true
+                $0.activationStamp = stamp
+                $0.interruptedBy = nil
+            }
+        } else {
+            update(id) { $0.isActive = false }
+            for other in sessions where other.interruptedBy == id {
+                update(other.id) { $0.interruptedBy = nil }
+                if notifyOthers {
+                    outcome.events.append(SessionEvent(session: other.id, kind: .interruptionEnded(shouldResume: true)))
+                }
+            }
+        }
+        settle(.categoryChange, portEvent: false, into: &outcome)
+        return outcome
+    }
+
+    /// overrideOutputAudioPort(_:).
+    public mutating func overrideOutput(_ override: OutputOverride, session id: String) throws(SessionError) -> TowerOutcome {
+        guard let session = session(id) else { throw .unknownSession(id) }
+        try session.configuration.validate(override)
+        update(id) { $0.override = override }
+        var outcome = TowerOutcome()
+        settle(.override, portEvent: false, into: &outcome)
+        return outcome
+    }
+
+    /// setPreferredInput(_:); nil clears it. The preference outlives its port:
+    /// when the port returns, it applies again.
+    public mutating func setPreferredInput(_ uid: String?, session id: String) throws(SessionError) -> TowerOutcome {
+        guard session(id) != nil else { throw .unknownSession(id) }
+        if let uid {
+            guard let port = port(uid) else { throw .unknownPort(uid) }
+            guard port.direction.isInput else { throw .notAnInput(uid) }
+        }
+        update(id) { $0.preferredInput = uid }
+        var outcome = TowerOutcome()
+        settle(.override, portEvent: false, into: &outcome)
+        return outcome
+    }
+
+    public mutating func setPrefersInterruptionOnRouteDisconnect(_ value: Bool, session id: String) throws(SessionError) {
+        guard session(id) != nil else { throw .unknownSession(id) }
+        update(id) { $0.prefersInterruptionOnRouteDisconnect = value }
+    }
+
+    // MARK: System
+
+    /// Silent mode silences ambient and soloAmbient sessions only.
+    public mutating func setSilentMode(_ on: Bool) -> TowerOutcome {
+        silentMode = on
+        var outcome = TowerOutcome()
+        settle(.unknown, portEvent: false, into: &outcome)
+        return outcome
+    }
+
+    /// Screen lock silences ambient and soloAmbient sessions only.
+    public mutating func setScreenLocked(_ on: Bool) -> TowerOutcome {
+        screenLocked = on
+        var outcome = TowerOutcome()
+        settle(.unknown, portEvent: false, into: &outcome)
+        return outcome
+    }
+
+    /// The system resumed: re-evaluate the route.
+    public mutating func wake() -> TowerOutcome {
+        var outcome = TowerOutcome()
+        settle(.wakeFromSleep, portEvent: false, into: &outcome)
+        return outcome
+    }
+
+    // MARK: Internals
+
+    private mutating func update(_ id: String, _ body: (inout Session) -> Void) {
+        if let index = sessions.firstIndex(where: { $0.id == id }) { body(&sessions[index]) }
+    }
+
+    /// The controlling session's route with its override ignored.
+    private func underlyingRoute() -> Route {
+        var request = controllingSession?.request ?? RouteRequest()
+        request.override = .none
+        return resolveRoute(request, ports: ports).route(in: ports)
+    }
+
+    private mutating func clearControllingOverride() {
+        if let controlling = controllingSession, controlling.override != .none { update(controlling.id) { $0.override = .none } }
+    }
+
+    /// Re-resolves, announces a route change if the route moved, and announces
+    /// what each session's derived state (ducked, hints, silenced) became.
+    private mutating func settle(_ reason: RouteChangeReason, portEvent: Bool, into outcome: inout TowerOutcome) {
+        let request = controllingSession?.request ?? RouteRequest()
+        let resolution = resolveRoute(request, ports: ports)
+        let newRoute = resolution.route(in: ports)
+        let newConfiguration = resolution.portsInRoute(ports).map(\.alsa)
+        if newRoute != route {
+            // A port event keeps its own reason (spec §6); otherwise an empty needed side says so.
+            let why = !portEvent && resolution.lacksSuitableRoute ? .noSuitableRouteForCategory : reason
+            outcome.change = RouteChange(reason: why, previous: route, current: newRoute)
+        } else if newConfiguration != routeConfiguration {
+            outcome.change = RouteChange(reason: .routeConfigurationChange, previous: route, current: newRoute)
+        }
+        route = newRoute
+        routeConfiguration = newConfiguration
+        self.resolution = resolution
+        announceDerivedState(into: &outcome)
+    }
+
+    private mutating func announceDerivedState(into outcome: inout TowerOutcome) {
+        let duckers = sessions.filter { $0.isActive && $0.configuration.effectiveOptions.contains(.duckOthers) }.map(\.id)
+        let soloists = sessions.filter { $0.isActive && !$0.configuration.isMixable }.map(\.id)
+        let silencing = silentMode || screenLocked
+        var ducks: [SessionEvent] = []
+        var hints: [SessionEvent] = []
+        var silences: [SessionEvent] = []
+        for index in sessions.indices {
+            let session = sessions[index]
+            let ducked = session.isActive && duckers.contains { $0 != session.id }
+            let hinted = session.isActive && session.configuration.category == .ambient && soloists.contains { $0 != session.id }
+            let silenced = session.isActive && session.configuration.category.isSilencedBySilentMode && silencing
+            // A session that went inactive is not told: it starts afresh when it activates.
+            if ducked != session.toldDucked, session.isActive {
+                ducks.append(SessionEvent(session: session.id, kind: ducked ? .ducked : .unducked))
+            }
+            if hinted != session.toldSilenceHint, session.isActive {
+                hints.append(SessionEvent(session: session.id, kind: hinted ? .silenceSecondaryAudioBegin : .silenceSecondaryAudioEnd))
+            }
+            if silenced != session.toldSilenced, session.isActive {
+                silences.append(SessionEvent(session: session.id, kind: silenced ? .silenced : .unsilenced))
+            }
+            sessions[index].toldDucked = ducked
+            sessions[index].toldSilenceHint = hinted
+            sessions[index].toldSilenced = silenced
+        }
+        outcome.events += ducks
+        outcome.events += hints
+        outcome.events += silences
+    }
+}
+
+extension Resolution {
+    /// The ports of the route, in route order (outputs then input), to compare configurations.
+    func portsInRoute(_ ports: [Port]) -> [Port] {
+        var result: [Port] = []
+        if let output { result.append(ports[output]) }
+        for index in extraOutputs { result.append(ports[index]) }
+        if let input { result.append(ports[input]) }
+        return result
+    }
+}

@@ -1,0 +1,45 @@
+import ArgumentParser
+import AudioRouteCore
+
+/// `audioroute simulate [FILE|-]`: runs a scenario (spec §8) and prints one JSON
+/// line per step.
+struct Simulate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a route scenario and print one JSON line per step.",
+        discussion: """
+            The scenario is a JSON document with "ports", "sessions" and "steps" \
+            (see docs/simulation.md). Line 0 is the state before any step; line N \
+            the state after step N. A malformed scenario exits with status 2 and a \
+            message naming the JSON path of the fault, and prints nothing.
+            """
+    )
+
+    @Argument(help: "The scenario file, or - for standard input.")
+    var file: String = "-"
+
+    func run() throws {
+        let bytes: [UInt8]
+        do {
+            bytes = try file == "-" ? FileIO.readAll(fd: 0) : FileIO.readFile(file)
+        } catch {
+            Terminal.error("cannot read \(file == "-" ? "standard input" : file): \(error)")
+            throw ExitCode(1)
+        }
+        let scenario: Scenario
+        do {
+            scenario = try Scenario.parse(bytes)
+        } catch {
+            Terminal.error(error.description)
+            throw ExitCode(2)
+        }
+        var out = OutputBuffer(fd: 1)
+        do {
+            let warnings = try Simulator.run(scenario) { line in out.append(line) }
+            out.flush()
+            for warning in warnings { Terminal.warning("steps[\(warning.step - 1)]: \(warning.message)") }
+        } catch {
+            Terminal.error(error.description)
+            throw ExitCode(2)
+        }
+    }
+}
