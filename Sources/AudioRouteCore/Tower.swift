@@ -458,3 +458,25 @@ extension Resolution {
         return result
     }
 }
+
+/// What a hardware watcher reports. Watchers (udev, evdev jacks, BlueZ) turn
+/// their source's events into these; the tower applies them.
+public enum PortEvent: Sendable, Hashable {
+    /// A device arrived with these ports (all at once, so mic and earphones move together).
+    case added([Port])
+    /// These ports went away.
+    case removed([String])
+    /// A port's configuration changed (ALSA PCM, profile, name), same uid.
+    case updated(Port)
+}
+
+extension Tower {
+    /// Applies a watcher's event.
+    public mutating func apply(_ event: PortEvent) throws(SessionError) -> TowerOutcome {
+        switch event {
+        case .added(let ports): return try addPorts(ports)
+        case .removed(let uids): return try removePorts(uids)
+        case .updated(let port): return try updatePort(port)
+        }
+    }
+}
