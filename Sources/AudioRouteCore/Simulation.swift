@@ -364,7 +364,7 @@ extension SessionEvent {
         switch kind {
         case .interruptionBegan(let reason): members.append(JSON.Member("reason", .string(reason.rawValue)))
         case .interruptionEnded(let shouldResume): members.append(JSON.Member("shouldResume", .bool(shouldResume)))
-        case .ducked: members.append(JSON.Member("gain", .double(Double(SessionEvent.duckedGain))))
+        case .ducked: members.append(JSON.Member("gain", .double(SessionEvent.duckedGain)))
         default: break
         }
         return .object(members)

@@ -42,7 +42,7 @@ public struct SessionEvent: Sendable, Hashable {
     }
 
     /// The gain a ducked session should apply.
-    public static let duckedGain: Float = 0.3
+    public static let duckedGain: Double = 0.3
 }
 
 /// A port that arrived or went away (`portsChanged`), whether or not the route moved.
