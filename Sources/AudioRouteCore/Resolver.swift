@@ -91,9 +91,12 @@ public struct RouteContext: Sendable {
     }
 
     /// Spec §5 output eligibility.
-    public func isEligibleOutput(_ port: Port) -> Bool {
-        guard category.hasOutput, port.direction.isOutput else { return false }
-        switch port.type {
+    public func isEligibleOutput(_ port: Port) -> Bool { isEligibleOutput(port.type, port.direction) }
+
+    @inline(__always)
+    func isEligibleOutput(_ type: PortType, _ direction: PortDirection) -> Bool {
+        guard category.hasOutput, direction.isOutput else { return false }
+        switch type {
         case .builtInReceiver: return category == .playAndRecord
         case .bluetoothHFP: return options.contains(.allowBluetooth)
         case .bluetoothA2DP: return a2dpEligible
@@ -112,9 +115,12 @@ public struct RouteContext: Sendable {
     }
 
     /// Spec §5 input eligibility.
-    public func isEligibleInput(_ port: Port) -> Bool {
-        guard category.hasInput, port.direction.isInput else { return false }
-        switch port.type {
+    public func isEligibleInput(_ port: Port) -> Bool { isEligibleInput(port.type, port.direction) }
+
+    @inline(__always)
+    func isEligibleInput(_ type: PortType, _ direction: PortDirection) -> Bool {
+        guard category.hasInput, direction.isInput else { return false }
+        switch type {
         case .bluetoothHFP, .bluetoothLE: return options.contains(.allowBluetooth)
         default: return true
         }
@@ -123,11 +129,13 @@ public struct RouteContext: Sendable {
     /// The best of the ports matching `include`: highest priority, then highest
     /// sequence (last in wins), then table order, then uid. A total order, so the
     /// answer does not depend on the order ports are listed in.
-    public func best(where include: (Port) -> Bool) -> Int? {
+    public func best(where include: (Int) -> Bool) -> Int? {
+        // Predicates take an index and read single fields: passing whole Port
+        // values would copy them (four strings each) and dominate the cost.
         var best: Int?
-        for index in ports.indices where include(ports[index]) {
+        for index in ports.indices where include(index) {
             if let current = best {
-                if Self.outranks(ports[index], ports[current]) { best = index }
+                if outranks(index, current) { best = index }
             } else {
                 best = index
             }
@@ -135,7 +143,20 @@ public struct RouteContext: Sendable {
         return best
     }
 
+    @inline(__always)
+    func outranks(_ a: Int, _ b: Int) -> Bool { Self.outranks(ports[a], ports[b]) }
+
+    @inline(__always)
+    func eligibleOutput(_ index: Int) -> Bool { isEligibleOutput(ports[index].type, ports[index].direction) }
+
+    @inline(__always)
+    func eligibleInput(_ index: Int) -> Bool { isEligibleInput(ports[index].type, ports[index].direction) }
+
+    @inline(__always)
+    func sameDevice(_ a: Int, _ b: Int) -> Bool { ports[a].device == ports[b].device }
+
     /// Whether `a` ranks above `b` (spec §5 rule 3).
+    @inline(__always)
     public static func outranks(_ a: Port, _ b: Port) -> Bool {
         if a.priority != b.priority { return a.priority > b.priority }
         if a.sequence != b.sequence { return a.sequence > b.sequence }
@@ -145,10 +166,10 @@ public struct RouteContext: Sendable {
 
     /// An HFP input only goes with its own device's HFP output; in a category
     /// with no output (record) it stands alone.
-    func inputKeepsHFPTogether(_ port: Port, output: Int?) -> Bool {
-        guard port.type == .bluetoothHFP, category.hasOutput else { return true }
+    func inputKeepsHFPTogether(_ input: Int, output: Int?) -> Bool {
+        guard ports[input].type == .bluetoothHFP, category.hasOutput else { return true }
         guard let output else { return false }
-        return ports[output].type == .bluetoothHFP && ports[output].device == port.device
+        return ports[output].type == .bluetoothHFP && sameDevice(output, input)
     }
 }
 
@@ -156,24 +177,26 @@ public struct RouteContext: Sendable {
 public let routeRules: [RouteRule] = [
     RouteRule(name: .speakerOverride) { context, resolution in
         guard context.override == .speaker, context.category == .playAndRecord else { return }
-        if !resolution.outputDecided, let speaker = context.best(where: { $0.type == .builtInSpeaker && $0.direction.isOutput }) {
+        let ports = context.ports
+        if !resolution.outputDecided,
+            let speaker = context.best(where: { ports[$0].type == .builtInSpeaker && ports[$0].direction.isOutput })
+        {
             resolution.decideOutput(speaker, by: .speakerOverride)
         }
-        if !resolution.inputDecided, let mic = context.best(where: { $0.type == .builtInMic && $0.direction.isInput }) {
+        if !resolution.inputDecided, let mic = context.best(where: { ports[$0].type == .builtInMic && ports[$0].direction.isInput }) {
             resolution.decideInput(mic, by: .speakerOverride)
         }
     },
     RouteRule(name: .preferredInput) { context, resolution in
         guard !resolution.inputDecided, let uid = context.preferredInput,
-            let index = context.ports.firstIndex(where: { $0.uid == uid }),
-            context.isEligibleInput(context.ports[index])
+            let index = context.ports.firstIndex(where: { $0.uid == uid }), context.eligibleInput(index)
         else { return }
-        let port = context.ports[index]
-        if port.type == .bluetoothHFP && context.category.hasOutput {
+        if context.ports[index].type == .bluetoothHFP && context.category.hasOutput {
             // The HFP link is duplex: the output must move to the same device.
+            let ports = context.ports
             guard !resolution.outputDecided,
                 let output = context.best(where: {
-                    $0.type == .bluetoothHFP && $0.device == port.device && context.isEligibleOutput($0)
+                    ports[$0].type == .bluetoothHFP && context.eligibleOutput($0) && context.sameDevice($0, index)
                 })
             else { return }
             resolution.decideOutput(output, by: .preferredInput)
@@ -184,31 +207,29 @@ public let routeRules: [RouteRule] = [
         guard context.category == .multiRoute, !resolution.outputDecided else { return }
         var chosen: [Int] = []
         for index in context.ports.indices {
-            let port = context.ports[index]
-            switch port.type {
+            switch context.ports[index].type {
             case .usbAudio, .lineOut, .headphones, .HDMI, .displayPort:
-                if context.isEligibleOutput(port) { chosen.append(index) }
+                if context.eligibleOutput(index) { chosen.append(index) }
             default: break
             }
         }
         guard !chosen.isEmpty else { return }
-        chosen.sort { RouteContext.outranks(context.ports[$0], context.ports[$1]) }
+        chosen.sort { context.outranks($0, $1) }
         resolution.decideOutput(chosen[0], by: .multiRoute)
         resolution.extraOutputs = Array(chosen.dropFirst())
     },
     RouteRule(name: .bestOutput) { context, resolution in
         guard !resolution.outputDecided, context.category.hasOutput, context.category != .multiRoute else { return }
+        let ports = context.ports
         // A non-HFP input already chosen (a preferred built-in mic) keeps HFP outputs out.
-        let hfpAllowed = resolution.input.map { context.ports[$0].type == .bluetoothHFP } ?? true
+        let hfpAllowed = resolution.input.map { ports[$0].type == .bluetoothHFP } ?? true
         guard
-            let best = context.best(where: {
-                context.isEligibleOutput($0) && (hfpAllowed || $0.type != .bluetoothHFP)
-            }), !context.ports[best].type.isBuiltIn
+            let best = context.best(where: { context.eligibleOutput($0) && (hfpAllowed || ports[$0].type != .bluetoothHFP) }),
+            !ports[best].type.isBuiltIn
         else { return }
         var chosen = best
-        let port = context.ports[best]
-        if port.type == .bluetoothA2DP && hfpAllowed,
-            let hfp = context.best(where: { $0.type == .bluetoothHFP && $0.device == port.device && context.isEligibleOutput($0) })
+        if ports[best].type == .bluetoothA2DP && hfpAllowed,
+            let hfp = context.best(where: { ports[$0].type == .bluetoothHFP && context.eligibleOutput($0) && context.sameDevice($0, best) })
         {
             // One device with both profiles eligible: HFP, the session needs a duplex link.
             chosen = hfp
@@ -217,10 +238,9 @@ public let routeRules: [RouteRule] = [
     },
     RouteRule(name: .inputFollowsOutput) { context, resolution in
         guard !resolution.inputDecided, context.category.hasInput, let output = resolution.output else { return }
-        let device = context.ports[output].device
         guard
             let input = context.best(where: {
-                $0.device == device && context.isEligibleInput($0) && context.inputKeepsHFPTogether($0, output: output)
+                context.eligibleInput($0) && context.sameDevice($0, output) && context.inputKeepsHFPTogether($0, output: output)
             })
         else { return }
         resolution.decideInput(input, by: .inputFollowsOutput)
@@ -229,25 +249,24 @@ public let routeRules: [RouteRule] = [
         guard !resolution.inputDecided, context.category.hasInput else { return }
         let output = resolution.output
         guard
-            let best = context.best(where: {
-                context.isEligibleInput($0) && context.inputKeepsHFPTogether($0, output: output)
-            }), !context.ports[best].type.isBuiltIn
+            let best = context.best(where: { context.eligibleInput($0) && context.inputKeepsHFPTogether($0, output: output) }),
+            !context.ports[best].type.isBuiltIn
         else { return }
         resolution.decideInput(best, by: .bestInput)
     },
     RouteRule(name: .builtInFallback) { context, resolution in
+        let ports = context.ports
         if !resolution.outputDecided && context.category.hasOutput {
-            let speaker = context.best(where: { $0.type == .builtInSpeaker && $0.direction.isOutput })
-            var chosen = speaker
+            var chosen = context.best(where: { ports[$0].type == .builtInSpeaker && ports[$0].direction.isOutput })
             if context.category == .playAndRecord && !context.options.contains(.defaultToSpeaker),
-                let receiver = context.best(where: { $0.type == .builtInReceiver && $0.direction.isOutput })
+                let receiver = context.best(where: { ports[$0].type == .builtInReceiver && ports[$0].direction.isOutput })
             {
                 chosen = receiver
             }
             if let chosen { resolution.decideOutput(chosen, by: .builtInFallback) }
         }
         if !resolution.inputDecided && context.category.hasInput,
-            let mic = context.best(where: { $0.type == .builtInMic && $0.direction.isInput })
+            let mic = context.best(where: { ports[$0].type == .builtInMic && ports[$0].direction.isInput })
         {
             resolution.decideInput(mic, by: .builtInFallback)
         }
