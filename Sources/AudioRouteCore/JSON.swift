@@ -292,54 +292,67 @@ private struct JSONParser {
 
 extension JSON {
     /// Compact JSON text with `", "` and `": "` separators, members in order.
-    public var text: String {
-        var out = ""
+    public var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// The JSON text as UTF-8.
+    public var bytes: [UInt8] {
+        var out: [UInt8] = []
         write(to: &out)
         return out
     }
 
-    public func write(to out: inout String) {
+    /// Appends the JSON text, as UTF-8, to `out`.
+    public func write(to out: inout [UInt8]) {
         switch self {
-        case .null: out += "null"
-        case .bool(let value): out += value ? "true" : "false"
-        case .integer(let value): out += String(value)
-        case .double(let value): out += value.isFinite ? String(value) : "null"
+        case .null: out += "null".utf8
+        case .bool(let value): out += (value ? "true" : "false").utf8
+        case .integer(let value): out += String(value).utf8
+        case .double(let value): out += (value.isFinite ? String(value) : "null").utf8
         case .string(let value): JSON.writeString(value, to: &out)
         case .array(let elements):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (offset, element) in elements.enumerated() {
-                if offset > 0 { out += ", " }
+                if offset > 0 { out += ", ".utf8 }
                 element.write(to: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let members):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (offset, member) in members.enumerated() {
-                if offset > 0 { out += ", " }
+                if offset > 0 { out += ", ".utf8 }
                 JSON.writeString(member.key, to: &out)
-                out += ": "
+                out += ": ".utf8
                 member.value.write(to: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    static func writeString(_ value: String, to out: inout String) {
-        out += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{0}"..."\u{1F}", "\u{7F}":
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
+    static func writeString(_ value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { utf8 in
+            // Copy runs that need no escape in one go.
+            var runStart = 0
+            for index in utf8.indices {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                switch byte {
+                case UInt8(ascii: "\""): out += "\\\"".utf8
+                case UInt8(ascii: "\\"): out += "\\\\".utf8
+                case UInt8(ascii: "\n"): out += "\\n".utf8
+                case UInt8(ascii: "\r"): out += "\\r".utf8
+                case UInt8(ascii: "\t"): out += "\\t".utf8
+                default:
+                    let hex = String(byte, radix: 16)
+                    out += ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8
+                }
+                runStart = index + 1
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }
 

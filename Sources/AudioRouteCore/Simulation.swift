@@ -299,17 +299,28 @@ public struct Simulator: Sendable {
 
     /// Runs every step; `emit` gets line 0 (the initial state) and one line per step.
     public static func run(_ scenario: Scenario, emit: (String) -> Void) throws(SessionError) -> [Warning] {
+        try run(scenario, emitUTF8: { emit(String(decoding: $0, as: UTF8.self)) })
+    }
+
+    /// Runs every step, handing each line as UTF-8 (no newline) to `emitUTF8`.
+    public static func run(_ scenario: Scenario, emitUTF8: ([UInt8]) -> Void) throws(SessionError) -> [Warning] {
         var simulator = try Simulator(scenario: scenario)
-        emit(Self.line(step: 0, route: simulator.tower.route, outcome: TowerOutcome(), error: nil))
+        var buffer: [UInt8] = []
+        func emit(_ line: JSON) {
+            buffer.removeAll(keepingCapacity: true)
+            line.write(to: &buffer)
+            emitUTF8(buffer)
+        }
+        emit(Self.lineJSON(step: 0, route: simulator.tower.route, outcome: TowerOutcome(), error: nil))
         var warnings: [Warning] = []
         for (offset, step) in scenario.steps.enumerated() {
             let number = offset + 1
             do {
                 let outcome = try simulator.apply(step)
                 for message in outcome.warnings { warnings.append(Warning(step: number, message: message)) }
-                emit(Self.line(step: number, route: simulator.tower.route, outcome: outcome, error: nil))
+                emit(Self.lineJSON(step: number, route: simulator.tower.route, outcome: outcome, error: nil))
             } catch {
-                emit(Self.line(step: number, route: simulator.tower.route, outcome: TowerOutcome(), error: error))
+                emit(Self.lineJSON(step: number, route: simulator.tower.route, outcome: TowerOutcome(), error: error))
             }
         }
         return warnings
@@ -338,6 +349,10 @@ public struct Simulator: Sendable {
 
     /// One output line of spec §8.
     public static func line(step: Int, route: Route, outcome: TowerOutcome, error: SessionError?) -> String {
+        lineJSON(step: step, route: route, outcome: outcome, error: error).text
+    }
+
+    static func lineJSON(step: Int, route: Route, outcome: TowerOutcome, error: SessionError?) -> JSON {
         var members: [JSON.Member] = [
             JSON.Member("step", .integer(Int64(step))),
             JSON.Member("route", route.json),
@@ -346,7 +361,7 @@ public struct Simulator: Sendable {
             JSON.Member("error", error.map { .string($0.code) } ?? .null),
         ]
         if let error { members.append(JSON.Member("message", .string(error.description))) }
-        return JSON.object(members).text
+        return .object(members)
     }
 }
 

@@ -58,8 +58,10 @@ struct OutputBuffer {
         pending.reserveCapacity(65536)
     }
 
-    mutating func append(_ line: String) {
-        pending.append(contentsOf: line.utf8)
+    mutating func append(_ line: String) { append(Array(line.utf8)) }
+
+    mutating func append(_ line: [UInt8]) {
+        pending.append(contentsOf: line)
         pending.append(UInt8(ascii: "\n"))
         if pending.count >= 65536 { flush() }
     }

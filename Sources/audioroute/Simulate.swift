@@ -34,7 +34,7 @@ struct Simulate: ParsableCommand {
         }
         var out = OutputBuffer(fd: 1)
         do {
-            let warnings = try Simulator.run(scenario) { line in out.append(line) }
+            let warnings = try Simulator.run(scenario, emitUTF8: { out.append($0) })
             out.flush()
             for warning in warnings { Terminal.warning("steps[\(warning.step - 1)]: \(warning.message)") }
         } catch {
