@@ -41,7 +41,7 @@ public enum SessionError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A session's category, mode and options as set, and what they mean.
-public struct SessionConfiguration: Sendable, Hashable, Codable {
+public struct SessionConfiguration: Sendable, Hashable {
     public private(set) var category: Category
     /// The mode as set (and as reported), even when the category ignores it.
     public private(set) var mode: Mode
@@ -119,5 +119,31 @@ public struct SessionConfiguration: Sendable, Hashable, Codable {
     /// Checks an output override against the category (spec §5 rule 1).
     public func validate(_ override: OutputOverride) throws(SessionError) {
         if override == .speaker && category != .playAndRecord { throw .invalidOverride(override, category: category) }
+    }
+}
+
+extension SessionConfiguration: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case category, mode, options
+    }
+
+    /// Decoding validates like `setCategory`: an invalid combination is a decoding error.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let category = try container.decode(Category.self, forKey: .category)
+        let mode = try container.decodeIfPresent(Mode.self, forKey: .mode) ?? .default
+        let options = try container.decodeIfPresent(CategoryOptions.self, forKey: .options) ?? []
+        do {
+            try self.init(category: category, mode: mode, options: options)
+        } catch {
+            throw DecodingError.dataCorruptedError(forKey: .options, in: container, debugDescription: error.description)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(category, forKey: .category)
+        try container.encode(mode, forKey: .mode)
+        try container.encode(options, forKey: .options)
     }
 }
