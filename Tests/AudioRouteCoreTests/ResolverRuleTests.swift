@@ -235,6 +235,22 @@ struct BestOutputRuleTests {
             expected: Route(outputs: ["hdmi"])),
     ])
     func bestOutput(_ c: RouteCase) throws { try c.check() }
+
+    // The one place where a port outside the route decides it: the HFP link of a
+    // device that also offers A2DP wins with the device's best rank, so when the
+    // A2DP port goes the link competes on its own (Apple's header: "the HFP ports
+    // will be given a higher priority"; the spec does not say which rank). This
+    // pins the current choice; the property tests exempt exactly this case.
+    @Test("the HFP link carries its A2DP sibling's rank, and loses it when the sibling goes")
+    func hfpTakesSiblingRank() throws {
+        let ports = phone + [
+            port("hfp", .bluetoothHFP, device: "bt", direction: .duplex, sequence: 5), port("usb", .usbAudio, direction: .output, sequence: 6),
+            port("a2dp", .bluetoothA2DP, device: "bt", sequence: 7),
+        ]
+        let request = try request(.playAndRecord, options: [.allowBluetooth, .allowBluetoothA2DP])
+        #expect(resolve(request, ports) == Route(inputs: ["hfp"], outputs: ["hfp"]))
+        #expect(resolve(request, ports.filter { $0.uid != "a2dp" }) == Route(inputs: ["mic"], outputs: ["usb"]))
+    }
 }
 
 @Suite("Spec §5 rule 4: input")
