@@ -289,6 +289,10 @@ struct InputRuleTests {
             ports: phone + [port("hdmi", .HDMI, sequence: 5), port("hfp-in", .bluetoothHFP, device: "bt", direction: .input, sequence: 6)],
             expected: Route(inputs: ["mic"], outputs: ["hdmi"])),
         RouteCase(
+            name: "an HFP input-only port is not used with a built-in output", category: .playAndRecord, options: .allowBluetooth,
+            ports: phone + [port("hfp-in", .bluetoothHFP, device: "bt", direction: .input, sequence: 6)],
+            expected: Route(inputs: ["mic"], outputs: ["rcv"]), inputRule: .builtInFallback),
+        RouteCase(
             name: "an HFP input with its own HFP output", category: .playAndRecord, options: .allowBluetooth,
             ports: phone + [port("hfp-out", .bluetoothHFP, device: "bt", direction: .output, sequence: 5),
                 port("hfp-in", .bluetoothHFP, device: "bt", direction: .input, sequence: 6)],
