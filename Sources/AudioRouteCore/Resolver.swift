@@ -200,13 +200,10 @@ public let routeRules: [RouteRule] = [
         guard !resolution.outputDecided, context.category.hasOutput, context.category != .multiRoute else { return }
         // A non-HFP input already chosen (a preferred built-in mic) keeps HFP outputs out.
         let hfpAllowed = resolution.input.map { context.ports[$0].type == .bluetoothHFP } ?? true
-        // Built-ins are not ranked against external ports (rule 5 picks among them):
-        // otherwise a raised speaker priority could hand the route to the receiver,
-        // and removing a speaker outside the route could move it.
         guard
             let best = context.best(where: {
-                !$0.type.isBuiltIn && context.isEligibleOutput($0) && (hfpAllowed || $0.type != .bluetoothHFP)
-            })
+                context.isEligibleOutput($0) && (hfpAllowed || $0.type != .bluetoothHFP)
+            }), !context.ports[best].type.isBuiltIn
         else { return }
         var chosen = best
         let port = context.ports[best]
@@ -233,8 +230,8 @@ public let routeRules: [RouteRule] = [
         let output = resolution.output
         guard
             let best = context.best(where: {
-                !$0.type.isBuiltIn && context.isEligibleInput($0) && context.inputKeepsHFPTogether($0, output: output)
-            })
+                context.isEligibleInput($0) && context.inputKeepsHFPTogether($0, output: output)
+            }), !context.ports[best].type.isBuiltIn
         else { return }
         resolution.decideInput(best, by: .bestInput)
     },
