@@ -239,7 +239,9 @@ public let routeRules: [RouteRule] = [
         if !resolution.outputDecided && context.category.hasOutput {
             let speaker = context.best(where: { $0.type == .builtInSpeaker && $0.direction.isOutput })
             var chosen = speaker
-            if context.category == .playAndRecord && !context.options.contains(.defaultToSpeaker),
+            // defaultToSpeaker on a machine with no speaker still gets the receiver:
+            // it is eligible, so the side must not be left empty (rule 7).
+            if context.category == .playAndRecord && (!context.options.contains(.defaultToSpeaker) || speaker == nil),
                 let receiver = context.best(where: { $0.type == .builtInReceiver && $0.direction.isOutput })
             {
                 chosen = receiver
