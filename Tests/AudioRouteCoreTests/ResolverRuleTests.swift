@@ -222,17 +222,19 @@ struct BestOutputRuleTests {
         RouteCase(
             name: "A2DP when the device's HFP is not eligible", category: .playAndRecord, options: .allowBluetoothA2DP,
             ports: phone + bluetoothHeadset(a2dpSequence: 6, hfpSequence: 5), expected: Route(inputs: ["mic"], outputs: ["bt-a2dp"])),
+        // docs/decisions.md, "Built-ins are the fallback, not competitors".
         RouteCase(
-            name: "an external port beats the built-ins whatever its priority", category: .playback,
-            ports: laptop + [port("hdmi", .HDMI, priority: -10, sequence: 5)], expected: Route(outputs: ["hdmi"])),
+            name: "a negative priority puts an external port below the built-ins", category: .playback,
+            ports: laptop + [port("hdmi", .HDMI, priority: -10, sequence: 5)], expected: Route(outputs: ["spk"]),
+            outputRule: .builtInFallback),
         RouteCase(
-            name: "a raised built-in priority does not make the receiver beat an external", category: .playAndRecord,
+            name: "a raised built-in beats external ports, and the fallback then picks receiver or speaker", category: .playAndRecord,
             ports: [
                 port("spk", .builtInSpeaker, device: "internal", priority: 500, sequence: 1),
                 port("rcv", .builtInReceiver, device: "internal", sequence: 2),
                 port("hdmi", .HDMI, sequence: 3),
             ],
-            expected: Route(outputs: ["hdmi"])),
+            expected: Route(outputs: ["rcv"]), outputRule: .builtInFallback),
     ])
     func bestOutput(_ c: RouteCase) throws { try c.check() }
 
@@ -240,7 +242,7 @@ struct BestOutputRuleTests {
     // device that also offers A2DP wins with the device's best rank, so when the
     // A2DP port goes the link competes on its own (Apple's header: "the HFP ports
     // will be given a higher priority"; the spec does not say which rank). This
-    // pins the current choice; the property tests exempt exactly this case.
+    // pins the current choice; the property tests exempt it (mayDecideFromOutside).
     @Test("the HFP link carries its A2DP sibling's rank, and loses it when the sibling goes")
     func hfpTakesSiblingRank() throws {
         let ports = phone + [
@@ -250,6 +252,21 @@ struct BestOutputRuleTests {
         let request = try request(.playAndRecord, options: [.allowBluetooth, .allowBluetoothA2DP])
         #expect(resolve(request, ports) == Route(inputs: ["hfp"], outputs: ["hfp"]))
         #expect(resolve(request, ports.filter { $0.uid != "a2dp" }) == Route(inputs: ["mic"], outputs: ["usb"]))
+    }
+
+    // The other one: a raised built-in hands the output to the built-in fallback,
+    // which in playAndRecord picks the receiver; when that speaker goes, the
+    // external port wins again (docs/decisions.md, "Built-ins are the fallback").
+    @Test("a raised speaker outside the route keeps external ports out until it goes")
+    func raisedBuiltInDecidesFromOutside() throws {
+        let ports = [
+            port("spk", .builtInSpeaker, device: "internal", priority: 500, sequence: 1),
+            port("rcv", .builtInReceiver, device: "internal", sequence: 2), port("mic", .builtInMic, device: "internal", sequence: 3),
+            port("hdmi", .HDMI, sequence: 4),
+        ]
+        let request = try request(.playAndRecord)
+        #expect(resolve(request, ports) == Route(inputs: ["mic"], outputs: ["rcv"]))
+        #expect(resolve(request, ports.filter { $0.uid != "spk" }) == Route(inputs: ["mic"], outputs: ["hdmi"]))
     }
 }
 
@@ -277,9 +294,9 @@ struct InputRuleTests {
             ports: phone + [port("usbmic", .usbAudio, direction: .input, sequence: 6)],
             expected: Route(inputs: ["usbmic"], outputs: ["rcv"]), outputRule: .builtInFallback, inputRule: .bestInput),
         RouteCase(
-            name: "an external input beats the built-in mic whatever its priority", category: .playAndRecord,
+            name: "a negative priority puts an external input below the built-in mic", category: .playAndRecord,
             ports: phone + [port("usbmic", .usbAudio, direction: .input, priority: -5, sequence: 6)],
-            expected: Route(inputs: ["usbmic"], outputs: ["rcv"]), inputRule: .bestInput),
+            expected: Route(inputs: ["mic"], outputs: ["rcv"]), inputRule: .builtInFallback),
         RouteCase(
             name: "an HFP input is never split from its output", category: .playAndRecord, options: .allowBluetooth,
             ports: phone + [port("hdmi", .HDMI, priority: 200, sequence: 5), port("hfp", .bluetoothHFP, device: "bt", direction: .duplex, sequence: 6)],
@@ -320,6 +337,14 @@ struct BuiltInFallbackRuleTests {
         RouteCase(
             name: "playAndRecord in videoChat: the speaker", category: .playAndRecord, mode: .videoChat, ports: phone,
             expected: Route(inputs: ["mic"], outputs: ["spk"])),
+        RouteCase(
+            name: "playAndRecord with defaultToSpeaker and no speaker: the receiver", category: .playAndRecord, options: .defaultToSpeaker,
+            ports: [port("rcv", .builtInReceiver, device: "internal"), port("mic", .builtInMic, device: "internal")],
+            expected: Route(inputs: ["mic"], outputs: ["rcv"]), outputRule: .builtInFallback),
+        RouteCase(
+            name: "a raised receiver in videoChat with no speaker still plays, to the receiver", category: .playAndRecord, mode: .videoChat,
+            ports: [port("rcv", .builtInReceiver, device: "internal", priority: 150, sequence: 1), port("hp", .headphones, sequence: 2)],
+            expected: Route(outputs: ["rcv"]), outputRule: .builtInFallback),
         RouteCase(
             name: "defaultToSpeaker yields to a headset", category: .playAndRecord, options: .defaultToSpeaker, ports: phone + headset,
             expected: Route(inputs: ["hsmic"], outputs: ["hp"])),
