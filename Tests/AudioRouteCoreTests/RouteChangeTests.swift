@@ -160,6 +160,14 @@ struct RouteChangeReasonTests {
         #expect(tower.resolution.lacksSuitableRoute)
     }
 
+    @Test("outside port events an empty needed side names the reason, even for an override (docs/decisions.md)")
+    func noSuitableRouteOutranksOverride() throws {
+        var tower = try activeTower([port("spk", .builtInSpeaker), port("rcv", .builtInReceiver)], .playAndRecord)
+        #expect(tower.route == Route(outputs: ["rcv"]))
+        let outcome = try tower.overrideOutput(.speaker, session: "app")
+        #expect(outcome.change == RouteChange(reason: .noSuitableRouteForCategory, previous: Route(outputs: ["rcv"]), current: Route(outputs: ["spk"])))
+    }
+
     @Test("silent mode and screen lock never move the route")
     func silentModeKeepsRoute() throws {
         var tower = try activeTower(phone, .soloAmbient)
