@@ -388,3 +388,59 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+// MARK: Robustness against bad input
+
+/// A valid document, damaged at a few random places (bytes replaced, inserted or
+/// dropped), or pure noise.
+let damagedDocuments = Generator<[UInt8], Shrink.None<[UInt8]>> { rng in
+    if Int.random(in: 0..<5, using: &rng) == 0 {
+        return (0..<Int.random(in: 0...64, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+    }
+    var bytes = Array(specExampleDocument.utf8)
+    let alphabet = Array(#"{}[]:,"\ -0123456789.eEtrufalsn"#.utf8) + [0x00, 0x1F, 0x7F, 0xC3, 0xA9, 0xED, 0xA0, 0xFF]
+    for _ in 0..<Int.random(in: 1...4, using: &rng) where !bytes.isEmpty {
+        let index = Int.random(in: 0..<bytes.count, using: &rng)
+        switch Int.random(in: 0..<3, using: &rng) {
+        case 0: bytes[index] = alphabet.randomElement(using: &rng)!
+        case 1: bytes.insert(alphabet.randomElement(using: &rng)!, at: index)
+        default: bytes.remove(at: index)
+        }
+    }
+    return bytes
+}
+
+@Suite("Properties: bad input")
+struct BadInputProperties {
+    @Test("damaged JSON is parsed or refused with a positioned fault; what parses round-trips")
+    func damagedJSON() async {
+        await propertyCheck(count: 2000, input: damagedDocuments) { bytes in
+            do {
+                let value = try JSON.parse(bytes)
+                let again = try JSON.parse(value.text)
+                #expect(again == value)
+            } catch let error as JSONSyntaxError {
+                #expect(error.line >= 1 && error.column >= 1 && !error.message.isEmpty)
+            }
+        }
+    }
+
+    @Test("a damaged scenario is refused with a named fault, or runs to the end")
+    func damagedScenario() async {
+        await propertyCheck(count: 2000, input: damagedDocuments) { bytes in
+            let scenario: Scenario
+            do {
+                scenario = try Scenario.parse(bytes)
+            } catch let error as ScenarioError {
+                #expect(!error.message.isEmpty)
+                return
+            }
+            var lines = 0
+            _ = try Simulator.run(scenario) { line in
+                lines += 1
+                #expect((try? JSON.parse(line)) != nil, "every line is JSON")
+            }
+            #expect(lines == scenario.steps.count + 1)
+        }
+    }
+}
