@@ -258,7 +258,9 @@ public let routeRules: [RouteRule] = [
         let ports = context.ports
         if !resolution.outputDecided && context.category.hasOutput {
             var chosen = context.best(where: { ports[$0].type == .builtInSpeaker && ports[$0].direction.isOutput })
-            if context.category == .playAndRecord && !context.options.contains(.defaultToSpeaker),
+            // defaultToSpeaker on a machine with no speaker still gets the receiver:
+            // it is eligible, so the side must not be left empty (rule 7).
+            if context.category == .playAndRecord && (!context.options.contains(.defaultToSpeaker) || chosen == nil),
                 let receiver = context.best(where: { ports[$0].type == .builtInReceiver && ports[$0].direction.isOutput })
             {
                 chosen = receiver

@@ -215,8 +215,9 @@ public struct Tower: Sendable {
             update(controlling.id) { $0.isActive = false }
             outcome.events.append(SessionEvent(session: controlling.id, kind: .interruptionBegan(reason: .routeDisconnected)))
         }
+        // A uid listed twice is removed once (it used to trap on the second).
         for uid in uids {
-            let index = ports.firstIndex { $0.uid == uid }!
+            guard let index = ports.firstIndex(where: { $0.uid == uid }) else { continue }
             outcome.portChanges.append(PortChange(kind: .removed, port: ports.remove(at: index)))
         }
         settle(.oldDeviceUnavailable, portEvent: true, into: &outcome)

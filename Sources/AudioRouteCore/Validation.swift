@@ -60,13 +60,16 @@ public struct SessionConfiguration: Sendable, Hashable {
     /// Validates the request (spec §4). Throws `invalidOption` naming the first
     /// option, in table order, that the category does not accept.
     public init(category: Category, mode: Mode = .default, options: CategoryOptions = []) throws(SessionError) {
+        var named: CategoryOptions = []
         for (name, option) in CategoryOptions.named where options.contains(option) {
+            named.formUnion(option)
             // mixWithOthers is also a bit of interruptSpokenAudioAndMixWithOthers;
             // judge that bit under the composite option's own rule.
             if option == .mixWithOthers && options.contains(.interruptSpokenAudioAndMixWithOthers) { continue }
             if !Self.accepts(option, category) { throw .invalidOption(name: name, category: category) }
         }
-        let unknown = options.subtracting(.allKnown)
+        // Bits no named option accounts for, including 0x10 without the 0x1 of 0x11.
+        let unknown = options.subtracting(named)
         if !unknown.isEmpty { throw .invalidOption(name: "0x" + String(unknown.rawValue, radix: 16), category: category) }
         self.init(uncheckedCategory: category, mode: mode, options: options)
     }
