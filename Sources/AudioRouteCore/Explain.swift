@@ -98,6 +98,7 @@ private func whyNot(
     default: break
     }
     if port.type.isBuiltIn { return "built-in ports are only the fallback; \(other.uid) is connected" }
+    if port.priority < 0 { return "priority \(port.priority) is below the built-ins': used only where there is no built-in port" }
     if port.type == .bluetoothA2DP && other.type == .bluetoothHFP && port.device == other.device {
         return "HFP wins over A2DP on the same device (the session needs a duplex link)"
     }

@@ -24,7 +24,8 @@ public enum RouteRuleName: String, Sendable, Hashable, Codable, CaseIterable {
     case preferredInput
     /// Rule 6: multiRoute plays to every eligible wired/USB/HDMI output.
     case multiRoute
-    /// Rule 3: the best eligible external output (priority, last in, type, uid).
+    /// Rule 3: the best eligible external output (priority, last in, type, uid);
+    /// on a device with both profiles eligible, HFP stands for the device.
     case bestOutput
     /// Rule 4: the input of the chosen output's device (mic and earphones move together).
     case inputFollowsOutput
@@ -32,6 +33,8 @@ public enum RouteRuleName: String, Sendable, Hashable, Codable, CaseIterable {
     case bestInput
     /// Rule 5: receiver, speaker or built-in mic.
     case builtInFallback
+    /// External ports given a negative priority: only where no built-in port exists.
+    case belowBuiltIns
     /// Rule 7: nothing eligible for a side the category needs.
     case noSuitableRoute
     /// The category does not use this side.
@@ -155,6 +158,16 @@ public struct RouteContext: Sendable {
     @inline(__always)
     func sameDevice(_ a: Int, _ b: Int) -> Bool { ports[a].device == ports[b].device }
 
+    /// Ranked by bestOutput/bestInput: external ports whose priority is not below
+    /// the built-ins'. Built-ins are only the fallback; they never compete.
+    @inline(__always)
+    func rankedExternally(_ index: Int) -> Bool { !ports[index].type.isBuiltIn && ports[index].priority >= 0 }
+
+    /// Whether the port's own device also offers an eligible HFP output.
+    func deviceHasEligibleHFPOutput(_ index: Int) -> Bool {
+        ports.indices.contains { ports[$0].type == .bluetoothHFP && eligibleOutput($0) && sameDevice($0, index) }
+    }
+
     /// Whether `a` ranks above `b` (spec §5 rule 3).
     @inline(__always)
     public static func outranks(_ a: Port, _ b: Port) -> Bool {
@@ -223,18 +236,19 @@ public let routeRules: [RouteRule] = [
         let ports = context.ports
         // A non-HFP input already chosen (a preferred built-in mic) keeps HFP outputs out.
         let hfpAllowed = resolution.input.map { ports[$0].type == .bluetoothHFP } ?? true
-        guard
-            let best = context.best(where: { context.eligibleOutput($0) && (hfpAllowed || ports[$0].type != .bluetoothHFP) }),
-            !ports[best].type.isBuiltIn
-        else { return }
-        var chosen = best
-        if ports[best].type == .bluetoothA2DP && hfpAllowed,
-            let hfp = context.best(where: { ports[$0].type == .bluetoothHFP && context.eligibleOutput($0) && context.sameDevice($0, best) })
-        {
-            // One device with both profiles eligible: HFP, the session needs a duplex link.
-            chosen = hfp
-        }
-        resolution.decideOutput(chosen, by: .bestOutput)
+        // The best external port by rank alone. Whatever is filtered out is decided
+        // from the port itself (and its own device), never from the winner, so a
+        // port outside the route can never decide the route.
+        let best = context.best(where: { index in
+            guard context.rankedExternally(index), context.eligibleOutput(index) else { return false }
+            switch ports[index].type {
+            case .bluetoothHFP: return hfpAllowed
+            // One device with both profiles eligible: HFP stands for the device (duplex link).
+            case .bluetoothA2DP: return !(hfpAllowed && context.deviceHasEligibleHFPOutput(index))
+            default: return true
+            }
+        })
+        if let best { resolution.decideOutput(best, by: .bestOutput) }
     },
     RouteRule(name: .inputFollowsOutput) { context, resolution in
         guard !resolution.inputDecided, context.category.hasInput, let output = resolution.output else { return }
@@ -249,8 +263,9 @@ public let routeRules: [RouteRule] = [
         guard !resolution.inputDecided, context.category.hasInput else { return }
         let output = resolution.output
         guard
-            let best = context.best(where: { context.eligibleInput($0) && context.inputKeepsHFPTogether($0, output: output) }),
-            !context.ports[best].type.isBuiltIn
+            let best = context.best(where: {
+                context.rankedExternally($0) && context.eligibleInput($0) && context.inputKeepsHFPTogether($0, output: output)
+            })
         else { return }
         resolution.decideInput(best, by: .bestInput)
     },
@@ -271,6 +286,23 @@ public let routeRules: [RouteRule] = [
             let mic = context.best(where: { ports[$0].type == .builtInMic && ports[$0].direction.isInput })
         {
             resolution.decideInput(mic, by: .builtInFallback)
+        }
+    },
+    RouteRule(name: .belowBuiltIns) { context, resolution in
+        // External ports an integrator put below the built-ins (negative priority)
+        // play only where the machine has no built-in port for the side.
+        if !resolution.outputDecided && context.category.hasOutput && context.category != .multiRoute,
+            let output = context.best(where: { !context.ports[$0].type.isBuiltIn && context.eligibleOutput($0) })
+        {
+            resolution.decideOutput(output, by: .belowBuiltIns)
+        }
+        let output = resolution.output
+        if !resolution.inputDecided && context.category.hasInput,
+            let input = context.best(where: {
+                !context.ports[$0].type.isBuiltIn && context.eligibleInput($0) && context.inputKeepsHFPTogether($0, output: output)
+            })
+        {
+            resolution.decideInput(input, by: .belowBuiltIns)
         }
     },
     RouteRule(name: .noSuitableRoute) { context, resolution in

@@ -157,20 +157,6 @@ let towerRuns = Generator<TowerRun, Shrink.None<TowerRun>> { rng in
     return TowerRun(scenario: Scenario(ports: ports, sessions: sessions, steps: steps))
 }
 
-/// Whether removing `removed` may legitimately move a route it is not part of.
-/// Two documented choices make a port outside the route decide it:
-/// - on one device offering both profiles the HFP output is chosen with its
-///   A2DP sibling's rank (spec §5 rule 3), so the sibling's departure re-ranks it;
-/// - a built-in that outranks every external output hands the output to the
-///   built-in fallback, which may pick another built-in (the receiver); without
-///   it the best external wins (docs/decisions.md, "Built-ins are the fallback").
-/// Both are pinned by unit tests (ResolverRuleTests).
-func mayDecideFromOutside(_ removed: Port, route: Route, resolution: Resolution, ports: [Port]) -> Bool {
-    if removed.type.isBuiltIn && resolution.outputRule == .builtInFallback { return true }
-    return removed.type == .bluetoothA2DP
-        && route.outputs.contains { uid in ports.contains { $0.uid == uid && $0.type == .bluetoothHFP && $0.device == removed.device } }
-}
-
 // MARK: Resolver properties
 
 @Suite("Properties: resolver")
@@ -208,7 +194,6 @@ struct ResolverProperties {
             let resolution = resolveRoute(c.request, ports: c.ports)
             let route = resolution.route(in: c.ports)
             for removed in c.ports where !route.outputs.contains(removed.uid) && !route.inputs.contains(removed.uid) {
-                if mayDecideFromOutside(removed, route: route, resolution: resolution, ports: c.ports) { continue }
                 let rest = c.ports.filter { $0.uid != removed.uid }
                 #expect(resolve(c.request, rest) == route, "after removing \(removed.uid)")
             }
@@ -342,9 +327,9 @@ struct TowerProperties {
                 let tower = simulator.tower
                 guard let outcome = try? simulator.apply(step), case .remove(let uids) = step else { continue }
                 let removed = tower.ports.filter { uids.contains($0.uid) }
-                guard !removed.contains(where: { tower.route.outputs.contains($0.uid) || tower.route.inputs.contains($0.uid) }),
-                    !removed.contains(where: { mayDecideFromOutside($0, route: tower.route, resolution: tower.resolution, ports: tower.ports) })
-                else { continue }
+                guard !removed.contains(where: { tower.route.outputs.contains($0.uid) || tower.route.inputs.contains($0.uid) }) else {
+                    continue
+                }
                 #expect(outcome.change == nil, "\(step)")
                 #expect(simulator.tower.route == tower.route)
                 #expect(!outcome.events.contains { if case .interruptionBegan = $0.kind { true } else { false } })

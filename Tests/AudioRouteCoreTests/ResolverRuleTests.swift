@@ -228,44 +228,45 @@ struct BestOutputRuleTests {
             ports: laptop + [port("hdmi", .HDMI, priority: -10, sequence: 5)], expected: Route(outputs: ["spk"]),
             outputRule: .builtInFallback),
         RouteCase(
-            name: "a raised built-in beats external ports, and the fallback then picks receiver or speaker", category: .playAndRecord,
+            name: "a port below the built-ins plays where there is no built-in", category: .playback,
+            ports: [port("hdmi", .HDMI, priority: -10, sequence: 5)], expected: Route(outputs: ["hdmi"]),
+            outputRule: .belowBuiltIns),
+        RouteCase(
+            name: "a raised built-in does not compete with external ports", category: .playAndRecord,
             ports: [
                 port("spk", .builtInSpeaker, device: "internal", priority: 500, sequence: 1),
                 port("rcv", .builtInReceiver, device: "internal", sequence: 2),
                 port("hdmi", .HDMI, sequence: 3),
             ],
-            expected: Route(outputs: ["rcv"]), outputRule: .builtInFallback),
+            expected: Route(outputs: ["hdmi"]), outputRule: .bestOutput),
     ])
     func bestOutput(_ c: RouteCase) throws { try c.check() }
 
-    // The one place where a port outside the route decides it: the HFP link of a
-    // device that also offers A2DP wins with the device's best rank, so when the
-    // A2DP port goes the link competes on its own (Apple's header: "the HFP ports
-    // will be given a higher priority"; the spec does not say which rank). This
-    // pins the current choice; the property tests exempt it (mayDecideFromOutside).
-    @Test("the HFP link carries its A2DP sibling's rank, and loses it when the sibling goes")
-    func hfpTakesSiblingRank() throws {
+    // HFP stands for a device that also offers A2DP: the A2DP port is left out of
+    // the ranking, so the link competes with its own rank, and the A2DP port (never
+    // in the route then) cannot move the route by coming or going.
+    @Test("the HFP link competes with its own rank; its A2DP sibling neither helps nor moves it")
+    func hfpCompetesWithItsOwnRank() throws {
         let ports = phone + [
             port("hfp", .bluetoothHFP, device: "bt", direction: .duplex, sequence: 5), port("usb", .usbAudio, direction: .output, sequence: 6),
             port("a2dp", .bluetoothA2DP, device: "bt", sequence: 7),
         ]
         let request = try request(.playAndRecord, options: [.allowBluetooth, .allowBluetoothA2DP])
-        #expect(resolve(request, ports) == Route(inputs: ["hfp"], outputs: ["hfp"]))
+        #expect(resolve(request, ports) == Route(inputs: ["mic"], outputs: ["usb"]))
         #expect(resolve(request, ports.filter { $0.uid != "a2dp" }) == Route(inputs: ["mic"], outputs: ["usb"]))
+        let newer = ports.map { $0.uid == "hfp" ? port("hfp", .bluetoothHFP, device: "bt", direction: .duplex, sequence: 8) : $0 }
+        #expect(resolve(request, newer) == Route(inputs: ["hfp"], outputs: ["hfp"]))
     }
 
-    // The other one: a raised built-in hands the output to the built-in fallback,
-    // which in playAndRecord picks the receiver; when that speaker goes, the
-    // external port wins again (docs/decisions.md, "Built-ins are the fallback").
-    @Test("a raised speaker outside the route keeps external ports out until it goes")
-    func raisedBuiltInDecidesFromOutside() throws {
+    @Test("a raised speaker outside the route never keeps external ports out")
+    func raisedBuiltInDoesNotDecideFromOutside() throws {
         let ports = [
             port("spk", .builtInSpeaker, device: "internal", priority: 500, sequence: 1),
             port("rcv", .builtInReceiver, device: "internal", sequence: 2), port("mic", .builtInMic, device: "internal", sequence: 3),
             port("hdmi", .HDMI, sequence: 4),
         ]
         let request = try request(.playAndRecord)
-        #expect(resolve(request, ports) == Route(inputs: ["mic"], outputs: ["rcv"]))
+        #expect(resolve(request, ports) == Route(inputs: ["mic"], outputs: ["hdmi"]))
         #expect(resolve(request, ports.filter { $0.uid != "spk" }) == Route(inputs: ["mic"], outputs: ["hdmi"]))
     }
 }
@@ -342,8 +343,8 @@ struct BuiltInFallbackRuleTests {
             ports: [port("rcv", .builtInReceiver, device: "internal"), port("mic", .builtInMic, device: "internal")],
             expected: Route(inputs: ["mic"], outputs: ["rcv"]), outputRule: .builtInFallback),
         RouteCase(
-            name: "a raised receiver in videoChat with no speaker still plays, to the receiver", category: .playAndRecord, mode: .videoChat,
-            ports: [port("rcv", .builtInReceiver, device: "internal", priority: 150, sequence: 1), port("hp", .headphones, sequence: 2)],
+            name: "videoChat with no speaker plays to the receiver", category: .playAndRecord, mode: .videoChat,
+            ports: [port("rcv", .builtInReceiver, device: "internal", priority: 150, sequence: 1)],
             expected: Route(outputs: ["rcv"]), outputRule: .builtInFallback),
         RouteCase(
             name: "defaultToSpeaker yields to a headset", category: .playAndRecord, options: .defaultToSpeaker, ports: phone + headset,
