@@ -131,9 +131,10 @@ public struct Tower: Sendable {
     /// The ALSA PCMs of the route's ports as announced, to notice configuration changes.
     private var routeConfiguration: [String?] = []
 
-    public init(ports: [Port] = [], sequences: SequenceMemory = SequenceMemory()) {
+    /// An empty tower; `sequences` is the last-in memory restored from disk.
+    /// Ports arrive through `addPorts` (with `restoring: true` at start-up).
+    public init(sequences: SequenceMemory = SequenceMemory()) {
         self.sequences = sequences
-        _ = try? addPorts(ports)
     }
 
     // MARK: Queries
@@ -256,15 +257,22 @@ public struct Tower: Sendable {
         fresh.isActive = false
         sessions.append(fresh)
         var outcome = TowerOutcome()
+        if session.configuration.category.isDeprecated {
+            outcome.warnings.append("category \(session.configuration.category.rawValue) is deprecated and routes nothing")
+        }
         settle(.categoryChange, portEvent: false, into: &outcome)
         return outcome
     }
 
     /// A client that closes or dies: deactivated with notifyOthers, then forgotten.
+    /// Sessions it interrupted are told they may resume even if it had itself
+    /// been interrupted since: what stopped them is gone for good.
     public mutating func closeSession(_ id: String) throws(SessionError) -> TowerOutcome {
-        var outcome = try setActive(false, session: id, notifyOthers: true)
+        guard session(id) != nil else { throw .unknownSession(id) }
+        update(id) { $0.isActive = false }
         sessions.removeAll { $0.id == id }
-        for index in sessions.indices where sessions[index].interruptedBy == id { sessions[index].interruptedBy = nil }
+        var outcome = TowerOutcome()
+        endInterruptions(by: id, notify: true, into: &outcome)
         settle(.categoryChange, portEvent: false, into: &outcome)
         return outcome
     }
@@ -315,12 +323,7 @@ public struct Tower: Sendable {
             }
         } else {
             update(id) { $0.isActive = false }
-            for other in sessions where other.interruptedBy == id {
-                update(other.id) { $0.interruptedBy = nil }
-                if notifyOthers {
-                    outcome.events.append(SessionEvent(session: other.id, kind: .interruptionEnded(shouldResume: true)))
-                }
-            }
+            endInterruptions(by: id, notify: notifyOthers, into: &outcome)
         }
         settle(.categoryChange, portEvent: false, into: &outcome)
         return outcome
@@ -381,6 +384,15 @@ public struct Tower: Sendable {
     }
 
     // MARK: Internals
+
+    /// Forgets the interruptions `id` caused; with `notify`, tells each session
+    /// it may resume (notifyOthersOnDeactivation).
+    private mutating func endInterruptions(by id: String, notify: Bool, into outcome: inout TowerOutcome) {
+        for index in sessions.indices where sessions[index].interruptedBy == id {
+            sessions[index].interruptedBy = nil
+            if notify { outcome.events.append(SessionEvent(session: sessions[index].id, kind: .interruptionEnded(shouldResume: true))) }
+        }
+    }
 
     private mutating func update(_ id: String, _ body: (inout Session) -> Void) {
         if let index = sessions.firstIndex(where: { $0.id == id }) { body(&sessions[index]) }

@@ -122,6 +122,26 @@ struct InterruptionTests {
         expectError(.unknownSession("b")) { try tower.closeSession("b") }
     }
 
+    @Test("a closed interrupter that was itself interrupted still lets its victims resume")
+    func closingAnInterruptedInterrupter() throws {
+        var tower = try makeTower(
+            phone, sessions: [("music", .playback, .default, []), ("call", .playAndRecord, .default, []), ("alarm", .playback, .default, [])])
+        _ = try tower.setActive(true, session: "music")
+        _ = try tower.setActive(true, session: "call")  // interrupts music
+        _ = try tower.setActive(true, session: "alarm")  // interrupts call
+        #expect(events(try tower.closeSession("call")) == ["music:interruptionEnded(shouldResume: true)"])
+        // Only once: the link is forgotten.
+        #expect(events(try tower.setActive(false, session: "alarm", notifyOthers: true)) == [])
+    }
+
+    @Test("opening a session in the deprecated category warns")
+    func deprecatedOnOpen() throws {
+        var tower = Tower()
+        let session = Session(id: "old", configuration: try SessionConfiguration(category: .audioProcessing))
+        let outcome = try tower.openSession(session)
+        #expect(outcome.warnings == ["category audioProcessing is deprecated and routes nothing"])
+    }
+
     @Test("activating an active session, or deactivating an inactive one, does nothing")
     func idempotentActivation() throws {
         var tower = try activeTower(phone, .playback)
