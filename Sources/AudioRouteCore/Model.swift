@@ -195,6 +195,9 @@ public enum PortType: String, Sendable, Hashable, Codable, CaseIterable {
         }
     }
 
+    /// A Bluetooth audio profile: the profiles of one device share its priority.
+    public var isBluetoothProfile: Bool { self == .bluetoothA2DP || self == .bluetoothHFP || self == .bluetoothLE }
+
     /// Built-in ports are chosen by the built-in fallback rule, not by ranking.
     public var isBuiltIn: Bool { self == .builtInSpeaker || self == .builtInReceiver || self == .builtInMic }
 

@@ -180,15 +180,36 @@ public struct Tower: Sendable {
         }
         let before = underlyingRoute()
         var outcome = TowerOutcome()
+        // Sequence is connection order per device: the ports of a device that
+        // arrive together share one number, and a port joining a device already
+        // present (a Bluetooth profile connecting later) brings the whole device
+        // forward. So a device's ports always rank alike, and one that is not in
+        // the route (an A2DP port standing behind its HFP link) cannot decide it.
+        var numbers: [String: UInt64] = [:]
         for var port in new {
             if port.sequence == 0 {
                 if restoring, let known = sequences.last[port.uid] {
                     port.sequence = known
+                } else if let number = numbers[port.device] {
+                    port.sequence = number
+                    sequences.record(number, for: port.uid)
                 } else {
-                    port.sequence = sequences.arrival(of: port.uid)
+                    let number = sequences.arrival(of: port.uid)
+                    numbers[port.device] = number
+                    port.sequence = number
+                    for index in ports.indices where ports[index].device == port.device {
+                        ports[index].sequence = number
+                        sequences.record(number, for: ports[index].uid)
+                    }
                 }
             } else {
                 sequences.record(port.sequence, for: port.uid)
+            }
+            // A Bluetooth profile joining its device takes the device's priority.
+            if port.type.isBluetoothProfile,
+                let sibling = ports.first(where: { $0.device == port.device && $0.type.isBluetoothProfile })
+            {
+                port.priority = sibling.priority
             }
             ports.append(port)
             outcome.portChanges.append(PortChange(kind: .added, port: port))
@@ -234,6 +255,7 @@ public struct Tower: Sendable {
         ports[index] = updated
         var outcome = TowerOutcome()
         outcome.portChanges.append(PortChange(kind: .updated, port: updated))
+        alignBluetoothPriority(with: index, into: &outcome)
         settle(.routeConfigurationChange, portEvent: false, into: &outcome)
         return outcome
     }
@@ -245,8 +267,24 @@ public struct Tower: Sendable {
         ports[index].priority = priority
         var outcome = TowerOutcome()
         outcome.portChanges.append(PortChange(kind: .updated, port: ports[index]))
+        alignBluetoothPriority(with: index, into: &outcome)
         settle(.override, portEvent: false, into: &outcome)
         return outcome
+    }
+
+    /// The Bluetooth profiles of one device (A2DP, HFP, LE) are one headset to
+    /// the user and share its priority; otherwise the A2DP port standing behind
+    /// its HFP link could decide the route from outside it.
+    private mutating func alignBluetoothPriority(with index: Int, into outcome: inout TowerOutcome) {
+        let source = ports[index]
+        guard source.type.isBluetoothProfile else { return }
+        for other in ports.indices
+        where other != index && ports[other].device == source.device && ports[other].type.isBluetoothProfile
+            && ports[other].priority != source.priority
+        {
+            ports[other].priority = source.priority
+            outcome.portChanges.append(PortChange(kind: .updated, port: ports[other]))
+        }
     }
 
     // MARK: Sessions

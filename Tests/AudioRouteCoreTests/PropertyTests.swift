@@ -9,7 +9,8 @@ import Testing
 
 /// A random port set: devices of every kind, some with several ports, random
 /// directions where the type allows them, sometimes a raised or lowered
-/// priority, and sequences that may tie (the resolver must still be total).
+/// priority, and sequences that may tie across devices (the resolver must
+/// still be total).
 func randomPorts(using rng: inout some RandomNumberGenerator) -> [Port] {
     var ports: [Port] = []
     for device in 0..<Int.random(in: 0...7, using: &rng) {
@@ -46,12 +47,16 @@ func randomPorts(using rng: inout some RandomNumberGenerator) -> [Port] {
             let type = PortType.allCases.randomElement(using: &rng)!
             types.append((type, type.allowedDirections.randomElement(using: &rng)))
         }
+        // A device's ports share its connection sequence (the tower numbers per
+        // device) and, like the udev rules set them, one priority when raised or
+        // lowered. Sequences of different devices may tie.
+        let sequence = UInt64.random(in: 1...12, using: &rng)
+        let priority: Int? = Int.random(in: 0..<4, using: &rng) == 0 ? Int.random(in: -20...200, using: &rng) : nil
         for (index, (type, direction)) in types.enumerated() {
-            let priority: Int? = Int.random(in: 0..<4, using: &rng) == 0 ? Int.random(in: -20...200, using: &rng) : nil
             ports.append(
                 Port(
                     uid: "d\(device).\(index).\(type.rawValue)", type: type, device: "d\(device)", direction: direction,
-                    priority: priority, sequence: UInt64.random(in: 1...12, using: &rng)))
+                    priority: priority, sequence: sequence))
         }
     }
     return ports

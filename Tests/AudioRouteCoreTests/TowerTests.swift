@@ -389,3 +389,48 @@ struct SilencingTests {
         #expect(events(tower.setScreenLocked(false)) == ["a:unsilenced", "b:unsilenced"])
     }
 }
+
+@Suite("Sequences and priorities per device")
+struct DevicePortTests {
+    @Test("the ports of a device that arrive together share one sequence; the next device gets a larger one")
+    func oneSequencePerDevice() throws {
+        var tower = Tower()
+        _ = try tower.addPorts(phone.map { port($0.uid, $0.type, device: $0.device) })
+        _ = try tower.addPorts(wiredHeadset(sequence: 0) + [port("usb", .usbAudio, direction: .duplex)])
+        let sequences = Dictionary(uniqueKeysWithValues: tower.ports.map { ($0.uid, $0.sequence) })
+        #expect(Set(["spk", "rcv", "mic"].map { sequences[$0]! }).count == 1)
+        #expect(sequences["hp"] == sequences["hsmic"])
+        #expect(sequences["hp"]! > sequences["spk"]!)
+        #expect(sequences["usb"]! > sequences["hp"]!)
+    }
+
+    @Test("a profile joining a device already present brings the whole device forward")
+    func lateProfileBringsDeviceForward() throws {
+        var tower = try activeTower(phone, .playAndRecord, options: [.allowBluetooth, .allowBluetoothA2DP])
+        _ = try tower.addPorts([port("bt-hfp", .bluetoothHFP, device: "bt", direction: .duplex)])
+        _ = try tower.addPorts([port("usb", .usbAudio, direction: .duplex)])
+        #expect(tower.route == Route(inputs: ["usb"], outputs: ["usb"]))
+        let outcome = try tower.addPorts([port("bt-a2dp", .bluetoothA2DP, device: "bt")])
+        // HFP stands for the headset, which is now the last in.
+        #expect(tower.route == Route(inputs: ["bt-hfp"], outputs: ["bt-hfp"]))
+        #expect(outcome.change?.reason == .newDeviceAvailable)
+        // And the A2DP port, outside the route, cannot move it by leaving.
+        let removal = try tower.removePorts(["bt-a2dp"])
+        #expect(removal.change == nil)
+    }
+
+    @Test("the Bluetooth profiles of one device share its priority")
+    func bluetoothProfilesSharePriority() throws {
+        var tower = try activeTower(phone, .playAndRecord, options: [.allowBluetooth, .allowBluetoothA2DP])
+        _ = try tower.addPorts([port("bt-hfp", .bluetoothHFP, device: "bt", direction: .duplex, priority: 150)])
+        _ = try tower.addPorts([port("bt-a2dp", .bluetoothA2DP, device: "bt")])
+        #expect(tower.port("bt-a2dp")?.priority == 150)
+        let outcome = try tower.setPriority(20, for: "bt-a2dp")
+        #expect(tower.port("bt-hfp")?.priority == 20)
+        #expect(outcome.portChanges.map(\.port.uid) == ["bt-a2dp", "bt-hfp"])
+        // Other devices keep theirs.
+        _ = try tower.addPorts([port("usb", .usbAudio, direction: .duplex)])
+        _ = try tower.setPriority(40, for: "usb")
+        #expect(tower.port("bt-hfp")?.priority == 20)
+    }
+}
