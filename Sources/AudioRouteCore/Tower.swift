@@ -130,6 +130,9 @@ public struct Tower: Sendable {
     private var activations: UInt64 = 0
     /// The ALSA PCMs of the route's ports as announced, to notice configuration changes.
     private var routeConfiguration: [String?] = []
+    /// The devices the route plays to (or, with no output, records from), to tell
+    /// a profile switch on one device from a move to another device.
+    private var routeDevices: [String] = []
 
     /// An empty tower; `sequences` is the last-in memory restored from disk.
     /// Ports arrive through `addPorts` (with `restoring: true` at start-up).
@@ -231,7 +234,7 @@ public struct Tower: Sendable {
         let removesRoutePort = removesOutput || uids.contains { route.inputs.contains($0) }
         if removesRoutePort { clearControllingOverride() }
         if removesOutput, let controlling = controllingSession, controlling.configuration.category == .playback,
-            controlling.prefersInterruptionOnRouteDisconnect
+            controlling.prefersInterruptionOnRouteDisconnect, !keepsRouteDevices(after: uids, request: controlling.request)
         {
             // Seed 003: unplugging headphones must not blast the room.
             update(controlling.id) { $0.isActive = false }
@@ -423,6 +426,20 @@ public struct Tower: Sendable {
 
     // MARK: Internals
 
+    /// The devices of the route's outputs, or of its inputs when it has no output.
+    private static func devices(of route: Route, in ports: [Port]) -> [String] {
+        let side = route.outputs.isEmpty ? route.inputs : route.outputs
+        return side.compactMap { uid in ports.first { $0.uid == uid }?.device }
+    }
+
+    /// Whether the route would still play to the same devices once `uids` are gone
+    /// (a Bluetooth profile leaving a headset that keeps another).
+    private func keepsRouteDevices(after uids: [String], request: RouteRequest) -> Bool {
+        let remaining = ports.filter { !uids.contains($0.uid) }
+        let after = Self.devices(of: resolveRoute(request, ports: remaining).route(in: remaining), in: remaining)
+        return !after.isEmpty && after == routeDevices
+    }
+
     /// Forgets the interruptions `id` caused; with `notify`, tells each session
     /// it may resume (notifyOthersOnDeactivation).
     private mutating func endInterruptions(by id: String, notify: Bool, into outcome: inout TowerOutcome) {
@@ -454,15 +471,24 @@ public struct Tower: Sendable {
         let resolution = resolveRoute(request, ports: ports)
         let newRoute = resolution.route(in: ports)
         let newConfiguration = resolution.portsInRoute(ports).map(\.alsa)
+        let newDevices = Self.devices(of: newRoute, in: ports)
         if newRoute != route {
-            // A port event keeps its own reason (spec §6); otherwise an empty needed side says so.
-            let why = !portEvent && resolution.lacksSuitableRoute ? .noSuitableRouteForCategory : reason
+            var why = reason
+            if portEvent && !newDevices.isEmpty && newDevices == routeDevices {
+                // A profile coming or going on a device that stays in the route
+                // (A2DP <-> HFP) is a new configuration, not a new device (spec §6).
+                why = .routeConfigurationChange
+            } else if !portEvent && resolution.lacksSuitableRoute {
+                // A port event keeps its own reason; otherwise an empty needed side says so.
+                why = .noSuitableRouteForCategory
+            }
             outcome.change = RouteChange(reason: why, previous: route, current: newRoute)
         } else if newConfiguration != routeConfiguration {
             outcome.change = RouteChange(reason: .routeConfigurationChange, previous: route, current: newRoute)
         }
         route = newRoute
         routeConfiguration = newConfiguration
+        routeDevices = newDevices
         self.resolution = resolution
         announceDerivedState(into: &outcome)
     }

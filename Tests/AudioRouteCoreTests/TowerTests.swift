@@ -434,3 +434,37 @@ struct DevicePortTests {
         #expect(tower.port("bt-hfp")?.priority == 20)
     }
 }
+
+@Suite("Profile switches on one device")
+struct ProfileSwitchTests {
+    @Test("HFP coming and going on a headset in the route is a configuration change")
+    func hfpArrivesAndLeaves() throws {
+        var tower = try activeTower(phone, .playAndRecord, options: [.allowBluetooth, .allowBluetoothA2DP])
+        let connect = try tower.addPorts([port("bt-a2dp", .bluetoothA2DP, device: "bt")])
+        #expect(connect.change?.reason == .newDeviceAvailable)
+        #expect(tower.route == Route(inputs: ["mic"], outputs: ["bt-a2dp"]))
+        let hfp = try tower.addPorts([port("bt-hfp", .bluetoothHFP, device: "bt", direction: .duplex)])
+        #expect(tower.route == Route(inputs: ["bt-hfp"], outputs: ["bt-hfp"]))
+        #expect(hfp.change?.reason == .routeConfigurationChange)
+        let gone = try tower.removePorts(["bt-hfp"])
+        #expect(tower.route == Route(inputs: ["mic"], outputs: ["bt-a2dp"]))
+        #expect(gone.change?.reason == .routeConfigurationChange)
+        let off = try tower.removePorts(["bt-a2dp"])
+        #expect(off.change?.reason == .oldDeviceUnavailable)
+    }
+
+    @Test("a profile leaving a headset that keeps playing does not interrupt playback")
+    func profileLeavingDoesNotInterrupt() throws {
+        var tower = try activeTower(phone, .playback)
+        _ = try tower.addPorts([port("bt-a2dp", .bluetoothA2DP, device: "bt"), port("bt-le", .bluetoothLE, device: "bt", direction: .output)])
+        #expect(tower.route == Route(outputs: ["bt-a2dp"]))
+        let outcome = try tower.removePorts(["bt-a2dp"])
+        #expect(tower.route == Route(outputs: ["bt-le"]))
+        #expect(outcome.change?.reason == .routeConfigurationChange)
+        #expect(outcome.events.isEmpty)
+        #expect(tower.session("app")?.isActive == true)
+        // The whole headset going does.
+        let gone = try tower.removePorts(["bt-le"])
+        #expect(gone.events == [SessionEvent(session: "app", kind: .interruptionBegan(reason: .routeDisconnected))])
+    }
+}
