@@ -61,6 +61,8 @@ def typed(signature, value):
         return dbus.Byte(value)
     if signature == 'a{sv}':
         return props(value)
+    if signature == 'a{sa{sv}}':
+        return dbus.Dictionary({k: props(v) for k, v in value.items()}, signature='sa{sv}')
     if signature.startswith('a'):
         inner = signature[1:]
         return dbus.Array([typed(inner, v) for v in value], signature=inner)

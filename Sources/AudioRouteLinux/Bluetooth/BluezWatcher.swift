@@ -229,8 +229,12 @@ final class BluezLoop: @unchecked Sendable {
             else { return true }
             ownerChanged(to: newOwner.isEmpty ? nil : newOwner, bus)
             return true
-        default:
+        case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"), ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"),
+            ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
             break
+        default:
+            // NameAcquired and the like: not ours to judge.
+            return true
         }
         guard let sender, sender == owner else {
             report([BluezFault(.foreignSender, sender ?? "(no sender)", "\(interface).\(member) on \(path) is not from org.bluez's owner")])
