@@ -146,8 +146,12 @@ final class BluezLoop: @unchecked Sendable {
         self.wake = wake
     }
 
+    /// The event thread's name (15 bytes at most), so tools and the benchmark can find it.
+    static let threadName = "bluez-watcher"
+
     func main() {
         defer { continuation.finish() }
+        _ = pthread_setname_np(pthread_self(), Self.threadName)
         let bus: BusConnection
         do {
             bus = try BusConnection(busChoice)
