@@ -40,6 +40,11 @@ let package = Package(
             name: "audioroute-bench",
             dependencies: ["AudioRouteCore"]
         ),
+        // BlueZ watcher latency and idle wake-ups against the dbusmock bench (docs/benchmarks.md).
+        .executableTarget(
+            name: "audioroute-bluez-bench",
+            dependencies: ["AudioRouteCore", "AudioRouteLinux"]
+        ),
         .testTarget(
             name: "AudioRouteCoreTests",
             dependencies: [

@@ -26,6 +26,20 @@ public enum BluezWatcherError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// The watcher's event thread.
+public enum BluezWatcherThread {
+    /// Its name (15 bytes at most), so tools and the benchmark can find it in /proc.
+    public static let name = "bluez-watcher"
+
+    /// pthread_setname_np needs _GNU_SOURCE, which Glibc's module does not give; /proc does the same.
+    static func nameCurrentThread() {
+        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = name.withCString { write(fd, $0, strlen($0)) }
+        close(fd)
+    }
+}
+
 /// Watches BlueZ (org.bluez) and reports Bluetooth audio ports.
 ///
 /// Ports exist while a device is connected with services resolved; see
@@ -146,12 +160,10 @@ final class BluezLoop: @unchecked Sendable {
         self.wake = wake
     }
 
-    /// The event thread's name (15 bytes at most), so tools and the benchmark can find it.
-    static let threadName = "bluez-watcher"
 
     func main() {
         defer { continuation.finish() }
-        _ = pthread_setname_np(pthread_self(), Self.threadName)
+        BluezWatcherThread.nameCurrentThread()
         let bus: BusConnection
         do {
             bus = try BusConnection(busChoice)
