@@ -129,6 +129,7 @@ class Bench:
             time.sleep(0.01)
 
     def cleanup(self):
+        # A mock whose bus died exits by itself; kill it anyway in case it did not.
         for proc in (self.mock, self.daemon):
             if proc is not None and proc.poll() is None:
                 proc.kill()
@@ -146,6 +147,11 @@ class Bench:
 
     def command(self, c):
         cmd = c['cmd']
+        if cmd == 'kill_bus':
+            # The system bus itself goes away (dbus-daemon dies); only quit makes sense after this.
+            self.daemon.kill()
+            self.daemon.wait()
+            return ''
         if cmd in ('kill_mock', 'start_mock'):
             self.stop_mock() if cmd == 'kill_mock' else self.start_mock()
             return ''

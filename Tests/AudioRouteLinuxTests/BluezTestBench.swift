@@ -173,6 +173,23 @@ final class BluezBench: Sendable {
         self.task.withLock { $0 = task }
     }
 
+    /// Waits until the watcher's event sequence has ended by itself.
+    func untilFinished(timeout: Duration = .seconds(10)) async throws {
+        guard let task = self.task.withLock({ $0 }) else { return }
+        let finished = Mutex(false)
+        let watcher = Task {
+            await task.value
+            finished.withLock { $0 = true }
+        }
+        defer { watcher.cancel() }
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while !finished.withLock({ $0 }) {
+            if clock.now >= deadline { throw BenchError(description: "the watcher's events did not end") }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
     func stop() async {
         let task = self.task.withLock { $0 }
         task?.cancel()

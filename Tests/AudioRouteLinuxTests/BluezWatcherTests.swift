@@ -211,6 +211,20 @@ struct BluezWatcherTests {
         }
     }
 
+    @Test("the bus itself goes away: every port goes and the event sequence ends")
+    func busLost() async throws {
+        try await withBluezBench { bench in
+            try bench.addAdapter()
+            try bench.addDevice(Self.headset, alias: "H")
+            try bench.connectHeadset(Self.headset, uuids: [BluezBench.a2dp])
+            try await bench.until("ports") { bench.uids($0).count == 1 }
+            try bench.bus.send(["cmd": "kill_bus"])
+            try await bench.until("ports gone with the bus") { bench.uids($0).isEmpty }
+            try await bench.untilFinished()
+            #expect(bench.logs.count(containing: "bluez:") >= 1)
+        }
+    }
+
     @Test("no bus at all: run throws a clear error at start")
     func noBus() async throws {
         let watcher = BluezWatcher(bus: .address("unix:path=/nonexistent/audioroute-test/bus"))
