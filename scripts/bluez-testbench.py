@@ -79,6 +79,7 @@ class Bench:
         self.dir = tempfile.mkdtemp(prefix='audioroute-bluez-')
         self.daemon = None
         self.mock = None
+        self.bluealsa = None
         self.bus = None
         self.address = None
 
@@ -118,6 +119,36 @@ class Bench:
                 raise RuntimeError('dbusmock did not take org.bluez')
             time.sleep(0.01)
 
+    def start_bluealsa(self):
+        template = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'dbusmock-bluealsa.py')
+        env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.address)
+        self.bluealsa = subprocess.Popen(
+            ['/usr/bin/python3', '-m', 'dbusmock', '--system', '--template', template],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while True:
+            if self.bluealsa.poll() is not None:
+                raise RuntimeError('bluealsa mock exited with %d' % self.bluealsa.returncode)
+            if self.bus.name_has_owner('org.bluealsa'):
+                try:
+                    self.bus.get_object('org.bluealsa', '/org/bluealsa').Introspect(
+                        dbus_interface='org.freedesktop.DBus.Introspectable')
+                    break
+                except dbus.exceptions.DBusException:
+                    pass
+            if time.monotonic() > deadline:
+                raise RuntimeError('bluealsa mock did not take org.bluealsa')
+            time.sleep(0.01)
+
+    def stop_bluealsa(self):
+        if self.bluealsa is not None:
+            self.bluealsa.kill()
+            self.bluealsa.wait()
+            self.bluealsa = None
+        deadline = time.monotonic() + 10
+        while self.bus.name_has_owner('org.bluealsa') and time.monotonic() < deadline:
+            time.sleep(0.01)
+
     def stop_mock(self):
         if self.mock is not None:
             self.mock.kill()
@@ -130,7 +161,7 @@ class Bench:
 
     def cleanup(self):
         # A mock whose bus died exits by itself; kill it anyway in case it did not.
-        for proc in (self.mock, self.daemon):
+        for proc in (self.mock, self.bluealsa, self.daemon):
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
@@ -151,6 +182,28 @@ class Bench:
             # The system bus itself goes away (dbus-daemon dies); only quit makes sense after this.
             self.daemon.kill()
             self.daemon.wait()
+            return ''
+        if cmd == 'start_bluealsa':
+            self.start_bluealsa()
+            return ''
+        if cmd == 'stop_bluealsa':
+            self.stop_bluealsa()
+            return ''
+        if cmd in ('bluealsa_pcm', 'bluealsa_pcm_remove'):
+            manager = self.bus.get_object('org.bluealsa', '/org/bluealsa')
+            if cmd == 'bluealsa_pcm':
+                p = props({'Device': ['o', c['device']], 'Transport': ['s', c['transport']], 'Mode': ['s', c['mode']]})
+                manager.AddObject(c['path'], 'org.bluealsa.PCM1', p, dbus.Array([], signature='(ssss)'),
+                                  dbus_interface=MOCK_IFACE)
+                manager.EmitSignal(OM_IFACE, 'InterfacesAdded', 'oa{sa{sv}}',
+                                   [dbus.ObjectPath(c['path']),
+                                    dbus.Dictionary({'org.bluealsa.PCM1': p}, signature='sa{sv}')],
+                                   dbus_interface=MOCK_IFACE)
+            else:
+                manager.RemoveObject(c['path'], dbus_interface=MOCK_IFACE)
+                manager.EmitSignal(OM_IFACE, 'InterfacesRemoved', 'oas',
+                                   [dbus.ObjectPath(c['path']), dbus.Array(['org.bluealsa.PCM1'], signature='s')],
+                                   dbus_interface=MOCK_IFACE)
             return ''
         if cmd in ('kill_mock', 'start_mock'):
             self.stop_mock() if cmd == 'kill_mock' else self.start_mock()

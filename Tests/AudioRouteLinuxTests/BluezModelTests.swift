@@ -194,4 +194,21 @@ struct BluezModelTests {
         #expect(ports.count == 1)
         #expect(ports.values.first?.map(\.type) == [.bluetoothA2DP])
     }
+
+    @Test("BlueALSA PCMs: host-side roles map to profiles and filter A2DP/HFP, never LE")
+    func bluealsaFilter() {
+        #expect(BluealsaPCM(transport: "A2DP-source").profile == .a2dp)
+        #expect(BluealsaPCM(transport: "HFP-AG").profile == .hfp)
+        #expect(BluealsaPCM(transport: "HSP-AG").profile == .hfp)
+        #expect(BluealsaPCM(transport: "A2DP-sink").profile == nil)
+        #expect(BluealsaPCM(transport: "HFP-HF").profile == nil)
+        let o = objects([BluetoothUUID.a2dpSink, BluetoothUUID.handsFree, BluetoothUUID.pacs])
+        var pcms = BluealsaPCMs()
+        #expect(o.ports(bluealsa: pcms).ports.values.first?.map(\.type) == [.bluetoothLE])
+        let faults = pcms.applyInterfacesAdded(
+            path: "/org/bluealsa/p", interfaces: interfaces([(BluealsaPCMs.pcmInterface, props([("Device", .objectPath(devicePath)), ("Transport", .string("HFP-AG")), ("Mode", .uint32(1))]))]))
+        #expect(faults.map(\.kind) == [.wrongType])
+        #expect(o.ports(bluealsa: pcms).ports.values.first?.map(\.type) == [.bluetoothHFP, .bluetoothLE])
+        #expect(o.ports().ports.values.first?.map(\.type) == [.bluetoothA2DP, .bluetoothHFP, .bluetoothLE])
+    }
 }

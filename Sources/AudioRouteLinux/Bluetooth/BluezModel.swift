@@ -322,7 +322,9 @@ public struct BluezObjects: Sendable, Hashable {
 
     /// The ports BlueZ's state gives now, by device id, and the faults that kept
     /// devices or transports out. A pure function of the mirrored objects.
-    public func ports() -> (ports: [String: [Port]], faults: [BluezFault]) {
+    /// With `bluealsa` (BlueALSA is on the bus), A2DP and HFP ports exist only for
+    /// profiles BlueALSA has a PCM for: its list is the truth for what can be opened.
+    public func ports(bluealsa: BluealsaPCMs? = nil) -> (ports: [String: [Port]], faults: [BluezFault]) {
         var faults: [BluezFault] = []
         // Transports refine the profiles of their device (see docs/bluetooth.md).
         var transportsByDevice: [String: [BluezTransport]] = [:]
@@ -346,7 +348,17 @@ public struct BluezObjects: Sendable, Hashable {
                 faults.append(BluezFault(.deviceWithoutAdapter, path, "device's adapter \(device.adapter ?? "(none)") is unknown"))
                 continue
             }
-            let ports = Self.ports(for: device, address: address, transports: transportsByDevice[path] ?? [])
+            var ports = Self.ports(for: device, address: address, transports: transportsByDevice[path] ?? [])
+            if let bluealsa {
+                let usable = bluealsa.profiles(forDevice: path)
+                ports.removeAll { port in
+                    switch port.type {
+                    case .bluetoothA2DP: return !usable.contains(.a2dp)
+                    case .bluetoothHFP: return !usable.contains(.hfp)
+                    default: return false
+                    }
+                }
+            }
             // Two object paths claiming one address: the first path in order wins, so the result is stable.
             let id = Self.deviceID(address)
             if !ports.isEmpty, result[id] == nil { result[id] = ports }

@@ -152,6 +152,9 @@ final class BluezLoop: @unchecked Sendable {
     /// The unique name owning org.bluez; signals from anyone else are ignored.
     private var owner: String?
     private var loggedFaults: Set<BluezFault> = []
+    /// The unique name owning org.bluealsa, and its PCMs; nil while BlueALSA is not on the bus.
+    private var bluealsaOwner: String?
+    private var bluealsa: BluealsaPCMs?
 
     init(bus: BusChoice, logger: Logger, continuation: AsyncStream<Item>.Continuation, wake: WakeSignal) {
         self.busChoice = bus
@@ -180,12 +183,19 @@ final class BluezLoop: @unchecked Sendable {
             try bus.addMatch("type='signal',path='/',interface='org.freedesktop.DBus.ObjectManager'")
             try bus.addMatch(
                 "type='signal',path_namespace='/org/bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'")
+            // BlueALSA (optional): its PCM list says which profiles can be opened.
+            try bus.addMatch(
+                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(BluealsaPCMs.serviceName)'"
+            )
+            try bus.addMatch("type='signal',path='\(BluealsaPCMs.managerPath)',interface='org.freedesktop.DBus.ObjectManager'")
             owner = try bus.nameOwner(Self.serviceName)
+            bluealsaOwner = try bus.nameOwner(BluealsaPCMs.serviceName)
         } catch {
             continuation.yield(.failed(.setupFailed(error)))
             return
         }
         continuation.yield(.started)
+        if bluealsaOwner != nil { enumerateBluealsa(bus) }
         if owner == nil {
             logger.info("bluez: org.bluez is not on the bus; waiting for bluetoothd")
         } else {
@@ -241,15 +251,23 @@ final class BluezLoop: @unchecked Sendable {
             return false
         case ("org.freedesktop.DBus", "NameOwnerChanged"):
             guard sender == "org.freedesktop.DBus", args.count == 3, case .string(let name) = args[0],
-                case .string(let newOwner) = args[2], name == Self.serviceName
+                case .string(let newOwner) = args[2]
             else { return true }
-            ownerChanged(to: newOwner.isEmpty ? nil : newOwner, bus)
+            if name == Self.serviceName {
+                ownerChanged(to: newOwner.isEmpty ? nil : newOwner, bus)
+            } else if name == BluealsaPCMs.serviceName {
+                bluealsaOwnerChanged(to: newOwner.isEmpty ? nil : newOwner, bus)
+            }
             return true
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"), ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"),
             ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
             break
         default:
             // NameAcquired and the like: not ours to judge.
+            return true
+        }
+        if path == BluealsaPCMs.managerPath {
+            handleBluealsa(interface: interface, member: member, sender: sender, args: args)
             return true
         }
         guard let sender, sender == owner else {
@@ -296,6 +314,68 @@ final class BluezLoop: @unchecked Sendable {
         if newOwner != nil { enumerate(bus) }
     }
 
+    /// BlueALSA's ObjectManager signals, from its owner only.
+    private func handleBluealsa(interface: String, member: String, sender: String?, args: [DBusValue]) {
+        let path = BluealsaPCMs.managerPath
+        guard let sender, sender == bluealsaOwner else {
+            report([BluezFault(.foreignSender, sender ?? "(no sender)", "\(interface).\(member) on \(path) is not from org.bluealsa's owner")])
+            return
+        }
+        // A BlueALSA we could not enumerate is ignored as a whole.
+        guard var working = bluealsa else { return }
+        var faults: [BluezFault] = []
+        switch member {
+        case "InterfacesAdded":
+            guard args.count == 2, case .objectPath(let object) = args[0] else {
+                report([BluezFault(.malformedMessage, path, "InterfacesAdded is not (oa{sa{sv}})")])
+                return
+            }
+            faults += working.applyInterfacesAdded(path: object, interfaces: args[1])
+        case "InterfacesRemoved":
+            guard args.count == 2, case .objectPath(let object) = args[0], case .array(let names) = args[1] else {
+                report([BluezFault(.malformedMessage, path, "InterfacesRemoved is not (oas)")])
+                return
+            }
+            working.applyInterfacesRemoved(path: object, interfaces: names.compactMap(\.text))
+        default:
+            return
+        }
+        report(faults)
+        bluealsa = working
+        replaceObjects(objects)
+    }
+
+    /// BlueALSA came, went or was replaced: its PCM list starts afresh.
+    private func bluealsaOwnerChanged(to newOwner: String?, _ bus: borrowing BusConnection) {
+        logger.info("bluez: org.bluealsa owner changed from \(bluealsaOwner ?? "(none)") to \(newOwner ?? "(none)")")
+        bluealsaOwner = newOwner
+        bluealsa = nil
+        if newOwner != nil {
+            enumerateBluealsa(bus)
+        } else {
+            replaceObjects(objects)
+        }
+    }
+
+    /// GetManagedObjects on BlueALSA's manager. A BlueALSA that cannot be enumerated
+    /// (an old one without an ObjectManager) is treated as absent: BlueZ alone decides.
+    private func enumerateBluealsa(_ bus: borrowing BusConnection) {
+        guard let bluealsaOwner else { return }
+        do {
+            let call = try bus.newMethodCall(
+                destination: bluealsaOwner, path: BluealsaPCMs.managerPath, interface: "org.freedesktop.DBus.ObjectManager",
+                member: "GetManagedObjects")
+            let reply = try bus.call(call)
+            var fresh = BluealsaPCMs()
+            report(fresh.applyManagedObjects(try reply.readAll().first ?? .array([])))
+            bluealsa = fresh
+        } catch {
+            logger.warning("bluez: cannot enumerate BlueALSA PCMs, ignoring BlueALSA: \(error)")
+            bluealsa = nil
+        }
+        replaceObjects(objects)
+    }
+
     /// GetManagedObjects on the current owner.
     private func enumerate(_ bus: borrowing BusConnection) {
         guard let owner else { return }
@@ -315,7 +395,7 @@ final class BluezLoop: @unchecked Sendable {
     /// Adopts new object state and announces what changed in the ports.
     private func replaceObjects(_ new: BluezObjects) {
         objects = new
-        let (ports, faults) = objects.ports()
+        let (ports, faults) = objects.ports(bluealsa: bluealsa)
         report(faults)
         for event in bluezPortEvents(from: published, to: ports) { continuation.yield(.event(event)) }
         published = ports
