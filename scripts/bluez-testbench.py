@@ -183,6 +183,9 @@ class Bench:
             self.daemon.kill()
             self.daemon.wait()
             return ''
+        if cmd == 'connections':
+            # Unique names on the bus: who is connected (the bench, the mocks, watchers).
+            return str(len([n for n in self.bus.list_names() if n.startswith(':')]))
         if cmd == 'start_bluealsa':
             self.start_bluealsa()
             return ''

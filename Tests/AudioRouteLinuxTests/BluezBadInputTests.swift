@@ -3,6 +3,7 @@
 
 import AudioRouteCore
 import AudioRouteLinux
+import Synchronization
 import Testing
 
 @Suite("BlueZ watcher: bad input", .serialized)
@@ -47,11 +48,13 @@ struct BluezBadInputTests {
         }
     }
 
-    final class Counter: @unchecked Sendable {
-        private var value = 0
+    final class Counter: Sendable {
+        private let value = Mutex(0)
         func next() -> Int {
-            value += 1
-            return value
+            value.withLock {
+                $0 += 1
+                return $0
+            }
         }
     }
 

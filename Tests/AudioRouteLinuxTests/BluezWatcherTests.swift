@@ -240,3 +240,23 @@ struct BluezWatcherTests {
         }
     }
 }
+
+@Suite("BlueZ watcher lifecycle")
+struct BluezWatcherLifecycleTests {
+    @Test("dropping the event sequence without cancelling stops the watcher (its bus connection closes)")
+    func droppedSequenceStopsThread() async throws {
+        try await withBluezBench(startWatcher: false) { bench in
+            let connections = { Int(try bench.bus.send(["cmd": "connections"])) ?? -1 }
+            let before = try connections()
+            do {
+                let events = try await bench.watcher.events()
+                _ = events
+                #expect(try connections() == before + 1)
+            }
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(10)
+            while try connections() > before && clock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+            #expect(try connections() == before)
+        }
+    }
+}

@@ -94,7 +94,8 @@ public struct BluezWatcher: PortWatcher {
     }
 }
 
-/// The port events of a running BlueZ watcher. Single-pass: iterate it once.
+/// The port events of a running BlueZ watcher. Single-pass: iterate it once. Cancelling the
+/// iterating task, or dropping the sequence, stops the watcher and closes its bus connection.
 public struct BluezPortEvents: AsyncSequence {
     public typealias Element = PortEvent
     public typealias Failure = Never
