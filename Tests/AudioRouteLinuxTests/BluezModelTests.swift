@@ -119,6 +119,12 @@ struct BluezModelTests {
         #expect(o.ports().ports.values.first?.first?.name == "Real Name")
         _ = o.applyProperties(path: devicePath, interface: BluezObjects.deviceInterface, changed: props([]), invalidated: ["Name"])
         #expect(o.ports().ports.values.first?.first?.name == "Bluetooth Headphones")
+        // No class: BlueZ's icon names the kind; neither: the address.
+        _ = o.applyProperties(
+            path: devicePath, interface: BluezObjects.deviceInterface, changed: props([("Icon", .string("audio-headset"))]), invalidated: ["Class"])
+        #expect(o.ports().ports.values.first?.first?.name == "Bluetooth Headset")
+        _ = o.applyProperties(path: devicePath, interface: BluezObjects.deviceInterface, changed: props([]), invalidated: ["Icon"])
+        #expect(o.ports().ports.values.first?.first?.name == "Bluetooth 00:11:22:33:44:55")
     }
 
     @Test("wrong types and invalid values leave what was known untouched")

@@ -118,6 +118,18 @@ public struct BluezDevice: Sendable, Hashable {
     public var adapter: String?
 
     public init() {}
+
+    /// What kind of audio device this is, by its class of device, else by BlueZ's icon name.
+    /// A hint for naming; the UUIDs decide which ports exist.
+    public var kind: BluetoothDeviceKind? {
+        if let kind = classOfDevice.flatMap({ BluetoothDeviceKind(classOfDevice: $0) }) { return kind }
+        switch icon {
+        case "audio-headset"?: return .wearableHeadset
+        case "audio-headphones"?: return .headphones
+        case "audio-card"?: return .otherAudioVideo
+        default: return nil
+        }
+    }
 }
 
 /// What the watcher knows of one org.bluez.MediaTransport1.
@@ -383,8 +395,7 @@ public struct BluezObjects: Sendable, Hashable {
             profiles.insert(carried.profile)
             if carried.profile == .le { leDirections.insert(carried.direction) }
         }
-        let kind = device.classOfDevice.flatMap { BluetoothDeviceKind(classOfDevice: $0) }
-        let name = device.alias ?? device.name ?? kind?.displayName ?? "Bluetooth \(address.text)"
+        let name = device.alias ?? device.name ?? device.kind?.displayName ?? "Bluetooth \(address.text)"
         return profiles.sorted().map { profile in
             switch profile {
             case .a2dp:

@@ -196,6 +196,9 @@ final class BluezLoop: @unchecked Sendable {
             return
         }
         continuation.yield(.started)
+        // Informational only: BlueZ's own adapter list decides which devices count.
+        let adapter = BluetoothAdapterStatus.probe()
+        if case .present = adapter {} else { logger.info("bluez: \(adapter)") }
         if bluealsaOwner != nil { enumerateBluealsa(bus) }
         if owner == nil {
             logger.info("bluez: org.bluez is not on the bus; waiting for bluetoothd")
