@@ -92,6 +92,8 @@ struct BluezBadInputTests {
                     Self.path,
                     ["UUIDs": ["as", ["not-a-uuid", BluezBench.a2dp, "0000110e-0000-1000-8000-00805f9b34fb", BluezBench.hfp]]])
             }
+            // Unknown (well-formed) UUIDs are logged once, at debug level.
+            #expect(bench.logs.count(containing: "debug: bluez: ignored unknownUUID") == 1)
             // A list with only garbage and non-audio UUIDs leaves a connected device without ports.
             try bench.setProperties(Self.path, ["UUIDs": ["as", ["0000110e-0000-1000-8000-00805f9b34fb", "zzzz"]]])
             try await bench.until("no audio profile left") { bench.uids($0).isEmpty }

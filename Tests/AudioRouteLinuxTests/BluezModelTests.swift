@@ -105,6 +105,11 @@ struct BluezModelTests {
     @Test("no audio UUID, not connected or not resolved: no ports")
     func noPorts() {
         #expect(objects(["0000110e-0000-1000-8000-00805f9b34fb"]).ports().ports.isEmpty)
+        var unknown = BluezObjects()
+        let faults = unknown.applyInterfacesAdded(
+            path: devicePath, interfaces: interfaces([(BluezObjects.deviceInterface, connectedDevice(["0000110E-0000-1000-8000-00805f9b34fb", BluetoothUUID.a2dpSink]))]))
+        #expect(faults.map(\.kind) == [.unknownUUID])
+        #expect(unknown.devices[devicePath]?.uuids == ["0000110e-0000-1000-8000-00805f9b34fb", BluetoothUUID.a2dpSink])
         var o = objects([BluetoothUUID.a2dpSink])
         _ = o.applyProperties(path: devicePath, interface: BluezObjects.deviceInterface, changed: props([("ServicesResolved", .bool(false))]), invalidated: [])
         #expect(o.ports().ports.isEmpty)

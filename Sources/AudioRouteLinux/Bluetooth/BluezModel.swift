@@ -276,6 +276,10 @@ public struct BluezObjects: Sendable, Hashable {
                     faults.append(BluezFault(.malformedUUID, path, "UUID \(clip(text)) is malformed"))
                     continue
                 }
+                if BluetoothUUID.deviceProfile(uuid) == nil {
+                    // Most devices list many services; not audio ones are normal (logged at debug).
+                    faults.append(BluezFault(.unknownUUID, path, "UUID \(uuid) is not an audio profile we route to"))
+                }
                 uuids.append(uuid)
             }
             device.uuids = uuids
@@ -293,6 +297,9 @@ public struct BluezObjects: Sendable, Hashable {
             guard case .string(let text) = value else { return faults.append(wrongType(path, key, "s", value)) }
             guard let uuid = BluetoothUUID.normalize(text) else {
                 return faults.append(BluezFault(.malformedUUID, path, "UUID \(clip(text)) is malformed"))
+            }
+            if BluetoothUUID.transportProfile(uuid) == nil {
+                faults.append(BluezFault(.unknownUUID, path, "transport UUID \(uuid) is not an audio profile we route to"))
             }
             transport.uuid = uuid
         case "State":
