@@ -16,6 +16,18 @@ let package = Package(
     targets: [
         // Pure Swift: model, validation, resolver, tower, simulation. No C, no Foundation.
         .target(name: "AudioRouteCore"),
+        // sd-bus (BlueZ and BlueALSA over D-Bus). Module map and shim.h only.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // libbluetooth: bdaddr helpers, HCI adapter probe. Module map and shim.h only.
+        .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        // The only code that calls C: hardware watchers.
+        .target(
+            name: "AudioRouteLinux",
+            dependencies: [
+                "AudioRouteCore", "CSystemd", "CBluetooth",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "audioroute",
             dependencies: [
@@ -28,11 +40,23 @@ let package = Package(
             name: "audioroute-bench",
             dependencies: ["AudioRouteCore"]
         ),
+        // BlueZ watcher latency and idle wake-ups against the dbusmock bench (docs/benchmarks.md).
+        .executableTarget(
+            name: "audioroute-bluez-bench",
+            dependencies: ["AudioRouteCore", "AudioRouteLinux"]
+        ),
         .testTarget(
             name: "AudioRouteCoreTests",
             dependencies: [
                 "AudioRouteCore",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "AudioRouteLinuxTests",
+            dependencies: [
+                "AudioRouteCore", "AudioRouteLinux",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

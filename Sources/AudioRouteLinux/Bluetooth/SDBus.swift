@@ -1,0 +1,247 @@
+// sd-bus wrapped once: a bus connection and a message, each owning its C handle
+// and freeing it in deinit. Variadic sd-bus calls do not import into Swift, so
+// messages are built with append_basic and read with peek_type/read_basic.
+
+import CSystemd
+import Glibc
+
+/// An sd-bus call that failed, with the negative errno it returned.
+public struct BusError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What was being done ("open the system bus", "call GetManagedObjects").
+    public var operation: String
+    /// The errno (positive).
+    public var errno: Int32
+    /// The D-Bus error name and message of an error reply, if any.
+    public var remote: String?
+
+    public var description: String {
+        let reason = remote ?? String(cString: strerror(errno))
+        return "\(operation): \(reason)"
+    }
+}
+
+/// Which bus to connect to.
+public enum BusChoice: Sendable, Hashable {
+    /// The system bus (sd_bus_open_system honours DBUS_SYSTEM_BUS_ADDRESS).
+    case system
+    /// An explicit address ("unix:path=/run/…"), connected to as a bus client.
+    /// Lets tests use a private bus without changing the environment.
+    case address(String)
+}
+
+/// A D-Bus message. Owns one reference to its sd_bus_message.
+struct BusMessage: ~Copyable {
+    let handle: OpaquePointer
+
+    /// Takes over the reference the caller holds.
+    init(owning handle: OpaquePointer) { self.handle = handle }
+
+    deinit { sd_bus_message_unref(handle) }
+
+    enum Kind: UInt8 {
+        case methodCall = 1, methodReturn = 2, methodError = 3, signal = 4
+    }
+
+    var kind: Kind? {
+        var raw: UInt8 = 0
+        guard sd_bus_message_get_type(handle, &raw) >= 0 else { return nil }
+        return Kind(rawValue: raw)
+    }
+
+    var sender: String? { sd_bus_message_get_sender(handle).map { String(cString: $0) } }
+    var path: String? { sd_bus_message_get_path(handle).map { String(cString: $0) } }
+    var interface: String? { sd_bus_message_get_interface(handle).map { String(cString: $0) } }
+    var member: String? { sd_bus_message_get_member(handle).map { String(cString: $0) } }
+
+    /// Appends string-like arguments ('s' or 'o').
+    func append(_ type: Character, _ value: String) throws(BusError) {
+        let code = CChar(type.asciiValue!)
+        let r = value.withCString { sd_bus_message_append_basic(handle, code, $0) }
+        guard r >= 0 else { throw BusError(operation: "append argument", errno: -r) }
+    }
+
+    /// Reads every remaining argument of the message into values.
+    func readAll() throws(BusError) -> [DBusValue] {
+        var values: [DBusValue] = []
+        while let value = try readNext(depth: 0) { values.append(value) }
+        return values
+    }
+
+    /// Reads the next value at the current level, or nil at the end of a container.
+    private func readNext(depth: Int) throws(BusError) -> DBusValue? {
+        // D-Bus itself limits nesting to 64; this only guards our own recursion.
+        guard depth < 64 else { throw BusError(operation: "read message: nesting too deep", errno: EBADMSG) }
+        var type: CChar = 0
+        var contents: UnsafePointer<CChar>?
+        let r = sd_bus_message_peek_type(handle, &type, &contents)
+        guard r >= 0 else { throw BusError(operation: "read message", errno: -r) }
+        if r == 0 { return nil }
+        let code = UInt8(bitPattern: type)
+        switch code {
+        case UInt8(ascii: "a"), UInt8(ascii: "v"), UInt8(ascii: "r"), UInt8(ascii: "e"):
+            let signature = contents.map { String(cString: $0) } ?? ""
+            let e = sd_bus_message_enter_container(handle, type, contents)
+            guard e >= 0 else { throw BusError(operation: "read message", errno: -e) }
+            var items: [DBusValue] = []
+            while let item = try readNext(depth: depth + 1) { items.append(item) }
+            let x = sd_bus_message_exit_container(handle)
+            guard x >= 0 else { throw BusError(operation: "read message", errno: -x) }
+            switch code {
+            case UInt8(ascii: "v"):
+                guard items.count == 1 else { throw BusError(operation: "read message: empty variant", errno: EBADMSG) }
+                return .variant(items[0])
+            case UInt8(ascii: "a"):
+                if signature.hasPrefix("{") {
+                    var entries: [DBusValue.Entry] = []
+                    entries.reserveCapacity(items.count)
+                    for item in items {
+                        guard case .structure(let pair) = item, pair.count == 2 else {
+                            throw BusError(operation: "read message: bad dict entry", errno: EBADMSG)
+                        }
+                        entries.append(DBusValue.Entry(key: pair[0], value: pair[1]))
+                    }
+                    return .dictionary(entries)
+                }
+                return .array(items)
+            default:
+                // Structs and dict entries both read as a structure; the array level turns entries into a dictionary.
+                return .structure(items)
+            }
+        default:
+            return try readBasic(type)
+        }
+    }
+
+    private func readBasic(_ type: CChar) throws(BusError) -> DBusValue {
+        func read<T: BitwiseCopyable>(_ initial: T) throws(BusError) -> T {
+            var value = initial
+            let r = withUnsafeMutableBytes(of: &value) { sd_bus_message_read_basic(handle, type, $0.baseAddress) }
+            guard r >= 0 else { throw BusError(operation: "read message", errno: -r) }
+            return value
+        }
+        switch UInt8(bitPattern: type) {
+        case UInt8(ascii: "y"): return .byte(try read(UInt8(0)))
+        case UInt8(ascii: "b"): return .bool(try read(Int32(0)) != 0)
+        case UInt8(ascii: "n"): return .int16(try read(Int16(0)))
+        case UInt8(ascii: "q"): return .uint16(try read(UInt16(0)))
+        case UInt8(ascii: "i"): return .int32(try read(Int32(0)))
+        case UInt8(ascii: "u"): return .uint32(try read(UInt32(0)))
+        case UInt8(ascii: "x"): return .int64(try read(Int64(0)))
+        case UInt8(ascii: "t"): return .uint64(try read(UInt64(0)))
+        case UInt8(ascii: "d"): return .double(try read(Double(0)))
+        case UInt8(ascii: "h"): _ = try read(Int32(0)); return .unixFD
+        case UInt8(ascii: "s"), UInt8(ascii: "o"), UInt8(ascii: "g"):
+            let pointer = try read(UnsafePointer<CChar>?.none)
+            guard let pointer else { throw BusError(operation: "read message: null string", errno: EBADMSG) }
+            // sd-bus validates UTF-8, but a string that is not valid never becomes a Swift String by repair.
+            guard let text = String(validatingCString: pointer) else { return .invalidString }
+            switch UInt8(bitPattern: type) {
+            case UInt8(ascii: "s"): return .string(text)
+            case UInt8(ascii: "o"): return .objectPath(text)
+            default: return .signature(text)
+            }
+        default:
+            throw BusError(operation: "read message: unknown type '\(Character(UnicodeScalar(UInt8(bitPattern: type))))'", errno: EBADMSG)
+        }
+    }
+}
+
+/// A connection to a bus. Owns its sd_bus; used from one thread only.
+struct BusConnection: ~Copyable {
+    let handle: OpaquePointer
+
+    init(_ choice: BusChoice) throws(BusError) {
+        var bus: OpaquePointer?
+        switch choice {
+        case .system:
+            let r = sd_bus_open_system(&bus)
+            guard r >= 0, let bus else { throw BusError(operation: "open the system bus", errno: -r) }
+            handle = bus
+        case .address(let address):
+            var r = sd_bus_new(&bus)
+            guard r >= 0, let bus else { throw BusError(operation: "create a bus connection", errno: -r) }
+            r = address.withCString { sd_bus_set_address(bus, $0) }
+            if r >= 0 { r = sd_bus_set_bus_client(bus, 1) }
+            if r >= 0 { r = sd_bus_start(bus) }
+            guard r >= 0 else {
+                sd_bus_flush_close_unref(bus)
+                throw BusError(operation: "connect to \(address)", errno: -r)
+            }
+            handle = bus
+        }
+    }
+
+    deinit { sd_bus_flush_close_unref(handle) }
+
+    var fd: Int32 { sd_bus_get_fd(handle) }
+    var events: Int32 { sd_bus_get_events(handle) }
+
+    /// Milliseconds until sd-bus needs processing for a timeout, or -1 for none.
+    var pollTimeout: Int32 {
+        var deadline: UInt64 = 0
+        guard sd_bus_get_timeout(handle, &deadline) >= 0, deadline != UInt64.max else { return -1 }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nowUsec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+        guard deadline > nowUsec else { return 0 }
+        return Int32(clamping: (deadline - nowUsec + 999) / 1000)
+    }
+
+    /// Processes one pending item; returns a message nobody handled (our signals), if any,
+    /// and sets `more` to whether more work may be pending.
+    func process(more: inout Bool) throws(BusError) -> BusMessage? {
+        var raw: OpaquePointer?
+        let r = sd_bus_process(handle, &raw)
+        guard r >= 0 else { throw BusError(operation: "process the bus", errno: -r) }
+        more = r > 0
+        guard let raw else { return nil }
+        return BusMessage(owning: raw)
+    }
+
+    func newMethodCall(destination: String, path: String, interface: String, member: String) throws(BusError) -> BusMessage {
+        var raw: OpaquePointer?
+        let r = sd_bus_message_new_method_call(handle, &raw, destination, path, interface, member)
+        guard r >= 0, let raw else { throw BusError(operation: "build \(member) call", errno: -r) }
+        return BusMessage(owning: raw)
+    }
+
+    /// Calls a method and waits for the reply (other messages arriving meanwhile stay queued).
+    func call(_ message: borrowing BusMessage, timeoutUsec: UInt64 = 5_000_000) throws(BusError) -> BusMessage {
+        var error = sd_bus_error()  // SD_BUS_ERROR_NULL is a macro: a zeroed struct is the same thing.
+        defer { sd_bus_error_free(&error) }
+        var reply: OpaquePointer?
+        let r = sd_bus_call(handle, message.handle, timeoutUsec, &error, &reply)
+        guard r >= 0, let reply else {
+            let remote: String? = error.name.map { name in
+                String(cString: name) + (error.message.map { ": " + String(cString: $0) } ?? "")
+            }
+            throw BusError(operation: "call \(message.member ?? "method")", errno: r < 0 ? -r : EIO, remote: remote)
+        }
+        return BusMessage(owning: reply)
+    }
+
+    /// Asks the bus daemon to route matching messages to us. No local match slot is
+    /// installed, so matched signals come back from `process()` as unhandled messages.
+    func addMatch(_ rule: String) throws(BusError) {
+        let message = try newMethodCall(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "AddMatch")
+        try message.append("s", rule)
+        _ = try call(message)
+    }
+
+    /// The unique name owning `name`, or nil when nobody owns it.
+    func nameOwner(_ name: String) throws(BusError) -> String? {
+        let message = try newMethodCall(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "GetNameOwner")
+        try message.append("s", name)
+        do {
+            let reply = try call(message)
+            guard case .string(let owner)? = try reply.readAll().first else { return nil }
+            return owner
+        } catch {
+            if error.remote?.hasPrefix("org.freedesktop.DBus.Error.NameHasNoOwner") == true { return nil }
+            throw error
+        }
+    }
+}
