@@ -144,6 +144,30 @@ struct BluezWatcherTests {
         }
     }
 
+    @Test("HFP connecting and dropping on a headset in the route is a routeConfigurationChange")
+    func profileSwitchIsAConfigurationChange() async throws {
+        try await withBluezBench { bench in
+            try bench.addAdapter()
+            let device = try bench.addDevice(Self.headset, alias: "H")
+            try bench.connectHeadset(Self.headset, uuids: [BluezBench.a2dp])
+            try await bench.until("A2DP only") { bench.uids($0) == [Self.headsetUID + ":a2dp"] }
+            #expect(
+                try bench.setCategory(.playAndRecord, options: [.allowBluetooth, .allowBluetoothA2DP])
+                    == Route(inputs: ["mic"], outputs: [Self.headsetUID + ":a2dp"]))
+            let sco = device + "/sco0"
+            try bench.addObject(
+                sco, interface: "org.bluez.MediaTransport1",
+                ["Device": ["o", device], "UUID": ["s", "0000111F-0000-1000-8000-00805F9B34FB"], "State": ["s", "idle"]])
+            try await bench.until("HFP from the transport") { bench.uids($0).contains(Self.headsetUID + ":hfp") }
+            #expect(bench.delivered.tower.route == Route(inputs: [Self.headsetUID + ":hfp"], outputs: [Self.headsetUID + ":hfp"]))
+            #expect(bench.delivered.changes.last?.reason == .routeConfigurationChange)
+            try bench.removeObject(sco, interface: "org.bluez.MediaTransport1")
+            try await bench.until("HFP gone with its transport") { bench.uids($0) == [Self.headsetUID + ":a2dp"] }
+            #expect(bench.delivered.tower.route == Route(inputs: ["mic"], outputs: [Self.headsetUID + ":a2dp"]))
+            #expect(bench.delivered.changes.last?.reason == .routeConfigurationChange)
+        }
+    }
+
     @Test("an LE Audio device's direction follows its transports (an update, same uid)")
     func leAudioTransports() async throws {
         try await withBluezBench { bench in
