@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "AudioRouteCore", targets: ["AudioRouteCore"]),
+        .library(name: "AudioRouteLinux", targets: ["AudioRouteLinux"]),
         .executable(name: "audioroute", targets: ["audioroute"]),
     ],
     dependencies: [
@@ -16,17 +17,29 @@ let package = Package(
     targets: [
         // Pure Swift: model, validation, resolver, tower, simulation. No C, no Foundation.
         .target(name: "AudioRouteCore"),
+        // libudev, evdev ioctls and epoll, wrapped once in AudioRouteLinux.
+        .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+        // The only code that calls C: hardware watchers. No Foundation.
+        .target(
+            name: "AudioRouteLinux",
+            dependencies: [
+                "AudioRouteCore",
+                "CUdev",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "audioroute",
             dependencies: [
                 "AudioRouteCore",
+                "AudioRouteLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "audioroute-bench",
-            dependencies: ["AudioRouteCore"]
+            dependencies: ["AudioRouteCore", "AudioRouteLinux"]
         ),
         .testTarget(
             name: "AudioRouteCoreTests",
@@ -34,6 +47,10 @@ let package = Package(
                 "AudioRouteCore",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
+        ),
+        .testTarget(
+            name: "AudioRouteLinuxTests",
+            dependencies: ["AudioRouteCore", "AudioRouteLinux", "audioroute"]
         ),
         .testTarget(
             name: "audiorouteTests",

@@ -1,0 +1,285 @@
+import CUdev
+import Glibc
+
+/// Reads sound cards and jack switches from libudev and evdev and turns them
+/// into `HardwareEvent` snapshots. Lives on one thread: it owns every handle.
+///
+/// Event-driven only: after enumeration it sleeps in `epoll_wait` with no
+/// timeout on the netlink monitor, the jack devices and a stop eventfd.
+final class UdevEventLoop {
+    let context: UdevContext
+    private let monitor: UdevMonitor?
+    private let epoll: Epoll?
+    private let stop: StopSignal?
+    private let emit: (HardwareEvent) -> Void
+
+    private struct OpenJack {
+        let device: EvdevSwitchDevice
+        let token: UInt64
+        let cardSyspath: String
+        let supported: SwitchSet
+        /// Switch state as of the last SYN_REPORT, and as built from events since.
+        var state: SwitchSet
+        var pending: SwitchSet
+    }
+
+    private var jacks: [String: OpenJack] = [:]
+    private var jackByToken: [UInt64: String] = [:]
+    private var nextToken: UInt64 = 2
+    /// Devices whose `remove` was seen: under umockdev the sysfs directory can
+    /// outlive the event briefly, so snapshots must not count them.
+    private var removed: Set<String> = []
+    private var readBuffer = [input_event](repeating: input_event(), count: 64)
+
+    private static let monitorToken: UInt64 = 0
+    private static let stopToken: UInt64 = 1
+
+    /// - Parameter stop: nil for a one-shot enumeration (no monitor).
+    init(stop: StopSignal?, emit: @escaping (HardwareEvent) -> Void) throws(UdevError) {
+        context = try UdevContext()
+        self.emit = emit
+        self.stop = stop
+        if let stop {
+            // The monitor is enabled before enumerating, so nothing that happens
+            // in between is lost (duplicates are harmless: the state diffs).
+            let monitor = try UdevMonitor(context, subsystems: ["sound", "input"])
+            let epoll = try Epoll()
+            try epoll.add(monitor.fd, token: Self.monitorToken)
+            try epoll.add(stop.fd, token: Self.stopToken)
+            self.monitor = monitor
+            self.epoll = epoll
+        } else {
+            monitor = nil
+            epoll = nil
+        }
+    }
+
+    // MARK: Enumeration
+
+    /// Reports every jack switch device and every card present now, then `.enumerated`.
+    func enumerate() {
+        // Jacks first: a card's first classification then already includes them.
+        if let inputs = try? UdevEnumerator(context) {
+            inputs.match(subsystem: "input")
+            inputs.match(sysname: "event*")
+            for path in inputs.syspaths() {
+                guard let device = context.device(syspath: path) else { continue }
+                consider(input: device, action: "add")
+            }
+        }
+        if let cards = try? UdevEnumerator(context) {
+            cards.match(subsystem: "sound")
+            cards.match(sysname: "card*")
+            for path in cards.syspaths() {
+                guard let device = context.device(syspath: path), Self.isCardName(device.sysname) else { continue }
+                emit(.card(snapshot(card: device)))
+            }
+        }
+        emit(.enumerated)
+    }
+
+    // MARK: The loop
+
+    /// Runs until the stop signal fires.
+    func run() {
+        guard let epoll, let monitor else { return }
+        var ready = [epoll_event](repeating: epoll_event(), count: 16)
+        while true {
+            let count = epoll.wait(into: &ready)
+            if count < 0 {
+                emit(.fault(key: "epoll", message: "epoll_wait failed: \(String(cString: strerror(errno))); udev watcher stops"))
+                return
+            }
+            for index in 0..<count {
+                let token = ready[index].data.u64
+                switch token {
+                case Self.stopToken: return
+                case Self.monitorToken:
+                    while let device = monitor.receive() { handle(device) }
+                default:
+                    if let syspath = jackByToken[token] { readJack(syspath) }
+                }
+            }
+        }
+    }
+
+    private func handle(_ device: UdevDevice) {
+        let action = device.action ?? "change"
+        let syspath = device.syspath
+        let sysname = device.sysname
+        switch device.subsystem {
+        case "sound":
+            if Self.isCardName(sysname) {
+                if action == "remove" {
+                    removed = removed.filter { !$0.hasPrefix(syspath + "/") }
+                    removed.insert(syspath)
+                    emit(.cardRemoved(syspath: syspath, action: action))
+                } else {
+                    removed.remove(syspath)
+                    emit(.card(snapshot(card: device)))
+                }
+            } else if PCMDevice.parse(sysname) != nil || sysname.hasPrefix("controlC") {
+                if action == "remove" { removed.insert(syspath) } else { removed.remove(syspath) }
+                guard let card = device.parent(), Self.isCardName(card.sysname), !removed.contains(card.syspath) else { return }
+                emit(.card(snapshot(card: card)))
+            }
+        case "input":
+            guard sysname.hasPrefix("event") else { return }
+            if action == "remove" {
+                close(jack: syspath)
+            } else {
+                consider(input: device, action: action)
+            }
+        default:
+            break
+        }
+    }
+
+    // MARK: Cards
+
+    /// Reads a card, its PCM and control children, and its parent.
+    func snapshot(card device: UdevDevice) -> CardRecord {
+        let (properties, invalid) = device.properties()
+        var faults = invalid.sorted().map { "property \($0) is not valid UTF-8" }
+        var attributes: [String: String] = [:]
+        for name in ["id", "number"] {
+            guard let value = device.attribute(name) else { continue }
+            attributes[name] = value.value.trimmingASCIIWhitespace()
+            if !value.valid { faults.append("attribute \(name) is not valid UTF-8") }
+        }
+        var pcms: [PCMDevice] = []
+        var hasControl = false
+        if let children = try? UdevEnumerator(context) {
+            children.match(parent: device)
+            for path in children.syspaths() where path != device.syspath && !removed.contains(path) {
+                let name = path.split(separator: "/").last.map(String.init) ?? ""
+                if let pcm = PCMDevice(sysname: name) {
+                    pcms.append(pcm)
+                } else if name.hasPrefix("controlC") {
+                    hasControl = true
+                }
+            }
+        }
+        var parent = CardParent()
+        if let up = device.parent() {
+            parent.subsystem = up.subsystem
+            parent.driver = up.driver
+            if up.subsystem == "pci" {
+                parent.pciClass = up.attribute("class")?.value
+                parent.isGraphicsAudioFunction = isGraphicsAudioFunction(up.syspath)
+            }
+        }
+        return CardRecord(
+            syspath: device.syspath, sysname: device.sysname, properties: properties, attributes: attributes,
+            pcms: pcms, hasControl: hasControl, parent: parent, faults: faults)
+    }
+
+    /// HDMI audio of a GPU is function 1 (or higher) of a PCI device whose function 0
+    /// is a display controller (PCI class 0x03xxxx).
+    private func isGraphicsAudioFunction(_ syspath: String) -> Bool {
+        guard let slash = syspath.lastIndex(of: "/"), let dot = syspath.lastIndex(of: "."), dot > slash else { return false }
+        guard syspath[syspath.index(after: dot)...] != "0" else { return false }
+        let sibling = syspath[..<dot] + ".0"
+        guard let function0 = context.device(syspath: String(sibling)), let pciClass = function0.attribute("class")?.value else { return false }
+        return pciClass.hasPrefix("0x03")
+    }
+
+    static func isCardName(_ name: String) -> Bool {
+        name.hasPrefix("card") && name.count > 4 && name.dropFirst(4).allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
+    // MARK: Jacks
+
+    private func consider(input device: UdevDevice, action: String) {
+        let syspath = device.syspath
+        if var known = jacks[syspath] {
+            // A change or a repeated add: re-read the switches.
+            if let state = known.device.switchState() {
+                known.state = state.intersection(known.supported)
+                known.pending = known.state
+                jacks[syspath] = known
+                emit(.jackState(syspath: syspath, state: known.state))
+            }
+            return
+        }
+        // Only switch devices that hang below a sound card are jacks.
+        guard let card = device.ancestor(subsystem: "sound"), Self.isCardName(card.sysname) else { return }
+        let inputDevice = device.parent()
+        let name = inputDevice?.attribute("name")?.value.trimmingASCIIWhitespace()
+            ?? inputDevice?.properties().values["NAME"].map { String($0.filter { $0 != "\"" }) }
+        guard let node = device.devnode else {
+            emit(.fault(key: "\(syspath)#no-node", message: "input device \(syspath) on \(card.sysname) has no device node: ignored"))
+            return
+        }
+        let evdev: EvdevSwitchDevice
+        do {
+            evdev = try EvdevSwitchDevice(path: node)
+        } catch {
+            emit(.fault(key: "\(syspath)#open", message: "input device \(syspath) on \(card.sysname): \(error): ignored"))
+            return
+        }
+        guard let supported = evdev.supportedSwitches(), !supported.intersection(.jackSwitches).isEmpty else {
+            let label = name ?? evdev.name() ?? node
+            emit(.fault(key: "\(syspath)#not-switch", message: "input device \(CardClassifier.quoted(label)) on \(card.sysname) is not a jack switch device: ignored"))
+            return
+        }
+        guard let raw = evdev.switchState() else {
+            emit(.fault(key: "\(syspath)#state", message: "cannot read the switch state of \(node) (EVIOCGSW): ignored"))
+            return
+        }
+        let state = raw.intersection(supported)
+        var token: UInt64 = 0
+        if let epoll {
+            token = nextToken
+            nextToken += 1
+            do {
+                try epoll.add(evdev.fd, token: token)
+            } catch {
+                emit(.fault(key: "\(syspath)#epoll", message: "cannot watch \(node): \(error): ignored"))
+                return
+            }
+            jackByToken[token] = syspath
+        }
+        jacks[syspath] = OpenJack(device: evdev, token: token, cardSyspath: card.syspath, supported: supported, state: state, pending: state)
+        let properties = device.properties().values
+        emit(.jack(JackRecord(syspath: syspath, cardSyspath: card.syspath, name: name ?? evdev.name() ?? node, properties: properties, supported: supported, state: state)))
+    }
+
+    private func readJack(_ syspath: String) {
+        guard var jack = jacks[syspath] else { return }
+        while true {
+            switch jack.device.read(into: &readBuffer) {
+            case .drained:
+                jacks[syspath] = jack
+                return
+            case .gone:
+                jacks[syspath] = jack
+                close(jack: syspath)
+                return
+            case .events(let events):
+                for event in events {
+                    if event.type == UInt16(EV_SW) {
+                        let bit = SwitchSet(code: Int(event.code))
+                        if event.value != 0 { jack.pending.insert(bit) } else { jack.pending.remove(bit) }
+                        jack.pending.formIntersection(jack.supported)
+                    } else if event.type == UInt16(EV_SYN) && event.code == UInt16(SYN_DROPPED) {
+                        // The kernel dropped events: the only truth left is the current state.
+                        jack.pending = (jack.device.switchState() ?? jack.pending).intersection(jack.supported)
+                    } else if event.type == UInt16(EV_SYN) && event.code == UInt16(SYN_REPORT) {
+                        if jack.pending != jack.state {
+                            jack.state = jack.pending
+                            emit(.jackState(syspath: syspath, state: jack.state))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private func close(jack syspath: String) {
+        guard let jack = jacks.removeValue(forKey: syspath) else { return }
+        epoll?.remove(jack.device.fd)
+        jackByToken[jack.token] = nil
+        emit(.jackRemoved(syspath: syspath))
+    }
+}
