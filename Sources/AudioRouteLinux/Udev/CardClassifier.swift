@@ -224,10 +224,12 @@ public enum CardClassifier {
     /// A human name: AUDIOROUTE_NAME, the USB model, the PCI database model, the card id.
     static func displayName(_ card: CardRecord, cardID: String?) -> String {
         let props = card.properties
-        if let encoded = props["ID_MODEL_ENC"], let decoded = decodeUdevEscapes(encoded), isUsableText(decoded) {
+        // A device without a product string gets its hex product id as ID_MODEL: not a name.
+        func isBareID(_ model: String) -> Bool { model == props["ID_MODEL_ID"] || model.hasPrefix("0x") }
+        if let encoded = props["ID_MODEL_ENC"], let decoded = decodeUdevEscapes(encoded), isUsableText(decoded), !isBareID(decoded) {
             return decoded.trimmingASCIIWhitespace()
         }
-        if let model = props["ID_MODEL"], isUsableText(model), !model.hasPrefix("0x") { return model.replacingUnderscores() }
+        if let model = props["ID_MODEL"], isUsableText(model), !isBareID(model) { return model.replacingUnderscores() }
         if let model = props["ID_MODEL_FROM_DATABASE"], isUsableText(model) { return model }
         return cardID ?? card.sysname
     }

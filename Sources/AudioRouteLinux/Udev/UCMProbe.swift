@@ -2,7 +2,7 @@ import Glibc
 
 /// Finds out from the card's ALSA UCM2 profile whether it has an earpiece (a
 /// phone): a `SectionDevice."Earpiece"` or `SectionDevice."Handset"` in the
-/// files its `conf.d/<driver>/<card id>.conf` pulls in. Read as text with plain
+/// files its `<card id>/<card id>.conf` or `conf.d/<driver>/<card id>.conf` pulls in. Read as text with plain
 /// file calls: libasound must not be used to enumerate cards (see docs/ports.md).
 public struct UCMProbe: Sendable {
     public static let defaultRoot = "/usr/share/alsa/ucm2"
@@ -13,6 +13,9 @@ public struct UCMProbe: Sendable {
     public func hasEarpiece(_ card: CardRecord) -> Bool {
         guard let id = card.attributes["id"], CardClassifier.isALSAIdentifier(id) else { return false }
         var entries: [String] = []
+        // alsa-lib's two layouts: ucm2/<card>/<card>.conf and ucm2/conf.d/<driver>/<card>.conf.
+        let legacy = "\(root)/\(id)/\(id).conf"
+        if access(legacy, R_OK) == 0 { entries.append(legacy) }
         for driver in Self.directoryEntries("\(root)/conf.d") {
             let path = "\(root)/conf.d/\(driver)/\(id).conf"
             if access(path, R_OK) == 0 { entries.append(path) }

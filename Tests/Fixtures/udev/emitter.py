@@ -79,6 +79,7 @@ class Emitter:
         self.root = self.testbed.get_root_dir()
         self.devices = {}
         self.loop = GLib.MainLoop()
+        self.pending = b""
 
     def reply(self, text):
         sys.stdout.write(text + "\n")
@@ -206,15 +207,21 @@ class Emitter:
         return True
 
     def on_stdin(self, source, condition):
-        line = sys.stdin.readline()
-        if not line:
+        # Read the fd directly: a buffered readline() would keep later lines in
+        # Python's buffer, where the GLib watch never sees them.
+        chunk = os.read(sys.stdin.fileno(), 65536)
+        if not chunk:
             self.loop.quit()
             return False
-        try:
-            return self.command(line.strip())
-        except Exception as error:  # report, keep serving
-            self.reply("ERR %s: %s" % (type(error).__name__, error))
-            return True
+        self.pending += chunk
+        while b"\n" in self.pending:
+            line, self.pending = self.pending.split(b"\n", 1)
+            try:
+                if not self.command(line.decode().strip()):
+                    return False
+            except Exception as error:  # report, keep serving
+                self.reply("ERR %s: %s" % (type(error).__name__, error))
+        return True
 
     def run(self):
         self.reply("READY " + self.root)
