@@ -137,6 +137,41 @@ final class UmockdevBench: @unchecked Sendable {
         return process
     }
 
+    /// The properties `udevadm test --action=change` computes for a device of the
+    /// testbed with AudioRoute's rules, installed by scripts/install-udev-rules.
+    /// udevadm reads rules from /run/udev/rules.d and writes its database to
+    /// /run/udev/data, so it runs in a private mount namespace with a tmpfs on
+    /// /run: nothing of the machine's /run is read or changed.
+    func udevadmTest(_ syspath: String) throws -> [String: String] {
+        let name = UUID().uuidString
+        let out = scratch.appendingPathComponent("\(name).out")
+        let err = scratch.appendingPathComponent("\(name).err")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        let install = Self.packageRoot + "/scripts/install-udev-rules"
+        process.arguments = [
+            "--mount", "sh", "-ec",
+            "mount -t tmpfs tmpfs /run && \"$1\" --dest /run/udev/rules.d --no-reload >/dev/null && exec umockdev-wrapper udevadm test --action=change \"$2\"",
+            "sh", install, "/sys" + syspath,
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment["UMOCKDEV_DIR"] = root
+        process.environment = environment
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try process.run()
+        children.append(process)
+        process.waitUntilExit()
+        var properties: [String: String] = [:]
+        for line in try String(contentsOf: out, encoding: .utf8).split(separator: "\n") {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            properties[String(line[..<equals])] = String(line[line.index(after: equals)...])
+        }
+        return properties
+    }
+
     /// Runs `audioroute ARGS` against the testbed to completion.
     func run(_ arguments: [String], timeout: TimeInterval = 30) throws -> (status: Int32, stdout: String, stderr: String) {
         let name = UUID().uuidString
