@@ -39,6 +39,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "audioroute-bench",
+            dependencies: ["AudioRouteCore"]
+        ),
+        // Release-mode benchmark of the udev watcher under umockdev (docs/benchmarks.md).
+        .executableTarget(
+            name: "udev-bench",
             dependencies: ["AudioRouteCore", "AudioRouteLinux"]
         ),
         .testTarget(

@@ -14,9 +14,10 @@ command per line on stdin and answers "OK ..." (or "ERR ...") on stdout:
                           emulate an evdev device: EVIOCGBIT/EVIOCGSW/EVIOCGNAME are
                           answered from live state (hex bitmaps of SW_* codes)
   jack DEVNODE CODE VALUE write EV_SW CODE VALUE + SYN_REPORT to the device
-  bench N SYSPATH         N x (uevent change SYSPATH), printing the send time
-                          (CLOCK_MONOTONIC ns) of each as "T <i> <ns>"
-  storm N FILE SYSPATH    N/2 x (load FILE; unplug SYSPATH)
+  bench N SYSPATH         N x (set AUDIOROUTE_PRIORITY on SYSPATH to 60 or 61, then
+                          uevent change SYSPATH), printing the send time
+                          (CLOCK_MONOTONIC ns) of each uevent as "T <i> <ns>"
+  storm N FILE SYSPATH    N x (load FILE; unplug SYSPATH); answers "OK storm <uevents sent>"
   quit
 
 Always run with /usr/bin/python3 (Debian's, which has gi).
@@ -187,19 +188,27 @@ class Emitter:
         elif verb == "bench":
             count, syspath = int(args[0]), self.syspath(args[1])
             for i in range(count):
+                # Each change carries a new priority, so each one is a port update.
+                self.testbed.set_property(syspath, "AUDIOROUTE_PRIORITY", str(60 + i % 2))
                 t = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
                 self.testbed.uevent(syspath, "change")
                 sys.stdout.write("T %d %d\n" % (i, t))
-                # Pace the events so each one's latency is measured on its own.
+                # Paced, so that each event's latency is measured on its own.
                 time.sleep(0.002)
             sys.stdout.flush()
         elif verb == "storm":
             count, path, syspath = int(args[0]), args[1], args[2]
             with open(path) as f:
                 text = f.read()
-            for _ in range(count // 2):
-                self.testbed.add_from_string(self.fresh(text))
+            sent = 0
+            for _ in range(count):
+                fresh = self.fresh(text)
+                sent += fresh.count("P: ")
+                self.testbed.add_from_string(fresh)
+                sent += len(self.below(syspath))
                 self.unplug(syspath)
+            self.reply("OK storm %d" % sent)
+            return True
         else:
             self.reply("ERR unknown command " + verb)
             return True
