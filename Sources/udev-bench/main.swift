@@ -233,21 +233,35 @@ func orchestrate(events: Int, storm: Int, idle: Int, fixtures: String) throws {
     print("p99 ratio ours/udevadm (line read): \(format(percentile(ours, 99) / percentile(theirs, 99)))")
     print("")
 
-    // Idle.
+    // Idle: per thread, because the process total includes the Swift runtime's.
     let pid = receiver.process.processIdentifier
-    let voluntaryBefore = threadsSum(pid, "voluntary_ctxt_switches")
-    let involuntaryBefore = threadsSum(pid, "nonvoluntary_ctxt_switches")
+    func perThread(_ pid: Int32) -> [String: (name: String, waitingIn: String, voluntary: Int)] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        var result: [String: (String, String, Int)] = [:]
+        for task in tasks {
+            let base = "/proc/\(pid)/task/\(task)/"
+            let name = ((try? String(contentsOfFile: base + "comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+            let waiting = ((try? String(contentsOfFile: base + "wchan", encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+            let text = (try? String(contentsOfFile: base + "status", encoding: .utf8)) ?? ""
+            let line = text.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") } ?? ""
+            result[task] = (name, waiting, Int(line.split(separator: "\t").last ?? "") ?? 0)
+        }
+        return result
+    }
+    let before = perThread(pid)
     let udevadmBefore = threadsSum(udevadm.process.processIdentifier, "voluntary_ctxt_switches")
     sleep(UInt32(idle))
-    let voluntaryAfter = threadsSum(pid, "voluntary_ctxt_switches")
-    let involuntaryAfter = threadsSum(pid, "nonvoluntary_ctxt_switches")
+    let after = perThread(pid)
     let udevadmAfter = threadsSum(udevadm.process.processIdentifier, "voluntary_ctxt_switches")
-    print("## idle: \(idle) s, no events")
+    print("## idle: \(idle) s, no events: voluntary context switches per thread")
     print("")
-    print("| process | threads | voluntary switches | involuntary switches |")
-    print("|---|---|---|---|")
-    print("| audioroute udev watcher | \(status(pid, "Threads")) | \(voluntaryAfter - voluntaryBefore) | \(involuntaryAfter - involuntaryBefore) |")
-    print("| udevadm monitor | \(status(udevadm.process.processIdentifier, "Threads")) | \(udevadmAfter - udevadmBefore) | - |")
+    print("| process / thread | blocked in | voluntary switches |")
+    print("|---|---|---|")
+    for (task, state) in after.sorted(by: { $0.key < $1.key }) {
+        let delta = state.voluntary - (before[task]?.voluntary ?? 0)
+        print("| receiver tid \(task) \(state.name) | \(state.waitingIn) | \(delta) |")
+    }
+    print("| udevadm monitor (all threads) | - | \(udevadmAfter - udevadmBefore) |")
     print("")
 
     // Storm.
@@ -260,7 +274,7 @@ func orchestrate(events: Int, storm: Int, idle: Int, fixtures: String) throws {
     emitter.send("storm \(storm) \(dacFile) \(dacUSB)")
     emitter.send("load \(dacFile)")
     let stormReply = try emitter.wait(timeout: 600, from: mark) { $0.hasPrefix("OK storm") }
-    try emitter.wait(timeout: 600, from: mark) { $0 == "OK load" }
+    let lastSent = try emitter.wait(timeout: 600, from: mark) { $0 == "OK load" }.stamp
     let emitted = Int(stormReply.line.split(separator: " ").last!)! + 10
     let expected = storm + 1
     let deadline = Date().addingTimeInterval(120)
@@ -273,7 +287,7 @@ func orchestrate(events: Int, storm: Int, idle: Int, fixtures: String) throws {
         if added >= expected && removed >= expected { break }
         usleep(10_000)
     }
-    let drained = monotonicNanoseconds()
+    let drained = receiver.lines.dropFirst(ours0).last { $0.line.hasPrefix("E ") }?.stamp ?? monotonicNanoseconds()
     usleep(300_000)
     let portsMark = receiver.lines.count
     receiver.send("PORTS")
@@ -287,7 +301,8 @@ func orchestrate(events: Int, storm: Int, idle: Int, fixtures: String) throws {
     print("| port events: added / removed (expected \(expected) each) | \(added) / \(removed) |")
     print("| final port set | \(final.line.dropFirst(2)) (expected \(dacPort)) |")
     print("| sound uevents seen by udevadm monitor | \(udevadmSeen) |")
-    print("| time until the last port event | \(format(Double(drained - started) / 1e9)) s |")
+    print("| storm duration, first uevent to last port event (paced by the Python emitter) | \(format(Double(drained - started) / 1e9)) s |")
+    print("| last port event after the emitter's last uevent | \(format(Double(Int64(bitPattern: drained &- lastSent)) / 1e6)) ms |")
     print("| receiver VmRSS before / after | \(rssBefore) / \(rssAfter) |")
     let ok = added == expected && removed == expected && final.line == "P " + dacPort
     print("")

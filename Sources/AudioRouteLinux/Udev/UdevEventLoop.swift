@@ -31,6 +31,22 @@ final class UdevEventLoop {
     private var removed: Set<String> = []
     private var readBuffer = [input_event](repeating: input_event(), count: 64)
 
+    /// Everything known about a card, kept from its events. Snapshots are built
+    /// from this, not from sysfs: a watcher that lags behind a storm of events
+    /// would otherwise read a later state of sysfs and miss whole plug/unplug
+    /// cycles. sysfs is read only to bootstrap a card first met mid-life
+    /// (enumeration, or an event for a card whose `add` came before the watcher).
+    private struct CardCache {
+        var sysname: String
+        var properties: [String: String]
+        var faults: [String]
+        var attributes: [String: String]
+        /// Syspaths of its PCM and control children.
+        var children: Set<String>
+        var parent: CardParent
+    }
+    private var cardCache: [String: CardCache] = [:]
+
     private static let monitorToken: UInt64 = 0
     private static let stopToken: UInt64 = 1
 
@@ -113,15 +129,39 @@ final class UdevEventLoop {
                 if action == "remove" {
                     removed = removed.filter { !$0.hasPrefix(syspath + "/") }
                     removed.insert(syspath)
+                    cardCache[syspath] = nil
                     emit(.cardRemoved(syspath: syspath, action: action))
-                } else {
-                    removed.remove(syspath)
-                    emit(.card(snapshot(card: device)))
+                    return
                 }
+                removed.remove(syspath)
+                var cache: CardCache
+                if let known = cardCache[syspath] {
+                    cache = known  // a change, or a repeated add: same card instance
+                } else if action == "add" {
+                    // A new card: its children follow as events (the control device last).
+                    cache = CardCache(sysname: sysname, properties: [:], faults: [], attributes: [:], children: [], parent: readParent(device))
+                } else {
+                    cache = bootstrap(device)
+                }
+                refresh(&cache, from: device)
+                cardCache[syspath] = cache
+                emit(.card(record(syspath, cache)))
             } else if PCMDevice.parse(sysname) != nil || sysname.hasPrefix("controlC") {
                 if action == "remove" { removed.insert(syspath) } else { removed.remove(syspath) }
-                guard let card = device.parent(), Self.isCardName(card.sysname), !removed.contains(card.syspath) else { return }
-                emit(.card(snapshot(card: card)))
+                // The card is the child's parent in the device path; no sysfs lookup.
+                let cardPath = String(syspath[..<(syspath.lastIndex(of: "/") ?? syspath.endIndex)])
+                let cardName = String(cardPath.split(separator: "/").last ?? "")
+                guard Self.isCardName(cardName) else { return }
+                if cardCache[cardPath] == nil {
+                    guard action != "remove", !removed.contains(cardPath), let card = context.device(syspath: cardPath) else { return }
+                    cardCache[cardPath] = bootstrap(card)
+                }
+                if action == "remove" {
+                    cardCache[cardPath]?.children.remove(syspath)
+                } else {
+                    cardCache[cardPath]?.children.insert(syspath)
+                }
+                emit(.card(record(cardPath, cardCache[cardPath]!)))
             }
         case "input":
             guard sysname.hasPrefix("event") else { return }
@@ -137,29 +177,58 @@ final class UdevEventLoop {
 
     // MARK: Cards
 
-    /// Reads a card, its PCM and control children, and its parent.
+    /// Reads a card, its PCM and control children, and its parent from sysfs.
     func snapshot(card device: UdevDevice) -> CardRecord {
-        let (properties, invalid) = device.properties()
-        var faults = invalid.sorted().map { "property \($0) is not valid UTF-8" }
-        var attributes: [String: String] = [:]
-        for name in ["id", "number"] {
-            guard let value = device.attribute(name) else { continue }
-            attributes[name] = value.value.trimmingASCIIWhitespace()
-            if !value.valid { faults.append("attribute \(name) is not valid UTF-8") }
-        }
-        var pcms: [PCMDevice] = []
-        var hasControl = false
-        if let children = try? UdevEnumerator(context) {
-            children.match(parent: device)
-            for path in children.syspaths() where path != device.syspath && !removed.contains(path) {
+        let cache = bootstrap(device)
+        cardCache[device.syspath] = cache
+        return record(device.syspath, cache)
+    }
+
+    /// A card met mid-life: its children and parent from sysfs.
+    private func bootstrap(_ device: UdevDevice) -> CardCache {
+        var children: Set<String> = []
+        if let enumerator = try? UdevEnumerator(context) {
+            enumerator.match(parent: device)
+            for path in enumerator.syspaths() where path != device.syspath && !removed.contains(path) {
                 let name = path.split(separator: "/").last.map(String.init) ?? ""
-                if let pcm = PCMDevice(sysname: name) {
-                    pcms.append(pcm)
-                } else if name.hasPrefix("controlC") {
-                    hasControl = true
-                }
+                if PCMDevice(sysname: name) != nil || name.hasPrefix("controlC") { children.insert(path) }
             }
         }
+        var cache = CardCache(sysname: device.sysname, properties: [:], faults: [], attributes: [:], children: children, parent: readParent(device))
+        refresh(&cache, from: device)
+        return cache
+    }
+
+    /// Takes the card's properties from `device` (the event's, when it is one)
+    /// and its `id`/`number` attributes from sysfs while they can be read.
+    private func refresh(_ cache: inout CardCache, from device: UdevDevice) {
+        let (properties, invalid) = device.properties()
+        cache.properties = properties
+        cache.faults = invalid.sorted().map { "property \($0) is not valid UTF-8" }
+        for name in ["id", "number"] {
+            guard let value = device.attribute(name) else { continue }
+            cache.attributes[name] = value.value.trimmingASCIIWhitespace()
+            if !value.valid { cache.faults.append("attribute \(name) is not valid UTF-8") }
+        }
+    }
+
+    private func record(_ syspath: String, _ cache: CardCache) -> CardRecord {
+        var pcms: [PCMDevice] = []
+        var hasControl = false
+        for path in cache.children where !removed.contains(path) {
+            let name = path.split(separator: "/").last.map(String.init) ?? ""
+            if let pcm = PCMDevice(sysname: name) {
+                pcms.append(pcm)
+            } else if name.hasPrefix("controlC") {
+                hasControl = true
+            }
+        }
+        return CardRecord(
+            syspath: syspath, sysname: cache.sysname, properties: cache.properties, attributes: cache.attributes,
+            pcms: pcms, hasControl: hasControl, parent: cache.parent, faults: cache.faults)
+    }
+
+    private func readParent(_ device: UdevDevice) -> CardParent {
         var parent = CardParent()
         if let up = device.parent() {
             parent.subsystem = up.subsystem
@@ -169,9 +238,7 @@ final class UdevEventLoop {
                 parent.isGraphicsAudioFunction = isGraphicsAudioFunction(up.syspath)
             }
         }
-        return CardRecord(
-            syspath: device.syspath, sysname: device.sysname, properties: properties, attributes: attributes,
-            pcms: pcms, hasControl: hasControl, parent: parent, faults: faults)
+        return parent
     }
 
     /// HDMI audio of a GPU is function 1 (or higher) of a PCI device whose function 0
@@ -182,6 +249,13 @@ final class UdevEventLoop {
         let sibling = syspath[..<dot] + ".0"
         guard let function0 = context.device(syspath: String(sibling)), let pciClass = function0.attribute("class")?.value else { return false }
         return pciClass.hasPrefix("0x03")
+    }
+
+    /// The syspath of the card a device path lies below, if any.
+    static func cardPath(of syspath: String) -> (syspath: String, sysname: String)? {
+        let parts = syspath.split(separator: "/", omittingEmptySubsequences: false)
+        guard let index = parts.lastIndex(where: { isCardName(String($0)) }), index > 0, parts[index - 1] == "sound" else { return nil }
+        return (parts[...index].joined(separator: "/"), String(parts[index]))
     }
 
     static func isCardName(_ name: String) -> Bool {
@@ -202,8 +276,9 @@ final class UdevEventLoop {
             }
             return
         }
-        // Only switch devices that hang below a sound card are jacks.
-        guard let card = device.ancestor(subsystem: "sound"), Self.isCardName(card.sysname) else { return }
+        // Only switch devices that hang below a sound card are jacks; the card is
+        // found in the device path (.../sound/cardN/inputM/eventK), not in sysfs.
+        guard let card = Self.cardPath(of: syspath) else { return }
         let inputDevice = device.parent()
         let name = inputDevice?.attribute("name")?.value.trimmingASCIIWhitespace()
             ?? inputDevice?.properties().values["NAME"].map { String($0.filter { $0 != "\"" }) }

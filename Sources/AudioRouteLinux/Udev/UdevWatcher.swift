@@ -1,4 +1,5 @@
 import AudioRouteCore
+import CUdev
 import Glibc
 import Logging
 
@@ -34,6 +35,8 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
         }
         continuation.onTermination = { _ in stop.fire() }
         let started = startThread {
+            // Named, so that per-thread figures (docs/benchmarks.md) can find it.
+            _ = cudev_set_thread_name("audioroute-udev")
             do {
                 let loop = try UdevEventLoop(stop: stop) { continuation.yield($0) }
                 loop.enumerate()
