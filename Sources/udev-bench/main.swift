@@ -302,7 +302,7 @@ func orchestrate(events: Int, storm: Int, idle: Int, fixtures: String) throws {
     print("| final port set | \(final.line.dropFirst(2)) (expected \(dacPort)) |")
     print("| sound uevents seen by udevadm monitor | \(udevadmSeen) |")
     print("| storm duration, first uevent to last port event (paced by the Python emitter) | \(format(Double(drained - started) / 1e9)) s |")
-    print("| last port event after the emitter's last uevent | \(format(Double(Int64(bitPattern: drained &- lastSent)) / 1e6)) ms |")
+    print("| last port event relative to the emitter's final reply (negative: before it) | \(format(Double(Int64(bitPattern: drained &- lastSent)) / 1e6)) ms |")
     print("| receiver VmRSS before / after | \(rssBefore) / \(rssAfter) |")
     let ok = added == expected && removed == expected && final.line == "P " + dacPort
     print("")

@@ -41,6 +41,7 @@ final class UdevEventLoop {
         var properties: [String: String]
         var faults: [String]
         var attributes: [String: String]
+        var attributeFaults: Set<String> = []
         /// Syspaths of its PCM and control children.
         var children: Set<String>
         var parent: CardParent
@@ -205,11 +206,14 @@ final class UdevEventLoop {
         let (properties, invalid) = device.properties()
         cache.properties = properties
         cache.faults = invalid.sorted().map { "property \($0) is not valid UTF-8" }
-        for name in ["id", "number"] {
+        // Read once per card instance: the kernel sends no uevent when they change,
+        // so re-reading them on every change event would buy nothing but syscalls.
+        for name in ["id", "number"] where cache.attributes[name] == nil || cache.attributeFaults.contains(name) {
             guard let value = device.attribute(name) else { continue }
             cache.attributes[name] = value.value.trimmingASCIIWhitespace()
-            if !value.valid { cache.faults.append("attribute \(name) is not valid UTF-8") }
+            if value.valid { cache.attributeFaults.remove(name) } else { cache.attributeFaults.insert(name) }
         }
+        cache.faults += cache.attributeFaults.sorted().map { "attribute \($0) is not valid UTF-8" }
     }
 
     private func record(_ syspath: String, _ cache: CardCache) -> CardRecord {
