@@ -77,7 +77,7 @@ struct Monitor: AsyncParsableCommand {
                 // monitor keeps following the category (the interruption is still reported).
                 if let session = tower.session(Self.sessionID), !session.isActive {
                     for event in outcome.events where event.session == Self.sessionID {
-                        MonitorLine.session(event, json: json)
+                        MonitorLine.session(event, previous: previous, current: tower.route, json: json)
                     }
                     _ = try? tower.setActive(true, session: Self.sessionID)
                 }
@@ -120,13 +120,15 @@ enum MonitorLine {
         }
     }
 
-    static func session(_ event: SessionEvent, json: Bool) {
+    static func session(_ event: SessionEvent, previous: Route, current: Route, json: Bool) {
         if json {
             var members = event.json
-            if case .object(let list) = members { members = .object([.init("event", .string("session"))] + list) }
+            if case .object(let list) = members {
+                members = .object([.init("event", .string("session"))] + list + [.init("previous", previous.json), .init("current", current.json)])
+            }
             write(members.text)
         } else {
-            write("session \(event.kind.name)")
+            write("session \(event.kind.name) \(previous) -> \(current)")
         }
     }
 

@@ -86,7 +86,7 @@ func events(_ objects: [JSON], from start: Int) -> [MonitorEvent] { objects.drop
             MonitorEvent("portRemoved", "oldDeviceUnavailable", uid: IDs.usbOut, outputs: [IDs.speaker]),
             MonitorEvent("portRemoved", "oldDeviceUnavailable", uid: IDs.usbIn, outputs: [IDs.speaker]),
             MonitorEvent("routeChange", "oldDeviceUnavailable", outputs: [IDs.speaker]),
-            MonitorEvent("session", "routeDisconnected"),
+            MonitorEvent("session", "routeDisconnected", outputs: [IDs.speaker]),
         ])
         #expect(objects[9]["type"]?.string == "interruptionBegan")
         #expect(objects[8]["previous"]?["outputs"]?.strings == [IDs.usbOut])
