@@ -249,3 +249,62 @@ func events(_ objects: [JSON], from start: Int) -> [MonitorEvent] { objects.drop
         #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
     }
 }
+
+@Suite(.serialized) struct UdevHeadsetJackTests {
+    /// A codec that reports a headset on one switch device (SOF's "Headset Jack",
+    /// cf. thesofproject/linux issue #5795): both switches flip in one frame, and
+    /// earphones and mic arrive, and leave, as one device in one route change.
+    @Test func combinedHeadsetJackMovesMicAndEarphonesTogether() throws {
+        let bench = try UmockdevBench()
+        defer { bench.close() }
+        try bench.loadLaptop()
+        try bench.send("jackdev /dev/input/event15 14 0 sof-soundwire_Headset_Jack")
+        try bench.loadText("""
+            P: /devices/pci0000:00/0000:00:1b.0/sound/card0/input20
+            E: SUBSYSTEM=input
+            E: NAME="sof-soundwire Headset Jack"
+            E: ID_INPUT=1
+            E: ID_INPUT_SWITCH=1
+            A: name=sof-soundwire Headset Jack
+
+            P: /devices/pci0000:00/0000:00:1b.0/sound/card0/input20/event15
+            N: input/event15
+            E: SUBSYSTEM=input
+            E: DEVNAME=/dev/input/event15
+            E: ID_INPUT=1
+            E: ID_INPUT_SWITCH=1
+            """)
+        let monitor = try bench.monitor(category: "playAndRecord", initialLines: 3)
+        try bench.send("jacks /dev/input/event15 2:1,4:1")
+        var objects = try monitor.waitForLines(6)
+        #expect(events(objects, from: 3) == [
+            MonitorEvent("portAdded", "newDeviceAvailable", uid: IDs.headphones, outputs: [IDs.headphones], inputs: [IDs.headsetMic]),
+            MonitorEvent("portAdded", "newDeviceAvailable", uid: IDs.headsetMic, outputs: [IDs.headphones], inputs: [IDs.headsetMic]),
+            MonitorEvent("routeChange", "newDeviceAvailable", outputs: [IDs.headphones], inputs: [IDs.headsetMic]),
+        ])
+        try bench.send("jacks /dev/input/event15 2:0,4:0")
+        objects = try monitor.waitForLines(9)
+        #expect(events(objects, from: 6) == [
+            MonitorEvent("portRemoved", "oldDeviceUnavailable", uid: IDs.headphones, outputs: [IDs.speaker], inputs: [IDs.mic]),
+            MonitorEvent("portRemoved", "oldDeviceUnavailable", uid: IDs.headsetMic, outputs: [IDs.speaker], inputs: [IDs.mic]),
+            MonitorEvent("routeChange", "oldDeviceUnavailable", outputs: [IDs.speaker], inputs: [IDs.mic]),
+        ])
+        #expect(try monitor.stop() == 0)
+    }
+
+    /// HDMI audio is recognised from the PCI topology (function 0 of the same
+    /// device is a display controller), not only from the card id.
+    @Test func gpuAudioFunctionIsFoundFromItsSiblingVGAFunction() throws {
+        let bench = try UmockdevBench()
+        defer { bench.close() }
+        let text = try String(contentsOfFile: UmockdevBench.fixtures + "/gpu-hdmi-nvidia-gf114.umockdev", encoding: .utf8)
+        try bench.loadText(text.replacingOccurrences(of: "A: id=NVidia", with: "A: id=GPU"))
+        let result = try bench.run(["ports", "--direct", "--json"])
+        guard case .array(let ports) = try JSON.parse(result.stdout) else {
+            Issue.record("not an array: \(result.stdout)")
+            return
+        }
+        #expect(ports.map { $0["type"]?.string ?? "" } == ["HDMI", "HDMI"])
+        #expect(ports.map { $0["alsa"]?.string ?? "" } == ["plughw:CARD=GPU,DEV=3", "plughw:CARD=GPU,DEV=7"])
+    }
+}

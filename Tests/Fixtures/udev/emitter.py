@@ -14,6 +14,7 @@ command per line on stdin and answers "OK ..." (or "ERR ...") on stdout:
                           emulate an evdev device: EVIOCGBIT/EVIOCGSW/EVIOCGNAME are
                           answered from live state (hex bitmaps of SW_* codes)
   jack DEVNODE CODE VALUE write EV_SW CODE VALUE + SYN_REPORT to the device
+  jacks DEVNODE C:V,C:V   several EV_SW in one frame (a headset: headphone and mic), one SYN_REPORT
   bench N SYSPATH         N x (set AUDIOROUTE_PRIORITY on SYSPATH to 60 or 61, then
                           uevent change SYSPATH), printing the send time
                           (CLOCK_MONOTONIC ns) of each uevent as "T <i> <ns>"
@@ -147,17 +148,19 @@ class Emitter:
                     if os.path.islink(path) and not os.path.exists(path):
                         os.unlink(path)
 
-    def jack(self, devnode, code, value):
+    def jack(self, devnode, changes):
         device = self.devices[devnode]
-        if value:
-            device.state |= 1 << code
-        else:
-            device.state &= ~(1 << code)
-        fd = self.testbed.get_dev_fd(devnode)
         now = time.time()
         sec, usec = int(now), int((now % 1) * 1e6)
-        events = struct.pack("llHHi", sec, usec, EV_SW, code, value) + struct.pack("llHHi", sec, usec, EV_SYN, SYN_REPORT, 0)
-        os.write(fd, events)
+        events = b""
+        for code, value in changes:
+            if value:
+                device.state |= 1 << code
+            else:
+                device.state &= ~(1 << code)
+            events += struct.pack("llHHi", sec, usec, EV_SW, code, value)
+        events += struct.pack("llHHi", sec, usec, EV_SYN, SYN_REPORT, 0)
+        os.write(self.testbed.get_dev_fd(devnode), events)
 
     def command(self, line):
         words = line.split()
@@ -184,7 +187,9 @@ class Emitter:
             self.devices[devnode] = handler
             self.testbed.attach_ioctl(devnode, handler)
         elif verb == "jack":
-            self.jack(args[0], int(args[1]), int(args[2]))
+            self.jack(args[0], [(int(args[1]), int(args[2]))])
+        elif verb == "jacks":
+            self.jack(args[0], [tuple(int(x) for x in pair.split(":")) for pair in args[1].split(",")])
         elif verb == "bench":
             count, syspath = int(args[0]), self.syspath(args[1])
             for i in range(count):
