@@ -206,6 +206,12 @@ func events(_ objects: [JSON], from start: Int) -> [MonitorEvent] { objects.drop
         try bench.send("uevent change \(IDs.headsetCard)")
         try monitor.waitForStderr("not valid UTF-8")
 
+        // A garbage value in a property the watcher honours: ignored, the port stays as it was.
+        try bench.send("setprop \(IDs.headsetCard) AUDIOROUTE_PRIORITY high")
+        try bench.send("uevent change \(IDs.headsetCard)")
+        try bench.send("uevent change \(IDs.headsetCard)")
+        try monitor.waitForStderr("not an integer")
+
         // A jack device whose card is gone.
         try bench.send("uevent remove \(IDs.laptopCard)/input12/event9")
         try bench.send("uevent remove \(IDs.laptopCard)")
@@ -217,7 +223,7 @@ func events(_ objects: [JSON], from start: Int) -> [MonitorEvent] { objects.drop
         usleep(300_000)
         #expect(try monitor.stop() == 0)
         let log = monitor.stderr
-        for text in ["no PCM devices", "unknown card", "not a jack switch", "not valid UTF-8", "which is gone"] {
+        for text in ["no PCM devices", "unknown card", "not a jack switch", "not valid UTF-8", "not an integer", "which is gone"] {
             #expect(log.components(separatedBy: text).count - 1 == 1, "\(text) logged \(log.components(separatedBy: text).count - 1) times:\n\(log)")
         }
         // The port set is exactly what the surviving devices imply: the headset.
@@ -229,6 +235,7 @@ func events(_ objects: [JSON], from start: Int) -> [MonitorEvent] { objects.drop
         }
         #expect(present == [IDs.usbOut, IDs.usbIn])
         #expect(!monitor.stderr.contains("event refused"))
+        #expect(!monitor.objects.contains { $0["event"]?.string == "portUpdated" })
     }
 
     @Test func commandsWithoutDirectSayToUseIt() throws {
