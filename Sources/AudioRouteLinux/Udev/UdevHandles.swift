@@ -78,13 +78,6 @@ final class UdevDevice {
         return (values, invalid)
     }
 
-    /// The nearest ancestor in `subsystem` (a new reference), or nil.
-    func ancestor(subsystem: String) -> UdevDevice? {
-        // The returned parent is owned by the child: take our own reference.
-        guard let parent = udev_device_get_parent_with_subsystem_devtype(raw, subsystem, nil) else { return nil }
-        return UdevDevice(owning: udev_device_ref(parent))
-    }
-
     /// The direct parent (a new reference), or nil.
     func parent() -> UdevDevice? {
         guard let parent = udev_device_get_parent(raw) else { return nil }
