@@ -315,3 +315,31 @@ func events(_ objects: [JSON], from start: Int) -> [MonitorEvent] { objects.drop
         #expect(ports.map { $0["alsa"]?.string ?? "" } == ["plughw:CARD=GPU,DEV=3", "plughw:CARD=GPU,DEV=7"])
     }
 }
+
+@Suite(.serialized) struct UdevStartupTests {
+    /// A card that udev had announced before the watcher started, whose PCM and
+    /// control devices register afterwards: it arrives whole once its control
+    /// device does, with no partial port first.
+    @Test func cardFinishingRegistrationAfterStartArrivesWhole() throws {
+        let bench = try UmockdevBench()
+        defer { bench.close() }
+        let text = try String(contentsOfFile: UmockdevBench.fixtures + "/usb-headset-razer-blackshark-v3-pro.umockdev", encoding: .utf8)
+        let records = text.components(separatedBy: "\n\n")
+        let children = records.filter { $0.contains("/sound/card2/") }
+        let rest = records.filter { !$0.contains("/sound/card2/") }
+        try bench.loadText(rest.joined(separator: "\n\n"))
+        let monitor = try bench.start(["monitor", "--direct", "--json", "--category", "playAndRecord", "--log-level", "debug"])
+        try monitor.waitForStderr("no control device yet")
+        #expect(monitor.lines.isEmpty)
+        try bench.loadText(children.joined(separator: "\n\n"))
+        let objects = try monitor.waitForLines(3)
+        #expect(events(objects, from: 0) == [
+            MonitorEvent("portAdded", "newDeviceAvailable", uid: IDs.usbOut, outputs: [IDs.usbOut], inputs: [IDs.usbIn]),
+            MonitorEvent("portAdded", "newDeviceAvailable", uid: IDs.usbIn, outputs: [IDs.usbOut], inputs: [IDs.usbIn]),
+            MonitorEvent("routeChange", "newDeviceAvailable", outputs: [IDs.usbOut], inputs: [IDs.usbIn]),
+        ])
+        usleep(200_000)
+        #expect(monitor.lines.count == 3)
+        #expect(try monitor.stop() == 0)
+    }
+}
