@@ -35,13 +35,13 @@ final class UmockdevBench: @unchecked Sendable {
     private let fromEmitter = Pipe()
     private var buffered = Data()
     private var children: [Process] = []
-    private let scratch: URL
+    /// Scratch files live inside the testbed, which the emitter removes when it exits,
+    /// even when the test runner dies and closes its stdin.
+    private var scratch: URL { URL(fileURLWithPath: root + "/scratch") }
     private var closed = false
     private(set) var root = ""
 
     init() throws {
-        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("audioroute-udev-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         emitter.executableURL = URL(fileURLWithPath: "/usr/bin/umockdev-wrapper")
         emitter.arguments = ["/usr/bin/python3", Self.fixtures + "/emitter.py"]
         emitter.standardInput = toEmitter
@@ -54,6 +54,7 @@ final class UmockdevBench: @unchecked Sendable {
         let ready = try readLine(timeout: 20)
         guard ready.hasPrefix("READY ") else { throw Failure(description: "emitter said \(ready)") }
         root = String(ready.dropFirst(6))
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
     }
 
     deinit { close() }
@@ -62,9 +63,10 @@ final class UmockdevBench: @unchecked Sendable {
     func close() {
         guard !closed else { return }
         closed = true
-        for child in children where child.isRunning {
-            kill(child.processIdentifier, SIGKILL)
+        for child in children {
+            if child.isRunning { kill(child.processIdentifier, SIGKILL) }
             child.waitUntilExit()
+            if emitter.isRunning { _ = try? send("forget \(child.processIdentifier)") }
         }
         if emitter.isRunning {
             try? toEmitter.fileHandleForWriting.write(contentsOf: Data("quit\n".utf8))
@@ -74,7 +76,6 @@ final class UmockdevBench: @unchecked Sendable {
             emitter.waitUntilExit()
         }
         if !root.isEmpty { try? FileManager.default.removeItem(atPath: root) }
-        try? FileManager.default.removeItem(at: scratch)
     }
 
     private func readLine(timeout: TimeInterval) throws -> String {
@@ -134,6 +135,8 @@ final class UmockdevBench: @unchecked Sendable {
         process.standardError = try FileHandle(forWritingTo: stderr)
         try process.run()
         children.append(process)
+        // If this test runner dies, the emitter sees its stdin close and kills this one too.
+        try send("adopt \(process.processIdentifier)")
         return process
     }
 
@@ -163,6 +166,7 @@ final class UmockdevBench: @unchecked Sendable {
         process.standardError = try FileHandle(forWritingTo: err)
         try process.run()
         children.append(process)
+        try send("adopt \(process.processIdentifier)")
         process.waitUntilExit()
         var properties: [String: String] = [:]
         for line in try String(contentsOf: out, encoding: .utf8).split(separator: "\n") {

@@ -19,6 +19,9 @@ command per line on stdin and answers "OK ..." (or "ERR ...") on stdout:
                           uevent change SYSPATH), printing the send time
                           (CLOCK_MONOTONIC ns) of each uevent as "T <i> <ns>"
   storm N FILE SYSPATH    N x (load FILE; unplug SYSPATH); answers "OK storm <uevents sent>"
+  forget PID              the process has been reaped: no longer adopted
+  adopt PID               on exit (quit, or stdin closed because the test runner died),
+                          SIGKILL PID too: a safety net for processes a test started
   quit
 
 Always run with /usr/bin/python3 (Debian's, which has gi).
@@ -82,6 +85,7 @@ class Emitter:
         self.devices = {}
         self.loop = GLib.MainLoop()
         self.pending = b""
+        self.adopted = []
 
     def reply(self, text):
         sys.stdout.write(text + "\n")
@@ -170,7 +174,11 @@ class Emitter:
         if verb == "quit":
             self.loop.quit()
             return False
-        if verb == "load":
+        if verb == "adopt":
+            self.adopted.append(int(args[0]))
+        elif verb == "forget":
+            self.adopted = [p for p in self.adopted if p != int(args[0])]
+        elif verb == "load":
             self.load(args[0])
         elif verb == "unplug":
             self.unplug(args[0])
@@ -240,7 +248,18 @@ class Emitter:
     def run(self):
         self.reply("READY " + self.root)
         GLib.io_add_watch(sys.stdin, GLib.IO_IN | GLib.IO_HUP, self.on_stdin)
-        self.loop.run()
+        try:
+            self.loop.run()
+        finally:
+            for pid in self.adopted:
+                # Only if the pid is still what the test started (pids are reused).
+                try:
+                    with open("/proc/%d/cmdline" % pid, "rb") as f:
+                        command = f.read()
+                    if b"audioroute" in command or b"udevadm" in command:
+                        os.kill(pid, 9)
+                except OSError:
+                    pass
 
 
 if __name__ == "__main__":
