@@ -205,6 +205,22 @@ func summary(_ ports: [Port]) -> [String] {
         #expect(CardClassifier.classify(half).ports.isEmpty)
     }
 
+    @Test func virtualCardsAreNotPortsUnlessAskedFor() {
+        let loopback = CardRecord(
+            syspath: "/sys/devices/platform/snd_aloop.0/sound/card9", properties: ["ID_PATH": "platform-snd_aloop.0"],
+            attributes: ["id": "Loopback", "number": "9"], pcms: [PCMDevice(device: 0, playback: true), PCMDevice(device: 0, playback: false)],
+            parent: CardParent(subsystem: "platform", driver: "snd_aloop"))
+        let ignored = CardClassifier.classify(loopback)
+        #expect(ignored.ports.isEmpty)
+        #expect(ignored.notes.contains { $0.message.contains("virtual card (driver snd_aloop)") })
+        var byID = loopback
+        byID.parent.driver = nil
+        #expect(CardClassifier.classify(byID).ports.isEmpty)
+        var wanted = loopback
+        wanted.properties["AUDIOROUTE_IGNORE"] = "0"
+        #expect(CardClassifier.classify(wanted).ports.map(\.type) == [.builtInSpeaker, .builtInMic])
+    }
+
     @Test func garbageIsReportedNotTrusted() {
         var card = Cards.usbHeadset()
         card.pcms = []

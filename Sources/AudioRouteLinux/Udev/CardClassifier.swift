@@ -57,6 +57,12 @@ public enum CardClassifier {
             note(.info, "ignored", "ignored (\(AudioRouteProperty.ignore)=\(ignore))")
             return result
         }
+        // Virtual cards are never routes on their own (spec section 1), even without
+        // the udev rules installed; AUDIOROUTE_IGNORE=0 makes one a port anyway.
+        if props[AudioRouteProperty.ignore].map({ $0.trimmingASCIIWhitespace() == "0" }) != true, let reason = virtualCard(card) {
+            note(.info, "virtual", "ignored: virtual card (\(reason)); set \(AudioRouteProperty.ignore)=0 to use it")
+            return result
+        }
         guard card.hasControl else {
             note(.debug, "not-ready", "no control device yet: waiting for the card to finish registering")
             return result
@@ -190,6 +196,17 @@ public enum CardClassifier {
     }
 
     // MARK: Helpers
+
+    /// Drivers and card ids of ALSA's virtual cards (snd-aloop, snd-dummy, snd-virmidi).
+    static let virtualDrivers: Set<String> = ["snd_aloop", "snd-aloop", "snd_dummy", "snd-dummy", "snd_virmidi", "snd-virmidi"]
+    static let virtualIDs: Set<String> = ["Loopback", "Dummy", "VirMIDI"]
+
+    /// Why the card is a virtual one, or nil.
+    static func virtualCard(_ card: CardRecord) -> String? {
+        if let driver = card.parent.driver, virtualDrivers.contains(driver) { return "driver \(driver)" }
+        if let id = card.attributes["id"], virtualIDs.contains(id), card.properties["ID_BUS"] == nil { return "card id \(id)" }
+        return nil
+    }
 
     /// The card's bus: ID_BUS when udev set it, else the parent's subsystem.
     static func busName(_ card: CardRecord) -> String? {
