@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "AudioRouteCore", targets: ["AudioRouteCore"]),
+        .library(name: "AudioRouteLinux", targets: ["AudioRouteLinux"]),
         .executable(name: "audioroute", targets: ["audioroute"]),
     ],
     dependencies: [
@@ -16,15 +17,17 @@ let package = Package(
     targets: [
         // Pure Swift: model, validation, resolver, tower, simulation. No C, no Foundation.
         .target(name: "AudioRouteCore"),
+        // libudev, evdev ioctls and epoll, wrapped once in AudioRouteLinux.
+        .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         // sd-bus (BlueZ and BlueALSA over D-Bus). Module map and shim.h only.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // libbluetooth: bdaddr helpers, HCI adapter probe. Module map and shim.h only.
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
-        // The only code that calls C: hardware watchers.
+        // The only code that calls C: hardware watchers. No Foundation.
         .target(
             name: "AudioRouteLinux",
             dependencies: [
-                "AudioRouteCore", "CSystemd", "CBluetooth",
+                "AudioRouteCore", "CUdev", "CSystemd", "CBluetooth",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -32,6 +35,7 @@ let package = Package(
             name: "audioroute",
             dependencies: [
                 "AudioRouteCore",
+                "AudioRouteLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -45,6 +49,11 @@ let package = Package(
             name: "audioroute-bluez-bench",
             dependencies: ["AudioRouteCore", "AudioRouteLinux"]
         ),
+        // Release-mode benchmark of the udev watcher under umockdev (docs/benchmarks.md).
+        .executableTarget(
+            name: "udev-bench",
+            dependencies: ["AudioRouteCore", "AudioRouteLinux"]
+        ),
         .testTarget(
             name: "AudioRouteCoreTests",
             dependencies: [
@@ -55,7 +64,7 @@ let package = Package(
         .testTarget(
             name: "AudioRouteLinuxTests",
             dependencies: [
-                "AudioRouteCore", "AudioRouteLinux",
+                "AudioRouteCore", "AudioRouteLinux", "audioroute",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

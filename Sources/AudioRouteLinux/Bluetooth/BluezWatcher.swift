@@ -89,8 +89,27 @@ public struct BluezWatcher: PortWatcher {
         switch await iterator.next() {
         case .started?: return BluezPortEvents(iterator: iterator)
         case .failed(let error)?: throw error
-        case .event?, nil: return BluezPortEvents(iterator: iterator)
+        case .event?, .settled?, nil: return BluezPortEvents(iterator: iterator)
         }
+    }
+}
+
+extension BluezWatcher: PortSnapshotting {
+    /// The Bluetooth ports present now: one GetManagedObjects, then the watcher stops.
+    public func currentPorts() async throws -> [Port] {
+        var iterator = try await events().iterator
+        var ports: [Port] = []
+        while let item = await iterator.next() {
+            switch item {
+            case .event(.added(let new)): ports += new
+            case .event(.removed(let uids)): ports.removeAll { uids.contains($0.uid) }
+            case .event(.updated(let port)):
+                if let index = ports.firstIndex(where: { $0.uid == port.uid }) { ports[index] = port }
+            case .settled: return ports
+            case .started, .failed: continue
+            }
+        }
+        return ports
     }
 }
 
@@ -139,6 +158,8 @@ final class BluezLoop: @unchecked Sendable {
         case started
         case failed(BluezWatcherError)
         case event(PortEvent)
+        /// The ports present at start have all been delivered (snapshots stop here).
+        case settled
     }
 
     static let serviceName = "org.bluez"
@@ -205,6 +226,7 @@ final class BluezLoop: @unchecked Sendable {
         } else {
             enumerate(bus)
         }
+        continuation.yield(.settled)
         runLoop(bus)
         // The bus is gone or we were cancelled: nothing we reported can be vouched for any more.
         replaceObjects(BluezObjects())

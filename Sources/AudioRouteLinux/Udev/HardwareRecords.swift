@@ -1,0 +1,168 @@
+// Pure snapshots of what udev and evdev say about sound hardware. The event
+// loop (the only code here that calls C) fills them in; classification and the
+// port-set state work on them alone, so both can be unit-tested without udev.
+
+/// One PCM device of a card: `pcmC<n>D<m>p` (playback) or `pcmC<n>D<m>c` (capture).
+public struct PCMDevice: Sendable, Hashable, Comparable {
+    public var device: Int
+    public var playback: Bool
+
+    public init(device: Int, playback: Bool) {
+        self.device = device
+        self.playback = playback
+    }
+
+    /// Parses a sysfs name such as `pcmC1D3p`; nil for anything else.
+    public init?(sysname: String) {
+        guard let (_, device, suffix) = Self.parse(sysname) else { return nil }
+        self.device = device
+        self.playback = suffix == "p"
+    }
+
+    static func parse(_ name: String) -> (card: Int, device: Int, suffix: Character)? {
+        guard name.hasPrefix("pcmC"), let last = name.last, last == "p" || last == "c" else { return nil }
+        let body = name.dropFirst(4).dropLast()
+        let parts = body.split(separator: "D", omittingEmptySubsequences: false)
+        guard parts.count == 2, let card = Int(parts[0]), let device = Int(parts[1]), card >= 0, device >= 0 else { return nil }
+        return (card, device, last)
+    }
+
+    public static func < (a: PCMDevice, b: PCMDevice) -> Bool {
+        a.device != b.device ? a.device < b.device : (a.playback && !b.playback)
+    }
+}
+
+/// What the card's parent device says: the bus it hangs off and, for PCI, whether
+/// it is the audio function of a graphics card (HDMI/DisplayPort audio).
+public struct CardParent: Sendable, Hashable {
+    /// The parent's subsystem: "usb", "pci", "platform", ... (nil if unknown).
+    public var subsystem: String?
+    /// The parent's kernel driver ("snd_hda_intel", "snd-usb-audio", "asoc-simple-card").
+    public var driver: String?
+    /// The PCI class of the parent function ("0x040300" for HDA audio).
+    public var pciClass: String?
+    /// True when function 0 of the same PCI device is a display controller (class 0x03xxxx).
+    public var isGraphicsAudioFunction: Bool
+
+    public init(subsystem: String? = nil, driver: String? = nil, pciClass: String? = nil, isGraphicsAudioFunction: Bool = false) {
+        self.subsystem = subsystem
+        self.driver = driver
+        self.pciClass = pciClass
+        self.isGraphicsAudioFunction = isGraphicsAudioFunction
+    }
+}
+
+/// One sound card as udev shows it at one moment.
+public struct CardRecord: Sendable, Hashable {
+    /// `/sys/devices/.../sound/card1`: the card's identity for the watcher's lifetime.
+    public var syspath: String
+    /// `card1`.
+    public var sysname: String
+    /// The card device's udev properties (ID_BUS, ID_PATH, ID_SERIAL, SOUND_FORM_FACTOR, AUDIOROUTE_*...).
+    public var properties: [String: String]
+    /// The card's sysfs attributes that matter: `id` and `number`.
+    public var attributes: [String: String]
+    /// Its PCM children, sorted.
+    public var pcms: [PCMDevice]
+    /// Whether its `controlC<n>` child exists. The kernel registers the control
+    /// device last, so without it the card is still being set up (or torn down).
+    public var hasControl: Bool
+    public var parent: CardParent
+    /// Faults found while reading it (non-UTF-8 values...), logged once each.
+    public var faults: [String]
+
+    public init(
+        syspath: String, sysname: String? = nil, properties: [String: String] = [:], attributes: [String: String] = [:],
+        pcms: [PCMDevice] = [], hasControl: Bool = true, parent: CardParent = CardParent(), faults: [String] = []
+    ) {
+        self.syspath = syspath
+        self.sysname = sysname ?? String(syspath.split(separator: "/").last ?? "")
+        self.properties = properties
+        self.attributes = attributes
+        self.pcms = pcms.sorted()
+        self.hasControl = hasControl
+        self.parent = parent
+        self.faults = faults
+    }
+}
+
+/// Switch codes of the evdev EV_SW type (linux/input-event-codes.h), as a bit set.
+public struct SwitchSet: OptionSet, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// The set with the bit of switch `code` (0...31).
+    public init(code: Int) { self.init(rawValue: code >= 0 && code < 32 ? 1 << UInt32(code) : 0) }
+
+    public static let headphoneInsert = SwitchSet(code: 0x02)
+    public static let microphoneInsert = SwitchSet(code: 0x04)
+    public static let lineoutInsert = SwitchSet(code: 0x06)
+    public static let jackPhysicalInsert = SwitchSet(code: 0x07)
+    public static let videooutInsert = SwitchSet(code: 0x08)
+    public static let lineinInsert = SwitchSet(code: 0x0d)
+
+    /// The switches that say something about audio jacks.
+    public static let jackSwitches: SwitchSet = [
+        .headphoneInsert, .microphoneInsert, .lineoutInsert, .jackPhysicalInsert, .videooutInsert, .lineinInsert,
+    ]
+
+    public var description: String {
+        let names: [(SwitchSet, String)] = [
+            (.headphoneInsert, "headphone"), (.microphoneInsert, "microphone"), (.lineoutInsert, "lineout"),
+            (.jackPhysicalInsert, "jackPhysical"), (.videooutInsert, "videoout"), (.lineinInsert, "linein"),
+        ]
+        let listed = names.filter { contains($0.0) }.map(\.1)
+        return "[" + listed.joined(separator: ",") + "]"
+    }
+}
+
+/// An evdev switch device that belongs to a sound card (a jack).
+public struct JackRecord: Sendable, Hashable {
+    /// The `eventN` device's syspath.
+    public var syspath: String
+    /// The owning card's syspath.
+    public var cardSyspath: String
+    /// The input device's name ("HDA Intel PCH Headphone", "HDA Intel PCH HDMI/DP,pcm=3").
+    public var name: String
+    /// Properties of the input device (AUDIOROUTE_* may be set on it).
+    public var properties: [String: String]
+    /// The switches the device reports.
+    public var supported: SwitchSet
+    /// The switches that are on now.
+    public var state: SwitchSet
+
+    public init(syspath: String, cardSyspath: String, name: String, properties: [String: String] = [:], supported: SwitchSet, state: SwitchSet) {
+        self.syspath = syspath
+        self.cardSyspath = cardSyspath
+        self.name = name
+        self.properties = properties
+        self.supported = supported
+        self.state = state
+    }
+
+    /// The PCM device an HDMI/DP jack stands for (`...,pcm=3`), if the name says.
+    public var hdmiPCM: Int? {
+        guard name.contains("HDMI") || name.contains("DP") else { return nil }
+        guard let range = name.firstRange(of: "pcm=") else { return nil }
+        let digits = name[range.upperBound...].prefix { $0.isASCII && $0.isNumber }
+        return Int(digits)
+    }
+}
+
+/// What the event loop reports. Snapshots, not deltas: the state diffs them.
+public enum HardwareEvent: Sendable, Hashable {
+    /// A card appeared or changed (or one of its PCM/control children did).
+    case card(CardRecord)
+    /// A card went away.
+    case cardRemoved(syspath: String, action: String)
+    /// A jack switch device appeared (or was seen again) with its current state.
+    case jack(JackRecord)
+    /// A jack switch device's state after an EV_SW ... SYN_REPORT burst.
+    case jackState(syspath: String, state: SwitchSet)
+    /// A jack switch device went away.
+    case jackRemoved(syspath: String)
+    /// Something odd the loop saw and dropped; logged once per key.
+    case fault(key: String, message: String)
+    /// The initial enumeration is complete.
+    case enumerated
+}

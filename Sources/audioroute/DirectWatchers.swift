@@ -1,0 +1,74 @@
+import AudioRouteCore
+import AudioRouteLinux
+import Logging
+
+/// The hardware watchers `--direct` runs in-process. This is the one place that
+/// lists them.
+enum DirectWatchers {
+    static func all() -> [any PortWatcher] {
+        [
+            UdevWatcher(logger: Logger(label: "audioroute.udev")),
+            BluezWatcher(logger: Logger(label: "audioroute.bluez")),
+        ]
+    }
+
+    /// Runs every watcher and merges their events into one sequence, tagged with
+    /// the watcher's name. A watcher that throws (its source is unavailable) is
+    /// reported on standard error; the others go on.
+    static func events(_ watchers: [any PortWatcher]) -> AsyncStream<(source: String, event: PortEvent)> {
+        let (stream, continuation) = AsyncStream.makeStream(of: (source: String, event: PortEvent).self)
+        let tasks = watchers.map { watcher in
+            Task {
+                do {
+                    try await watcher.run { event in continuation.yield((watcher.name, event)) }
+                } catch {
+                    Terminal.error("\(watcher.name): \(error)")
+                }
+            }
+        }
+        continuation.onTermination = { _ in tasks.forEach { $0.cancel() } }
+        Task {
+            for task in tasks { await task.value }
+            continuation.finish()
+        }
+        return stream
+    }
+
+    /// The ports present now, from every watcher. Watchers that cannot snapshot
+    /// are run for `settle` and their arrivals and removals collected.
+    static func currentPorts(_ watchers: [any PortWatcher], settle: Duration = .milliseconds(500)) async -> [Port] {
+        var ports: [Port] = []
+        for watcher in watchers {
+            do {
+                if let snapshotting = watcher as? any PortSnapshotting {
+                    ports += try await snapshotting.currentPorts()
+                } else {
+                    ports += try await collect(watcher, for: settle)
+                }
+            } catch {
+                Terminal.error("\(watcher.name): \(error)")
+            }
+        }
+        return ports
+    }
+
+    private static func collect(_ watcher: any PortWatcher, for settle: Duration) async throws -> [Port] {
+        let collected = Collected()
+        let task = Task { try await watcher.run { event in await collected.apply(event) } }
+        try? await Task.sleep(for: settle)
+        task.cancel()
+        try await task.value
+        return await collected.ports
+    }
+
+    private actor Collected {
+        var ports: [Port] = []
+        func apply(_ event: PortEvent) {
+            switch event {
+            case .added(let new): ports += new
+            case .removed(let uids): ports.removeAll { uids.contains($0.uid) }
+            case .updated(let port): if let index = ports.firstIndex(where: { $0.uid == port.uid }) { ports[index] = port }
+            }
+        }
+    }
+}

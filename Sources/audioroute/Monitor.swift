@@ -1,0 +1,157 @@
+import ArgumentParser
+import AudioRouteCore
+import Dispatch
+import Glibc
+
+/// `audioroute monitor --direct [--json] [--category C --options O,...]`: a line
+/// per port arrival or removal, and per route change of one active session.
+struct Monitor: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Follow port arrivals and removals and the route of a session.",
+        discussion: """
+            One line per event. Port lines ("portAdded", "portRemoved", "portUpdated") carry the \
+            port; route lines ("routeChange") the reason. Every line carries the previous and \
+            current route of one active session of the given category and options (run through \
+            the same tower as the daemon). Stops on SIGINT or SIGTERM.
+            """
+    )
+
+    @OptionGroup var options: HardwareOptions
+
+    @Option(help: "The session's category.")
+    var category: String = "playback"
+
+    @Option(name: .customLong("options"), help: "The session's category options, comma-separated (e.g. allowBluetooth,defaultToSpeaker).")
+    var categoryOptions: String = ""
+
+    @Option(help: "The session's mode.")
+    var mode: String = "default"
+
+    static let sessionID = "monitor"
+
+    func validate() throws {
+        guard Category(rawValue: category) != nil else { throw ValidationError("unknown category \"\(category)\"") }
+        guard Mode(rawValue: mode) != nil else { throw ValidationError("unknown mode \"\(mode)\"") }
+        _ = try parsedOptions()
+    }
+
+    func parsedOptions() throws -> CategoryOptions {
+        var result: CategoryOptions = []
+        for name in categoryOptions.split(separator: ",") {
+            let trimmed = String(name).filter { $0 != " " }
+            guard let option = CategoryOptions(name: trimmed) else { throw ValidationError("unknown category option \"\(trimmed)\"") }
+            result.formUnion(option)
+        }
+        return result
+    }
+
+    func run() async throws {
+        try options.requireDirect("monitor")
+        options.bootstrapLogging()
+        var tower = Tower()
+        do {
+            _ = try tower.openSession(Session(id: Self.sessionID))
+            _ = try tower.setCategory(Category(rawValue: category)!, mode: Mode(rawValue: mode)!, options: try parsedOptions(), session: Self.sessionID)
+            _ = try tower.setActive(true, session: Self.sessionID)
+        } catch {
+            Terminal.error("\(error)")
+            throw ExitCode(2)
+        }
+        let json = options.json
+        let work = Task { [tower] in
+            var tower = tower
+            for await (source, event) in DirectWatchers.events(DirectWatchers.all()) {
+                let previous = tower.route
+                let outcome: TowerOutcome
+                do {
+                    outcome = try tower.apply(event)
+                } catch {
+                    Terminal.warning("\(source): event refused: \(error)")
+                    continue
+                }
+                for change in outcome.portChanges {
+                    MonitorLine.port(change, source: source, previous: previous, current: tower.route, json: json)
+                }
+                if let change = outcome.change { MonitorLine.route(change, json: json) }
+                // A playback session stopped by a route disconnect is reactivated so that the
+                // monitor keeps following the category (the interruption is still reported).
+                if let session = tower.session(Self.sessionID), !session.isActive {
+                    for event in outcome.events where event.session == Self.sessionID {
+                        MonitorLine.session(event, previous: previous, current: tower.route, json: json)
+                    }
+                    _ = try? tower.setActive(true, session: Self.sessionID)
+                }
+            }
+        }
+        let signals = SignalWatch(signals: [SIGINT, SIGTERM]) { work.cancel() }
+        await work.value
+        signals.cancel()
+    }
+}
+
+/// Lines of `monitor`, written at once (tests and scripts read them as they come).
+enum MonitorLine {
+    static func port(_ change: PortChange, source: String, previous: Route, current: Route, json: Bool) {
+        let (event, reason): (String, RouteChangeReason) =
+            switch change.kind {
+            case .added: ("portAdded", .newDeviceAvailable)
+            case .removed: ("portRemoved", .oldDeviceUnavailable)
+            case .updated: ("portUpdated", .routeConfigurationChange)
+            }
+        if json {
+            write(JSON.object([
+                .init("event", .string(event)), .init("source", .string(source)), .init("reason", .string(reason.rawValue)),
+                .init("port", change.port.json), .init("previous", previous.json), .init("current", current.json),
+            ]).text)
+        } else {
+            let sign = change.kind == .added ? "+" : change.kind == .removed ? "-" : "~"
+            write("\(sign) \(PortText.line(change.port))  [\(reason.rawValue)] \(previous) -> \(current)")
+        }
+    }
+
+    static func route(_ change: RouteChange, json: Bool) {
+        if json {
+            write(JSON.object([
+                .init("event", .string("routeChange")), .init("reason", .string(change.reason.rawValue)),
+                .init("previous", change.previous.json), .init("current", change.current.json),
+            ]).text)
+        } else {
+            write("route \(change.reason.rawValue): \(change.previous) -> \(change.current)")
+        }
+    }
+
+    static func session(_ event: SessionEvent, previous: Route, current: Route, json: Bool) {
+        if json {
+            var members = event.json
+            if case .object(let list) = members {
+                members = .object([.init("event", .string("session"))] + list + [.init("previous", previous.json), .init("current", current.json)])
+            }
+            write(members.text)
+        } else {
+            write("session \(event.kind.name) \(previous) -> \(current)")
+        }
+    }
+
+    static func write(_ line: String) {
+        var bytes = Array(line.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.withUnsafeBytes { FileIO.writeAll(fd: 1, $0) }
+    }
+}
+
+/// Turns SIGINT/SIGTERM into a call (dispatch signal sources, not a handler).
+final class SignalWatch {
+    private let sources: [any DispatchSourceSignal]
+
+    init(signals: [Int32], _ action: @escaping @Sendable () -> Void) {
+        sources = signals.map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler(handler: action)
+            source.resume()
+            return source
+        }
+    }
+
+    func cancel() { sources.forEach { $0.cancel() } }
+}
