@@ -13,8 +13,8 @@ enum DirectWatchers {
     }
 
     /// Runs every watcher and merges their events into one sequence, tagged with
-    /// the watcher's name. A watcher that throws (its source is unavailable) is
-    /// reported on standard error; the others go on.
+    /// the watcher's name. A watcher that throws (its source is unavailable: no
+    /// system bus, no udev) is a normal state, noted on standard error; the others go on.
     static func events(_ watchers: [any PortWatcher]) -> AsyncStream<(source: String, event: PortEvent)> {
         let (stream, continuation) = AsyncStream.makeStream(of: (source: String, event: PortEvent).self)
         let tasks = watchers.map { watcher in
@@ -22,7 +22,7 @@ enum DirectWatchers {
                 do {
                     try await watcher.run { event in continuation.yield((watcher.name, event)) }
                 } catch {
-                    Terminal.error("\(watcher.name): \(error)")
+                    Terminal.note("\(watcher.name): \(error)")
                 }
             }
         }
@@ -46,7 +46,7 @@ enum DirectWatchers {
                     ports += try await collect(watcher, for: settle)
                 }
             } catch {
-                Terminal.error("\(watcher.name): \(error)")
+                Terminal.note("\(watcher.name): \(error)")
             }
         }
         return ports

@@ -76,6 +76,8 @@ struct OutputBuffer {
 enum Terminal {
     static func error(_ message: String) { line("audioroute: error: \(message)") }
     static func warning(_ message: String) { line("audioroute: warning: \(message)") }
+    /// A state worth knowing that is not a failure (a source this machine lacks).
+    static func note(_ message: String) { line("audioroute: \(message)") }
 
     static func line(_ text: String) {
         var bytes = Array(text.utf8)

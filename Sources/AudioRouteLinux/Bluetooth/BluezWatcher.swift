@@ -19,9 +19,9 @@ public enum BluezWatcherError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .busUnavailable(let error): return "bluez: no D-Bus system bus (\(error)); Bluetooth ports are unavailable"
-        case .setupFailed(let error): return "bluez: cannot watch the bus: \(error)"
-        case .threadFailed(let code): return "bluez: cannot start the event thread: \(String(cString: strerror(code)))"
+        case .busUnavailable(let error): return "no D-Bus system bus (\(error)); Bluetooth ports are unavailable"
+        case .setupFailed(let error): return "cannot watch the bus: \(error)"
+        case .threadFailed(let code): return "cannot start the event thread: \(String(cString: strerror(code)))"
         }
     }
 }
