@@ -7,15 +7,41 @@ let package = Package(
     products: [
         .library(name: "AudioRouteCore", targets: ["AudioRouteCore"]),
         .executable(name: "audioroute", targets: ["audioroute"]),
+        .executable(name: "audiorouted", targets: ["audiorouted"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // Pure Swift: model, validation, resolver, tower, simulation. No C, no Foundation.
         .target(name: "AudioRouteCore"),
+        // libasound: module map plus shim.h, nothing else.
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        // The only code that calls C: ALSA naming, configuration and output.
+        .target(name: "AudioRouteLinux", dependencies: ["AudioRouteCore", "CALSA"]),
+        // The daemon's services: route tower, persisted state, readiness. No Foundation.
+        .target(
+            name: "AudioRouteDaemon",
+            dependencies: [
+                "AudioRouteCore",
+                "AudioRouteLinux",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "audiorouted",
+            dependencies: [
+                "AudioRouteDaemon",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // Test helper: saves state in a loop until killed (the crash-safety test kills it).
+        .executableTarget(name: "audiorouted-state-writer", dependencies: ["AudioRouteDaemon"]),
         .executableTarget(
             name: "audioroute",
             dependencies: [
@@ -38,6 +64,16 @@ let package = Package(
         .testTarget(
             name: "audiorouteTests",
             dependencies: ["AudioRouteCore"]
+        ),
+        .testTarget(name: "AudioRouteLinuxTests", dependencies: ["AudioRouteLinux", "CALSA"]),
+        .testTarget(
+            name: "AudioRouteDaemonTests",
+            dependencies: [
+                "AudioRouteDaemon",
+                "AudioRouteLinux",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
