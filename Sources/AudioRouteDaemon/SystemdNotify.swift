@@ -46,6 +46,12 @@ public enum SystemdNotify {
     public struct NotifyError: Error, Sendable, Hashable, CustomStringConvertible {
         public var socket: String
         public var errno: Int32
+
+        public init(socket: String, errno: Int32) {
+            self.socket = socket
+            self.errno = errno
+        }
+
         public var description: String { "sd_notify to \(socket): \(String(cString: strerror(errno)))" }
     }
 }
