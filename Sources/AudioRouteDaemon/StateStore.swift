@@ -19,12 +19,20 @@ public struct StateStore: Sendable {
     public var path: String { directory + "/state.json" }
 
     /// What `load` found.
-    public enum LoadOutcome: Sendable, Hashable {
+    public enum LoadOutcome: Sendable, Hashable, CustomStringConvertible {
         /// No state file: a first start.
         case fresh
         case loaded
         /// The file could not be used; it was renamed to `movedTo` (nil if even that failed).
         case movedAside(movedTo: String?, reason: String)
+
+        public var description: String {
+            switch self {
+            case .fresh: return "fresh"
+            case .loaded: return "loaded"
+            case .movedAside(let movedTo, let reason): return "moved aside to \(movedTo ?? "nowhere"): \(reason)"
+            }
+        }
     }
 
     /// The saved state, or defaults. A file that cannot be read or parsed is
