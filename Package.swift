@@ -8,11 +8,13 @@ let package = Package(
         .library(name: "AudioRouteCore", targets: ["AudioRouteCore"]),
         .library(name: "AudioRouteLinux", targets: ["AudioRouteLinux"]),
         .executable(name: "audioroute", targets: ["audioroute"]),
+        .executable(name: "audiorouted", targets: ["audiorouted"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // Pure Swift: model, validation, resolver, tower, simulation. No C, no Foundation.
@@ -23,14 +25,37 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // libbluetooth: bdaddr helpers, HCI adapter probe. Module map and shim.h only.
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
-        // The only code that calls C: hardware watchers. No Foundation.
+        // libasound: module map plus shim.h, nothing else.
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        // The only code that calls C: hardware watchers, ALSA naming, configuration and output. No Foundation.
         .target(
             name: "AudioRouteLinux",
             dependencies: [
-                "AudioRouteCore", "CUdev", "CSystemd", "CBluetooth",
+                "AudioRouteCore", "CUdev", "CSystemd", "CBluetooth", "CALSA",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The daemon's services: route tower, persisted state, readiness. No Foundation.
+        .target(
+            name: "AudioRouteDaemon",
+            dependencies: [
+                "AudioRouteCore",
+                "AudioRouteLinux",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "audiorouted",
+            dependencies: [
+                "AudioRouteDaemon",
+                "AudioRouteLinux",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // Test helper: saves state in a loop until killed (the crash-safety test kills it).
+        .executableTarget(name: "audiorouted-state-writer", dependencies: ["AudioRouteDaemon"]),
         .executableTarget(
             name: "audioroute",
             dependencies: [
@@ -64,13 +89,22 @@ let package = Package(
         .testTarget(
             name: "AudioRouteLinuxTests",
             dependencies: [
-                "AudioRouteCore", "AudioRouteLinux", "audioroute",
+                "AudioRouteCore", "AudioRouteLinux", "audioroute", "CALSA",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "audiorouteTests",
             dependencies: ["AudioRouteCore"]
+        ),
+        .testTarget(
+            name: "AudioRouteDaemonTests",
+            dependencies: [
+                "AudioRouteDaemon",
+                "AudioRouteLinux",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

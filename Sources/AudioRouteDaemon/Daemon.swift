@@ -1,0 +1,152 @@
+// Command-line options, paths and the service group of `audiorouted`.
+import AudioRouteCore
+import AudioRouteLinux
+import Logging
+import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A command line that cannot be used, said plainly.
+public struct UsageError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// `audiorouted`'s options. Parsed by hand: four options do not justify
+/// swift-argument-parser, which links FoundationEssentials (docs/daemon.md).
+public struct DaemonOptions: Sendable, Hashable {
+    /// A system-wide instance: /var/lib/audioroute and /run.
+    public var system = false
+    public var stateDirectory: String?
+    public var runtimeDirectory: String?
+    public var logLevel: Logger.Level = .info
+    public var help = false
+
+    public init() {}
+
+    public static let usage = """
+        usage: audiorouted [--system] [--state-dir DIR] [--runtime-dir DIR] [--log-level LEVEL]
+          --system           run as the system instance (state in /var/lib/audioroute, runtime files in /run)
+          --state-dir DIR    where state.json lives (default $XDG_STATE_HOME/audioroute or ~/.local/state/audioroute)
+          --runtime-dir DIR  where audioroute/asound.conf is written (default $XDG_RUNTIME_DIR)
+          --log-level LEVEL  trace, debug, info, notice, warning, error or critical (default info)
+        """
+
+    /// Parses the arguments after the program name. Accepts `--opt value` and `--opt=value`.
+    public static func parse(_ arguments: [String]) throws(UsageError) -> DaemonOptions {
+        var options = DaemonOptions()
+        var index = 0
+        func value(_ name: String, inline: String?) throws(UsageError) -> String {
+            if let inline { return inline }
+            index += 1
+            guard index < arguments.count else { throw UsageError("\(name) needs a value") }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            let parts = argument.split(separator: "=", maxSplits: 1)
+            let name = parts.first.map(String.init) ?? argument
+            let inline = parts.count == 2 ? String(parts[1]) : nil
+            switch name {
+            case "--system" where inline == nil: options.system = true
+            case "--help", "-h": options.help = true
+            case "--state-dir": options.stateDirectory = try absolute(value(name, inline: inline), name)
+            case "--runtime-dir": options.runtimeDirectory = try absolute(value(name, inline: inline), name)
+            case "--log-level":
+                let level = try value(name, inline: inline)
+                guard let parsed = Logger.Level(rawValue: level) else { throw UsageError("unknown log level \"\(level)\"") }
+                options.logLevel = parsed
+            default: throw UsageError("unknown option \"\(argument)\"")
+            }
+            index += 1
+        }
+        return options
+    }
+
+    private static func absolute(_ path: String, _ name: String) throws(UsageError) -> String {
+        guard path.hasPrefix("/") else { throw UsageError("\(name) needs an absolute path, not \"\(path)\"") }
+        return path
+    }
+
+    /// The state and runtime directories these options choose in `environment`.
+    public func paths(environment: [String: String]) throws(UsageError) -> DaemonPaths {
+        guard let state = stateDirectory ?? StateStore.defaultDirectory(system: system, environment: environment) else {
+            throw UsageError("neither XDG_STATE_HOME nor HOME is set: pass --state-dir")
+        }
+        let runtime: String
+        if let runtimeDirectory {
+            runtime = runtimeDirectory
+        } else if system {
+            runtime = "/run"
+        } else if let xdg = environment["XDG_RUNTIME_DIR"], xdg.hasPrefix("/") {
+            runtime = xdg
+        } else {
+            // No fallback to /tmp: the file decides where every ALSA client plays.
+            throw UsageError("XDG_RUNTIME_DIR is not set: pass --runtime-dir")
+        }
+        return DaemonPaths(stateDirectory: state, runtimeDirectory: runtime, system: system)
+    }
+}
+
+/// Where the daemon keeps its files.
+public struct DaemonPaths: Sendable, Hashable {
+    public var stateDirectory: String
+    public var runtimeDirectory: String
+    public var system: Bool
+
+    public init(stateDirectory: String, runtimeDirectory: String, system: Bool = false) {
+        self.stateDirectory = stateDirectory
+        self.runtimeDirectory = runtimeDirectory
+        self.system = system
+    }
+}
+
+/// The process environment as a dictionary.
+public func processEnvironment() -> [String: String] {
+    var result: [String: String] = [:]
+    var index = 0
+    while let entry = environ[index] {
+        let text = String(cString: entry)
+        if let equals = text.firstIndex(of: "=") { result[String(text[..<equals])] = String(text[text.index(after: equals)...]) }
+        index += 1
+    }
+    return result
+}
+
+/// Builds and runs the daemon's services.
+public enum Daemon {
+    /// Loads the state, starts the state and route services in a ServiceGroup,
+    /// tells systemd READY=1 once the route file is written, and returns after
+    /// SIGTERM/SIGINT when every service has stopped (in reverse order: routes
+    /// first, then the final state save).
+    public static func run(paths: DaemonPaths, watchers: [any PortWatcher], logger: Logger) async throws {
+        let store = StateStore(directory: paths.stateDirectory)
+        let (initial, outcome) = store.load(logger: logger)
+        logger.info("state", metadata: ["path": "\(store.path)", "outcome": "\(outcome)"])
+        let stateService = StateService(store: store, initial: initial, logger: logger)
+        let writer = AlsaRouteConfigWriter(runtimeDirectory: paths.runtimeDirectory, directoryMode: paths.system ? 0o755 : 0o700)
+        let routeService = RouteService(
+            watchers: watchers, stateService: stateService, initialState: initial, alsa: writer, logger: logger,
+            onReady: { notify("READY=1", logger: logger); logger.notice("ready", metadata: ["alsa": "\(writer.path)"]) },
+            onStopping: { notify("STOPPING=1", logger: logger) })
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: stateService, serviceName: "state"),
+                    .init(service: routeService, serviceName: "routes"),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        try await group.run()
+    }
+
+    private static func notify(_ state: String, logger: Logger) {
+        do throws(SystemdNotify.NotifyError) {
+            try SystemdNotify.notify(state)
+        } catch {
+            logger.warning("\(error)")
+        }
+    }
+}

@@ -1,0 +1,256 @@
+// The daemon's heart: one actor owns the tower, takes port events from every
+// watcher, keeps the ALSA route file current and announces what changed.
+import AudioRouteCore
+import AudioRouteLinux
+import Logging
+import ServiceLifecycle
+
+/// What the daemon announces to its subscribers (the D-Bus layer, later).
+public enum DaemonEvent: Sendable, Hashable {
+    /// The route moved (spec §6), announced after the ALSA file points at the new route.
+    case routeChanged(RouteChange)
+    /// A port arrived, went away or changed (`portsChanged`), whether or not the route moved.
+    case portChanged(PortChange)
+    /// A notification to one session (spec §7).
+    case session(SessionEvent)
+}
+
+/// A request the daemon refused, or applied but could not save.
+public enum RequestError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The tower refused it; nothing changed.
+    case refused(SessionError)
+    /// It took effect but was not written to disk; a later save retries.
+    case notSaved(SystemError)
+
+    public var description: String {
+        switch self {
+        case .refused(let error): return error.description
+        case .notSaved(let error): return "applied but not saved: \(error)"
+        }
+    }
+}
+
+/// Owns the `Tower`, applies the events of any number of `PortWatcher`s, and
+/// publishes the outcomes through `events`.
+public actor RouteService: Service {
+    private var tower: Tower
+    private var state: DaemonState
+    private var stateVersion: UInt64 = 0
+    private let stateService: StateService
+    private let watchers: [any PortWatcher]
+    private let alsa: AlsaRouteConfigWriter
+    private var written: AlsaRouteConfig?
+    private let restoreWindow: Duration
+    private var startedAt: ContinuousClock.Instant?
+    private let logger: Logger
+    private let onReady: @Sendable () -> Void
+    private let onStopping: @Sendable () -> Void
+    /// The session name each open session registered with.
+    private var sessionNames: [String: String] = [:]
+
+    /// Every outcome, to every subscriber.
+    public nonisolated let events = Broadcast<DaemonEvent>()
+
+    /// - Parameters:
+    ///   - initialState: the loaded state: sequences, user priorities and preferred inputs are restored from it.
+    ///   - restoreWindow: ports that arrive this soon after start are the ones
+    ///     present before the daemon (re)started: they keep their remembered
+    ///     sequence instead of counting as new plugs.
+    ///   - onReady: called once the initial ALSA file is written and the watchers are started.
+    ///   - onStopping: called when graceful shutdown begins.
+    public init(
+        watchers: [any PortWatcher], stateService: StateService, initialState: DaemonState, alsa: AlsaRouteConfigWriter,
+        restoreWindow: Duration = .seconds(2), logger: Logger,
+        onReady: @escaping @Sendable () -> Void = {}, onStopping: @escaping @Sendable () -> Void = {}
+    ) {
+        self.watchers = watchers
+        self.stateService = stateService
+        self.state = initialState
+        self.tower = Tower(sequences: initialState.sequences)
+        self.alsa = alsa
+        self.restoreWindow = restoreWindow
+        self.logger = logger
+        self.onReady = onReady
+        self.onStopping = onStopping
+    }
+
+    // MARK: Queries
+
+    public var route: Route { tower.route }
+    public var ports: [Port] { tower.ports }
+    public var sessions: [Session] { tower.sessions }
+    /// The state as the service last recorded it.
+    public var currentState: DaemonState { state }
+
+    // MARK: Service
+
+    public func run() async throws {
+        startedAt = .now
+        writeALSA(force: true)
+        let watchers = self.watchers
+        await withDiscardingTaskGroup { group in
+            for watcher in watchers { group.addTask { await self.follow(watcher) } }
+            onReady()
+            // Parked until SIGTERM/SIGINT: no timers, no wake-ups while idle.
+            try? await gracefulShutdown()
+            onStopping()
+            group.cancelAll()
+        }
+        events.finish()
+        logger.debug("route service stopped")
+    }
+
+    private nonisolated func follow(_ watcher: any PortWatcher) async {
+        logger.info("watcher started", metadata: ["watcher": "\(watcher.name)"])
+        do {
+            try await watcher.run { event in await self.apply(event, source: watcher.name) }
+            if !Task.isCancelled { logger.warning("watcher ended", metadata: ["watcher": "\(watcher.name)"]) }
+        } catch {
+            // A missing source (no udev, no system bus) is a normal state: said plainly, the rest goes on.
+            if !Task.isCancelled { logger.error("watcher unavailable", metadata: ["watcher": "\(watcher.name)", "error": "\(error)"]) }
+        }
+    }
+
+    // MARK: Port events
+
+    /// Applies a watcher's event. A refused event (a duplicate or unknown
+    /// port: garbage from a source) is logged and changes nothing.
+    public func apply(_ event: PortEvent, source: String) async {
+        do throws(SessionError) {
+            switch event {
+            case .added(let new):
+                let ports = new.map(withUserPriority)
+                publish(try tower.addPorts(ports, restoring: isRestoring))
+                reapplyPreferredInputs(arrived: Set(ports.map(\.uid)))
+            case .removed(let uids):
+                publish(try tower.removePorts(uids))
+            case .updated(let port):
+                publish(try tower.updatePort(withUserPriority(port)))
+            }
+        } catch {
+            logger.warning("port event refused", metadata: ["watcher": "\(source)", "error": "\(error)"])
+            return
+        }
+        if tower.sequences != state.sequences {
+            state.sequences = tower.sequences
+            await stateService.submit(state, version: nextVersion())
+        }
+    }
+
+    private var isRestoring: Bool {
+        guard let startedAt else { return true }
+        return ContinuousClock.now - startedAt < restoreWindow
+    }
+
+    private func withUserPriority(_ port: Port) -> Port {
+        var port = port
+        if let priority = state.priorities[port.uid] { port.priority = priority }
+        return port
+    }
+
+    /// A remembered preferred input applies again when its port returns.
+    private func reapplyPreferredInputs(arrived: Set<String>) {
+        for session in tower.sessions {
+            guard let name = sessionNames[session.id], let uid = state.preferredInputs[name], arrived.contains(uid),
+                session.preferredInput != uid, let outcome = try? tower.setPreferredInput(uid, session: session.id)
+            else { continue }
+            publish(outcome)
+        }
+    }
+
+    // MARK: Requests (the D-Bus layer calls these)
+
+    /// Opens a session. `name` is the app's stable identity; a preferred input
+    /// remembered under it is applied when its port is present.
+    public func openSession(id: String, name: String? = nil) throws(SessionError) {
+        publish(try tower.openSession(Session(id: id)))
+        sessionNames[id] = name
+        if let name, let uid = state.preferredInputs[name], tower.port(uid)?.direction.isInput == true,
+            let outcome = try? tower.setPreferredInput(uid, session: id)
+        {
+            publish(outcome)
+        }
+    }
+
+    /// A client closed or died: deactivated with notifyOthers, then forgotten.
+    public func closeSession(_ id: String) throws(SessionError) {
+        publish(try tower.closeSession(id))
+        sessionNames[id] = nil
+    }
+
+    public func setCategory(_ category: Category, mode: Mode = .default, options: CategoryOptions = [], session id: String) throws(SessionError) {
+        publish(try tower.setCategory(category, mode: mode, options: options, session: id))
+    }
+
+    public func setActive(_ active: Bool, session id: String, notifyOthers: Bool = false) throws(SessionError) {
+        publish(try tower.setActive(active, session: id, notifyOthers: notifyOthers))
+    }
+
+    public func overrideOutput(_ override: OutputOverride, session id: String) throws(SessionError) {
+        publish(try tower.overrideOutput(override, session: id))
+    }
+
+    /// Sets (or clears, with nil) a session's preferred input, and remembers it
+    /// under the session's name, saved before this returns.
+    public func setPreferredInput(_ uid: String?, session id: String) async throws(RequestError) {
+        do throws(SessionError) {
+            publish(try tower.setPreferredInput(uid, session: id))
+        } catch {
+            throw .refused(error)
+        }
+        guard let name = sessionNames[id] else { return }
+        state.preferredInputs[name] = uid
+        try await persist()
+    }
+
+    /// A user's priority for a present port, saved before this returns; it
+    /// applies again whenever the port is present.
+    public func setPriority(_ priority: Int, for uid: String) async throws(RequestError) {
+        do throws(SessionError) {
+            publish(try tower.setPriority(priority, for: uid))
+        } catch {
+            throw .refused(error)
+        }
+        state.priorities[uid] = priority
+        try await persist()
+    }
+
+    private func persist() async throws(RequestError) {
+        do throws(SystemError) {
+            try await stateService.persist(state, version: nextVersion())
+        } catch {
+            throw .notSaved(error)
+        }
+    }
+
+    private func nextVersion() -> UInt64 {
+        stateVersion += 1
+        return stateVersion
+    }
+
+    // MARK: Output
+
+    private func publish(_ outcome: TowerOutcome) {
+        for change in outcome.portChanges { events.send(.portChanged(change)) }
+        if let change = outcome.change {
+            // The file first: a client that reacts to the announcement opens the new route.
+            writeALSA(force: false)
+            logger.info("route changed", metadata: ["reason": "\(change.reason.rawValue)", "route": "\(change.current)"])
+            events.send(.routeChanged(change))
+        }
+        for event in outcome.events { events.send(.session(event)) }
+        for warning in outcome.warnings { logger.warning("\(warning)") }
+    }
+
+    private func writeALSA(force: Bool) {
+        let config = AlsaRouteConfig(route: tower.route, ports: tower.ports)
+        guard force || config != written else { return }
+        for problem in config.problems { logger.warning("\(problem)") }
+        do throws(SystemError) {
+            try alsa.write(config)
+            written = config
+        } catch {
+            logger.error("cannot write the ALSA route file", metadata: ["path": "\(alsa.path)", "error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,112 @@
+// The state file: where it lives, how it is written so that no crash loses
+// it, and what happens when it cannot be read.
+import AudioRouteCore
+import AudioRouteLinux
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads and writes `<directory>/state.json`.
+public struct StateStore: Sendable {
+    /// The state directory (created 0700 on the first save).
+    public let directory: String
+
+    public init(directory: String) { self.directory = directory }
+
+    /// The state file.
+    public var path: String { directory + "/state.json" }
+
+    /// What `load` found.
+    public enum LoadOutcome: Sendable, Hashable, CustomStringConvertible {
+        /// No state file: a first start.
+        case fresh
+        case loaded
+        /// The file could not be used; it was renamed to `movedTo` (nil if even that failed).
+        case movedAside(movedTo: String?, reason: String)
+
+        public var description: String {
+            switch self {
+            case .fresh: return "fresh"
+            case .loaded: return "loaded"
+            case .movedAside(let movedTo, let reason): return "moved aside to \(movedTo ?? "nowhere"): \(reason)"
+            }
+        }
+    }
+
+    /// The saved state, or defaults. A file that cannot be read or parsed is
+    /// moved aside to `state.json.corrupt-<UTC timestamp>` with a warning, so
+    /// that the daemon starts anyway and the user's data can still be recovered
+    /// by hand. Never throws: a daemon must start with a broken state file.
+    public func load(logger: Logger) -> (DaemonState, LoadOutcome) {
+        let reason: String
+        do throws(SystemError) {
+            let bytes = try AtomicFile.read(path)
+            do throws(JSONSyntaxError) {
+                let json = try JSON.parse(bytes)
+                do throws(StateFileError) {
+                    return (try DaemonState(json: json), .loaded)
+                } catch {
+                    reason = error.description
+                }
+            } catch {
+                reason = "not JSON: \(error)"
+            }
+        } catch {
+            if error.errno == ENOENT { return (DaemonState(), .fresh) }
+            reason = error.description
+        }
+        let aside = moveAside()
+        if let aside {
+            logger.warning("state file unusable, moved aside; starting with defaults", metadata: ["path": "\(path)", "reason": "\(reason)", "movedTo": "\(aside)"])
+        } else {
+            logger.error("state file unusable and cannot be moved aside; starting with defaults", metadata: ["path": "\(path)", "reason": "\(reason)"])
+        }
+        return (DaemonState(), .movedAside(movedTo: aside, reason: reason))
+    }
+
+    /// Saves `state` atomically and durably (AtomicFile.write: temporary file,
+    /// fsync, rename, fsync of the directory). After it returns, a crash or
+    /// power loss at any moment leaves this state or a later one.
+    public func save(_ state: DaemonState) throws(SystemError) {
+        try AtomicFile.createDirectory(directory, mode: 0o700)
+        try AtomicFile.write(state.fileBytes, to: path, mode: 0o600)
+    }
+
+    private func moveAside() -> String? {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var parts = tm()
+        var seconds = now.tv_sec
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let stamp = "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+        for attempt in 0..<100 {
+            let target = path + ".corrupt-" + stamp + (attempt == 0 ? "" : "-\(attempt)")
+            // link + unlink rather than rename: never replaces an earlier corrupt file.
+            if link(path, target) == 0 {
+                unlink(path)
+                return target
+            }
+            if errno == EEXIST { continue }
+            // link can fail where rename works (a directory in the way, a filesystem without links).
+            var info = stat()
+            if lstat(target, &info) != 0, rename(path, target) == 0 { return target }
+            return nil
+        }
+        return nil
+    }
+}
+
+extension StateStore {
+    /// The default state directory: `$XDG_STATE_HOME/audioroute`, else
+    /// `$HOME/.local/state/audioroute`; `/var/lib/audioroute` for a system
+    /// instance. Nil when neither variable is set for a user instance.
+    public static func defaultDirectory(system: Bool, environment: [String: String]) -> String? {
+        if system { return "/var/lib/audioroute" }
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/audioroute" }
+        if let home = environment["HOME"], !home.isEmpty { return home + "/.local/state/audioroute" }
+        return nil
+    }
+}

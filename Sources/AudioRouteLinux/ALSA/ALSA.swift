@@ -1,0 +1,208 @@
+// A small libasound wrapper: configuration trees and PCMs, enough to open a
+// named PCM from a given configuration and write frames (tests now, the player
+// later). Each owned handle lives in exactly one ~Copyable type that frees it.
+import CALSA
+
+/// A libasound call that failed, with libasound's own text (snd_strerror).
+public struct ALSAError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The negative error code libasound returned.
+    public var code: Int32
+    /// What was attempted, with its subject ("snd_pcm_open audioroute").
+    public var operation: String
+
+    public init(code: Int32, operation: String) {
+        self.code = code
+        self.operation = operation
+    }
+
+    /// libasound's text for the code.
+    public var message: String { String(cString: snd_strerror(code)) }
+
+    public var description: String { "\(operation): \(message)" }
+
+    @discardableResult
+    static func check(_ result: Int32, _ operation: @autoclosure () -> String) throws(ALSAError) -> Int32 {
+        guard result >= 0 else { throw ALSAError(code: result, operation: operation()) }
+        return result
+    }
+}
+
+/// An snd_input_t, closed when it goes away.
+private struct ALSAInput: ~Copyable {
+    let handle: OpaquePointer
+
+    init(file path: String) throws(ALSAError) {
+        var input: OpaquePointer?
+        try ALSAError.check(snd_input_stdio_open(&input, path, "r"), "snd_input_stdio_open \(path)")
+        handle = input!
+    }
+
+    init(buffer: UnsafeRawBufferPointer) throws(ALSAError) {
+        var input: OpaquePointer?
+        // snd_input_buffer_open copies the buffer.
+        let base = buffer.baseAddress?.assumingMemoryBound(to: CChar.self)
+        try ALSAError.check(snd_input_buffer_open(&input, base, buffer.count), "snd_input_buffer_open")
+        handle = input!
+    }
+
+    deinit { snd_input_close(handle) }
+}
+
+/// A configuration tree (snd_config_t), deleted when it goes away.
+///
+/// PCMs are opened from it with `PCM(name:stream:configuration:)`, which is how
+/// tests point libasound at a configuration without touching the process-wide
+/// one that `snd_pcm_open` uses.
+public struct ALSAConfiguration: ~Copyable {
+    let handle: OpaquePointer
+
+    /// An empty configuration.
+    public init() throws(ALSAError) {
+        var top: OpaquePointer?
+        try ALSAError.check(snd_config_top(&top), "snd_config_top")
+        handle = top!
+    }
+
+    /// A private copy of the system configuration (alsa.conf and what it
+    /// includes: `null`, `hw`, `plughw`, the user's ~/.asoundrc).
+    public static func system() throws(ALSAError) -> ALSAConfiguration {
+        var global: OpaquePointer?
+        try ALSAError.check(snd_config_update_ref(&global), "snd_config_update_ref")
+        defer { snd_config_unref(global) }
+        var copy: OpaquePointer?
+        try ALSAError.check(snd_config_copy(&copy, global), "snd_config_copy")
+        return ALSAConfiguration(owning: copy!)
+    }
+
+    private init(owning handle: OpaquePointer) { self.handle = handle }
+
+    /// Merges the configuration file at `path` into this tree.
+    public mutating func load(file path: String) throws(ALSAError) {
+        let input = try ALSAInput(file: path)
+        try ALSAError.check(snd_config_load(handle, input.handle), "snd_config_load \(path)")
+    }
+
+    /// Merges configuration text into this tree.
+    public mutating func load(text: String) throws(ALSAError) {
+        let bytes = Array(text.utf8)
+        let handle = self.handle
+        let result: Result<Void, ALSAError> = bytes.withUnsafeBytes { buffer in
+            do throws(ALSAError) {
+                let input = try ALSAInput(buffer: buffer)
+                try ALSAError.check(snd_config_load(handle, input.handle), "snd_config_load")
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
+    /// The string value at a dotted key ("pcm.audioroute.slave.pcm"), or nil
+    /// when the key is absent or not a string.
+    public func string(at key: String) -> String? {
+        var node: OpaquePointer?
+        guard snd_config_search(handle, key, &node) >= 0, let node else { return nil }
+        var value: UnsafePointer<CChar>?
+        guard snd_config_get_string(node, &value) >= 0, let value else { return nil }
+        return String(cString: value)
+    }
+
+    /// Whether the dotted key exists.
+    public func contains(_ key: String) -> Bool {
+        var node: OpaquePointer?
+        return snd_config_search(handle, key, &node) >= 0
+    }
+
+    deinit { snd_config_delete(handle) }
+}
+
+/// Which way a PCM carries audio.
+public enum PCMStream: Sendable {
+    case playback
+    case capture
+
+    var raw: snd_pcm_stream_t { self == .playback ? SND_PCM_STREAM_PLAYBACK : SND_PCM_STREAM_CAPTURE }
+}
+
+/// A sample format, with its Swift name.
+public struct PCMFormat: RawRepresentable, Sendable, Hashable {
+    public let rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    public static let s16LE = PCMFormat(rawValue: SND_PCM_FORMAT_S16_LE.rawValue)
+    public static let s32LE = PCMFormat(rawValue: SND_PCM_FORMAT_S32_LE.rawValue)
+    public static let float32LE = PCMFormat(rawValue: SND_PCM_FORMAT_FLOAT_LE.rawValue)
+
+    /// Bytes per sample.
+    public var sampleBytes: Int { Int(snd_pcm_format_physical_width(snd_pcm_format_t(rawValue: rawValue))) / 8 }
+}
+
+/// An open PCM (snd_pcm_t), closed when it goes away.
+public struct PCM: ~Copyable {
+    let handle: OpaquePointer
+    /// The name it was opened by.
+    public let name: String
+    private var frameBytes = 0
+
+    /// Opens `name` as defined in `configuration` (snd_pcm_open_lconf). The
+    /// configuration may be dropped once the PCM is open.
+    public init(name: String, stream: PCMStream = .playback, configuration: borrowing ALSAConfiguration) throws(ALSAError) {
+        var pcm: OpaquePointer?
+        try ALSAError.check(snd_pcm_open_lconf(&pcm, name, stream.raw, 0, configuration.handle), "snd_pcm_open \(name)")
+        handle = pcm!
+        self.name = name
+    }
+
+    /// Opens `name` from the system configuration (snd_pcm_open), as aplay does.
+    public init(name: String, stream: PCMStream = .playback) throws(ALSAError) {
+        var pcm: OpaquePointer?
+        try ALSAError.check(snd_pcm_open(&pcm, name, stream.raw, 0), "snd_pcm_open \(name)")
+        handle = pcm!
+        self.name = name
+    }
+
+    /// Sets interleaved access with the given format, channels and rate,
+    /// resampling in software where the device needs it (snd_pcm_set_params).
+    public mutating func configure(format: PCMFormat, channels: Int, rate: Int, latencyMicroseconds: Int = 100_000) throws(ALSAError) {
+        try ALSAError.check(
+            snd_pcm_set_params(
+                handle, snd_pcm_format_t(rawValue: format.rawValue), SND_PCM_ACCESS_RW_INTERLEAVED,
+                UInt32(channels), UInt32(rate), 1, UInt32(latencyMicroseconds)),
+            "snd_pcm_set_params \(name)")
+        frameBytes = format.sampleBytes * channels
+    }
+
+    /// Writes whole interleaved frames, recovering from an underrun once per
+    /// write. Returns the number of frames written (all of them unless an error is thrown).
+    @discardableResult
+    public func write(_ bytes: [UInt8]) throws(ALSAError) -> Int {
+        precondition(frameBytes > 0, "configure the PCM before writing")
+        precondition(bytes.count % frameBytes == 0, "write whole frames")
+        let frames = bytes.count / frameBytes
+        var done = 0
+        var recovered = false
+        while done < frames {
+            let result = bytes.withUnsafeBytes { buffer in
+                snd_pcm_writei(handle, buffer.baseAddress! + done * frameBytes, snd_pcm_uframes_t(frames - done))
+            }
+            if result < 0 {
+                let code = Int32(result)
+                guard !recovered, snd_pcm_recover(handle, code, 1) >= 0 else {
+                    throw ALSAError(code: code, operation: "snd_pcm_writei \(name)")
+                }
+                recovered = true
+                continue
+            }
+            done += Int(result)
+        }
+        return done
+    }
+
+    /// Plays out what was written and stops (snd_pcm_drain).
+    public func drain() throws(ALSAError) {
+        try ALSAError.check(snd_pcm_drain(handle), "snd_pcm_drain \(name)")
+    }
+
+    deinit { snd_pcm_close(handle) }
+}

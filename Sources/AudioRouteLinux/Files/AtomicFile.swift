@@ -1,0 +1,108 @@
+// Files that must never be seen half-written: the ALSA route configuration that
+// every ALSA client reads, and the daemon's persisted state. One writer each.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failed system call, with what was attempted and on which path.
+public struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The errno value.
+    public var errno: Int32
+    /// The call that failed ("open", "rename", ...).
+    public var operation: String
+    /// The path it was given.
+    public var path: String
+
+    public init(errno: Int32, operation: String, path: String) {
+        self.errno = errno
+        self.operation = operation
+        self.path = path
+    }
+
+    public var description: String { "\(operation) \(path): \(String(cString: strerror(errno)))" }
+}
+
+/// Whole-file reads and crash-safe whole-file replacement.
+public enum AtomicFile {
+    /// Replaces the file at `path` with `bytes` so that a reader, or the next
+    /// start after a crash or power loss, sees either the old or the new
+    /// content, never a mixture: write a temporary file beside it, fsync it,
+    /// rename it over the old one, fsync the directory (which makes the rename
+    /// itself durable).
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(SystemError) {
+        let temporary = temporaryPath(for: path)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw SystemError(errno: errno, operation: "open", path: temporary) }
+        var failure: SystemError?
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = SystemError(errno: errno, operation: "write", path: temporary)
+                    return
+                }
+                offset += written
+            }
+        }
+        if failure == nil, fsync(fd) != 0 { failure = SystemError(errno: errno, operation: "fsync", path: temporary) }
+        if close(fd) != 0, failure == nil { failure = SystemError(errno: errno, operation: "close", path: temporary) }
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        guard rename(temporary, path) == 0 else {
+            let error = SystemError(errno: errno, operation: "rename", path: path)
+            unlink(temporary)
+            throw error
+        }
+        try syncDirectory(of: path)
+    }
+
+    /// The temporary file `write` uses for `path`. A crash can leave it behind;
+    /// the next `write` truncates it.
+    public static func temporaryPath(for path: String) -> String { path + ".tmp" }
+
+    /// Reads a whole file.
+    public static func read(_ path: String) throws(SystemError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw SystemError(errno: errno, operation: "open", path: path) }
+        defer { close(fd) }
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw SystemError(errno: errno, operation: "read", path: path)
+            }
+            if count == 0 { return result }
+            result.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// Creates `path` and any missing parents (`mkdir -p`). Directories it
+    /// creates get `mode`; an existing directory is left as it is.
+    public static func createDirectory(_ path: String, mode: mode_t = 0o700) throws(SystemError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, mode) != 0, errno != EEXIST {
+                throw SystemError(errno: errno, operation: "mkdir", path: prefix)
+            }
+        }
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw SystemError(errno: errno, operation: "stat", path: path) }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw SystemError(errno: ENOTDIR, operation: "mkdir", path: path) }
+    }
+
+    /// Makes a rename in the directory of `path` durable.
+    static func syncDirectory(of path: String) throws(SystemError) {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let fd = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw SystemError(errno: errno, operation: "open", path: directory) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw SystemError(errno: errno, operation: "fsync", path: directory) }
+    }
+}

@@ -1,0 +1,51 @@
+// audiorouted: parses options, builds the watcher list, runs the services.
+import AudioRouteCore
+import AudioRouteDaemon
+import AudioRouteLinux
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+private func fail(_ message: String, status: Int32) -> Never {
+    var bytes = Array("audiorouted: \(message)\n".utf8)
+    if status == 2 { bytes += Array((DaemonOptions.usage + "\n").utf8) }
+    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    exit(status)
+}
+
+let options: DaemonOptions
+let paths: DaemonPaths
+do throws(UsageError) {
+    options = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()))
+    if options.help {
+        print(DaemonOptions.usage)
+        exit(0)
+    }
+    paths = try options.paths(environment: processEnvironment())
+} catch {
+    fail(error.description, status: 2)
+}
+
+let level = options.logLevel
+LoggingSystem.bootstrap { label in
+    var handler = StreamLogHandler.standardError(label: label)
+    handler.logLevel = level
+    return handler
+}
+let logger = Logger(label: "audiorouted")
+
+// The hardware watchers: sound cards and jacks (udev, evdev), Bluetooth (BlueZ on
+// the system bus). One that cannot start (no system bus) is logged; the others go on.
+let watchers: [any PortWatcher] = [
+    UdevWatcher(logger: Logger(label: "audiorouted.udev")),
+    BluezWatcher(logger: Logger(label: "audiorouted.bluez")),
+]
+
+do {
+    try await Daemon.run(paths: paths, watchers: watchers, logger: logger)
+} catch {
+    logger.critical("stopped on error", metadata: ["error": "\(error)"])
+    exit(1)
+}

@@ -1,0 +1,140 @@
+// sd_notify, option parsing, and the built audiorouted binary end to end.
+import AudioRouteCore
+import AudioRouteDaemon
+import AudioRouteLinux
+import Logging
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct SystemdNotifyTests {
+    @Test func sendsToAFilesystemSocket() async throws {
+        try await withTemporaryDirectory { dir in
+            let socket = try NotifySocket(path: dir + "/notify")
+            #expect(try SystemdNotify.notify("READY=1", socketPath: socket.name))
+            #expect(socket.receive(seconds: 5) == "READY=1")
+        }
+    }
+
+    @Test func sendsToAnAbstractSocket() throws {
+        let socket = try NotifySocket(path: "@audioroute-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        #expect(try SystemdNotify.notify("STOPPING=1", socketPath: socket.name))
+        #expect(socket.receive(seconds: 5) == "STOPPING=1")
+    }
+
+    @Test func withoutASocketThereIsNothingToTell() throws {
+        #expect(try SystemdNotify.notify("READY=1", socketPath: nil) == false)
+        #expect(try SystemdNotify.notify("READY=1", socketPath: "") == false)
+    }
+
+    @Test func anUnusableSocketIsAnError() async throws {
+        try await withTemporaryDirectory { dir in
+            #expect(throws: SystemdNotify.NotifyError(socket: dir + "/absent", errno: ENOENT)) {
+                try SystemdNotify.notify("READY=1", socketPath: dir + "/absent")
+            }
+            #expect(throws: SystemdNotify.NotifyError(socket: "relative", errno: EAFNOSUPPORT)) {
+                try SystemdNotify.notify("READY=1", socketPath: "relative")
+            }
+        }
+    }
+}
+
+@Suite struct DaemonOptionsTests {
+    @Test func parsesEveryOptionInBothSpellings() throws {
+        let options = try DaemonOptions.parse(["--system", "--state-dir", "/s", "--runtime-dir=/r", "--log-level=debug"])
+        #expect(options.system)
+        #expect(options.stateDirectory == "/s")
+        #expect(options.runtimeDirectory == "/r")
+        #expect(options.logLevel == .debug)
+        #expect(try DaemonOptions.parse([]) == DaemonOptions())
+    }
+
+    @Test(arguments: [
+        (["--bogus"], "unknown option \"--bogus\""),
+        (["--state-dir"], "--state-dir needs a value"),
+        (["--state-dir", "relative"], "--state-dir needs an absolute path, not \"relative\""),
+        (["--log-level", "loud"], "unknown log level \"loud\""),
+        (["--system=yes"], "unknown option \"--system=yes\""),
+    ])
+    func badCommandLinesAreNamed(_ arguments: [String], _ message: String) {
+        #expect(throws: UsageError(message)) { try DaemonOptions.parse(arguments) }
+    }
+
+    @Test func pathsFollowXDGTheSystemFlagAndOverrides() throws {
+        let environment = ["HOME": "/home/u", "XDG_RUNTIME_DIR": "/run/user/1000"]
+        #expect(try DaemonOptions().paths(environment: environment) == DaemonPaths(stateDirectory: "/home/u/.local/state/audioroute", runtimeDirectory: "/run/user/1000"))
+        var system = DaemonOptions()
+        system.system = true
+        #expect(try system.paths(environment: [:]) == DaemonPaths(stateDirectory: "/var/lib/audioroute", runtimeDirectory: "/run", system: true))
+        var overridden = try DaemonOptions.parse(["--state-dir", "/s", "--runtime-dir", "/r"])
+        #expect(try overridden.paths(environment: [:]) == DaemonPaths(stateDirectory: "/s", runtimeDirectory: "/r"))
+        overridden.runtimeDirectory = nil
+        #expect(throws: UsageError("XDG_RUNTIME_DIR is not set: pass --runtime-dir")) { try overridden.paths(environment: [:]) }
+    }
+}
+
+/// The built binary: started with temporary directories, it writes the route
+/// file for the empty route, says READY=1 on NOTIFY_SOCKET, and exits 0 on SIGTERM.
+@Suite struct AudioroutedEndToEndTests {
+    static let binary = productsDirectory + "/audiorouted"
+
+    @Test(arguments: [SIGTERM, SIGINT])
+    func startsReadyAndStopsCleanly(_ signal: Int32) async throws {
+        try await withTemporaryDirectory { dir in
+            let socket = try NotifySocket(path: dir + "/notify")
+            let child = try ChildProcess(
+                Self.binary, ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run", "--log-level", "debug"],
+                environment: ["NOTIFY_SOCKET": socket.name])
+            let ready = socket.receive(seconds: 20)
+            #expect(ready == "READY=1", "stderr: \(child.availableStderr())")
+            guard ready == "READY=1" else { return }
+
+            // The route file for the initial, empty route is there before READY.
+            let path = dir + "/run/audioroute/asound.conf"
+            #expect(try readText(path) == AlsaRouteConfig(route: .empty, ports: []).text)
+            var info = stat()
+            #expect(stat(dir + "/run/audioroute", &info) == 0)
+            #expect(info.st_mode & 0o777 == 0o700)
+
+            child.signal(signal)
+            #expect(socket.receive(seconds: 10) == "STOPPING=1")
+            let status = child.wait(seconds: 10)
+            let stderr = child.availableStderr()
+            #expect(status == 0, "stderr: \(stderr)")
+            #expect(stderr.contains("ready"))
+        }
+    }
+
+    @Test func aCorruptStateFileIsMovedAsideAndTheDaemonStillStarts() async throws {
+        try await withTemporaryDirectory { dir in
+            #expect(mkdir(dir + "/state", 0o700) == 0)
+            try writeText(dir + "/state/state.json", "{\"version\": 1, \"seq")
+            let socket = try NotifySocket(path: dir + "/notify")
+            let child = try ChildProcess(
+                Self.binary, ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run"], environment: ["NOTIFY_SOCKET": socket.name])
+            #expect(socket.receive(seconds: 20) == "READY=1")
+            child.signal(SIGTERM)
+            #expect(child.wait(seconds: 10) == 0)
+            let stderr = child.availableStderr()
+            #expect(stderr.contains("state file unusable, moved aside"), "stderr: \(stderr)")
+            let entries = directoryEntries(dir + "/state")
+            #expect(entries.count == 1)
+            #expect(entries.first?.hasPrefix("state.json.corrupt-") == true)
+        }
+    }
+
+    @Test func aBadCommandLineExitsWithUsage() throws {
+        let child = try ChildProcess(Self.binary, ["--frobnicate"])
+        #expect(child.wait(seconds: 20) == 2)
+        let stderr = child.availableStderr()
+        #expect(stderr.hasPrefix("audiorouted: unknown option \"--frobnicate\"\nusage: audiorouted"))
+    }
+
+    @Test func withoutARuntimeDirectoryItRefusesToGuess() throws {
+        let child = try ChildProcess(Self.binary, ["--state-dir", "/tmp/unused-audioroute"], removing: ["XDG_RUNTIME_DIR"])
+        #expect(child.wait(seconds: 20) == 2)
+        #expect(child.availableStderr().contains("XDG_RUNTIME_DIR is not set: pass --runtime-dir"))
+    }
+}

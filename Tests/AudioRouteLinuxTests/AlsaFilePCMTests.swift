@@ -1,0 +1,151 @@
+// The real libasound output path with no hardware: `file` PCMs (test-bench.md).
+// Route A then route B: opening `audioroute` writes into A's file, then B's.
+import AudioRouteCore
+import AudioRouteLinux
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Two file PCMs standing in for two devices.
+private func benchConfiguration(_ dir: String) -> String {
+    """
+    pcm.routetest_a { type file slave.pcm "null" file "\(dir)/a.raw" format "raw" }
+    pcm.routetest_b { type file slave.pcm "null" file "\(dir)/b.raw" format "raw" }
+    pcm.routetest_mic { type file slave.pcm "null" file "\(dir)/mic.raw" format "raw" }
+
+    """
+}
+
+private let deviceA = Port(uid: "usb-a", type: .usbAudio, device: "usb-a", direction: .output, alsa: "routetest_a")
+private let deviceB = Port(uid: "usb-b", type: .usbAudio, device: "usb-b", direction: .output, alsa: "routetest_b")
+
+/// Opens `audioroute` from the system configuration plus the bench and the
+/// generated file, and plays `frames` (S16_LE stereo 48 kHz) through it.
+private func play(_ frames: [UInt8], dir: String, config path: String) throws {
+    var configuration = try ALSAConfiguration.system()
+    try configuration.load(file: dir + "/bench.conf")
+    try configuration.load(file: path)
+    var pcm = try PCM(name: AlsaRouteConfig.outputPCM, configuration: configuration)
+    try pcm.configure(format: .s16LE, channels: 2, rate: 48000)
+    #expect(try pcm.write(frames) == frames.count / 4)
+    try pcm.drain()
+}
+
+private func fileBytes(_ path: String) -> [UInt8]? { try? AtomicFile.read(path) }
+
+@Suite struct AlsaFilePCMTests {
+    @Test func audiorouteFollowsTheRouteFromAToB() throws {
+        try withTemporaryDirectory { dir in
+            try writeFile(dir + "/bench.conf", benchConfiguration(dir))
+            let writer = AlsaRouteConfigWriter(runtimeDirectory: dir + "/run")
+            var tower = Tower()
+            _ = try tower.addPorts([deviceA])
+            #expect(tower.route.outputs == ["usb-a"])
+            try writer.write(AlsaRouteConfig(route: tower.route, ports: tower.ports))
+
+            let first = pattern(4800 * 4, seed: 1)
+            try play(first, dir: dir, config: writer.path)
+            #expect(fileBytes(dir + "/a.raw") == first)
+            #expect(fileBytes(dir + "/b.raw") == nil)
+
+            // B arrives later: last in wins, the route moves, the file is rewritten.
+            let outcome = try tower.addPorts([deviceB])
+            #expect(outcome.change?.current.outputs == ["usb-b"])
+            try writer.write(AlsaRouteConfig(route: tower.route, ports: tower.ports))
+
+            let second = pattern(960 * 4, seed: 2)
+            try play(second, dir: dir, config: writer.path)
+            #expect(fileBytes(dir + "/b.raw") == second)
+            #expect(fileBytes(dir + "/a.raw") == first, "A's file is untouched once the route left it")
+        }
+    }
+
+    @Test func theRuntimeDirectoryIsPrivateAndNoTemporaryFileRemains() throws {
+        try withTemporaryDirectory { dir in
+            let writer = AlsaRouteConfigWriter(runtimeDirectory: dir + "/run/user")
+            try writer.write(AlsaRouteConfig(output: deviceA, input: nil))
+            try writer.write(AlsaRouteConfig(output: deviceB, input: nil))
+            var info = stat()
+            #expect(stat(writer.directory, &info) == 0)
+            #expect(info.st_mode & 0o777 == 0o700)
+            #expect(access(AtomicFile.temporaryPath(for: writer.path), F_OK) != 0)
+            let text = String(decoding: try AtomicFile.read(writer.path), as: UTF8.self)
+            #expect(text == AlsaRouteConfig(output: deviceB, input: nil).text)
+        }
+    }
+
+    @Test func openingAnUndefinedPCMIsATypedErrorWithLibasoundsText() throws {
+        let configuration = try ALSAConfiguration()
+        do {
+            _ = try PCM(name: "audioroute_nowhere", configuration: configuration)
+            Issue.record("opening an undefined PCM succeeded")
+        } catch {
+            #expect(error.code < 0)
+            #expect(error.operation == "snd_pcm_open audioroute_nowhere")
+            #expect(!error.message.isEmpty)
+            #expect(error.description.hasPrefix("snd_pcm_open audioroute_nowhere: "))
+        }
+    }
+
+    @Test func aMalformedConfigurationIsATypedError() throws {
+        var configuration = try ALSAConfiguration()
+        do {
+            try configuration.load(text: "pcm.broken { type plug slave.pcm ")
+            Issue.record("a truncated configuration loaded")
+        } catch {
+            #expect(error.operation == "snd_config_load")
+            #expect(error.code < 0)
+        }
+    }
+
+    /// The ~/.asoundrc lines of docs/alsa.md, used by aplay under a temporary
+    /// HOME: `aplay -D audioroute` plays to whatever the route is now.
+    @Test func theDocumentedAsoundrcLinesWorkWithAplay() throws {
+        try withTemporaryDirectory { dir in
+            let docs = String(decoding: try AtomicFile.read(packageRoot + "/docs/alsa.md"), as: UTF8.self)
+            let snippet = try asoundrcSnippet(docs)
+            try writeFile(dir + "/.asoundrc", benchConfiguration(dir) + snippet)
+            let runtime = dir + "/run"
+            let environment = ["HOME": dir, "XDG_RUNTIME_DIR": runtime, "XDG_CONFIG_HOME": dir + "/config"]
+            let frames = pattern(4000, seed: 3)
+            try AtomicFile.write(frames, to: dir + "/in.raw")
+            let aplay = ["-q", "-D", "audioroute", "-t", "raw", "-f", "S16_LE", "-c", "2", "-r", "48000", dir + "/in.raw"]
+
+            // Before the daemon wrote anything, the include is skipped and ALSA still works.
+            let missing = try run("/usr/bin/aplay", ["-q", "-D", "routetest_b", "-t", "raw", "-f", "S16_LE", "-c", "2", "-r", "48000", dir + "/in.raw"], environment: environment)
+            #expect(missing.status == 0, "stderr: \(missing.stderr)")
+
+            let writer = AlsaRouteConfigWriter(runtimeDirectory: runtime)
+            for (port, file) in [(deviceA, "a.raw"), (deviceB, "mic.raw")] {
+                var routed = port
+                if file == "mic.raw" { routed.alsa = "routetest_mic" }
+                try writer.write(AlsaRouteConfig(output: routed, input: nil))
+                let result = try run("/usr/bin/aplay", aplay, environment: environment)
+                #expect(result.status == 0, "stderr: \(result.stderr)")
+                // aplay pads its last period with silence: the frames, then zeros.
+                let written = fileBytes(dir + "/" + file) ?? []
+                #expect(written.count >= frames.count)
+                #expect(Array(written.prefix(frames.count)) == frames)
+                #expect(written.dropFirst(frames.count).allSatisfy { $0 == 0 })
+            }
+        }
+    }
+}
+
+/// The first fenced block after the `<!-- asoundrc -->` marker.
+private func asoundrcSnippet(_ docs: String) throws -> String {
+    guard let marker = docs.firstRange(of: "<!-- asoundrc -->") else { throw TestFailure("docs/alsa.md has no asoundrc marker") }
+    let rest = docs[marker.upperBound...]
+    guard let open = rest.firstRange(of: "```\n") else { throw TestFailure("no fenced block") }
+    let body = rest[open.upperBound...]
+    guard let close = body.firstRange(of: "```") else { throw TestFailure("unterminated fenced block") }
+    return String(body[..<close.lowerBound])
+}
+
+private let packageRoot: String = {
+    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(3)
+    return parts.joined(separator: "/")
+}()
