@@ -52,6 +52,15 @@ struct BusMessage: ~Copyable {
     var path: String? { sd_bus_message_get_path(handle).map { String(cString: $0) } }
     var interface: String? { sd_bus_message_get_interface(handle).map { String(cString: $0) } }
     var member: String? { sd_bus_message_get_member(handle).map { String(cString: $0) } }
+    /// The signature of the whole body ("" for none).
+    var signature: String { sd_bus_message_get_signature(handle, 1).map { String(cString: $0) } ?? "" }
+
+    /// Seals a message built here and rewinds it, so it can be read back (tests, loopback).
+    func sealForReading() throws(BusError) {
+        var r = sd_bus_message_seal(handle, 1, 0)
+        if r >= 0 { r = sd_bus_message_rewind(handle, 1) }
+        guard r >= 0 else { throw BusError(operation: "seal message", errno: -r) }
+    }
 
     /// Appends string-like arguments ('s' or 'o').
     func append(_ type: Character, _ value: String) throws(BusError) {
