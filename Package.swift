@@ -79,6 +79,8 @@ let package = Package(
             name: "udev-bench",
             dependencies: ["AudioRouteCore", "AudioRouteLinux"]
         ),
+        // Harness pieces several test targets share: a private dbus-daemon, a scripted client process.
+        .target(name: "AudioRouteTestSupport", path: "Tests/Support"),
         .testTarget(
             name: "AudioRouteCoreTests",
             dependencies: [
@@ -89,7 +91,7 @@ let package = Package(
         .testTarget(
             name: "AudioRouteLinuxTests",
             dependencies: [
-                "AudioRouteCore", "AudioRouteLinux", "audioroute", "CALSA",
+                "AudioRouteCore", "AudioRouteLinux", "audioroute", "CALSA", "AudioRouteTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -100,7 +102,7 @@ let package = Package(
         .testTarget(
             name: "AudioRouteDaemonTests",
             dependencies: [
-                "AudioRouteDaemon",
+                "AudioRouteDaemon", "AudioRouteTestSupport",
                 "AudioRouteLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,3 +1,4 @@
+import AudioRouteTestSupport
 import Testing
 
 @testable import AudioRouteLinux
