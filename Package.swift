@@ -79,8 +79,6 @@ let package = Package(
             name: "udev-bench",
             dependencies: ["AudioRouteCore", "AudioRouteLinux"]
         ),
-        // Harness pieces several test targets share: a private dbus-daemon, a scripted client process.
-        .target(name: "AudioRouteTestSupport", path: "Tests/Support"),
         .testTarget(
             name: "AudioRouteCoreTests",
             dependencies: [
@@ -91,7 +89,7 @@ let package = Package(
         .testTarget(
             name: "AudioRouteLinuxTests",
             dependencies: [
-                "AudioRouteCore", "AudioRouteLinux", "audioroute", "CALSA", "AudioRouteTestSupport",
+                "AudioRouteCore", "AudioRouteLinux", "audioroute", "CALSA",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -102,7 +100,7 @@ let package = Package(
         .testTarget(
             name: "AudioRouteDaemonTests",
             dependencies: [
-                "AudioRouteDaemon", "AudioRouteTestSupport",
+                "AudioRouteDaemon",
                 "AudioRouteLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -162,12 +162,6 @@ public struct Tower: Sendable {
         return best
     }
 
-    /// Which rules chose the current route and why each other port lost
-    /// (`audioroute explain`), for the controlling session's request.
-    public func explainRoute() -> RouteExplanation {
-        AudioRouteCore.explainRoute(controllingSession?.request ?? RouteRequest(), ports: ports)
-    }
-
     /// True while any other session is active.
     public func isOtherAudioPlaying(for id: String) -> Bool { sessions.contains { $0.id != id && $0.isActive } }
 

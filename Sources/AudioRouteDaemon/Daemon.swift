@@ -2,7 +2,6 @@
 import AudioRouteCore
 import AudioRouteLinux
 import Logging
-import Synchronization
 import ServiceLifecycle
 
 #if canImport(Glibc)
@@ -24,18 +23,12 @@ public struct DaemonOptions: Sendable, Hashable {
     public var runtimeDirectory: String?
     public var logLevel: Logger.Level = .info
     public var help = false
-    /// Serve no D-Bus API: only the ALSA route file follows the hardware.
-    public var noBus = false
-
-    /// Where the D-Bus API is served: the session bus, the system bus with `--system`, none with `--no-bus`.
-    public var bus: BusChoice? { noBus ? nil : system ? .system : .session }
 
     public init() {}
 
     public static let usage = """
-        usage: audiorouted [--system] [--no-bus] [--state-dir DIR] [--runtime-dir DIR] [--log-level LEVEL]
-          --system           run as the system instance (system bus, state in /var/lib/audioroute, runtime files in /run)
-          --no-bus           serve no D-Bus API (the ALSA route file only)
+        usage: audiorouted [--system] [--state-dir DIR] [--runtime-dir DIR] [--log-level LEVEL]
+          --system           run as the system instance (state in /var/lib/audioroute, runtime files in /run)
           --state-dir DIR    where state.json lives (default $XDG_STATE_HOME/audioroute or ~/.local/state/audioroute)
           --runtime-dir DIR  where audioroute/asound.conf is written (default $XDG_RUNTIME_DIR)
           --log-level LEVEL  trace, debug, info, notice, warning, error or critical (default info)
@@ -58,7 +51,6 @@ public struct DaemonOptions: Sendable, Hashable {
             let inline = parts.count == 2 ? String(parts[1]) : nil
             switch name {
             case "--system" where inline == nil: options.system = true
-            case "--no-bus" where inline == nil: options.noBus = true
             case "--help", "-h": options.help = true
             case "--state-dir": options.stateDirectory = try absolute(value(name, inline: inline), name)
             case "--runtime-dir": options.runtimeDirectory = try absolute(value(name, inline: inline), name)
@@ -129,44 +121,25 @@ public enum Daemon {
     /// tells systemd READY=1 once the route file is written, and returns after
     /// SIGTERM/SIGINT when every service has stopped (in reverse order: routes
     /// first, then the final state save).
-    ///
-    /// - Parameter bus: where the D-Bus API is served; nil serves none (tests of
-    ///   the route file alone). The session bus by default, the system bus with `--system`.
-    public static func run(paths: DaemonPaths, watchers: [any PortWatcher], bus: BusChoice?, logger: Logger) async throws {
+    public static func run(paths: DaemonPaths, watchers: [any PortWatcher], logger: Logger) async throws {
         let store = StateStore(directory: paths.stateDirectory)
         let (initial, outcome) = store.load(logger: logger)
         logger.info("state", metadata: ["path": "\(store.path)", "outcome": "\(outcome)"])
         let stateService = StateService(store: store, initial: initial, logger: logger)
         let writer = AlsaRouteConfigWriter(runtimeDirectory: paths.runtimeDirectory, directoryMode: paths.system ? 0o755 : 0o700)
-        // READY=1 once the route file is written and, with a bus, the name is ours.
-        let ready = ReadyLatch(parts: bus == nil ? 1 : 2) {
-            notify("READY=1", logger: logger)
-            logger.notice("ready", metadata: ["alsa": "\(writer.path)"])
-        }
         let routeService = RouteService(
             watchers: watchers, stateService: stateService, initialState: initial, alsa: writer, logger: logger,
-            onReady: { ready.arrive() }, onStopping: { notify("STOPPING=1", logger: logger) })
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: stateService, serviceName: "state"),
-            .init(service: routeService, serviceName: "routes"),
-        ]
-        if let bus {
-            let policy: DBusService.AccessPolicy = paths.system ? .systemBus(audioGroup: groupID("audio")) : .sessionBus
-            // Last in the list: it stops first, so no call reaches a stopped tower.
-            services.append(
-                .init(
-                    service: DBusService(routes: routeService, bus: bus, policy: policy, logger: logger, onReady: { ready.arrive() }),
-                    serviceName: "dbus"))
-        }
+            onReady: { notify("READY=1", logger: logger); logger.notice("ready", metadata: ["alsa": "\(writer.path)"]) },
+            onStopping: { notify("STOPPING=1", logger: logger) })
         let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: stateService, serviceName: "state"),
+                    .init(service: routeService, serviceName: "routes"),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
         try await group.run()
-    }
-
-    /// The gid of `name`, or nil when the group does not exist.
-    static func groupID(_ name: String) -> UInt32? {
-        guard let entry = getgrnam(name) else { return nil }
-        return entry.pointee.gr_gid
     }
 
     private static func notify(_ state: String, logger: Logger) {
@@ -175,24 +148,5 @@ public enum Daemon {
         } catch {
             logger.warning("\(error)")
         }
-    }
-}
-
-/// Calls `action` once, when `parts` parts have arrived.
-final class ReadyLatch: Sendable {
-    private let remaining: Mutex<Int>
-    private let action: @Sendable () -> Void
-
-    init(parts: Int, action: @escaping @Sendable () -> Void) {
-        remaining = Mutex(parts)
-        self.action = action
-    }
-
-    func arrive() {
-        let fire = remaining.withLock { count in
-            count -= 1
-            return count == 0
-        }
-        if fire { action() }
     }
 }

@@ -107,7 +107,7 @@ public actor RouteService: Service {
             if !Task.isCancelled { logger.warning("watcher ended", metadata: ["watcher": "\(watcher.name)"]) }
         } catch {
             // A missing source (no udev, no system bus) is a normal state: said plainly, the rest goes on.
-            if !Task.isCancelled { logger.notice("watcher unavailable", metadata: ["watcher": "\(watcher.name)", "error": "\(error)"]) }
+            if !Task.isCancelled { logger.error("watcher unavailable", metadata: ["watcher": "\(watcher.name)", "error": "\(error)"]) }
         }
     }
 
@@ -158,22 +158,7 @@ public actor RouteService: Service {
         }
     }
 
-    public var silentMode: Bool { tower.silentMode }
-    public func session(_ id: String) -> Session? { tower.session(id) }
-    public func isOtherAudioPlaying(for id: String) -> Bool { tower.isOtherAudioPlaying(for: id) }
-    public func secondaryAudioShouldBeSilencedHint(for id: String) -> Bool { tower.secondaryAudioShouldBeSilencedHint(for: id) }
-    public func explainRoute() -> RouteExplanation { tower.explainRoute() }
-
     // MARK: Requests (the D-Bus layer calls these)
-
-    /// The ring/silent switch (spec §7): announced to every session it affects.
-    public func setSilentMode(_ on: Bool) {
-        publish(tower.setSilentMode(on))
-    }
-
-    public func setPrefersInterruptionOnRouteDisconnect(_ value: Bool, session id: String) throws(SessionError) {
-        try tower.setPrefersInterruptionOnRouteDisconnect(value, session: id)
-    }
 
     /// Opens a session. `name` is the app's stable identity; a preferred input
     /// remembered under it is applied when its port is present.

@@ -44,7 +44,7 @@ let watchers: [any PortWatcher] = [
 ]
 
 do {
-    try await Daemon.run(paths: paths, watchers: watchers, bus: options.bus, logger: logger)
+    try await Daemon.run(paths: paths, watchers: watchers, logger: logger)
 } catch {
     logger.critical("stopped on error", metadata: ["error": "\(error)"])
     exit(1)

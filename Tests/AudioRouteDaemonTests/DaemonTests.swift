@@ -48,10 +48,7 @@ import Glibc
         #expect(options.stateDirectory == "/s")
         #expect(options.runtimeDirectory == "/r")
         #expect(options.logLevel == .debug)
-        #expect(options.bus == .system)
         #expect(try DaemonOptions.parse([]) == DaemonOptions())
-        #expect(DaemonOptions().bus == .session)
-        #expect(try DaemonOptions.parse(["--no-bus"]).bus == nil)
     }
 
     @Test(arguments: [
@@ -60,7 +57,6 @@ import Glibc
         (["--state-dir", "relative"], "--state-dir needs an absolute path, not \"relative\""),
         (["--log-level", "loud"], "unknown log level \"loud\""),
         (["--system=yes"], "unknown option \"--system=yes\""),
-        (["--no-bus=1"], "unknown option \"--no-bus=1\""),
     ])
     func badCommandLinesAreNamed(_ arguments: [String], _ message: String) {
         #expect(throws: UsageError(message)) { try DaemonOptions.parse(arguments) }
@@ -79,21 +75,18 @@ import Glibc
     }
 }
 
-/// The built binary, with `--no-bus` (the D-Bus API has its own tests): started with
-/// temporary directories, it writes the route file for the empty route, says
-/// READY=1 on NOTIFY_SOCKET, and exits 0 on SIGTERM.
+/// The built binary: started with temporary directories, it writes the route
+/// file for the empty route, says READY=1 on NOTIFY_SOCKET, and exits 0 on SIGTERM.
 @Suite struct AudioroutedEndToEndTests {
     static let binary = productsDirectory + "/audiorouted"
-    /// The watchers' system bus: absent, so BlueZ is reported missing and nothing outside the test leaks in.
-    static let noBus = "unix:path=/nonexistent/audioroute-test-no-system-bus"
 
     @Test(arguments: [SIGTERM, SIGINT])
     func startsReadyAndStopsCleanly(_ signal: Int32) async throws {
         try await withTemporaryDirectory { dir in
             let socket = try NotifySocket(path: dir + "/notify")
             let child = try ChildProcess(
-                Self.binary, ["--no-bus", "--state-dir", dir + "/state", "--runtime-dir", dir + "/run", "--log-level", "debug"],
-                environment: ["NOTIFY_SOCKET": socket.name, "DBUS_SYSTEM_BUS_ADDRESS": Self.noBus])
+                Self.binary, ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run", "--log-level", "debug"],
+                environment: ["NOTIFY_SOCKET": socket.name])
             let ready = socket.receive(seconds: 20)
             #expect(ready == "READY=1", "stderr: \(child.availableStderr())")
             guard ready == "READY=1" else { return }
@@ -120,8 +113,7 @@ import Glibc
             try writeText(dir + "/state/state.json", "{\"version\": 1, \"seq")
             let socket = try NotifySocket(path: dir + "/notify")
             let child = try ChildProcess(
-                Self.binary, ["--no-bus", "--state-dir", dir + "/state", "--runtime-dir", dir + "/run"],
-                environment: ["NOTIFY_SOCKET": socket.name, "DBUS_SYSTEM_BUS_ADDRESS": Self.noBus])
+                Self.binary, ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run"], environment: ["NOTIFY_SOCKET": socket.name])
             #expect(socket.receive(seconds: 20) == "READY=1")
             child.signal(SIGTERM)
             #expect(child.wait(seconds: 10) == 0)

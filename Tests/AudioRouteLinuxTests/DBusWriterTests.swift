@@ -1,4 +1,3 @@
-import AudioRouteTestSupport
 import Testing
 
 @testable import AudioRouteLinux

@@ -23,9 +23,6 @@ public enum DBusValue: Sendable, Hashable {
     case dictionary([Entry])
     case structure([DBusValue])
     indirect case variant(DBusValue)
-    /// A variant whose contents' type is given, not guessed: what an empty array
-    /// in a property needs. Only written; reading gives `.variant`.
-    indirect case typedVariant(DBusValue, signature: String)
 
     /// One dictionary entry.
     public struct Entry: Sendable, Hashable {
@@ -40,7 +37,6 @@ public enum DBusValue: Sendable, Hashable {
     /// The value inside any number of variants.
     public var unwrapped: DBusValue {
         if case .variant(let inner) = self { return inner.unwrapped }
-        if case .typedVariant(let inner, _) = self { return inner.unwrapped }
         return self
     }
 
@@ -65,7 +61,7 @@ public enum DBusValue: Sendable, Hashable {
             guard let first = entries.first else { return "a{??}" }
             return "a{\(first.key.typeName)\(first.value.typeName)}"
         case .structure(let items): return "(" + items.map(\.typeName).joined() + ")"
-        case .variant, .typedVariant: return "v"
+        case .variant: return "v"
         }
     }
 

@@ -96,10 +96,6 @@ extension BusMessage {
             try container(CChar(UInt8(ascii: "v")), signature) { () throws(BusError) in
                 try append(inner, as: try DBusType.parse(signature)[0])
             }
-        case (.variant, .typedVariant(let inner, let signature)):
-            let types = try DBusType.parse(signature)
-            guard types.count == 1 else { throw mismatch }
-            try container(CChar(UInt8(ascii: "v")), signature) { () throws(BusError) in try append(inner, as: types[0]) }
         case (.array(let element), .array(let items)):
             try container(CChar(UInt8(ascii: "a")), element.description) { () throws(BusError) in
                 for item in items { try append(item, as: element) }

@@ -24,8 +24,6 @@ public struct BusError: Error, Sendable, Hashable, CustomStringConvertible {
 public enum BusChoice: Sendable, Hashable {
     /// The system bus (sd_bus_open_system honours DBUS_SYSTEM_BUS_ADDRESS).
     case system
-    /// The user's session bus (sd_bus_open_user honours DBUS_SESSION_BUS_ADDRESS).
-    case session
     /// An explicit address ("unix:path=/run/…"), connected to as a bus client.
     /// Lets tests use a private bus without changing the environment.
     case address(String)
@@ -160,26 +158,13 @@ struct BusMessage: ~Copyable {
 /// A connection to a bus. Owns its sd_bus; used from one thread only.
 struct BusConnection: ~Copyable {
     let handle: OpaquePointer
-    /// False for a view of a connection someone else owns (a callback's bus).
-    private let owns: Bool
-
-    /// A view of a connection owned elsewhere; not closed when this goes.
-    init(borrowing handle: OpaquePointer) {
-        self.handle = handle
-        owns = false
-    }
 
     init(_ choice: BusChoice) throws(BusError) {
-        owns = true
         var bus: OpaquePointer?
         switch choice {
         case .system:
             let r = sd_bus_open_system(&bus)
             guard r >= 0, let bus else { throw BusError(operation: "open the system bus", errno: -r) }
-            handle = bus
-        case .session:
-            let r = sd_bus_open_user(&bus)
-            guard r >= 0, let bus else { throw BusError(operation: "open the session bus", errno: -r) }
             handle = bus
         case .address(let address):
             var r = sd_bus_new(&bus)
@@ -195,7 +180,7 @@ struct BusConnection: ~Copyable {
         }
     }
 
-    deinit { if owns { sd_bus_flush_close_unref(handle) } }
+    deinit { sd_bus_flush_close_unref(handle) }
 
     var fd: Int32 { sd_bus_get_fd(handle) }
     var events: Int32 { sd_bus_get_events(handle) }

@@ -1,43 +1,20 @@
 import Glibc
 
-/// A failure of the test harness itself.
-public struct SupportError: Error, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
-}
-
-/// `rm -rf path`.
-public func removeDirectory(_ path: String) {
-    if let dir = opendir(path) {
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-            if name == "." || name == ".." { continue }
-            let child = path + "/" + name
-            var info = stat()
-            if lstat(child, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { removeDirectory(child) } else { unlink(child) }
-        }
-        closedir(dir)
-        rmdir(path)
-    } else {
-        unlink(path)
-    }
-}
-
 /// A private dbus-daemon with the stock session configuration, listening on a
 /// socket in its own temporary directory. Stopped, reaped and removed in
 /// `close()` (also from deinit, so a failing test cleans up).
-public final class PrivateBus: @unchecked Sendable {
-    public let address: String
+final class PrivateBus: @unchecked Sendable {
+    let address: String
     private let pid: pid_t
     private let directory: String
     private var closed = false
 
-    public init(configuration: String = "/usr/share/dbus-1/session.conf") throws {
+    init(configuration: String = "/usr/share/dbus-1/session.conf") throws {
         var template = Array("/tmp/audioroute-bus-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw SupportError("mkdtemp: errno \(errno)") }
+        guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp: errno \(errno)") }
         directory = String(cString: made)
         var out: [Int32] = [0, 0]
-        guard pipe(&out) == 0 else { throw SupportError("pipe: errno \(errno)") }
+        guard pipe(&out) == 0 else { throw TestFailure("pipe: errno \(errno)") }
         // Other tests spawn in parallel: keep these ends out of their children.
         for fd in out { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         var actions = posix_spawn_file_actions_t()
@@ -55,8 +32,8 @@ public final class PrivateBus: @unchecked Sendable {
         Glibc.close(out[1])
         defer { Glibc.close(out[0]) }
         guard spawned == 0 else {
-            removeDirectory(directory)
-            throw SupportError("cannot start dbus-daemon: errno \(spawned)")
+            removeTree(directory)
+            throw TestFailure("cannot start dbus-daemon: errno \(spawned)")
         }
         pid = child
         // The address line is the readiness line: the socket listens once it is printed.
@@ -71,7 +48,7 @@ public final class PrivateBus: @unchecked Sendable {
         address = String(decoding: line, as: UTF8.self)
         guard address.hasPrefix("unix:") else {
             stop()
-            throw SupportError("dbus-daemon did not print its address")
+            throw TestFailure("dbus-daemon did not print its address")
         }
     }
 
@@ -81,10 +58,10 @@ public final class PrivateBus: @unchecked Sendable {
         kill(pid, SIGKILL)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        removeDirectory(directory)
+        removeTree(directory)
     }
 
-    public func close() { stop() }
+    func close() { stop() }
 
     deinit { stop() }
 }
