@@ -61,6 +61,18 @@ public struct BusCall: Sendable {
     public let credentials: Result<BusCredentials, BusError>?
 }
 
+/// A value with the signature its variant announces: an empty array has no
+/// element to tell its type, so properties carry theirs.
+public struct TypedValue: Sendable, Hashable {
+    public var signature: String
+    public var value: DBusValue
+
+    public init(_ value: DBusValue, signature: String) {
+        self.value = value
+        self.signature = signature
+    }
+}
+
 /// What a server reports.
 public enum BusServerEvent: Sendable {
     case call(BusCall)
@@ -129,6 +141,16 @@ public final class BusServer: Sendable {
         loop.enqueue(.reply(token, values, signature))
     }
 
+    /// Answers a Properties.Get: one variant holding `value`.
+    public func replyVariant(_ token: UInt64, _ value: TypedValue) {
+        loop.enqueue(.variants(token, [("", value)], dictionary: false))
+    }
+
+    /// Answers a Properties.GetAll: `a{sv}` of the named values.
+    public func replyProperties(_ token: UInt64, _ properties: [(String, TypedValue)]) {
+        loop.enqueue(.variants(token, properties, dictionary: true))
+    }
+
     /// Answers call `token` with the error `name` ("org.freedesktop.DBus.Error.InvalidArgs") and `message`.
     public func replyError(_ token: UInt64, name: String, message: String) {
         loop.enqueue(.error(token, name, message))
@@ -148,6 +170,7 @@ public final class BusServer: Sendable {
 final class ServerLoop: @unchecked Sendable {
     enum Command: Sendable {
         case reply(UInt64, [DBusValue], String)
+        case variants(UInt64, [(String, TypedValue)], dictionary: Bool)
         case error(UInt64, String, String)
         case signal(path: String, interface: String, member: String, signature: String, values: [DBusValue], destination: String?)
         case stop
@@ -297,6 +320,20 @@ final class ServerLoop: @unchecked Sendable {
                     logger.error("cannot send a reply: \(error)")
                     replyError(call, "org.freedesktop.DBus.Error.Failed", "internal error: \(error)")
                 }
+            case .variants(let token, let entries, let dictionary):
+                guard let call = take(token) else { continue }
+                defer { sd_bus_message_unref(call) }
+                var raw: OpaquePointer?
+                let r = sd_bus_message_new_method_return(call, &raw)
+                guard r >= 0, let raw else { continue }
+                let reply = BusMessage(owning: raw)
+                do {
+                    try appendVariants(reply, entries, dictionary: dictionary)
+                    try send(bus, reply)
+                } catch {
+                    logger.error("cannot send a reply: \(error)")
+                    replyError(call, "org.freedesktop.DBus.Error.Failed", "internal error: \(error)")
+                }
             case .error(let token, let name, let message):
                 guard let call = take(token) else { continue }
                 replyError(call, name, message)
@@ -322,6 +359,30 @@ final class ServerLoop: @unchecked Sendable {
             }
         }
         return false
+    }
+
+    private func appendVariants(_ message: borrowing BusMessage, _ entries: [(String, TypedValue)], dictionary: Bool) throws(BusError) {
+        func open(_ kind: UInt8, _ contents: String) throws(BusError) {
+            let r = sd_bus_message_open_container(message.handle, CChar(kind), contents)
+            guard r >= 0 else { throw BusError(operation: "append: open container \(contents)", errno: -r) }
+        }
+        func close() throws(BusError) {
+            let r = sd_bus_message_close_container(message.handle)
+            guard r >= 0 else { throw BusError(operation: "append: close container", errno: -r) }
+        }
+        if dictionary { try open(UInt8(ascii: "a"), "{sv}") }
+        for (name, typed) in entries {
+            if dictionary {
+                try open(UInt8(ascii: "e"), "sv")
+                try message.append(.init("s"), name)
+            }
+            try open(UInt8(ascii: "v"), typed.signature)
+            // Inside the variant, the signature-driven writer appends exactly one value of its type.
+            try message.append([typed.value], signature: typed.signature)
+            try close()
+            if dictionary { try close() }
+        }
+        if dictionary { try close() }
     }
 
     private func send(_ bus: borrowing BusConnection, _ message: borrowing BusMessage) throws(BusError) {
