@@ -161,6 +161,20 @@ final class ScriptedProcess {
         return lines.filter(matching)
     }
 
+    /// Waits up to `seconds` for the process to exit by itself, then kills it.
+    func finish(seconds: Double) {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while !exited && ContinuousClock.now < deadline {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                exited = true
+                return
+            }
+            usleep(10_000)
+        }
+        kill()
+    }
+
     func kill(_ signal: Int32 = SIGKILL) {
         guard !exited else { return }
         Glibc.kill(pid, signal)
