@@ -193,7 +193,11 @@ enum HeldSession {
         sigaddset(&defaults, SIGINT)
         sigaddset(&defaults, SIGTERM)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+        // libdispatch blocks the signals its sources watch: the child must not inherit that mask.
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
         // Ignored from before the spawn until the forwarder takes over, so that a Ctrl-C in
         // between cannot kill us and leave the child running with the session gone.
         signal(SIGINT, SIG_IGN)
