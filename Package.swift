@@ -67,6 +67,8 @@ let package = Package(
         ),
         // NotificationCenter bridging with iOS names and userInfo keys; the only client code that imports Foundation.
         .target(name: "AudioSessionNotifications", dependencies: ["AudioSession", "AudioRouteCore"]),
+        // Test helper: one AudioSession in its own process, driven by commands on stdin (client tests).
+        .executableTarget(name: "audiosession-probe", dependencies: ["AudioSession", "AudioRouteCore"]),
         // Test helper: saves state in a loop until killed (the crash-safety test kills it).
         .executableTarget(name: "audiorouted-state-writer", dependencies: ["AudioRouteDaemon"]),
         .executableTarget(

@@ -182,3 +182,72 @@ struct LineReader {
         }
     }
 }
+
+/// An `audiosession-probe` process: one app with an AudioSession, driven line by line.
+final class Probe {
+    let process: ChildProcess
+    private var reader: LineReader
+    private let input: Int32
+
+    init(address: String, app: String) throws {
+        var inPipe: [Int32] = [0, 0]
+        guard pipe(&inPipe) == 0 else { throw TestFailure("pipe: errno \(errno)") }
+        for fd in inPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        defer { close(inPipe[0]) }
+        process = try ChildProcess(productsDirectory + "/audiosession-probe", [address, app], stdin: inPipe[0])
+        reader = LineReader(fd: process.stdout)
+        input = inPipe[1]
+    }
+
+    /// Sends a command line.
+    func send(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+    }
+
+    /// The next JSON line within `seconds`.
+    func next(seconds: Double = 10) -> JSON? {
+        guard let line = reader.next(seconds: seconds) else { return nil }
+        return try? JSON.parse(line)
+    }
+
+    /// Lines until one satisfies `match` (returned), or nil after `seconds`.
+    func await(seconds: Double = 10, _ match: (JSON) -> Bool) -> JSON? {
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(seconds * 1000)))
+        while ContinuousClock.now < deadline {
+            guard let object = next(seconds: 1) else { continue }
+            if match(object) { return object }
+        }
+        return nil
+    }
+
+    /// Sends `line` and returns its reply or error.
+    func call(_ line: String) -> JSON? {
+        send(line)
+        return self.await { $0["reply"] != nil || $0["error"] != nil }
+    }
+
+    deinit {
+        close(input)
+        process.signal(SIGKILL)
+        _ = process.wait(seconds: 5)
+    }
+}
+
+extension CLIMockTests {
+    @Test func probeRepliesAndErrors() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let mock = try await MockDaemon(address: bus.address, directory: directory)
+            defer { mock.kill() }
+            let probe = try Probe(address: bus.address, app: "music")
+            #expect(probe.next()?["ready"] == .bool(true))
+            #expect(probe.call("category playback")?["reply"] == .string("category"))
+            #expect(probe.call("category playback default defaultToSpeaker")?["error"] == .string("invalidOption"))
+            #expect(probe.call("activate")?["reply"] == .string("activate"))
+            mock.kill()
+            #expect(probe.await { $0["notification"] == .string("mediaServicesWereLost") } != nil)
+        }
+    }
+}

@@ -60,7 +60,8 @@ final class ChildProcess {
     private(set) var exitStatus: Int32?
 
     /// Starts `path`; `environment` entries are added to (or replace) this process's.
-    init(_ path: String, _ arguments: [String], environment: [String: String] = [:], removing: Set<String> = []) throws {
+    /// `stdin`: a descriptor to give the child as its standard input.
+    init(_ path: String, _ arguments: [String], environment: [String: String] = [:], removing: Set<String> = [], stdin: Int32? = nil) throws {
         var outPipe: [Int32] = [0, 0]
         var errPipe: [Int32] = [0, 0]
         guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw TestFailure("pipe: errno \(errno)") }
@@ -69,6 +70,7 @@ final class ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        if let stdin { posix_spawn_file_actions_adddup2(&actions, stdin, 0) }
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
         var env: [String] = []
