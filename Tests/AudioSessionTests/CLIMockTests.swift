@@ -251,3 +251,17 @@ extension CLIMockTests {
         }
     }
 }
+
+extension CLIMockTests {
+    /// A bus with nobody owning org.audioroute.AudioRoute1.
+    @Test func noDaemonOnTheBusIsAClearError() throws {
+        let bus = try PrivateBus()
+        defer { bus.close() }
+        for command in [["status"], ["ports"], ["monitor"], ["silent", "on"]] {
+            let result = try CLIMockTests.run(command + ["--bus-address", bus.address])
+            #expect(result.status == 1)
+            #expect(result.err.contains("org.audioroute.AudioRoute1"))
+            #expect(result.err.contains(bus.address))
+        }
+    }
+}

@@ -143,3 +143,42 @@ final class ChildProcess {
         close(stderr)
     }
 }
+
+/// A datagram socket standing in for systemd's notification socket.
+final class NotifySocket {
+    let fd: Int32
+    /// The NOTIFY_SOCKET value: a path, or "@name" for an abstract socket.
+    let name: String
+
+    init(path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        name = path
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        var bytes = Array(path.utf8)
+        let abstract = bytes.first == UInt8(ascii: "@")
+        if abstract { bytes[0] = 0 }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in for (index, byte) in bytes.enumerated() { buffer[index] = byte } }
+        let length = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count + (abstract ? 0 : 1))
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        guard bound == 0 else {
+            close(fd)
+            throw TestFailure("bind \(path): errno \(errno)")
+        }
+    }
+
+    /// The next datagram within `seconds`, or nil.
+    func receive(seconds: Double) -> String? {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, Int32(seconds * 1000)) == 1 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer[0..<count], as: UTF8.self)
+    }
+
+    deinit {
+        close(fd)
+        if !name.hasPrefix("@") { unlink(name) }
+    }
+}
