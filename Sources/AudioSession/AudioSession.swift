@@ -50,6 +50,8 @@ public actor AudioSession {
     private var sessionPath: String?
     /// True once a session was opened: a returning daemon gets it back.
     private var wantsSession = false
+    /// The OpenSession in flight, if any.
+    private var opening: Task<String, any Error>?
     private var subscribers: [Int: AsyncStream<AudioSessionNotification>.Continuation] = [:]
     private var nextSubscriber = 0
 
@@ -279,6 +281,17 @@ public actor AudioSession {
 
     private func ensureSession() async throws(AudioSessionError) -> String {
         if let sessionPath { return sessionPath }
+        // Calls from several tasks interleave at awaits: they share one OpenSession.
+        if let opening {
+            do { return try await opening.value } catch { throw error as? AudioSessionError ?? .badReply("\(error)") }
+        }
+        let task = Task { () async throws -> String in try await self.openSession() }
+        opening = task
+        defer { opening = nil }
+        do { return try await task.value } catch { throw error as? AudioSessionError ?? .badReply("\(error)") }
+    }
+
+    private func openSession() async throws(AudioSessionError) -> String {
         let client = try await ensureConnection()
         let reply = try await managerCall(client, "OpenSession", "s", [.string(appName)])
         guard case .objectPath(let path)? = reply.first else { throw .badReply("OpenSession did not return an object path") }

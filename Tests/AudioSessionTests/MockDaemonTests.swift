@@ -105,6 +105,24 @@ import Testing
         }
     }
 
+    @Test func concurrentFirstCallsOpenOneSession() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let mock = try await MockDaemon(address: bus.address, directory: directory)
+            defer { mock.kill() }
+            let session = AudioSession(bus: .address(bus.address), appName: "test")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<5 { group.addTask { try await session.setActive(true) } }
+                try await group.waitForAll()
+            }
+            let client = try await DBusClientConnection.connect(.address(bus.address))
+            defer { client.close() }
+            #expect(try await MockDaemon.calls(client, path: "/org/audioroute/AudioRoute1", method: "OpenSession") == [[.string("test")]])
+            await session.close()
+        }
+    }
+
     @Test func noDaemonIsDaemonUnavailable() async throws {
         let bus = try PrivateBus()
         defer { bus.close() }
