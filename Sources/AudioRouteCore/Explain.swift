@@ -106,3 +106,10 @@ private func whyNot(
     if port.sequence != other.sequence { return "connected before \(other.uid) (last in wins: \(port.sequence) < \(other.sequence))" }
     return "\(other.uid) comes first in type order"
 }
+
+extension Tower {
+    /// Explains the current route: the controlling session's request over the present ports.
+    public func explain() -> RouteExplanation {
+        explainRoute(controllingSession?.request ?? RouteRequest(), ports: ports)
+    }
+}

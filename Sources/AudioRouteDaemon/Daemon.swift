@@ -28,7 +28,8 @@ public struct DaemonOptions: Sendable, Hashable {
 
     public static let usage = """
         usage: audiorouted [--system] [--state-dir DIR] [--runtime-dir DIR] [--log-level LEVEL]
-          --system           run as the system instance (state in /var/lib/audioroute, runtime files in /run)
+          --system           run as the system instance: the D-Bus API on the system bus (default: the session
+                             bus), state in /var/lib/audioroute, runtime files in /run
           --state-dir DIR    where state.json lives (default $XDG_STATE_HOME/audioroute or ~/.local/state/audioroute)
           --runtime-dir DIR  where audioroute/asound.conf is written (default $XDG_RUNTIME_DIR)
           --log-level LEVEL  trace, debug, info, notice, warning, error or critical (default info)
@@ -90,6 +91,11 @@ public struct DaemonOptions: Sendable, Hashable {
     }
 }
 
+/// The daemon could not start; the description says why.
+public struct StartupError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String
+}
+
 /// Where the daemon keeps its files.
 public struct DaemonPaths: Sendable, Hashable {
     public var stateDirectory: String
@@ -121,7 +127,20 @@ public enum Daemon {
     /// tells systemd READY=1 once the route file is written, and returns after
     /// SIGTERM/SIGINT when every service has stopped (in reverse order: routes
     /// first, then the final state save).
-    public static func run(paths: DaemonPaths, watchers: [any PortWatcher], logger: Logger) async throws {
+    ///
+    /// With a `bus`, the D-Bus API is served there: the name is taken before
+    /// anything else starts (a missing bus or a taken name is a `StartupError`),
+    /// so READY=1 always means the API is reachable.
+    public static func run(paths: DaemonPaths, watchers: [any PortWatcher], bus: ServerBus? = nil, logger: Logger) async throws {
+        var server: BusServer?
+        if let bus {
+            do throws(BusError) {
+                server = try await DBusService.connect(bus: bus, logger: logger)
+            } catch {
+                throw StartupError(description: "cannot serve the D-Bus API on \(bus): \(error)")
+            }
+            logger.info("D-Bus name acquired", metadata: ["name": "\(DBusAPI.busName)", "bus": "\(bus)"])
+        }
         let store = StateStore(directory: paths.stateDirectory)
         let (initial, outcome) = store.load(logger: logger)
         logger.info("state", metadata: ["path": "\(store.path)", "outcome": "\(outcome)"])
@@ -131,15 +150,27 @@ public enum Daemon {
             watchers: watchers, stateService: stateService, initialState: initial, alsa: writer, logger: logger,
             onReady: { notify("READY=1", logger: logger); logger.notice("ready", metadata: ["alsa": "\(writer.path)"]) },
             onStopping: { notify("STOPPING=1", logger: logger) })
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: stateService, serviceName: "state"),
+            .init(service: routeService, serviceName: "routes"),
+        ]
+        if let server {
+            // Last in the list, so it stops first: no call reaches a stopped route service.
+            let policy = AccessPolicy(enforced: bus != .session, audioGroup: groupID("audio"))
+            services.append(.init(service: DBusService(server: server, routes: routeService, policy: policy, logger: logger), serviceName: "dbus"))
+        }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [
-                    .init(service: stateService, serviceName: "state"),
-                    .init(service: routeService, serviceName: "routes"),
-                ],
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()
+    }
+
+    /// The gid of group `name`, if it exists.
+    static func groupID(_ name: String) -> UInt32? {
+        guard let group = getgrnam(name) else { return nil }
+        return group.pointee.gr_gid
     }
 
     private static func notify(_ state: String, logger: Logger) {

@@ -13,6 +13,17 @@ public enum DaemonEvent: Sendable, Hashable {
     case portChanged(PortChange)
     /// A notification to one session (spec §7).
     case session(SessionEvent)
+    /// Silent mode was switched on or off.
+    case silentModeChanged(Bool)
+}
+
+/// One session as a client sees it.
+public struct SessionSnapshot: Sendable, Hashable {
+    public var session: Session
+    /// The app name it was opened with.
+    public var name: String?
+    public var isOtherAudioPlaying: Bool
+    public var secondaryAudioShouldBeSilencedHint: Bool
 }
 
 /// A request the daemon refused, or applied but could not save.
@@ -79,6 +90,18 @@ public actor RouteService: Service {
     public var route: Route { tower.route }
     public var ports: [Port] { tower.ports }
     public var sessions: [Session] { tower.sessions }
+    public var silentMode: Bool { tower.silentMode }
+    /// Which rule chose the current route, and why each other port lost.
+    public var explanation: RouteExplanation { tower.explain() }
+
+    /// A session with its derived hints, or nil if there is no such session.
+    public func snapshot(of id: String) -> SessionSnapshot? {
+        guard let session = tower.session(id) else { return nil }
+        return SessionSnapshot(
+            session: session, name: sessionNames[id], isOtherAudioPlaying: tower.isOtherAudioPlaying(for: id),
+            secondaryAudioShouldBeSilencedHint: tower.secondaryAudioShouldBeSilencedHint(for: id))
+    }
+
     /// The state as the service last recorded it.
     public var currentState: DaemonState { state }
 
@@ -213,6 +236,18 @@ public actor RouteService: Service {
         }
         state.priorities[uid] = priority
         try await persist()
+    }
+
+    public func setPrefersInterruptionOnRouteDisconnect(_ value: Bool, session id: String) throws(SessionError) {
+        try tower.setPrefersInterruptionOnRouteDisconnect(value, session: id)
+    }
+
+    /// Switches silent mode; announces `silentModeChanged` when it changed.
+    public func setSilentMode(_ on: Bool) {
+        guard tower.silentMode != on else { return }
+        let outcome = tower.setSilentMode(on)
+        events.send(.silentModeChanged(on))
+        publish(outcome)
     }
 
     private func persist() async throws(RequestError) {

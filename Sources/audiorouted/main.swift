@@ -43,8 +43,12 @@ let watchers: [any PortWatcher] = [
     BluezWatcher(logger: Logger(label: "audiorouted.bluez")),
 ]
 
+// The API on the session bus (one daemon per user), or the system bus with --system.
+let bus: ServerBus = options.system ? .system : .session
 do {
-    try await Daemon.run(paths: paths, watchers: watchers, logger: logger)
+    try await Daemon.run(paths: paths, watchers: watchers, bus: bus, logger: logger)
+} catch let error as StartupError {
+    fail(error.description, status: 1)
 } catch {
     logger.critical("stopped on error", metadata: ["error": "\(error)"])
     exit(1)

@@ -84,9 +84,11 @@ import Glibc
     func startsReadyAndStopsCleanly(_ signal: Int32) async throws {
         try await withTemporaryDirectory { dir in
             let socket = try NotifySocket(path: dir + "/notify")
+            let bus = try PrivateBus()
+            defer { bus.close() }
             let child = try ChildProcess(
                 Self.binary, ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run", "--log-level", "debug"],
-                environment: ["NOTIFY_SOCKET": socket.name])
+                environment: ["NOTIFY_SOCKET": socket.name, "DBUS_SESSION_BUS_ADDRESS": bus.address])
             let ready = socket.receive(seconds: 20)
             #expect(ready == "READY=1", "stderr: \(child.availableStderr())")
             guard ready == "READY=1" else { return }
@@ -112,8 +114,11 @@ import Glibc
             #expect(mkdir(dir + "/state", 0o700) == 0)
             try writeText(dir + "/state/state.json", "{\"version\": 1, \"seq")
             let socket = try NotifySocket(path: dir + "/notify")
+            let bus = try PrivateBus()
+            defer { bus.close() }
             let child = try ChildProcess(
-                Self.binary, ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run"], environment: ["NOTIFY_SOCKET": socket.name])
+                Self.binary, ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run"],
+                environment: ["NOTIFY_SOCKET": socket.name, "DBUS_SESSION_BUS_ADDRESS": bus.address])
             #expect(socket.receive(seconds: 20) == "READY=1")
             child.signal(SIGTERM)
             #expect(child.wait(seconds: 10) == 0)

@@ -180,6 +180,9 @@ struct BusConnection: ~Copyable {
         }
     }
 
+    /// Takes over a connection opened elsewhere (sd_bus_open_user).
+    init(adopting handle: OpaquePointer) { self.handle = handle }
+
     deinit { sd_bus_flush_close_unref(handle) }
 
     var fd: Int32 { sd_bus_get_fd(handle) }

@@ -1,0 +1,486 @@
+// Serving objects on a bus with sd-bus. One thread owns the connection and
+// blocks in poll(2) on the bus fd and a wake eventfd, like the BlueZ watcher.
+// Method calls reach Swift concurrency as events; replies and signals come back
+// as commands that the thread sends. A call is answered asynchronously: the
+// thread keeps a reference to the call message until the answer arrives, so a
+// slow answer never holds up the bus, and a client that floods calls is capped.
+//
+// The sd-bus vtable macros do not import into Swift: one fallback callback
+// receives every method call under the served path and hands it on.
+
+import CSystemd
+import Glibc
+import Logging
+import Synchronization
+
+/// The bus a server connects to.
+public enum ServerBus: Sendable, Hashable, CustomStringConvertible {
+    /// The user's session bus (honours DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus).
+    case session
+    /// The system bus (honours DBUS_SYSTEM_BUS_ADDRESS).
+    case system
+    /// An explicit bus address (tests).
+    case address(String)
+
+    public var description: String {
+        switch self {
+        case .session: return "the session bus"
+        case .system: return "the system bus"
+        case .address(let address): return "the bus at \(address)"
+        }
+    }
+}
+
+/// A caller's identity as the bus reports it (never as the message claims).
+public struct BusCredentials: Sendable, Hashable {
+    /// The caller's user id: the bus driver's UnixUserID (the peer's effective uid when it connected).
+    public var uid: UInt32?
+    /// The effective gid and the supplementary gids.
+    public var gids: [UInt32]
+
+    public init(uid: UInt32?, gids: [UInt32]) {
+        self.uid = uid
+        self.gids = gids
+    }
+}
+
+/// One method call to a served object.
+public struct BusCall: Sendable {
+    /// Identifies the call when replying.
+    public let token: UInt64
+    /// The caller's unique name.
+    public let sender: String
+    public let path: String
+    /// "" when the caller named no interface.
+    public let interface: String
+    public let member: String
+    /// The body's signature, exactly as sent.
+    public let signature: String
+    public let arguments: [DBusValue]
+    /// Fetched only for the members named at start; nil otherwise, or a failure.
+    public let credentials: Result<BusCredentials, BusError>?
+}
+
+/// A value with the signature its variant announces: an empty array has no
+/// element to tell its type, so properties carry theirs.
+public struct TypedValue: Sendable, Hashable {
+    public var signature: String
+    public var value: DBusValue
+
+    public init(_ value: DBusValue, signature: String) {
+        self.value = value
+        self.signature = signature
+    }
+}
+
+/// What a server reports.
+public enum BusServerEvent: Sendable {
+    case call(BusCall)
+    /// A unique name that has called us left the bus (process exit, kill, disconnect).
+    case nameVanished(String)
+    /// The bus connection failed; the server has stopped.
+    case lost(BusError)
+}
+
+/// Owns a bus name and the objects under one path, on its own thread.
+public final class BusServer: Sendable {
+    /// The calls and name changes; ends when the server stops.
+    public let events: AsyncStream<BusServerEvent>
+    /// This connection's unique name.
+    public let uniqueName: String
+    private let loop: ServerLoop
+
+    private init(events: AsyncStream<BusServerEvent>, uniqueName: String, loop: ServerLoop) {
+        self.events = events
+        self.uniqueName = uniqueName
+        self.loop = loop
+    }
+
+    /// Connects, requests `name` (failing if someone owns it) and serves every
+    /// object path under `objectPath`.
+    /// - Parameters:
+    ///   - credentialMembers: "interface.member" names of calls whose caller's
+    ///     credentials are fetched from the bus before the call is reported.
+    ///   - maxPendingPerSender: calls from one sender awaiting an answer beyond
+    ///     this are refused at once with LimitsExceeded.
+    public static func start(
+        bus: ServerBus, name: String, objectPath: String, credentialMembers: Set<String> = [], maxPendingPerSender: Int = 64,
+        logger: Logger
+    ) async throws(BusError) -> BusServer {
+        let wake = try WakeSignal()
+        let (stream, continuation) = AsyncStream.makeStream(of: BusServerEvent.self, bufferingPolicy: .unbounded)
+        let loop = ServerLoop(
+            bus: bus, name: name, objectPath: objectPath, credentialMembers: credentialMembers, maxPending: maxPendingPerSender,
+            logger: logger, continuation: continuation, wake: wake)
+        let started: Result<String, BusError> = await withCheckedContinuation { ready in
+            loop.onStart = { ready.resume(returning: $0) }
+            let context = Unmanaged.passRetained(loop).toOpaque()
+            var thread = pthread_t()
+            let rc = pthread_create(
+                &thread, nil,
+                { context in
+                    let loop = Unmanaged<ServerLoop>.fromOpaque(context!).takeRetainedValue()
+                    loop.main()
+                    return nil
+                }, context)
+            if rc != 0 {
+                Unmanaged<ServerLoop>.fromOpaque(context).release()
+                ready.resume(returning: .failure(BusError(operation: "start the bus thread", errno: rc)))
+            } else {
+                pthread_detach(thread)
+            }
+        }
+        switch started {
+        case .success(let unique): return BusServer(events: stream, uniqueName: unique, loop: loop)
+        case .failure(let error): throw error
+        }
+    }
+
+    /// Answers call `token` with `values` of `signature`.
+    public func reply(_ token: UInt64, _ values: [DBusValue] = [], signature: String = "") {
+        loop.enqueue(.reply(token, values, signature))
+    }
+
+    /// Answers a Properties.Get: one variant holding `value`.
+    public func replyVariant(_ token: UInt64, _ value: TypedValue) {
+        loop.enqueue(.variants(token, [("", value)], dictionary: false))
+    }
+
+    /// Answers a Properties.GetAll: `a{sv}` of the named values.
+    public func replyProperties(_ token: UInt64, _ properties: [(String, TypedValue)]) {
+        loop.enqueue(.variants(token, properties, dictionary: true))
+    }
+
+    /// Answers call `token` with the error `name` ("org.freedesktop.DBus.Error.InvalidArgs") and `message`.
+    public func replyError(_ token: UInt64, name: String, message: String) {
+        loop.enqueue(.error(token, name, message))
+    }
+
+    /// Emits a signal; with a `destination`, to that unique name only.
+    public func emit(path: String, interface: String, member: String, signature: String = "", values: [DBusValue] = [], destination: String? = nil) {
+        loop.enqueue(.signal(path: path, interface: interface, member: member, signature: signature, values: values, destination: destination))
+    }
+
+    /// Releases the name and closes the connection; `events` ends.
+    public func stop() { loop.enqueue(.stop) }
+}
+
+/// The server thread's state. Touched only by that thread once started, except
+/// `commands` (locked) and `wake`.
+final class ServerLoop: @unchecked Sendable {
+    enum Command: Sendable {
+        case reply(UInt64, [DBusValue], String)
+        case variants(UInt64, [(String, TypedValue)], dictionary: Bool)
+        case error(UInt64, String, String)
+        case signal(path: String, interface: String, member: String, signature: String, values: [DBusValue], destination: String?)
+        case stop
+    }
+
+    let busChoice: ServerBus
+    let name: String
+    let objectPath: String
+    let credentialMembers: Set<String>
+    let maxPending: Int
+    let logger: Logger
+    let continuation: AsyncStream<BusServerEvent>.Continuation
+    let wake: WakeSignal
+    var onStart: ((Result<String, BusError>) -> Void)?
+
+    private let commands = Mutex<[Command]>([])
+    /// Calls awaiting an answer: a reference to the call message each, and its sender.
+    private var pending: [UInt64: (message: OpaquePointer, sender: String)] = [:]
+    private var pendingBySender: [String: Int] = [:]
+    /// Unique names that have called us: their departure is reported.
+    private var callers: Set<String> = []
+    private var nextToken: UInt64 = 0
+    private var stopping = false
+
+    init(
+        bus: ServerBus, name: String, objectPath: String, credentialMembers: Set<String>, maxPending: Int, logger: Logger,
+        continuation: AsyncStream<BusServerEvent>.Continuation, wake: WakeSignal
+    ) {
+        self.busChoice = bus
+        self.name = name
+        self.objectPath = objectPath
+        self.credentialMembers = credentialMembers
+        self.maxPending = maxPending
+        self.logger = logger
+        self.continuation = continuation
+        self.wake = wake
+    }
+
+    func enqueue(_ command: Command) {
+        commands.withLock { $0.append(command) }
+        wake.fire()
+    }
+
+    func main() {
+        defer {
+            for (_, call) in pending { sd_bus_message_unref(call.message) }
+            pending = [:]
+            continuation.finish()
+        }
+        let bus: BusConnection
+        do {
+            bus = try BusConnection(serving: busChoice)
+        } catch {
+            onStart?(.failure(error))
+            onStart = nil
+            return
+        }
+        do {
+            try setUp(bus)
+        } catch {
+            onStart?(.failure(error))
+            onStart = nil
+            return
+        }
+        var unique: UnsafePointer<CChar>?
+        _ = sd_bus_get_unique_name(bus.handle, &unique)
+        onStart?(.success(unique.map { String(cString: $0) } ?? ""))
+        onStart = nil
+        run(bus)
+    }
+
+    private func setUp(_ bus: borrowing BusConnection) throws(BusError) {
+        // Departures of our callers: filtered here, on the thread.
+        try bus.addMatch(
+            "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'")
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        // A floating slot: the bus owns it and frees it with the connection, which this thread closes.
+        var r = sd_bus_add_fallback(
+            bus.handle, nil, objectPath,
+            { message, userdata, _ in
+                guard let message, let userdata else { return 0 }
+                return Unmanaged<ServerLoop>.fromOpaque(userdata).takeUnretainedValue().handleCall(message)
+            }, userdata)
+        guard r >= 0 else { throw BusError(operation: "serve \(objectPath)", errno: -r) }
+        // No queueing, no replacing: a second daemon fails here instead of waiting in line.
+        r = sd_bus_request_name(bus.handle, name, 0)
+        guard r >= 0 else {
+            let reason = r == -EEXIST ? "it is owned by another connection (is audiorouted already running?)" : String(cString: strerror(-r))
+            throw BusError(operation: "request the name \(name) on \(busChoice)", errno: -r, remote: reason)
+        }
+    }
+
+    private func run(_ bus: borrowing BusConnection) {
+        while true {
+            do {
+                var more = true
+                while more {
+                    if let message = try bus.process(more: &more) { handleUnclaimed(message) }
+                }
+            } catch {
+                logger.error("lost the bus: \(error)")
+                continuation.yield(.lost(error))
+                return
+            }
+            if runCommands(bus) { return }
+            var fds = [
+                pollfd(fd: bus.fd, events: Int16(truncatingIfNeeded: bus.events), revents: 0),
+                pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0),
+            ]
+            let r = poll(&fds, 2, bus.pollTimeout)
+            if r < 0 {
+                if errno == EINTR { continue }
+                let error = BusError(operation: "poll the bus", errno: errno)
+                logger.error("\(error)")
+                continuation.yield(.lost(error))
+                return
+            }
+            if fds[1].revents != 0 {
+                var count: UInt64 = 0
+                _ = read(wake.fd, &count, 8)
+            }
+        }
+    }
+
+    /// Runs the queued commands; true when asked to stop.
+    private func runCommands(_ bus: borrowing BusConnection) -> Bool {
+        let batch = commands.withLock { queue in
+            defer { queue = [] }
+            return queue
+        }
+        for command in batch {
+            switch command {
+            case .stop:
+                _ = sd_bus_flush(bus.handle)
+                return true
+            case .reply(let token, let values, let signature):
+                guard let call = take(token) else { continue }
+                defer { sd_bus_message_unref(call) }
+                var raw: OpaquePointer?
+                let r = sd_bus_message_new_method_return(call, &raw)
+                guard r >= 0, let raw else { continue }  // no reply expected, or the caller is gone
+                let reply = BusMessage(owning: raw)
+                do {
+                    try reply.append(values, signature: signature)
+                    try send(bus, reply)
+                } catch {
+                    logger.error("cannot send a reply: \(error)")
+                    replyError(call, "org.freedesktop.DBus.Error.Failed", "internal error: \(error)")
+                }
+            case .variants(let token, let entries, let dictionary):
+                guard let call = take(token) else { continue }
+                defer { sd_bus_message_unref(call) }
+                var raw: OpaquePointer?
+                let r = sd_bus_message_new_method_return(call, &raw)
+                guard r >= 0, let raw else { continue }
+                let reply = BusMessage(owning: raw)
+                do {
+                    try appendVariants(reply, entries, dictionary: dictionary)
+                    try send(bus, reply)
+                } catch {
+                    logger.error("cannot send a reply: \(error)")
+                    replyError(call, "org.freedesktop.DBus.Error.Failed", "internal error: \(error)")
+                }
+            case .error(let token, let name, let message):
+                guard let call = take(token) else { continue }
+                replyError(call, name, message)
+                sd_bus_message_unref(call)
+            case .signal(let path, let interface, let member, let signature, let values, let destination):
+                var raw: OpaquePointer?
+                let r = sd_bus_message_new_signal(bus.handle, &raw, path, interface, member)
+                guard r >= 0, let raw else {
+                    logger.error("cannot build signal \(member): \(String(cString: strerror(-r)))")
+                    continue
+                }
+                let signal = BusMessage(owning: raw)
+                do {
+                    if let destination {
+                        let d = sd_bus_message_set_destination(signal.handle, destination)
+                        guard d >= 0 else { throw BusError(operation: "address signal \(member) to \(destination)", errno: -d) }
+                    }
+                    try signal.append(values, signature: signature)
+                    try send(bus, signal)
+                } catch {
+                    logger.error("cannot send signal \(member): \(error)")
+                }
+            }
+        }
+        return false
+    }
+
+    private func appendVariants(_ message: borrowing BusMessage, _ entries: [(String, TypedValue)], dictionary: Bool) throws(BusError) {
+        func open(_ kind: UInt8, _ contents: String) throws(BusError) {
+            let r = sd_bus_message_open_container(message.handle, CChar(kind), contents)
+            guard r >= 0 else { throw BusError(operation: "append: open container \(contents)", errno: -r) }
+        }
+        func close() throws(BusError) {
+            let r = sd_bus_message_close_container(message.handle)
+            guard r >= 0 else { throw BusError(operation: "append: close container", errno: -r) }
+        }
+        if dictionary { try open(UInt8(ascii: "a"), "{sv}") }
+        for (name, typed) in entries {
+            if dictionary {
+                try open(UInt8(ascii: "e"), "sv")
+                try message.append(.init("s"), name)
+            }
+            try open(UInt8(ascii: "v"), typed.signature)
+            // Inside the variant, the signature-driven writer appends exactly one value of its type.
+            try message.append([typed.value], signature: typed.signature)
+            try close()
+            if dictionary { try close() }
+        }
+        if dictionary { try close() }
+    }
+
+    private func send(_ bus: borrowing BusConnection, _ message: borrowing BusMessage) throws(BusError) {
+        let r = sd_bus_send(bus.handle, message.handle, nil)
+        guard r >= 0 else { throw BusError(operation: "send \(message.member ?? "reply")", errno: -r) }
+    }
+
+    private func take(_ token: UInt64) -> OpaquePointer? {
+        guard let call = pending.removeValue(forKey: token) else { return nil }
+        let left = (pendingBySender[call.sender] ?? 1) - 1
+        pendingBySender[call.sender] = left > 0 ? left : nil
+        return call.message
+    }
+
+    private func replyError(_ call: OpaquePointer, _ name: String, _ message: String) {
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        _ = sd_bus_error_set(&error, name, message)
+        _ = sd_bus_reply_method_error(call, &error)
+    }
+
+    /// The fallback callback: every method call under the served path.
+    fileprivate func handleCall(_ raw: OpaquePointer) -> Int32 {
+        let call = BusMessage(owning: sd_bus_message_ref(raw))
+        guard call.kind == .methodCall, let sender = call.sender, let member = call.member else { return 0 }
+        if (pendingBySender[sender] ?? 0) >= maxPending {
+            replyError(raw, "org.freedesktop.DBus.Error.LimitsExceeded", "more than \(maxPending) calls from \(sender) await an answer")
+            return 1
+        }
+        let arguments: [DBusValue]
+        do {
+            arguments = try call.readAll()
+        } catch {
+            replyError(raw, "org.freedesktop.DBus.Error.InvalidArgs", "unreadable arguments: \(error)")
+            return 1
+        }
+        let interface = call.interface ?? ""
+        let credentials = credentialMembers.contains(interface + "." + member) ? Result { () throws(BusError) in try credentialsOf(raw) } : nil
+        nextToken += 1
+        pending[nextToken] = (sd_bus_message_ref(raw), sender)
+        pendingBySender[sender, default: 0] += 1
+        callers.insert(sender)
+        continuation.yield(
+            .call(
+                BusCall(
+                    token: nextToken, sender: sender, path: call.path ?? "", interface: interface, member: member,
+                    signature: call.signature, arguments: arguments, credentials: credentials)))
+        return 1
+    }
+
+    /// The sender's uid and groups from the bus driver (GetConnectionCredentials),
+    /// augmented from /proc for the effective gid.
+    private func credentialsOf(_ message: OpaquePointer) throws(BusError) -> BusCredentials {
+        var creds: OpaquePointer?
+        let mask = audioroute_caller_creds_mask()
+        let r = sd_bus_query_sender_creds(message, mask, &creds)
+        guard r >= 0, let creds else { throw BusError(operation: "query the caller's credentials", errno: -r) }
+        defer { sd_bus_creds_unref(creds) }
+        var uid: uid_t = 0
+        var found: UInt32?
+        if sd_bus_creds_get_uid(creds, &uid) >= 0 {
+            found = uid
+        } else if sd_bus_creds_get_euid(creds, &uid) >= 0 {
+            found = uid
+        }
+        var gids: [UInt32] = []
+        var gid: gid_t = 0
+        if sd_bus_creds_get_egid(creds, &gid) >= 0 { gids.append(gid) }
+        var list: UnsafePointer<gid_t>?
+        let count = sd_bus_creds_get_supplementary_gids(creds, &list)
+        if count > 0, let list { gids += UnsafeBufferPointer(start: list, count: Int(count)) }
+        return BusCredentials(uid: found, gids: gids)
+    }
+
+    /// A message no slot claimed: the bus driver's NameOwnerChanged, or noise.
+    private func handleUnclaimed(_ message: borrowing BusMessage) {
+        guard message.kind == .signal, message.sender == "org.freedesktop.DBus", message.member == "NameOwnerChanged",
+            let arguments = try? message.readAll(), arguments.count == 3,
+            case .string(let name) = arguments[0], case .string(let newOwner) = arguments[2],
+            name.hasPrefix(":"), newOwner.isEmpty, callers.remove(name) != nil
+        else { return }
+        continuation.yield(.nameVanished(name))
+    }
+}
+
+extension BusConnection {
+    /// Opens a connection to serve on.
+    init(serving choice: ServerBus) throws(BusError) {
+        switch choice {
+        case .address(let address):
+            self = try BusConnection(.address(address))
+        case .system:
+            self = try BusConnection(.system)
+        case .session:
+            var bus: OpaquePointer?
+            let r = sd_bus_open_user(&bus)
+            guard r >= 0, let bus else { throw BusError(operation: "connect to the session bus", errno: -r) }
+            self.init(adopting: bus)
+        }
+    }
+}

@@ -1,0 +1,280 @@
+// A private dbus-daemon for the daemon tests (copied from AudioRouteLinuxTests/PrivateBus.swift).
+import AudioRouteDaemon
+import Glibc
+
+/// A private dbus-daemon with the stock session configuration, listening on a
+/// socket in its own temporary directory. Stopped, reaped and removed in
+/// `close()` (also from deinit, so a failing test cleans up).
+final class PrivateBus: @unchecked Sendable {
+    let address: String
+    private let pid: pid_t
+    private let directory: String
+    private var closed = false
+
+    init(configuration: String = "/usr/share/dbus-1/session.conf") throws {
+        var template = Array("/tmp/audioroute-bus-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp: errno \(errno)") }
+        directory = String(cString: made)
+        // Callers of other uids (the system-bus access tests) must reach the socket.
+        chmod(directory, 0o755)
+        var out: [Int32] = [0, 0]
+        guard pipe(&out) == 0 else { throw TestFailure("pipe: errno \(errno)") }
+        // Other tests spawn in parallel: keep these ends out of their children.
+        for fd in out { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, out[1], 1)
+        let arguments = [
+            "/usr/bin/dbus-daemon", "--config-file=\(configuration)", "--nofork", "--nopidfile", "--print-address=1",
+            "--address=unix:path=\(directory)/bus",
+        ]
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var child: pid_t = 0
+        let spawned = posix_spawn(&child, arguments[0], &actions, nil, argv, environ)
+        Glibc.close(out[1])
+        defer { Glibc.close(out[0]) }
+        guard spawned == 0 else {
+            removeTree(directory)
+            throw TestFailure("cannot start dbus-daemon: errno \(spawned)")
+        }
+        pid = child
+        // The address line is the readiness line: the socket listens once it is printed.
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while true {
+            let n = read(out[0], &byte, 1)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 || byte == UInt8(ascii: "\n") { break }
+            line.append(byte)
+        }
+        address = String(decoding: line, as: UTF8.self)
+        guard address.hasPrefix("unix:") else {
+            stop()
+            throw TestFailure("dbus-daemon did not print its address")
+        }
+    }
+
+    private func stop() {
+        guard !closed else { return }
+        closed = true
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        removeTree(directory)
+    }
+
+    func close() { stop() }
+
+    deinit { stop() }
+}
+
+/// A child process driven line by line: commands on its standard input, answers
+/// and events on its standard output. SIGKILLed and reaped if the test forgets.
+final class ScriptedProcess {
+    let pid: pid_t
+    private let input: Int32
+    private let output: Int32
+    private var buffer: [UInt8] = []
+    /// Lines read and not yet taken by `take`.
+    private(set) var lines: [String] = []
+    private var exited = false
+
+    init(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        var inPipe: [Int32] = [0, 0]
+        var outPipe: [Int32] = [0, 0]
+        guard pipe(&inPipe) == 0, pipe(&outPipe) == 0 else { throw TestFailure("pipe: errno \(errno)") }
+        for fd in inPipe + outPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        var env: [String] = []
+        var index = 0
+        while let entry = environ[index] {
+            let text = String(cString: entry)
+            let key = text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? text
+            if environment[key] == nil { env.append(text) }
+            index += 1
+        }
+        env += environment.map { "\($0.key)=\($0.value)" }
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var child: pid_t = 0
+        let spawned = posix_spawn(&child, path, &actions, nil, argv, envp)
+        Glibc.close(inPipe[0])
+        Glibc.close(outPipe[1])
+        guard spawned == 0 else {
+            Glibc.close(inPipe[1])
+            Glibc.close(outPipe[0])
+            throw TestFailure("cannot start \(path): errno \(spawned)")
+        }
+        pid = child
+        input = inPipe[1]
+        output = outPipe[0]
+    }
+
+    func send(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+            if n <= 0 { return }
+            offset += n
+        }
+    }
+
+    /// Reads whatever arrives within `seconds` (or until a full line, if `untilLine`).
+    private func pump(seconds: Double) -> Bool {
+        var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, Int32(max(0, seconds) * 1000)) == 1 else { return false }
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+        guard count > 0 else { return false }
+        buffer += chunk[0..<count]
+        while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+            lines.append(String(decoding: buffer[..<newline], as: UTF8.self))
+            buffer.removeSubrange(...newline)
+        }
+        return true
+    }
+
+    /// Takes the first line (already read or arriving within `seconds`) that satisfies `matching`.
+    func take(seconds: Double = 10, _ matching: (String) -> Bool) -> String? {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while true {
+            if let index = lines.firstIndex(where: matching) { return lines.remove(at: index) }
+            let left = deadline - ContinuousClock.now
+            if left <= .zero { return nil }
+            let secondsLeft = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+            if !pump(seconds: secondsLeft) && ContinuousClock.now >= deadline { return nil }
+        }
+    }
+
+    /// Reads for `seconds` and returns every line matching (none taken).
+    func collect(seconds: Double, _ matching: (String) -> Bool) -> [String] {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline { _ = pump(seconds: 0.05) }
+        return lines.filter(matching)
+    }
+
+    func kill(_ signal: Int32 = SIGKILL) {
+        guard !exited else { return }
+        Glibc.kill(pid, signal)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        exited = true
+    }
+
+    deinit {
+        kill()
+        Glibc.close(input)
+        Glibc.close(output)
+    }
+}
+
+/// A test client of audiorouted: Tests/Fixtures/dbus/client.py on the private bus.
+final class APIClient {
+    static let script = fixturesDirectory + "/dbus/client.py"
+    let process: ScriptedProcess
+    let uniqueName: String
+
+    init(address: String) throws {
+        process = try ScriptedProcess("/usr/bin/python3", [Self.script, address])
+        guard let ready = process.take(seconds: 20, { $0.hasPrefix("{\"ready\"") }) else { throw TestFailure("the client did not start") }
+        uniqueName = String(ready.split(separator: "\"")[3])
+    }
+
+    /// Calls a method and returns the reply line: `{"reply": …}` or `{"error": NAME, …}`.
+    @discardableResult
+    func call(_ path: String, _ interface: String, _ member: String, _ signature: String = "", _ arguments: String = "[]", seconds: Double = 20) -> String {
+        process.send("[\"call\", \(json(path)), \(json(interface)), \(json(member)), \(json(signature)), \(arguments)]")
+        return process.take(seconds: seconds) { $0.hasPrefix("{\"reply\"") || $0.hasPrefix("{\"error\"") } ?? "(no reply)"
+    }
+
+    func manager(_ member: String, _ signature: String = "", _ arguments: String = "[]") -> String {
+        call(DBusAPI.managerPath, DBusAPI.managerInterface, member, signature, arguments)
+    }
+
+    func session(_ path: String, _ member: String, _ signature: String = "", _ arguments: String = "[]") -> String {
+        call(path, DBusAPI.sessionInterface, member, signature, arguments)
+    }
+
+    func property(_ path: String, _ interface: String, _ name: String) -> String {
+        call(path, DBusAPI.propertiesInterface, "Get", "ss", "[\(json(interface)), \(json(name))]")
+    }
+
+    /// Opens a session with a category (and options) and returns its path.
+    func openSession(_ app: String, category: String, mode: String = "default", options: [String] = []) throws -> String {
+        let reply = manager("OpenSession", "s", "[\(json(app))]")
+        guard reply.hasPrefix("{\"reply\": \"/org/audioroute/AudioRoute1/session/") else { throw TestFailure("OpenSession: \(reply)") }
+        let path = String(reply.split(separator: "\"")[3])
+        let set = session(path, "SetCategory", "ssas", "[\(json(category)), \(json(mode)), [\(options.map(json).joined(separator: ", "))]]")
+        guard set == "{\"reply\": null}" else { throw TestFailure("SetCategory: \(set)") }
+        return path
+    }
+
+    /// The next signal `member` (optionally with `args`, as JSON) within `seconds`.
+    func signal(_ member: String, path: String? = nil, args: String? = nil, seconds: Double = 10) -> String? {
+        process.take(seconds: seconds) { line in
+            line.hasPrefix("{\"signal\": \(json(member))") && (path.map { line.contains("\"path\": \(json($0))") } ?? true)
+                && (args.map { line.hasSuffix("\"args\": \($0)}") } ?? true)
+        }
+    }
+
+    /// Every signal `member` seen within `seconds`.
+    func signals(_ member: String, seconds: Double) -> [String] {
+        process.collect(seconds: seconds) { $0.hasPrefix("{\"signal\": \(json(member))") }
+    }
+}
+
+/// A JSON string literal (the test strings need no escapes beyond these).
+func json(_ text: String) -> String {
+    "\"" + text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
+}
+
+/// Tests/Fixtures.
+let fixturesDirectory: String = {
+    let file = #filePath
+    var parts = file.split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(2)
+    return parts.joined(separator: "/") + "/Fixtures"
+}()
+
+/// audiorouted on a private session bus with temporary directories, ready (READY=1) when made.
+final class RunningDaemon {
+    static let binary = productsDirectory + "/audiorouted"
+    let bus: PrivateBus
+    let directory: String
+    let child: ChildProcess
+
+    /// - Parameter wrapper: a program to run the daemon under (umockdev-wrapper), with `environment`.
+    init(arguments: [String] = [], wrapper: String? = nil, environment: [String: String] = [:], bus: PrivateBus? = nil) throws {
+        self.bus = try bus ?? PrivateBus()
+        directory = try makeTemporaryDirectory()
+        let socket = try NotifySocket(path: directory + "/notify")
+        var env = environment
+        env["NOTIFY_SOCKET"] = socket.name
+        env["DBUS_SESSION_BUS_ADDRESS"] = env["DBUS_SESSION_BUS_ADDRESS"] ?? self.bus.address
+        env["DBUS_SYSTEM_BUS_ADDRESS"] = env["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unix:path=\(directory)/no-system-bus"
+        let daemonArguments = ["--state-dir", directory + "/state", "--runtime-dir", directory + "/run", "--log-level", "debug"] + arguments
+        if let wrapper {
+            child = try ChildProcess(wrapper, [Self.binary] + daemonArguments, environment: env)
+        } else {
+            child = try ChildProcess(Self.binary, daemonArguments, environment: env)
+        }
+        guard socket.receive(seconds: 30) == "READY=1" else {
+            throw TestFailure("audiorouted did not get ready: \(child.availableStderr())")
+        }
+    }
+
+    deinit {
+        child.signal(SIGKILL)
+        _ = child.wait(seconds: 10)
+        bus.close()
+        removeTree(directory)
+    }
+}
