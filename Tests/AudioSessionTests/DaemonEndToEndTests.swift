@@ -1,0 +1,149 @@
+import AudioRouteCore
+import AudioRouteLinux
+import AudioSession
+import Glibc
+import Testing
+
+/// The built audiorouted on a private session bus (no system bus: no BlueZ), with
+/// temporary state and runtime directories; READY=1 on NOTIFY_SOCKET says it serves.
+final class RealDaemon: @unchecked Sendable {
+    let process: ChildProcess
+    let directory: String
+
+    init(address: String, directory: String) throws {
+        self.directory = directory
+        let socket = try NotifySocket(path: directory + "/notify-\(UInt32.random(in: 0...UInt32.max))")
+        process = try ChildProcess(
+            productsDirectory + "/audiorouted",
+            ["--state-dir", directory + "/state", "--runtime-dir", directory + "/run", "--log-level", "debug"],
+            environment: [
+                "DBUS_SESSION_BUS_ADDRESS": address, "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/audioroute-no-system-bus",
+                "NOTIFY_SOCKET": socket.name,
+            ])
+        guard socket.receive(seconds: 20) == "READY=1" else {
+            process.signal(SIGKILL)
+            throw TestFailure("audiorouted did not get ready: \(process.availableStderr())")
+        }
+    }
+
+    func kill() {
+        process.signal(SIGKILL)
+        _ = process.wait(seconds: 10)
+    }
+
+    deinit { kill() }
+}
+
+/// Sessions of several app processes against the real daemon: arbitration, the CLI,
+/// and the daemon killed and restarted.
+@Suite(.serialized) struct DaemonEndToEndTests {
+    static func isInterruption(_ type: String, shouldResume: Bool? = nil) -> (JSON) -> Bool {
+        { object in
+            object["notification"] == .string("interruption") && object["type"] == .string(type)
+                && (shouldResume.map { object["shouldResume"] == .bool($0) } ?? true)
+        }
+    }
+
+    @Test func aCallInterruptsMusicAndEndsWithShouldResume() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let daemon = try RealDaemon(address: bus.address, directory: directory)
+            defer { daemon.kill() }
+            let music = try Probe(address: bus.address, app: "music")
+            let call = try Probe(address: bus.address, app: "call")
+            #expect(music.next()?["ready"] == .bool(true))
+            #expect(call.next()?["ready"] == .bool(true))
+
+            #expect(music.call("category playback")?["reply"] == .string("category"))
+            #expect(music.call("activate")?["reply"] == .string("activate"))
+            #expect(call.call("category playAndRecord voiceChat")?["reply"] == .string("category"))
+            #expect(call.call("activate")?["reply"] == .string("activate"))
+            let began = music.await(Self.isInterruption("began"))
+            #expect(began?["reason"] == .string("default"))
+            #expect(music.call("hint")?["active"] == .bool(false))
+
+            #expect(call.call("deactivate notify")?["reply"] == .string("deactivate"))
+            #expect(music.await(Self.isInterruption("ended", shouldResume: true)) != nil)
+        }
+    }
+
+    @Test func navigationDucksMusicAndAKilledClientUnducksIt() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let daemon = try RealDaemon(address: bus.address, directory: directory)
+            defer { daemon.kill() }
+            let music = try Probe(address: bus.address, app: "music")
+            let navigation = try Probe(address: bus.address, app: "navigation")
+            _ = music.next()
+            _ = navigation.next()
+            #expect(music.call("category playback")?["reply"] == .string("category"))
+            #expect(music.call("activate")?["reply"] == .string("activate"))
+            #expect(navigation.call("category playback voicePrompt duckOthers")?["reply"] == .string("category"))
+            #expect(navigation.call("activate")?["reply"] == .string("activate"))
+            #expect(music.await { $0["notification"] == .string("ducked") } != nil)
+            // SIGKILL while ducking: the daemon sees the name go and unducks.
+            navigation.process.signal(SIGKILL)
+            #expect(music.await { $0["notification"] == .string("unducked") } != nil)
+            #expect(music.call("hint")?["active"] == .bool(true))
+        }
+    }
+
+    @Test func killedAndRestartedDaemonLosesAndResetsTheSession() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            var daemon = try RealDaemon(address: bus.address, directory: directory)
+            let music = try Probe(address: bus.address, app: "music")
+            _ = music.next()
+            #expect(music.call("category playback default mixWithOthers")?["reply"] == .string("category"))
+            #expect(music.call("activate")?["reply"] == .string("activate"))
+            daemon.kill()
+            #expect(music.await { $0["notification"] == .string("mediaServicesWereLost") } != nil)
+            daemon = try RealDaemon(address: bus.address, directory: directory)
+            defer { daemon.kill() }
+            #expect(music.await { $0["notification"] == .string("mediaServicesWereReset") } != nil)
+            // The new daemon holds the session again with its category, inactive.
+            let status = try CLIMockTests.run(["status", "--json", "--bus-address", bus.address])
+            #expect(status.status == 0, "\(status.err)")
+            let document = try JSON.parse(status.out)
+            guard case .array(let sessions)? = document["sessions"] else {
+                Issue.record("status --json: \(status.out)")
+                return
+            }
+            let mine = sessions.first { $0["app"] == .string("music") }
+            #expect(mine?["category"] == .string("playback"))
+            #expect(mine?["options"] == .array([.string("mixWithOthers")]))
+            #expect(mine?["active"] == .bool(false))
+        }
+    }
+
+    @Test func cliAgainstTheDaemon() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let daemon = try RealDaemon(address: bus.address, directory: directory)
+            defer { daemon.kill() }
+            let address = ["--bus-address", bus.address]
+            let status = try CLIMockTests.run(["status"] + address)
+            #expect(status.status == 0, "\(status.err)")
+            #expect(status.out.contains("Route"))
+            #expect(status.out.contains("Silent mode: off"))
+            #expect(try CLIMockTests.run(["silent", "on"] + address).status == 0)
+            let json = try JSON.parse(try CLIMockTests.run(["status", "--json"] + address).out)
+            #expect(json["silentMode"] == .bool(true))
+            let unknown = try CLIMockTests.run(["priority", "no-such-port", "10"] + address)
+            #expect(unknown.status == 1)
+            #expect(unknown.err.contains("no-such-port"))
+            let explain = try CLIMockTests.run(["explain", "--json"] + address)
+            #expect(explain.status == 0, "\(explain.err)")
+            #expect(try JSON.parse(explain.out)["outputRule"] != nil)
+            let session = try CLIMockTests.run(["session", "--category", "playback", "--activate"] + address + ["--", "/bin/sh", "-c", "exit 7"])
+            #expect(session.status == 7, "\(session.err)")
+            let refused = try CLIMockTests.run(["session", "--category", "playback", "--options", "defaultToSpeaker"] + address + ["--", "/bin/true"])
+            #expect(refused.status == 1)
+            #expect(refused.err.contains("defaultToSpeaker"))
+        }
+    }
+}
