@@ -142,6 +142,28 @@ private func replyString(_ line: String) throws -> String {
         #expect(music.signal("Interruption", path: song, args: "[\"ended\", \"\", true]") != nil)
     }
 
+    @Test func ambientAudioHearsHintsAndSilentMode() throws {
+        let daemon = try RunningDaemon()
+        let game = try APIClient(address: daemon.bus.address)
+        let music = try APIClient(address: daemon.bus.address)
+        let ambient = try game.openSession("game", category: "ambient")
+        #expect(game.session(ambient, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
+        let song = try music.openSession("music", category: "playback")
+        #expect(music.session(song, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
+        #expect(game.signal("SilenceSecondaryAudioHint", path: ambient, args: "[\"begin\"]") != nil)
+        #expect(game.property(ambient, DBusAPI.sessionInterface, "SecondaryAudioShouldBeSilencedHint") == "{\"reply\": true}")
+        #expect(music.session(song, "SetActive", "bb", "[false, false]") == "{\"reply\": null}")
+        #expect(game.signal("SilenceSecondaryAudioHint", path: ambient, args: "[\"end\"]") != nil)
+        // Silent mode silences ambient sessions only, and everyone hears it switched.
+        #expect(music.manager("SetSilentMode", "b", "[true]") == "{\"reply\": null}")
+        #expect(game.signal("Silenced", path: ambient) != nil)
+        #expect(game.signal("SilentModeChanged", args: "[true]") != nil)
+        #expect(music.signal("SilentModeChanged", args: "[true]") != nil)
+        #expect(music.signals("Silenced", seconds: 0.3).isEmpty)
+        #expect(music.manager("SetSilentMode", "b", "[false]") == "{\"reply\": null}")
+        #expect(game.signal("Unsilenced", path: ambient) != nil)
+    }
+
     @Test func onlyTheOwnerMayUseASession() throws {
         let daemon = try RunningDaemon()
         let owner = try APIClient(address: daemon.bus.address)
@@ -237,13 +259,11 @@ private func replyString(_ line: String) throws -> String {
         #expect(flood.take(seconds: 60) { $0.hasPrefix("{\"flooded\"") } != nil)
         let hangups = try (0..<5).map { _ in try ScriptedProcess("/usr/bin/python3", [APIClient.script, daemon.bus.address, "hangup"]) }
         for hangup in hangups { #expect(hangup.take(seconds: 30) { $0.hasPrefix("{\"hungup\"") } != nil) }
-        // A second client is still answered, promptly (generous bound: this asserts no wedge, not speed).
+        // A second client is still answered (each answer awaited at most 20 s: a wedge fails, speed is the benchmark's business).
         let client = try APIClient(address: daemon.bus.address)
-        let start = ContinuousClock.now
         #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 1}")
         let song = try client.openSession("music", category: "playback")
         #expect(client.session(song, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
-        #expect(ContinuousClock.now - start < .seconds(10))
         flood.kill()
         #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 1}")
         #expect(daemon.child.wait(seconds: 0) == nil)

@@ -161,6 +161,20 @@ final class ScriptedProcess {
         return lines.filter(matching)
     }
 
+    /// Waits up to `seconds` for the process to exit by itself, then kills it.
+    func finish(seconds: Double) {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while !exited && ContinuousClock.now < deadline {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                exited = true
+                return
+            }
+            usleep(10_000)
+        }
+        kill()
+    }
+
     func kill(_ signal: Int32 = SIGKILL) {
         guard !exited else { return }
         Glibc.kill(pid, signal)
@@ -182,8 +196,10 @@ final class APIClient {
     let process: ScriptedProcess
     let uniqueName: String
 
-    init(address: String) throws {
-        process = try ScriptedProcess("/usr/bin/python3", [Self.script, address])
+    /// - Parameter runAs: a command that starts the client as another user ("setpriv", "--reuid=…", …).
+    init(address: String, runAs: [String] = []) throws {
+        let command = runAs + ["/usr/bin/python3", Self.script, address]
+        process = try ScriptedProcess(command[0], Array(command.dropFirst()))
         guard let ready = process.take(seconds: 20, { $0.hasPrefix("{\"ready\"") }) else { throw TestFailure("the client did not start") }
         uniqueName = String(ready.split(separator: "\"")[3])
     }
@@ -277,4 +293,27 @@ final class RunningDaemon {
         bus.close()
         removeTree(directory)
     }
+}
+
+/// A private bus of type system that admits every uid, like the real system bus.
+func makeSystemBus(in directory: String) throws -> PrivateBus {
+    let configuration = directory + "/system-bus.conf"
+    try writeText(
+        configuration,
+        """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>system</type>
+          <listen>unix:path=\(directory)/unused</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow user="*"/>
+            <allow own="*"/>
+            <allow send_destination="*"/>
+            <allow receive_sender="*"/>
+          </policy>
+        </busconfig>
+        """)
+    return try PrivateBus(configuration: configuration)
 }

@@ -14,6 +14,12 @@ public struct BusError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The D-Bus error name and message of an error reply, if any.
     public var remote: String?
 
+    public init(operation: String, errno: Int32, remote: String? = nil) {
+        self.operation = operation
+        self.errno = errno
+        self.remote = remote
+    }
+
     public var description: String {
         let reason = remote ?? String(cString: strerror(errno))
         return "\(operation): \(reason)"

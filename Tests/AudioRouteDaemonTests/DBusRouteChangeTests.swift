@@ -1,0 +1,44 @@
+// A USB headset plugged on a umockdev testbed: the daemon's real udev watcher
+// sees it, and two client processes receive RouteChanged(newDeviceAvailable)
+// with the previous and the current route, and PortsChanged(added).
+import AudioRouteDaemon
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite(.serialized) struct DBusRouteChangeTests {
+    @Test func twoClientsHearOfAPluggedHeadset() throws {
+        // The emitter owns the testbed; it and the daemon run under the umockdev preload.
+        let emitter = try ScriptedProcess(
+            "/usr/bin/umockdev-wrapper", ["/usr/bin/python3", fixturesDirectory + "/udev/emitter.py"], environment: ["PYTHONUNBUFFERED": "1"])
+        // quit lets the emitter remove its testbed.
+        defer {
+            emitter.send("quit")
+            emitter.finish(seconds: 10)
+        }
+        guard let ready = emitter.take(seconds: 30, { $0.hasPrefix("READY ") }) else {
+            Issue.record("the umockdev emitter did not start")
+            return
+        }
+        let root = String(ready.dropFirst(6))
+        let daemon = try RunningDaemon(wrapper: "/usr/bin/umockdev-wrapper", environment: ["UMOCKDEV_DIR": root])
+        let first = try APIClient(address: daemon.bus.address)
+        let second = try APIClient(address: daemon.bus.address)
+        #expect(first.property(DBusAPI.managerPath, DBusAPI.managerInterface, "Route") == "{\"reply\": [[], []]}")
+
+        emitter.send("load \(fixturesDirectory)/udev/usb-headset-razer-blackshark-v3-pro.umockdev")
+        #expect(emitter.take(seconds: 30) { $0.hasPrefix("OK") || $0.hasPrefix("ERR") }?.hasPrefix("OK") == true)
+
+        for client in [first, second] {
+            let change = client.signal("RouteChanged", seconds: 15)
+            #expect(change?.hasPrefix("{\"signal\": \"RouteChanged\", \"path\": \"/org/audioroute/AudioRoute1\", \"args\": [\"newDeviceAvailable\", [[], []], [[[") == true, "\(change ?? "none")")
+            #expect(change?.contains("\"usbAudio\", \"output\"") == true || change?.contains("\"usbAudio\", \"duplex\"") == true, "\(change ?? "none")")
+            #expect(client.signal("PortsChanged", args: nil, seconds: 5)?.contains("\"args\": [\"added\", [") == true)
+        }
+        // The property agrees with the signal.
+        let route = first.property(DBusAPI.managerPath, DBusAPI.managerInterface, "Route")
+        #expect(route.hasPrefix("{\"reply\": [[[") && route.contains("usbAudio"), "\(route)")
+    }
+}
