@@ -76,7 +76,7 @@ struct SessionCommand: AsyncParsableCommand {
             if let preferInput { try await audio.setPreferredInput(uid: preferInput) }
             if activate { try await audio.setActive(true) }
         }
-        let status = await HeldSession.run(audio, command: command)
+        let status = await HeldSession.run(audio, command: command, reactivate: activate)
         throw ExitCode(status)
     }
 }
@@ -127,16 +127,28 @@ struct Override: AsyncParsableCommand {
             out.append("route: outputs \(DaemonText.routeSide(route.outputs)); inputs \(DaemonText.routeSide(route.inputs))")
             out.flush()
         }
-        let status = await HeldSession.run(audio, command: command)
+        let status = await HeldSession.run(audio, command: command, reactivate: true, override: choice == .speaker ? .speaker : .none)
         throw ExitCode(status)
     }
 }
 
 /// Runs a command (or waits for a signal) while a session is held, then releases it.
 enum HeldSession {
-    static func run(_ audio: AudioSession, command: [String]) async -> Int32 {
+    /// `reactivate`: after the daemon restarts (mediaServicesWereReset, the library has re-opened
+    /// the session with its category), activate it again and re-apply `override`, as an app would.
+    static func run(_ audio: AudioSession, command: [String], reactivate: Bool, override: OutputOverride = .none) async -> Int32 {
+        let notifications = await audio.notifications
         let events = Task {
-            for await event in await audio.notifications { report(event) }
+            for await event in notifications {
+                report(event)
+                guard reactivate, event == .mediaServicesWereReset else { continue }
+                do {
+                    try await audio.setActive(true)
+                    if override != .none { try await audio.overrideOutputAudioPort(override) }
+                } catch {
+                    Terminal.warning("could not reactivate the session after audiorouted came back: \(error)")
+                }
+            }
         }
         defer { events.cancel() }
         let status: Int32

@@ -156,4 +156,38 @@ final class RealDaemon: @unchecked Sendable {
             #expect(refused.err.contains("defaultToSpeaker"))
         }
     }
+
+    /// The sessions `status --json` lists for `app`, polled until `match` holds (10 s).
+    static func waitForSession(_ address: String, app: String, _ match: (JSON) -> Bool) async throws -> Bool {
+        for _ in 0..<200 {
+            let status = try CLIMockTests.run(["status", "--json", "--bus-address", address])
+            if status.status == 0, case .array(let sessions)? = try JSON.parse(status.out)["sessions"],
+                let mine = sessions.first(where: { $0["app"] == .string(app) }), match(mine)
+            {
+                return true
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
+    @Test func sessionCommandReactivatesAfterTheDaemonRestarts() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            var daemon = try RealDaemon(address: bus.address, directory: directory)
+            let held = try ChildProcess(
+                CLIMockTests.audioroute,
+                ["session", "--bus-address", bus.address, "--category", "playback", "--app", "script", "--activate", "--", "/bin/sleep", "30"])
+            #expect(try await Self.waitForSession(bus.address, app: "script") { $0["active"] == .bool(true) })
+            daemon.kill()
+            daemon = try RealDaemon(address: bus.address, directory: directory)
+            defer { daemon.kill() }
+            #expect(try await Self.waitForSession(bus.address, app: "script") { $0["active"] == .bool(true) && $0["category"] == .string("playback") })
+            held.signal(SIGTERM)
+            #expect(held.wait(seconds: 10) == 128 + SIGTERM)
+            let stderr = held.availableStderr()
+            #expect(stderr.contains("mediaServicesWereLost") && stderr.contains("mediaServicesWereReset"), "\(stderr)")
+        }
+    }
 }
