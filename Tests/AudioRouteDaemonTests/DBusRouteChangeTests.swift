@@ -2,6 +2,7 @@
 // sees it, and two client processes receive RouteChanged(newDeviceAvailable)
 // with the previous and the current route, and PortsChanged(added).
 import AudioRouteDaemon
+import AudioRouteLinux
 import Testing
 
 #if canImport(Glibc)
@@ -40,5 +41,19 @@ import Glibc
         // The property agrees with the signal.
         let route = first.property(DBusAPI.managerPath, DBusAPI.managerInterface, "Route")
         #expect(route.hasPrefix("{\"reply\": [[[") && route.contains("usbAudio"), "\(route)")
+
+        // A user's priority: out of range is refused and changes nothing; in range is applied and announced.
+        let ports = first.property(DBusAPI.managerPath, DBusAPI.managerInterface, "Ports")
+        let uid = try #require(ports.split(separator: "\"").dropFirst(3).first.map(String.init), "\(ports)")
+        let refused = first.manager("SetPortPriority", "si", "[\(json(uid)), 1001]")
+        #expect(refused.hasPrefix("{\"error\": \"org.freedesktop.DBus.Error.InvalidArgs\""), "\(refused)")
+        #expect(first.property(DBusAPI.managerPath, DBusAPI.managerInterface, "Ports") == ports)
+        #expect(first.manager("SetPortPriority", "si", "[\(json(uid)), 77]") == "{\"reply\": null}")
+        let updated = second.process.take(seconds: 5) { $0.hasPrefix("{\"signal\": \"PortsChanged\"") && $0.contains("\"updated\"") }
+        #expect(updated?.contains("\"args\": [\"updated\", [\(json(uid)), ") == true && updated?.contains(", 77, ") == true, "\(updated ?? "none")")
+        #expect(first.property(DBusAPI.managerPath, DBusAPI.managerInterface, "Ports").contains(", 77, "))
+        // Explain names the rule that chose the headset, per port.
+        let explanation = first.manager("Explain")
+        #expect(explanation.contains("[\(json(uid)), [\"output: chosen by rule "), "\(explanation)")
     }
 }
