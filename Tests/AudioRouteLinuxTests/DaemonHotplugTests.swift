@@ -3,8 +3,9 @@ import Foundation
 import Testing
 
 /// audiorouted under umockdev on a private session bus: plugging a USB headset reaches
-/// two `audioroute monitor --json` processes as RouteChanged(newDeviceAvailable), and the
-/// daemon's route names the headset's ALSA device.
+/// two `audioroute monitor --json` processes as RouteChanged(newDeviceAvailable), the
+/// daemon's route names the headset's ALSA device, and unplugging it interrupts a playing
+/// `audioroute session` with routeDisconnected.
 @Suite(.serialized) struct DaemonHotplugTests {
     static var daemonBinary: String { (UmockdevBench.binary as NSString).deletingLastPathComponent + "/audiorouted" }
 
@@ -51,6 +52,27 @@ import Testing
         // ...and `pcm.audioroute` now opens it, for every ALSA program.
         let asound = (try? String(contentsOfFile: state + "/run/audioroute/asound.conf", encoding: .utf8)) ?? ""
         #expect(asound.contains("CARD=Pro"), "asound.conf: \(asound)")
+
+        // A script playing through `audioroute session` is interrupted when the headset goes
+        // (routeDisconnected: media players pause instead of blasting the room).
+        let player = try bench.start(["session", "--category", "playback", "--activate"] + address + ["--", "/bin/sleep", "30"])
+        var active = false
+        for _ in 0..<200 where !active {
+            let sessions = try JSON.parse(try bench.run(["status", "--json"] + address).stdout)["sessions"]
+            if case .array(let list)? = sessions { active = list.contains { $0["active"] == .bool(true) } }
+            if !active { usleep(50_000) }
+        }
+        #expect(active)
+        try bench.send("unplug \(IDs.headsetUSB)")
+        try player.waitForStderr("interruption began (routeDisconnected)")
+        for monitor in monitors {
+            let deadline = Date().addingTimeInterval(15)
+            while !monitor.objects.contains(where: { $0["reason"]?.string == "oldDeviceUnavailable" }) && Date() < deadline { usleep(10_000) }
+            let gone = monitor.objects.first { $0["event"]?.string == "routeChange" && $0["reason"]?.string == "oldDeviceUnavailable" }
+            #expect(gone?["previous"]?["outputs"]?.strings == [IDs.usbOut], "\(monitor.lines)")
+            #expect(gone?["current"]?["outputs"]?.strings == [IDs.speaker])
+        }
+        #expect(try player.stop(SIGTERM) == 128 + SIGTERM)
         for monitor in monitors { #expect(try monitor.stop(SIGTERM) == 0) }
     }
 }
