@@ -151,6 +151,13 @@ final class RealDaemon: @unchecked Sendable {
             let override = try CLIMockTests.run(["override", "speaker"] + address + ["--", "/bin/true"])
             #expect(override.status == 0, "\(override.err)")
             #expect(override.out.hasPrefix("route: outputs "))
+            // Without a command it holds until SIGINT.
+            let holding = try ChildProcess(CLIMockTests.audioroute, ["override", "speaker"] + address)
+            var holdingLines = LineReader(fd: holding.stdout)
+            #expect(holdingLines.next(seconds: 10)?.hasPrefix("route: outputs ") == true)
+            #expect(try await Self.waitForSession(bus.address, app: "audioroute-override") { $0["active"] == .bool(true) })
+            holding.signal(SIGINT)
+            #expect(holding.wait(seconds: 10) == 128 + SIGINT)
             let badOverride = try CLIMockTests.run(["override", "speaker", "--category", "playback"] + address + ["--", "/bin/true"])
             #expect(badOverride.status == 1)
             #expect(badOverride.err.contains("playAndRecord"), "\(badOverride.err)")
