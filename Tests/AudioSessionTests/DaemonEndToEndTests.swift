@@ -55,6 +55,10 @@ final class RealDaemon: @unchecked Sendable {
             #expect(music.next()?["ready"] == .bool(true))
             #expect(call.next()?["ready"] == .bool(true))
 
+            // The daemon's refusals arrive as typed errors, and change nothing.
+            #expect(music.call("category playback default defaultToSpeaker")?["error"] == .string("invalidOption"))
+            #expect(music.call("override speaker")?["error"] == .string("invalidOverride"))
+            #expect(music.call("prefer no-such-port")?["error"] == .string("unknownPort"))
             #expect(music.call("category playback")?["reply"] == .string("category"))
             #expect(music.call("activate")?["reply"] == .string("activate"))
             #expect(call.call("category playAndRecord voiceChat")?["reply"] == .string("category"))
