@@ -50,6 +50,8 @@ public actor AudioSession {
     private var sessionPath: String?
     /// True once a session was opened: a returning daemon gets it back.
     private var wantsSession = false
+    /// mediaServicesWereLost was posted and no reset yet.
+    private var daemonWasLost = false
     /// The OpenSession in flight, if any.
     private var opening: Task<String, any Error>?
     private var subscribers: [Int: AsyncStream<AudioSessionNotification>.Continuation] = [:]
@@ -183,7 +185,10 @@ public actor AudioSession {
         let hadDaemon = daemonOwner != nil || sessionPath != nil
         daemonOwner = nil
         sessionPath = nil
-        if hadDaemon { post(.mediaServicesWereLost) }
+        if hadDaemon {
+            daemonWasLost = true
+            post(.mediaServicesWereLost)
+        }
     }
 
     /// Closes the session (deactivating it with notifyOthersOnDeactivation) and the connection.
@@ -257,6 +262,7 @@ public actor AudioSession {
         if previous != nil {
             // Everything the old daemon knew about us is gone.
             sessionPath = nil
+            daemonWasLost = true
             post(.mediaServicesWereLost)
         }
         guard newOwner != nil else { return }
@@ -267,7 +273,11 @@ public actor AudioSession {
                 logger.warning("audioroute: could not re-open the session after the daemon came back: \(error)")
             }
         }
-        if previous != nil || wantsSession { post(.mediaServicesWereReset) }
+        // A reset answers a loss (or a session that must be back): not a daemon's first appearance.
+        if daemonWasLost || wantsSession {
+            daemonWasLost = false
+            post(.mediaServicesWereReset)
+        }
     }
 
     /// Opens a session on the new daemon and re-applies category, mode and options.

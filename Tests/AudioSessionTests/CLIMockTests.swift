@@ -108,10 +108,15 @@ import Testing
                 #expect(object["current"]?["outputs"] == .array([.string("usb/out")]))
                 #expect(object["current"]?["inputs"] == .array([.string("usb/in")]))
             }
-            // The daemon goes away: each monitor says so and keeps running.
+            // The daemon goes away: each monitor says so and keeps running; then it is back.
             mock.kill()
             for index in readers.indices {
                 #expect(readers[index].next(seconds: 10)?.contains("mediaServicesWereLost") == true)
+            }
+            let again = try await MockDaemon(address: bus.address, directory: directory)
+            defer { again.kill() }
+            for index in readers.indices {
+                #expect(readers[index].next(seconds: 10)?.contains("mediaServicesWereReset") == true)
                 monitors[index].signal(SIGTERM)
                 #expect(monitors[index].wait(seconds: 10) == 0)
             }
