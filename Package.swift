@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "AudioRouteCore", targets: ["AudioRouteCore"]),
         .library(name: "AudioRouteLinux", targets: ["AudioRouteLinux"]),
+        .library(name: "AudioSession", targets: ["AudioSession"]),
+        .library(name: "AudioSessionNotifications", targets: ["AudioSessionNotifications"]),
         .executable(name: "audioroute", targets: ["audioroute"]),
         .executable(name: "audiorouted", targets: ["audiorouted"]),
     ],
@@ -54,6 +56,19 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The client library: an app's AVAudioSession-like session on audiorouted. No Foundation.
+        .target(
+            name: "AudioSession",
+            dependencies: [
+                "AudioRouteCore",
+                "AudioRouteLinux",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // NotificationCenter bridging with iOS names and userInfo keys; the only client code that imports Foundation.
+        .target(name: "AudioSessionNotifications", dependencies: ["AudioSession", "AudioRouteCore"]),
+        // Test helper: one AudioSession in its own process, driven by commands on stdin (client tests).
+        .executableTarget(name: "audiosession-probe", dependencies: ["AudioSession", "AudioRouteCore"]),
         // Test helper: saves state in a loop until killed (the crash-safety test kills it).
         .executableTarget(name: "audiorouted-state-writer", dependencies: ["AudioRouteDaemon"]),
         .executableTarget(
@@ -61,6 +76,7 @@ let package = Package(
             dependencies: [
                 "AudioRouteCore",
                 "AudioRouteLinux",
+                "AudioSession",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -96,6 +112,10 @@ let package = Package(
         .testTarget(
             name: "audiorouteTests",
             dependencies: ["AudioRouteCore"]
+        ),
+        .testTarget(
+            name: "AudioSessionTests",
+            dependencies: ["AudioSession", "AudioSessionNotifications", "AudioRouteCore", "AudioRouteLinux"]
         ),
         .testTarget(
             name: "AudioRouteDaemonTests",

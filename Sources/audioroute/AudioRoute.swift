@@ -6,6 +6,15 @@ struct AudioRoute: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audioroute",
         abstract: "Query, monitor and simulate audio routes.",
-        subcommands: [Simulate.self, Ports.self, Monitor.self]
+        discussion: """
+            Commands other than simulate talk to audiorouted on the session bus (--system: the system \
+            bus; --bus-address: any address). `ports` and `monitor` can also read the hardware in \
+            this process with --direct. If the daemon cannot be reached, they say which bus they \
+            tried and exit with status 1.
+            """,
+        subcommands: [
+            Status.self, Ports.self, Monitor.self, Explain.self, Override.self, PreferInput.self, Priority.self, Silent.self,
+            SessionCommand.self, Simulate.self,
+        ]
     )
 }

@@ -1,15 +1,24 @@
 import ArgumentParser
 import AudioRouteCore
+import AudioSession
 import Dispatch
 import Glibc
 
-/// `audioroute monitor --direct [--json] [--category C --options O,...]`: a line
-/// per port arrival or removal, and per route change of one active session.
+/// `audioroute monitor [--json]`: the daemon's event stream. With `--direct [--category C
+/// --options O,...]`: a line per port arrival or removal, and per route change of one active
+/// session run through the tower in this process.
 struct Monitor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Follow port arrivals and removals and the route of a session.",
+        abstract: "Follow route changes and port arrivals and removals.",
         discussion: """
-            One line per event. Port lines ("portAdded", "portRemoved", "portUpdated") carry the \
+            Without --direct: audiorouted's events, one line each. With --json the first line is \
+            {"event":"ready","current":ROUTE}; then "routeChange" (reason, previous, current), \
+            "portAdded"/"portRemoved"/"portUpdated" (port), "silentMode" (on), \
+            "mediaServicesWereLost" and "mediaServicesWereReset" when the daemon goes and comes \
+            back. Routes are {"inputs":[uid],"outputs":[uid]} as with --direct. Stops on SIGINT \
+            or SIGTERM.
+
+            With --direct: one line per event. Port lines ("portAdded", "portRemoved", "portUpdated") carry the \
             port; route lines ("routeChange") the reason. Every line carries the previous and \
             current route of one active session of the given category and options (run through \
             the same tower as the daemon). Stops on SIGINT or SIGTERM.
@@ -17,6 +26,7 @@ struct Monitor: AsyncParsableCommand {
     )
 
     @OptionGroup var options: HardwareOptions
+    @OptionGroup var daemon: DaemonOptions
 
     @Option(help: "The session's category.")
     var category: String = "playback"
@@ -46,8 +56,8 @@ struct Monitor: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try options.requireDirect("monitor")
         options.bootstrapLogging()
+        guard options.direct else { return try await fromDaemon() }
         var tower = Tower()
         do {
             _ = try tower.openSession(Session(id: Self.sessionID))
@@ -86,6 +96,35 @@ struct Monitor: AsyncParsableCommand {
         let signals = SignalWatch(signals: [SIGINT, SIGTERM]) { work.cancel() }
         await work.value
         signals.cancel()
+    }
+}
+
+extension Monitor {
+    /// Follows the daemon's signals until SIGINT/SIGTERM.
+    func fromDaemon() async throws {
+        let session = daemon.session(app: "audioroute-monitor")
+        let stream = await session.notifications
+        let json = options.json
+        try await withDaemon(direct: "monitor") { () throws(AudioSessionError) in
+            try await session.connect()
+            // Absent daemon: say so plainly, as every other command does.
+            guard await session.isDaemonRunning else {
+                throw .daemonUnavailable(bus: daemon.bus.description, detail: "org.audioroute.AudioRoute1 has no owner")
+            }
+            let route = try await session.currentRoute
+            if json {
+                MonitorLine.write(JSON.object([.init("event", .string("ready")), .init("current", route.route.json)]).text)
+            } else {
+                MonitorLine.write("route now: \(route.route)")
+            }
+        }
+        let work = Task {
+            for await event in stream { MonitorLine.daemon(event, json: json) }
+        }
+        let signals = SignalWatch(signals: [SIGINT, SIGTERM]) { work.cancel() }
+        await work.value
+        signals.cancel()
+        await session.close()
     }
 }
 
@@ -129,6 +168,33 @@ enum MonitorLine {
             write(members.text)
         } else {
             write("session \(event.kind.name) \(previous) -> \(current)")
+        }
+    }
+
+    /// One daemon notification (nothing for the ones that concern a session: monitor has none).
+    static func daemon(_ event: AudioSessionNotification, json: Bool) {
+        switch event {
+        case .routeChange(let info):
+            route(RouteChange(reason: info.reason, previous: info.previousRoute.route, current: info.currentRoute.route), json: json)
+        case .portsChanged(let kind, let port):
+            let (name, sign) =
+                switch kind {
+                case .added: ("portAdded", "+")
+                case .removed: ("portRemoved", "-")
+                case .updated: ("portUpdated", "~")
+                }
+            if json {
+                write(JSON.object([.init("event", .string(name)), .init("source", .string("daemon")), .init("port", port.port.json)]).text)
+            } else {
+                write("\(sign) \(PortText.line(port.port))")
+            }
+        case .silentModeChanged(let on):
+            write(json ? JSON.object([.init("event", .string("silentMode")), .init("on", .bool(on))]).text : "silent mode \(on ? "on" : "off")")
+        case .mediaServicesWereLost, .mediaServicesWereReset:
+            let name = event == .mediaServicesWereLost ? "mediaServicesWereLost" : "mediaServicesWereReset"
+            write(json ? JSON.object([.init("event", .string(name))]).text : name)
+        default:
+            return
         }
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AudioSession
 import Logging
 
 /// Options shared by the commands that read hardware.
@@ -16,21 +17,51 @@ struct HardwareOptions: ParsableArguments {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \"\(logLevel)\"") }
     }
 
-    /// Refuses to go on without --direct: there is no daemon to ask yet.
-    func requireDirect(_ command: String) throws {
-        guard direct else {
-            Terminal.error("audiorouted is not available yet: use `audioroute \(command) --direct` to read the hardware in this process")
-            throw ExitCode(2)
-        }
+    /// Sends swift-log output to standard error at the chosen level.
+    func bootstrapLogging() { Logging.bootstrap(level: Logger.Level(rawValue: logLevel) ?? .warning) }
+}
+
+/// Where the daemon is: shared by every command that talks to audiorouted.
+struct DaemonOptions: ParsableArguments {
+    @Flag(help: "Talk to a daemon on the system bus (audiorouted --system) instead of the session bus.")
+    var system = false
+
+    @Option(name: .customLong("bus-address"), help: "Talk to the daemon on this D-Bus address (unix:path=...).")
+    var busAddress: String?
+
+    var bus: AudioSession.Bus {
+        if let busAddress { return .address(busAddress) }
+        return system ? .system : .session
     }
 
-    /// Sends swift-log output to standard error at the chosen level.
-    func bootstrapLogging() {
-        let level = Logger.Level(rawValue: logLevel) ?? .warning
+    /// A session object on the chosen bus (nothing is opened until it is used).
+    func session(app: String = "audioroute") -> AudioSession { AudioSession(bus: bus, appName: app) }
+}
+
+enum Logging {
+    static func bootstrap(level: Logger.Level) {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }
+    }
+}
+
+/// Runs a daemon command; a refused or failed call becomes a message and exit status 1.
+/// `direct`: the command that has a --direct form, named in the message when the daemon is unreachable.
+func withDaemon(direct: String? = nil, _ body: () async throws(AudioSessionError) -> Void) async throws {
+    do {
+        try await body()
+    } catch {
+        switch error {
+        case .daemonUnavailable:
+            let hint = direct.map { "; start audiorouted, or use `audioroute \($0) --direct` to read the hardware in this process" }
+                ?? "; start audiorouted (systemctl --user start audiorouted)"
+            Terminal.error("\(error)\(hint)")
+        default:
+            Terminal.error("\(error)")
+        }
+        throw ExitCode(1)
     }
 }

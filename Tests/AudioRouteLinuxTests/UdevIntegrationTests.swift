@@ -239,13 +239,16 @@ func events(_ objects: [JSON], from start: Int) -> [MonitorEvent] { objects.drop
         #expect(!monitor.objects.contains { $0["event"]?.string == "portUpdated" })
     }
 
-    @Test func commandsWithoutDirectSayToUseIt() throws {
+    @Test func commandsWithoutDirectAndNoDaemonSayToUseIt() throws {
         let bench = try UmockdevBench()
         defer { bench.close() }
         for command in ["ports", "monitor"] {
-            let result = try bench.run([command])
-            #expect(result.status == 2)
-            #expect(result.stderr.contains("--direct"))
+            // No daemon on this bus: the message names it and suggests --direct.
+            let result = try bench.run([command, "--bus-address", "unix:path=/nonexistent/bus"])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("org.audioroute.AudioRoute1"))
+            #expect(result.stderr.contains("unix:path=/nonexistent/bus"))
+            #expect(result.stderr.contains("audioroute \(command) --direct"))
         }
     }
 

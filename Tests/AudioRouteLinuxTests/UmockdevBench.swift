@@ -125,15 +125,18 @@ final class UmockdevBench: @unchecked Sendable {
         try handle.write(contentsOf: Data(bytes))
     }
 
-    private func process(_ arguments: [String], stdout: URL, stderr: URL) throws -> Process {
+    private func process(
+        _ arguments: [String], stdout: URL, stderr: URL, binary: String = UmockdevBench.binary, environment extra: [String: String] = [:]
+    ) throws -> Process {
         _ = FileManager.default.createFile(atPath: stdout.path, contents: nil)
         _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/umockdev-wrapper")
-        process.arguments = [Self.binary] + arguments
+        process.arguments = [binary] + arguments
         var environment = ProcessInfo.processInfo.environment
         environment["UMOCKDEV_DIR"] = root
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = systemBus
+        environment.merge(extra) { $1 }
         process.environment = environment
         process.standardOutput = try FileHandle(forWritingTo: stdout)
         process.standardError = try FileHandle(forWritingTo: stderr)
@@ -250,11 +253,12 @@ final class UmockdevBench: @unchecked Sendable {
         }
     }
 
-    func start(_ arguments: [String]) throws -> Running {
+    /// Starts `audioroute` (or another built product, `binary`) under the testbed.
+    func start(_ arguments: [String], binary: String = UmockdevBench.binary, environment: [String: String] = [:]) throws -> Running {
         let name = UUID().uuidString
         let out = scratch.appendingPathComponent("\(name).out")
         let err = scratch.appendingPathComponent("\(name).err")
-        return Running(process: try process(arguments, stdout: out, stderr: err), out: out, err: err)
+        return Running(process: try process(arguments, stdout: out, stderr: err, binary: binary, environment: environment), out: out, err: err)
     }
 
     /// Starts a monitor and waits until its watcher has enumerated `initialLines` lines' worth.

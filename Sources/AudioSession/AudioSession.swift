@@ -1,0 +1,497 @@
+// AudioSession: an app's audio session on audiorouted, shaped like AVAudioSession.
+// Calls go over D-Bus (docs/dbus-api.md); notifications arrive as AsyncStreams.
+// The session is opened on first use and re-opened when the daemon comes back.
+
+import AudioRouteCore
+import AudioRouteLinux
+import Glibc
+import Logging
+
+/// An app's audio session, kept by `audiorouted`.
+///
+/// Like AVAudioSession, it starts as `soloAmbient`, mode `default`, no options, inactive.
+/// Every call is `async` because it is a D-Bus round trip; failures are `AudioSessionError`.
+/// See docs/client.md.
+public actor AudioSession {
+    /// Which bus the daemon is on.
+    public enum Bus: Sendable, Hashable, CustomStringConvertible {
+        /// The user's session bus (`DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`).
+        case session
+        /// The system bus (a daemon started with `--system`).
+        case system
+        /// An explicit address (`unix:path=…`), for tests and integrators.
+        case address(String)
+
+        var client: ClientBus {
+            switch self {
+            case .session: return .session
+            case .system: return .system
+            case .address(let address): return .address(address)
+            }
+        }
+
+        public var description: String { client.description }
+    }
+
+    /// The session of this process on the session bus.
+    public static let shared = AudioSession()
+
+    /// The bus this session talks on.
+    public let bus: Bus
+    /// The app's stable identity: the daemon remembers its preferred input under it.
+    public let appName: String
+    private let logger: Logger
+
+    private var connection: DBusClientConnection?
+    private var pump: Task<Void, Never>?
+    /// The daemon's unique name while it is on the bus.
+    private var daemonOwner: String?
+    /// This session's object path while it is open.
+    private var sessionPath: String?
+    /// True once a session was opened: a returning daemon gets it back.
+    private var wantsSession = false
+    /// mediaServicesWereLost was posted and no reset yet.
+    private var daemonWasLost = false
+    /// The OpenSession in flight, if any.
+    private var opening: Task<String, any Error>?
+    private var subscribers: [Int: AsyncStream<AudioSessionNotification>.Continuation] = [:]
+    private var nextSubscriber = 0
+
+    /// The category, mode and options last set (re-applied after the daemon restarts).
+    public private(set) var category: Category = .soloAmbient
+    public private(set) var mode: Mode = .default
+    public private(set) var categoryOptions: CategoryOptions = []
+    private var prefersInterruptionOnRouteDisconnect = true
+
+    /// - Parameters:
+    ///   - bus: where `audiorouted` is (the session bus by default).
+    ///   - appName: the app's stable identity; by default the program's name.
+    public init(bus: Bus = .session, appName: String? = nil, logger: Logger = Logger(label: "audioroute.session")) {
+        self.bus = bus
+        self.appName = appName ?? Self.programName()
+        self.logger = logger
+    }
+
+    private static func programName() -> String {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { readlink("/proc/self/exe", $0.baseAddress!.assumingMemoryBound(to: CChar.self), 4095) }
+        guard count > 0 else { return "" }
+        let path = String(decoding: buffer[0..<count], as: UTF8.self)
+        return String(path.split(separator: "/").last ?? "")
+    }
+
+    // MARK: Notifications
+
+    /// Every notification of this session from now on, in delivery order. Each call gives
+    /// a new, independent sequence; it ends when the task iterating it is cancelled.
+    /// Call `connect()` (or any other method) for broadcasts to start flowing.
+    public var notifications: AsyncStream<AudioSessionNotification> {
+        let (stream, continuation) = AsyncStream.makeStream(of: AudioSessionNotification.self, bufferingPolicy: .unbounded)
+        let id = nextSubscriber
+        nextSubscriber += 1
+        subscribers[id] = continuation
+        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
+        return stream
+    }
+
+    /// Route changes (AVAudioSession.routeChangeNotification).
+    public var routeChanges: AsyncCompactMapSequence<AsyncStream<AudioSessionNotification>, RouteChangeInfo> {
+        notifications.compactMap { if case .routeChange(let info) = $0 { return info } else { return nil } }
+    }
+
+    /// Interruptions of this session (AVAudioSession.interruptionNotification).
+    public var interruptions: AsyncCompactMapSequence<AsyncStream<AudioSessionNotification>, InterruptionInfo> {
+        notifications.compactMap { if case .interruption(let info) = $0 { return info } else { return nil } }
+    }
+
+    /// AVAudioSession.silenceSecondaryAudioHintNotification.
+    public var silenceSecondaryAudioHints: AsyncCompactMapSequence<AsyncStream<AudioSessionNotification>, SilenceSecondaryAudioHintType> {
+        notifications.compactMap { if case .silenceSecondaryAudioHint(let type) = $0 { return type } else { return nil } }
+    }
+
+    /// `true` for mediaServicesWereLost, `false` for mediaServicesWereReset.
+    public var mediaServicesEvents: AsyncCompactMapSequence<AsyncStream<AudioSessionNotification>, Bool> {
+        notifications.compactMap {
+            switch $0 {
+            case .mediaServicesWereLost: return true
+            case .mediaServicesWereReset: return false
+            default: return nil
+            }
+        }
+    }
+
+    private func unsubscribe(_ id: Int) { subscribers[id] = nil }
+
+    private func post(_ notification: AudioSessionNotification) {
+        for continuation in subscribers.values { continuation.yield(notification) }
+    }
+
+    // MARK: Connection
+
+    /// Connects to the bus and starts following the daemon (route changes, ports, its name).
+    /// Other methods connect by themselves; this only makes broadcasts flow earlier.
+    /// Throws `daemonUnavailable` when the bus cannot be reached (not when the daemon is absent:
+    /// then `isDaemonRunning` is false and notifications start when it appears).
+    public func connect() async throws(AudioSessionError) {
+        _ = try await ensureConnection()
+    }
+
+    /// Whether audiorouted is on the bus now (as far as this connection has seen).
+    public var isDaemonRunning: Bool { daemonOwner != nil }
+
+    private func ensureConnection() async throws(AudioSessionError) -> DBusClientConnection {
+        if let connection { return connection }
+        let client: DBusClientConnection
+        do {
+            client = try await DBusClientConnection.connect(bus.client)
+        } catch {
+            throw .daemonUnavailable(bus: bus.description, detail: "\(error)")
+        }
+        // Another task may have connected while this one waited.
+        if let connection {
+            client.close()
+            return connection
+        }
+        connection = client
+        let name = AudioRouteBusAPI.busName
+        do {
+            try await client.addMatch(
+                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(name)'")
+            try await client.addMatch("type='signal',sender='\(name)',path='\(AudioRouteBusAPI.managerPath)',interface='\(AudioRouteBusAPI.managerInterface)'")
+            // The daemon sends session signals to their owner only; this match also takes them
+            // if they are ever broadcast (the path check in `handle` keeps other sessions' out).
+            try await client.addMatch("type='signal',sender='\(name)',interface='\(AudioRouteBusAPI.sessionInterface)'")
+            daemonOwner = try await client.nameOwner(name)
+        } catch {
+            connection = nil
+            client.close()
+            throw Wire.error(error, bus: bus.description)
+        }
+        let signals = client.signals
+        pump = Task { [weak self] in
+            for await signal in signals {
+                guard let self else { return }
+                await self.handle(signal)
+            }
+            await self?.connectionEnded(client)
+        }
+        return client
+    }
+
+    private func connectionEnded(_ client: DBusClientConnection) {
+        guard connection === client else { return }
+        connection = nil
+        pump = nil
+        let hadDaemon = daemonOwner != nil || sessionPath != nil
+        daemonOwner = nil
+        sessionPath = nil
+        if hadDaemon {
+            daemonWasLost = true
+            post(.mediaServicesWereLost)
+        }
+    }
+
+    /// Closes the session (deactivating it with notifyOthersOnDeactivation) and the connection.
+    public func close() async {
+        if let connection, let sessionPath {
+            _ = try? await connection.call(
+                destination: AudioRouteBusAPI.busName, path: sessionPath, interface: AudioRouteBusAPI.sessionInterface, member: "Close")
+        }
+        sessionPath = nil
+        wantsSession = false
+        connection?.close()
+        connection = nil
+        pump?.cancel()
+        pump = nil
+        for continuation in subscribers.values { continuation.finish() }
+        subscribers = [:]
+    }
+
+    private func handle(_ signal: DBusSignal) async {
+        switch (signal.interface, signal.member) {
+        case ("org.freedesktop.DBus", "NameOwnerChanged"):
+            guard signal.sender == "org.freedesktop.DBus", signal.arguments.count == 3,
+                case .string(let name) = signal.arguments[0], name == AudioRouteBusAPI.busName,
+                case .string(let newOwner) = signal.arguments[2]
+            else { return }
+            await ownerChanged(to: newOwner.isEmpty ? nil : newOwner)
+        case (AudioRouteBusAPI.managerInterface, _):
+            guard signal.sender != nil, signal.sender == daemonOwner else { return }
+            do {
+                switch signal.member {
+                case "RouteChanged": post(.routeChange(try Wire.routeChange(signal.arguments)))
+                case "PortsChanged":
+                    let (kind, port) = try Wire.portsChanged(signal.arguments)
+                    post(.portsChanged(kind, port))
+                case "SilentModeChanged":
+                    guard let first = signal.arguments.first else { return }
+                    post(.silentModeChanged(try Wire.bool(first, "SilentModeChanged")))
+                default: return
+                }
+            } catch {
+                logger.warning("audioroute: ignoring \(signal.member) from the daemon: \(error)")
+            }
+        case (AudioRouteBusAPI.sessionInterface, _):
+            guard signal.sender != nil, signal.sender == daemonOwner, signal.path == sessionPath else { return }
+            do {
+                switch signal.member {
+                case "Interruption": post(.interruption(try Wire.interruption(signal.arguments)))
+                case "Ducked": post(.ducked)
+                case "Unducked": post(.unducked)
+                case "Silenced": post(.silenced)
+                case "Unsilenced": post(.unsilenced)
+                case "SilenceSecondaryAudioHint":
+                    guard let first = signal.arguments.first,
+                        let type = SilenceSecondaryAudioHintType(rawValue: try Wire.string(first, "SilenceSecondaryAudioHint"))
+                    else { throw AudioSessionError.badReply("SilenceSecondaryAudioHint is not begin/end") }
+                    post(.silenceSecondaryAudioHint(type))
+                default: return
+                }
+            } catch {
+                logger.warning("audioroute: ignoring \(signal.member) from the daemon: \(error)")
+            }
+        default:
+            return
+        }
+    }
+
+    /// The daemon left or came back (or was replaced by a new process).
+    private func ownerChanged(to newOwner: String?) async {
+        let previous = daemonOwner
+        daemonOwner = newOwner
+        if previous != nil {
+            // Everything the old daemon knew about us is gone.
+            sessionPath = nil
+            daemonWasLost = true
+            post(.mediaServicesWereLost)
+        }
+        guard newOwner != nil else { return }
+        if wantsSession {
+            do {
+                try await reopen()
+            } catch {
+                logger.warning("audioroute: could not re-open the session after the daemon came back: \(error)")
+            }
+        }
+        // A reset answers a loss (or a session that must be back): not a daemon's first appearance.
+        if daemonWasLost || wantsSession {
+            daemonWasLost = false
+            post(.mediaServicesWereReset)
+        }
+    }
+
+    /// Opens a session on the new daemon and re-applies category, mode and options.
+    /// The session stays inactive: as on iOS, the app reactivates it after the reset.
+    private func reopen() async throws(AudioSessionError) {
+        sessionPath = nil
+        _ = try await ensureSession()
+    }
+
+    // MARK: Calls
+
+    private func ensureSession() async throws(AudioSessionError) -> String {
+        if let sessionPath { return sessionPath }
+        // Calls from several tasks interleave at awaits: they share one OpenSession.
+        if let opening {
+            do { return try await opening.value } catch { throw error as? AudioSessionError ?? .badReply("\(error)") }
+        }
+        let task = Task { () async throws -> String in try await self.openSession() }
+        opening = task
+        defer { opening = nil }
+        do { return try await task.value } catch { throw error as? AudioSessionError ?? .badReply("\(error)") }
+    }
+
+    private func openSession() async throws(AudioSessionError) -> String {
+        let client = try await ensureConnection()
+        let reply = try await managerCall(client, "OpenSession", "s", [.string(appName)])
+        guard case .objectPath(let path)? = reply.first else { throw .badReply("OpenSession did not return an object path") }
+        sessionPath = path
+        wantsSession = true
+        if category != .soloAmbient || mode != .default || !categoryOptions.isEmpty {
+            _ = try await sessionCall(client, path, "SetCategory", "ssas", [
+                .string(category.rawValue), .string(mode.rawValue), .array(categoryOptions.names.map { .string($0) }),
+            ])
+        }
+        if !prefersInterruptionOnRouteDisconnect {
+            _ = try await sessionCall(client, path, "SetPrefersInterruptionOnRouteDisconnect", "b", [.bool(false)])
+        }
+        return path
+    }
+
+    private func managerCall(
+        _ client: DBusClientConnection, _ member: String, _ signature: String = "", _ arguments: [DBusValue] = []
+    ) async throws(AudioSessionError) -> [DBusValue] {
+        do {
+            return try await client.call(
+                destination: AudioRouteBusAPI.busName, path: AudioRouteBusAPI.managerPath, interface: AudioRouteBusAPI.managerInterface,
+                member: member, signature: signature, arguments: arguments)
+        } catch {
+            throw Wire.error(error, bus: bus.description)
+        }
+    }
+
+    private func sessionCall(
+        _ client: DBusClientConnection, _ path: String, _ member: String, _ signature: String = "", _ arguments: [DBusValue] = []
+    ) async throws(AudioSessionError) -> [DBusValue] {
+        do {
+            return try await client.call(
+                destination: AudioRouteBusAPI.busName, path: path, interface: AudioRouteBusAPI.sessionInterface,
+                member: member, signature: signature, arguments: arguments)
+        } catch {
+            throw Wire.error(error, bus: bus.description)
+        }
+    }
+
+    private func managerProperty(_ name: String) async throws(AudioSessionError) -> DBusValue {
+        let client = try await ensureConnection()
+        do {
+            return try await client.property(
+                destination: AudioRouteBusAPI.busName, path: AudioRouteBusAPI.managerPath, interface: AudioRouteBusAPI.managerInterface, name: name)
+        } catch {
+            throw Wire.error(error, bus: bus.description)
+        }
+    }
+
+    private func sessionProperty(_ name: String) async throws(AudioSessionError) -> DBusValue {
+        let path = try await ensureSession()
+        let client = try await ensureConnection()
+        do {
+            return try await client.property(destination: AudioRouteBusAPI.busName, path: path, interface: AudioRouteBusAPI.sessionInterface, name: name)
+        } catch {
+            throw Wire.error(error, bus: bus.description)
+        }
+    }
+
+    // MARK: AVAudioSession API
+
+    /// Sets the category, mode and options (options are not sticky). A refused change
+    /// (`invalidOption`, `unknownName`) leaves the session as it was.
+    public func setCategory(_ category: Category, mode: Mode = .default, options: CategoryOptions = []) async throws(AudioSessionError) {
+        let path = try await ensureSession()
+        let client = try await ensureConnection()
+        _ = try await sessionCall(client, path, "SetCategory", "ssas", [
+            .string(category.rawValue), .string(mode.rawValue), .array(options.names.map { .string($0) }),
+        ])
+        self.category = category
+        self.mode = mode
+        self.categoryOptions = options
+    }
+
+    /// Options of `setActive(false, options:)` (AVAudioSession.SetActiveOptions).
+    public struct SetActiveOptions: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt
+        public init(rawValue: UInt) { self.rawValue = rawValue }
+        /// Sessions this one interrupted get `ended` with `shouldResume`.
+        public static let notifyOthersOnDeactivation = SetActiveOptions(rawValue: 1)
+    }
+
+    /// Activates or deactivates the session. Activating a non-mixable session interrupts
+    /// the other non-mixable sessions.
+    public func setActive(_ active: Bool, options: SetActiveOptions = []) async throws(AudioSessionError) {
+        let path = try await ensureSession()
+        let client = try await ensureConnection()
+        _ = try await sessionCall(client, path, "SetActive", "bb", [.bool(active), .bool(options.contains(.notifyOthersOnDeactivation))])
+    }
+
+    /// Whether the daemon considers this session active (false after an interruption began).
+    public var isActive: Bool {
+        get async throws(AudioSessionError) { try Wire.bool(try await sessionProperty("Active"), "Active") }
+    }
+
+    /// The current route, with whole port descriptions.
+    public var currentRoute: RouteDescription {
+        get async throws(AudioSessionError) { try Wire.route(try await managerProperty("Route")) }
+    }
+
+    /// Every port present now.
+    public var availablePorts: [PortDescription] {
+        get async throws(AudioSessionError) { try Wire.ports(try await managerProperty("Ports")) }
+    }
+
+    /// The input ports present now (AVAudioSession.availableInputs).
+    public var availableInputs: [PortDescription] {
+        get async throws(AudioSessionError) { try await availablePorts.filter { $0.direction.isInput } }
+    }
+
+    /// The preferred input, if one is set and present.
+    public var preferredInput: PortDescription? {
+        get async throws(AudioSessionError) {
+            let uid = try Wire.string(try await sessionProperty("PreferredInput"), "PreferredInput")
+            guard !uid.isEmpty else { return nil }
+            return try await availablePorts.first { $0.uid == uid }
+        }
+    }
+
+    /// Sets (or with nil clears) the preferred input. Remembered under `appName`.
+    public func setPreferredInput(_ input: PortDescription?) async throws(AudioSessionError) {
+        try await setPreferredInput(uid: input?.uid)
+    }
+
+    /// Sets (or with nil clears) the preferred input by uid.
+    public func setPreferredInput(uid: String?) async throws(AudioSessionError) {
+        let path = try await ensureSession()
+        let client = try await ensureConnection()
+        _ = try await sessionCall(client, path, "SetPreferredInput", "s", [.string(uid ?? "")])
+    }
+
+    /// Overrides the output to the built-in speaker (playAndRecord only), or removes the override.
+    /// A port arrival or removal clears it.
+    public func overrideOutputAudioPort(_ override: OutputOverride) async throws(AudioSessionError) {
+        let path = try await ensureSession()
+        let client = try await ensureConnection()
+        _ = try await sessionCall(client, path, "OverrideOutput", "s", [.string(override.rawValue)])
+    }
+
+    /// Whether a route disconnect interrupts this (playback) session. Default true.
+    public func setPrefersInterruptionOnRouteDisconnect(_ value: Bool) async throws(AudioSessionError) {
+        let path = try await ensureSession()
+        let client = try await ensureConnection()
+        _ = try await sessionCall(client, path, "SetPrefersInterruptionOnRouteDisconnect", "b", [.bool(value)])
+        prefersInterruptionOnRouteDisconnect = value
+    }
+
+    /// True while another app's non-mixable session is active.
+    public var secondaryAudioShouldBeSilencedHint: Bool {
+        get async throws(AudioSessionError) {
+            try Wire.bool(try await sessionProperty("SecondaryAudioShouldBeSilencedHint"), "SecondaryAudioShouldBeSilencedHint")
+        }
+    }
+
+    /// True while any other session is active.
+    public var isOtherAudioPlaying: Bool {
+        get async throws(AudioSessionError) { try Wire.bool(try await sessionProperty("OtherAudioPlaying"), "OtherAudioPlaying") }
+    }
+
+    // MARK: The route manager (not per session)
+
+    /// Sets a port's priority (-1000…1000), saved by the daemon.
+    public func setPriority(_ priority: Int, forPort uid: String) async throws(AudioSessionError) {
+        guard let value = Int32(exactly: priority) else { throw .invalidArguments("priority \(priority) is out of range") }
+        let client = try await ensureConnection()
+        _ = try await managerCall(client, "SetPortPriority", "si", [.string(uid), .int32(value)])
+    }
+
+    /// The ring/silent switch: silences ambient and soloAmbient sessions.
+    public var silentMode: Bool {
+        get async throws(AudioSessionError) { try Wire.bool(try await managerProperty("SilentMode"), "SilentMode") }
+    }
+
+    public func setSilentMode(_ on: Bool) async throws(AudioSessionError) {
+        let client = try await ensureConnection()
+        _ = try await managerCall(client, "SetSilentMode", "b", [.bool(on)])
+    }
+
+    /// Every session the daemon holds.
+    public var sessions: [SessionSummary] {
+        get async throws(AudioSessionError) { try Wire.sessions(try await managerProperty("Sessions")) }
+    }
+
+    /// Which rule chose the current route, and why each other port lost.
+    public func explain() async throws(AudioSessionError) -> RouteExplanation {
+        let client = try await ensureConnection()
+        return try Wire.explanation(try await managerCall(client, "Explain"))
+    }
+
+    /// The object path of this session while open (nil before first use and while the daemon is away).
+    public var objectPath: String? { sessionPath }
+}

@@ -1,0 +1,202 @@
+// The client library's value types, shaped like AVAudioSession's: a port
+// description, a route description, notifications and typed errors.
+
+import AudioRouteCore
+
+/// One port as the daemon describes it (AVAudioSessionPortDescription).
+public struct PortDescription: Sendable, Hashable, CustomStringConvertible {
+    /// Stable across restarts and re-plugs of the same device.
+    public var uid: String
+    public var portType: PortType
+    public var portName: String
+    public var direction: PortDirection
+    /// The owning device's id: ports of one device share it.
+    public var device: String
+    /// The ALSA PCM to open, or nil when the port has none.
+    public var alsa: String?
+    public var priority: Int
+    /// Connection order: larger is newer.
+    public var sequence: UInt64
+
+    public init(
+        uid: String, portType: PortType, portName: String, direction: PortDirection, device: String,
+        alsa: String? = nil, priority: Int, sequence: UInt64
+    ) {
+        self.uid = uid
+        self.portType = portType
+        self.portName = portName
+        self.direction = direction
+        self.device = device
+        self.alsa = alsa
+        self.priority = priority
+        self.sequence = sequence
+    }
+
+    /// The core model's port.
+    public var port: Port {
+        Port(uid: uid, type: portType, device: device, name: portName, direction: direction, priority: priority, sequence: sequence, alsa: alsa)
+    }
+
+    public var description: String { "\(portName) (\(portType.rawValue), \(uid))" }
+}
+
+/// A route: the ports audio goes out to and comes in from (AVAudioSessionRouteDescription).
+public struct RouteDescription: Sendable, Hashable, CustomStringConvertible {
+    public var outputs: [PortDescription]
+    public var inputs: [PortDescription]
+
+    public init(outputs: [PortDescription] = [], inputs: [PortDescription] = []) {
+        self.outputs = outputs
+        self.inputs = inputs
+    }
+
+    /// The route by uids, as the core model and `audioroute simulate` print it.
+    public var route: Route { Route(inputs: inputs.map(\.uid), outputs: outputs.map(\.uid)) }
+
+    public var description: String { route.description }
+}
+
+/// A route change (AVAudioSession.routeChangeNotification).
+public struct RouteChangeInfo: Sendable, Hashable {
+    public var reason: RouteChangeReason
+    public var previousRoute: RouteDescription
+    public var currentRoute: RouteDescription
+
+    public init(reason: RouteChangeReason, previousRoute: RouteDescription, currentRoute: RouteDescription) {
+        self.reason = reason
+        self.previousRoute = previousRoute
+        self.currentRoute = currentRoute
+    }
+}
+
+/// Options of an ended interruption (AVAudioSession.InterruptionOptions).
+public struct InterruptionOptions: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    /// The app may resume playing (the interrupting session deactivated with notifyOthersOnDeactivation).
+    public static let shouldResume = InterruptionOptions(rawValue: 1)
+}
+
+/// An interruption of this session (AVAudioSession.interruptionNotification).
+public struct InterruptionInfo: Sendable, Hashable {
+    public var type: InterruptionType
+    /// Why it began; nil for `ended`.
+    public var reason: InterruptionReason?
+    /// Set on `ended` only.
+    public var options: InterruptionOptions
+
+    public init(type: InterruptionType, reason: InterruptionReason?, options: InterruptionOptions) {
+        self.type = type
+        self.reason = reason
+        self.options = options
+    }
+}
+
+/// Begin or end of another app's non-mixable audio (AVAudioSession.SilenceSecondaryAudioHintType).
+public enum SilenceSecondaryAudioHintType: String, Sendable, Hashable {
+    case begin
+    case end
+}
+
+/// How a port changed in `portsChanged`.
+public enum PortChangeKind: String, Sendable, Hashable {
+    case added, removed, updated
+}
+
+/// Everything an `AudioSession` announces, in delivery order.
+public enum AudioSessionNotification: Sendable, Hashable {
+    /// The route changed (broadcast by the daemon to every client).
+    case routeChange(RouteChangeInfo)
+    /// A port arrived, went away or changed, whether or not the route moved.
+    case portsChanged(PortChangeKind, PortDescription)
+    case silentModeChanged(Bool)
+    /// This session was interrupted, or its interruption ended.
+    case interruption(InterruptionInfo)
+    /// Another session started ducking this one (suggested gain 0.3), or stopped.
+    case ducked
+    case unducked
+    case silenceSecondaryAudioHint(SilenceSecondaryAudioHintType)
+    /// Silent mode or screen lock silenced this (ambient or soloAmbient) session, or released it.
+    case silenced
+    case unsilenced
+    /// The daemon's bus name went away: the session is gone.
+    case mediaServicesWereLost
+    /// The daemon is back and the session was re-opened with its category, mode and options.
+    /// It is inactive: activate it again, as on iOS.
+    case mediaServicesWereReset
+}
+
+/// A session as `Sessions` lists it.
+public struct SessionSummary: Sendable, Hashable {
+    public var path: String
+    public var owner: String
+    public var app: String
+    public var category: String
+    public var mode: String
+    public var options: [String]
+    public var isActive: Bool
+}
+
+/// Which rule chose the route and why each other port lost (`Explain`).
+public struct RouteExplanation: Sendable, Hashable {
+    public var outputRule: String
+    public var inputRule: String
+    /// Per port uid, the reasons.
+    public var ports: [(uid: String, reasons: [String])]
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.outputRule == b.outputRule && a.inputRule == b.inputRule
+            && a.ports.map(\.uid) == b.ports.map(\.uid) && a.ports.map(\.reasons) == b.ports.map(\.reasons)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(outputRule)
+        hasher.combine(inputRule)
+        for port in ports {
+            hasher.combine(port.uid)
+            hasher.combine(port.reasons)
+        }
+    }
+}
+
+/// Errors of the client library. The first group mirrors the daemon's D-Bus error names.
+public enum AudioSessionError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// `org.audioroute.Error.InvalidOption`: an option not valid with the category.
+    case invalidOption(String)
+    /// `org.audioroute.Error.InvalidOverride`: the speaker override outside playAndRecord.
+    case invalidOverride(String)
+    /// `org.audioroute.Error.UnknownName`: an unknown category, mode, option or override name.
+    case unknownName(String)
+    /// `org.audioroute.Error.UnknownPort`.
+    case unknownPort(String)
+    /// `org.audioroute.Error.NotAnInput`.
+    case notAnInput(String)
+    /// `org.audioroute.Error.NotOwner`: the session belongs to another connection.
+    case notOwner(String)
+    /// `org.audioroute.Error.NotSaved`: applied, but not yet written to disk.
+    case notSaved(String)
+    /// `org.freedesktop.DBus.Error.InvalidArgs`.
+    case invalidArguments(String)
+    /// `org.freedesktop.DBus.Error.LimitsExceeded`.
+    case limitsExceeded(String)
+    /// `org.freedesktop.DBus.Error.AccessDenied`.
+    case accessDenied(String)
+    /// The bus cannot be reached, or `audiorouted` is not on it.
+    case daemonUnavailable(bus: String, detail: String)
+    /// Any other D-Bus error reply.
+    case remote(name: String, message: String)
+    /// The daemon answered with something this library cannot read.
+    case badReply(String)
+
+    public var description: String {
+        switch self {
+        case .invalidOption(let m), .invalidOverride(let m), .unknownName(let m), .unknownPort(let m), .notAnInput(let m),
+            .notOwner(let m), .notSaved(let m), .invalidArguments(let m), .limitsExceeded(let m), .accessDenied(let m):
+            return m
+        case .daemonUnavailable(let bus, let detail):
+            return "audiorouted (org.audioroute.AudioRoute1) is not reachable on \(bus): \(detail)"
+        case .remote(let name, let message): return message.isEmpty ? name : "\(name): \(message)"
+        case .badReply(let message): return "unreadable reply from audiorouted: \(message)"
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import ArgumentParser
+import AudioRouteCore
+import AudioSession
+
+/// `audioroute priority UID N`: a user's priority for a port, saved by the daemon.
+struct Priority: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Set a port's priority (-1000...1000); the daemon saves it.")
+
+    @OptionGroup var daemon: DaemonOptions
+
+    @Argument(help: "The port's uid (see `audioroute status`).")
+    var uid: String
+
+    @Argument(help: "The priority: higher wins.")
+    var priority: Int
+
+    func validate() throws {
+        guard (-1000...1000).contains(priority) else { throw ValidationError("priority \(priority) is outside -1000...1000") }
+    }
+
+    func run() async throws {
+        Logging.bootstrap(level: .warning)
+        let session = daemon.session()
+        try await withDaemon { () throws(AudioSessionError) in try await session.setPriority(priority, forPort: uid) }
+    }
+}
+
+/// `audioroute silent on|off`: the ring/silent switch.
+struct Silent: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Turn silent mode on or off (silences ambient and soloAmbient sessions).")
+
+    enum State: String, ExpressibleByArgument, CaseIterable { case on, off }
+
+    @OptionGroup var daemon: DaemonOptions
+
+    @Argument(help: "on or off.")
+    var state: State
+
+    func run() async throws {
+        Logging.bootstrap(level: .warning)
+        let session = daemon.session()
+        try await withDaemon { () throws(AudioSessionError) in try await session.setSilentMode(state == .on) }
+    }
+}
+
+/// `audioroute prefer-input UID|none [--app NAME]`: the preferred input of an app.
+struct PreferInput: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prefer-input",
+        abstract: "Set the preferred input of an app's sessions.",
+        discussion: """
+            The daemon remembers a preferred input under the app name of the session that set it, \
+            and gives it back to every later session of that app. This command opens a session \
+            with --app (default "audioroute"), sets the preference and exits; `none` clears it. \
+            To prefer an input only while a command runs, use `audioroute session --prefer-input`.
+            """
+    )
+
+    @OptionGroup var daemon: DaemonOptions
+
+    @Argument(help: "The input port's uid, or none.")
+    var uid: String
+
+    @Option(help: "The app whose preference this is.")
+    var app: String = "audioroute"
+
+    func run() async throws {
+        Logging.bootstrap(level: .warning)
+        let session = daemon.session(app: app)
+        try await withDaemon { () throws(AudioSessionError) in
+            try await session.setPreferredInput(uid: uid == "none" ? nil : uid)
+            await session.close()
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import ArgumentParser
+import AudioRouteCore
+import AudioSession
+
+/// `audioroute status [--json]`: the daemon's route, ports, sessions and silent mode.
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the current route, the ports and the sessions of audiorouted.",
+        discussion: """
+            Like `wpctl status`: the route, every port (type, direction, priority, sequence, ALSA name; \
+            `*` marks the ports of the route) and every session (app, category, mode, options, active). \
+            With --json: one object with route, ports, sessions and silentMode.
+            """
+    )
+
+    @OptionGroup var daemon: DaemonOptions
+
+    @Flag(help: "Print one JSON document.")
+    var json = false
+
+    func run() async throws {
+        Logging.bootstrap(level: .warning)
+        let session = daemon.session()
+        try await withDaemon { () throws(AudioSessionError) in
+            let route = try await session.currentRoute
+            let ports = try await session.availablePorts
+            let sessions = try await session.sessions
+            let silent = try await session.silentMode
+            var out = OutputBuffer(fd: 1)
+            if json {
+                out.append(
+                    JSON.object([
+                        .init("route", DaemonText.routeJSON(route)), .init("ports", .array(ports.map(DaemonText.portJSON))),
+                        .init("sessions", .array(sessions.map(DaemonText.sessionJSON))), .init("silentMode", .bool(silent)),
+                    ]).text)
+            } else {
+                let inRoute = Set(route.outputs.map(\.uid) + route.inputs.map(\.uid))
+                out.append("audiorouted on \(daemon.bus)")
+                out.append("Route")
+                out.append("  outputs: \(DaemonText.routeSide(route.outputs))")
+                out.append("  inputs:  \(DaemonText.routeSide(route.inputs))")
+                out.append("Ports")
+                if ports.isEmpty { out.append("   (none)") }
+                for port in ports { out.append(DaemonText.portLine(port, inRoute: inRoute.contains(port.uid))) }
+                out.append("Sessions")
+                if sessions.isEmpty { out.append("   (none)") }
+                for s in sessions {
+                    let options = s.options.isEmpty ? "" : " [\(s.options.joined(separator: ","))]"
+                    out.append("   \(s.path.split(separator: "/").last ?? "")  \(s.app.isEmpty ? "(no app name)" : s.app)  \(s.category)/\(s.mode)\(options)  \(s.isActive ? "active" : "inactive")  owner=\(s.owner)")
+                }
+                out.append("Silent mode: \(silent ? "on" : "off")")
+            }
+            out.flush()
+        }
+    }
+}
+
+/// `audioroute explain [--json]`: the rule that chose the route and why each other port lost.
+struct Explain: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Say which rule chose the current route, and why each other port lost.")
+
+    @OptionGroup var daemon: DaemonOptions
+
+    @Flag(help: "Print one JSON document.")
+    var json = false
+
+    func run() async throws {
+        Logging.bootstrap(level: .warning)
+        let session = daemon.session()
+        try await withDaemon { () throws(AudioSessionError) in
+            let explanation = try await session.explain()
+            var out = OutputBuffer(fd: 1)
+            if json {
+                out.append(
+                    JSON.object([
+                        .init("outputRule", .string(explanation.outputRule)), .init("inputRule", .string(explanation.inputRule)),
+                        .init("ports", .array(explanation.ports.map { .object([.init("uid", .string($0.uid)), .init("reasons", .array($0.reasons.map(JSON.string)))]) })),
+                    ]).text)
+            } else {
+                out.append("output: \(explanation.outputRule)")
+                out.append("input:  \(explanation.inputRule)")
+                for port in explanation.ports { out.append("  \(port.uid): \(port.reasons.joined(separator: "; "))") }
+            }
+            out.flush()
+        }
+    }
+}

@@ -1,0 +1,272 @@
+import AudioRouteCore
+import AudioRouteLinux
+import Glibc
+import Testing
+
+/// The built `audioroute` against the dbusmock stand-in: real processes, a private bus.
+@Suite(.serialized) struct CLIMockTests {
+    static var audioroute: String { productsDirectory + "/audioroute" }
+
+    /// Runs audioroute to its end (10 s at most); (status, stdout, stderr).
+    static func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        let child = try ChildProcess(audioroute, arguments)
+        let out = readAll(child.stdout)
+        guard let status = child.wait(seconds: 10) else {
+            child.signal(SIGKILL)
+            throw TestFailure("audioroute \(arguments) did not finish")
+        }
+        return (status, out, child.availableStderr())
+    }
+
+    static func readAll(_ fd: Int32) -> String {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 10_000) == 1 else { break }
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            bytes += chunk[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test func statusPortsAndSettings() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let mock = try await MockDaemon(address: bus.address, directory: directory)
+            defer { mock.kill() }
+            let address = ["--bus-address", bus.address]
+
+            let status = try Self.run(["status"] + address)
+            #expect(status.status == 0)
+            #expect(status.out.contains("outputs: spk (builtInSpeaker)"))
+            #expect(status.out.contains(" * spk  builtInSpeaker  output  \"Speaker\"  priority=0  sequence=1"))
+            #expect(status.out.contains("   mic  builtInMic  input"))
+            #expect(status.out.contains("Silent mode: off"))
+
+            let json = try Self.run(["status", "--json"] + address)
+            let document = try JSON.parse(json.out)
+            guard case .array(let outputs)? = document["route"]?["outputs"], case .array(let ports)? = document["ports"] else {
+                Issue.record("status --json: \(json.out)")
+                return
+            }
+            #expect(outputs.first?["uid"] == .string("spk"))
+            #expect(ports.count == 2)
+            #expect(document["silentMode"] == .bool(false))
+
+            let list = try Self.run(["ports", "--json"] + address)
+            #expect(list.status == 0)
+            guard case .array(let listed) = try JSON.parse(list.out) else {
+                Issue.record("ports --json: \(list.out)")
+                return
+            }
+            #expect(listed.map { $0["uid"] } == [.string("spk"), .string("mic")])
+
+            #expect(try Self.run(["silent", "on"] + address).status == 0)
+            let refused = try Self.run(["priority", "spk", "5000"] + address)
+            #expect(refused.status != 0)
+            #expect(refused.err.contains("-1000...1000"))
+            #expect(try Self.run(["priority", "spk", "20"] + address).status == 0)
+
+            let client = try await DBusClientConnection.connect(.address(bus.address))
+            defer { client.close() }
+            let manager = "/org/audioroute/AudioRoute1"
+            #expect(try await MockDaemon.calls(client, path: manager, method: "SetSilentMode") == [[.bool(true)]])
+            #expect(try await MockDaemon.calls(client, path: manager, method: "SetPortPriority") == [[.string("spk"), .int32(20)]])
+        }
+    }
+
+    @Test func twoMonitorsReceiveTheRouteChange() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let mock = try await MockDaemon(address: bus.address, directory: directory)
+            defer { mock.kill() }
+            let monitors = try (0..<2).map { _ in try ChildProcess(Self.audioroute, ["monitor", "--json", "--bus-address", bus.address]) }
+            var readers = monitors.map { LineReader(fd: $0.stdout) }
+            for index in readers.indices {
+                let ready = try readers[index].next(seconds: 10).map { try JSON.parse($0) }
+                #expect(ready?["event"] == .string("ready"), "monitor \(index): \(monitors[index].availableStderr())")
+                #expect(ready?["current"]?["outputs"] == .array([.string("spk")]))
+            }
+            let client = try await DBusClientConnection.connect(.address(bus.address))
+            defer { client.close() }
+            _ = try await client.call(
+                destination: "org.audioroute.AudioRoute1", path: "/org/audioroute/AudioRoute1", interface: "org.audioroute.AudioRoute1",
+                member: "EmitRouteChange")
+            for index in readers.indices {
+                guard let line = readers[index].next(seconds: 10) else {
+                    Issue.record("monitor \(index) printed no route change")
+                    continue
+                }
+                let object = try JSON.parse(line)
+                #expect(object["event"] == .string("routeChange"))
+                #expect(object["reason"] == .string("newDeviceAvailable"))
+                #expect(object["previous"]?["outputs"] == .array([.string("spk")]))
+                #expect(object["current"]?["outputs"] == .array([.string("usb/out")]))
+                #expect(object["current"]?["inputs"] == .array([.string("usb/in")]))
+            }
+            // The daemon goes away: each monitor says so and keeps running; then it is back.
+            mock.kill()
+            for index in readers.indices {
+                #expect(readers[index].next(seconds: 10)?.contains("mediaServicesWereLost") == true)
+            }
+            let again = try await MockDaemon(address: bus.address, directory: directory)
+            defer { again.kill() }
+            for index in readers.indices {
+                #expect(readers[index].next(seconds: 10)?.contains("mediaServicesWereReset") == true)
+                monitors[index].signal(SIGTERM)
+                #expect(monitors[index].wait(seconds: 10) == 0)
+            }
+        }
+    }
+
+    @Test func sessionHoldsASessionWhileTheCommandRuns() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let mock = try await MockDaemon(address: bus.address, directory: directory)
+            defer { mock.kill() }
+            let result = try Self.run([
+                "session", "--bus-address", bus.address, "--category", "playback", "--options", "mixWithOthers", "--activate",
+                "--", "/bin/sh", "-c", "exit 3",
+            ])
+            #expect(result.status == 3, "\(result.err)")
+            let client = try await DBusClientConnection.connect(.address(bus.address))
+            defer { client.close() }
+            let path = "/org/audioroute/AudioRoute1/session/1"
+            #expect(try await MockDaemon.calls(client, path: path, method: "SetCategory") == [[.string("playback"), .string("default"), .array([.string("mixWithOthers")])]])
+            #expect(try await MockDaemon.calls(client, path: path, method: "SetActive") == [[.bool(true), .bool(false)], [.bool(false), .bool(true)]])
+            #expect(try await MockDaemon.calls(client, path: path, method: "Close").count == 1)
+
+            // SIGTERM goes on to the command; the exit status is the command's.
+            let held = try ChildProcess(Self.audioroute, ["session", "--bus-address", bus.address, "--category", "playback", "--", "/bin/sleep", "30"])
+            var waited = 0
+            while try await MockDaemon.calls(client, path: path, method: "SetCategory").count < 2 && waited < 500 {
+                try await Task.sleep(for: .milliseconds(20))
+                waited += 1
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            held.signal(SIGTERM)
+            #expect(held.wait(seconds: 10) == 128 + SIGTERM)
+
+            // A refused category runs nothing and exits 1 with the daemon's message.
+            let refused = try Self.run(["session", "--bus-address", bus.address, "--category", "playback", "--options", "defaultToSpeaker", "--", "/bin/true"])
+            #expect(refused.status == 1)
+            #expect(refused.err.contains("option defaultToSpeaker is not valid with category playback"))
+        }
+    }
+}
+
+/// Lines from a pipe, with a timeout.
+struct LineReader {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(fd: Int32) { self.fd = fd }
+
+    mutating func next(seconds: Double) -> String? {
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(seconds * 1000)))
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return nil }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let (secs, atto) = left.components
+            guard poll(&poller, 1, Int32(secs * 1000 + atto / 1_000_000_000_000_000) + 1) == 1 else { return nil }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { return nil }
+            buffer += chunk[0..<count]
+        }
+    }
+}
+
+/// An `audiosession-probe` process: one app with an AudioSession, driven line by line.
+final class Probe {
+    let process: ChildProcess
+    private var reader: LineReader
+    private let input: Int32
+
+    init(address: String, app: String) throws {
+        var inPipe: [Int32] = [0, 0]
+        guard pipe(&inPipe) == 0 else { throw TestFailure("pipe: errno \(errno)") }
+        for fd in inPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        defer { close(inPipe[0]) }
+        process = try ChildProcess(productsDirectory + "/audiosession-probe", [address, app], stdin: inPipe[0])
+        reader = LineReader(fd: process.stdout)
+        input = inPipe[1]
+    }
+
+    /// Sends a command line.
+    func send(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+    }
+
+    /// The next JSON line within `seconds`.
+    func next(seconds: Double = 10) -> JSON? {
+        guard let line = reader.next(seconds: seconds) else { return nil }
+        return try? JSON.parse(line)
+    }
+
+    /// Lines until one satisfies `match` (returned), or nil after `seconds`.
+    func await(seconds: Double = 10, _ match: (JSON) -> Bool) -> JSON? {
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(seconds * 1000)))
+        while ContinuousClock.now < deadline {
+            guard let object = next(seconds: 1) else { continue }
+            if match(object) { return object }
+        }
+        return nil
+    }
+
+    /// Sends `line` and returns its reply or error.
+    func call(_ line: String) -> JSON? {
+        send(line)
+        return self.await { $0["reply"] != nil || $0["error"] != nil }
+    }
+
+    deinit {
+        close(input)
+        process.signal(SIGKILL)
+        _ = process.wait(seconds: 5)
+    }
+}
+
+extension CLIMockTests {
+    @Test func probeRepliesAndErrors() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let mock = try await MockDaemon(address: bus.address, directory: directory)
+            defer { mock.kill() }
+            let probe = try Probe(address: bus.address, app: "music")
+            #expect(probe.next()?["ready"] == .bool(true))
+            #expect(probe.call("category playback")?["reply"] == .string("category"))
+            #expect(probe.call("category playback default defaultToSpeaker")?["error"] == .string("invalidOption"))
+            #expect(probe.call("activate")?["reply"] == .string("activate"))
+            mock.kill()
+            #expect(probe.await { $0["notification"] == .string("mediaServicesWereLost") } != nil)
+        }
+    }
+}
+
+extension CLIMockTests {
+    /// A bus with nobody owning org.audioroute.AudioRoute1.
+    @Test func noDaemonOnTheBusIsAClearError() throws {
+        let bus = try PrivateBus()
+        defer { bus.close() }
+        for command in [["status"], ["ports"], ["monitor"], ["silent", "on"]] {
+            let result = try CLIMockTests.run(command + ["--bus-address", bus.address])
+            #expect(result.status == 1)
+            #expect(result.err.contains("org.audioroute.AudioRoute1"))
+            #expect(result.err.contains(bus.address))
+        }
+    }
+}

@@ -1,0 +1,212 @@
+import AudioRouteCore
+import AudioRouteLinux
+import AudioSession
+import Glibc
+import Testing
+
+/// The built audiorouted on a private session bus (no system bus: no BlueZ), with
+/// temporary state and runtime directories; READY=1 on NOTIFY_SOCKET says it serves.
+final class RealDaemon: @unchecked Sendable {
+    let process: ChildProcess
+    let directory: String
+
+    init(address: String, directory: String) throws {
+        self.directory = directory
+        let socket = try NotifySocket(path: directory + "/notify-\(UInt32.random(in: 0...UInt32.max))")
+        process = try ChildProcess(
+            productsDirectory + "/audiorouted",
+            ["--state-dir", directory + "/state", "--runtime-dir", directory + "/run", "--log-level", "debug"],
+            environment: [
+                "DBUS_SESSION_BUS_ADDRESS": address, "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/audioroute-no-system-bus",
+                "NOTIFY_SOCKET": socket.name,
+            ])
+        guard socket.receive(seconds: 20) == "READY=1" else {
+            process.signal(SIGKILL)
+            throw TestFailure("audiorouted did not get ready: \(process.availableStderr())")
+        }
+    }
+
+    func kill() {
+        process.signal(SIGKILL)
+        _ = process.wait(seconds: 10)
+    }
+
+    deinit { kill() }
+}
+
+/// Sessions of several app processes against the real daemon: arbitration, the CLI,
+/// and the daemon killed and restarted.
+@Suite(.serialized) struct DaemonEndToEndTests {
+    static func isInterruption(_ type: String, shouldResume: Bool? = nil) -> (JSON) -> Bool {
+        { object in
+            object["notification"] == .string("interruption") && object["type"] == .string(type)
+                && (shouldResume.map { object["shouldResume"] == .bool($0) } ?? true)
+        }
+    }
+
+    @Test func aCallInterruptsMusicAndEndsWithShouldResume() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let daemon = try RealDaemon(address: bus.address, directory: directory)
+            defer { daemon.kill() }
+            let music = try Probe(address: bus.address, app: "music")
+            let call = try Probe(address: bus.address, app: "call")
+            #expect(music.next()?["ready"] == .bool(true))
+            #expect(call.next()?["ready"] == .bool(true))
+
+            // The daemon's refusals arrive as typed errors, and change nothing.
+            #expect(music.call("category playback default defaultToSpeaker")?["error"] == .string("invalidOption"))
+            #expect(music.call("override speaker")?["error"] == .string("invalidOverride"))
+            #expect(music.call("prefer no-such-port")?["error"] == .string("unknownPort"))
+            #expect(music.call("category playback")?["reply"] == .string("category"))
+            #expect(music.call("activate")?["reply"] == .string("activate"))
+            #expect(call.call("category playAndRecord voiceChat")?["reply"] == .string("category"))
+            #expect(call.call("activate")?["reply"] == .string("activate"))
+            let began = music.await(Self.isInterruption("began"))
+            #expect(began?["reason"] == .string("default"))
+            #expect(music.call("hint")?["active"] == .bool(false))
+
+            #expect(call.call("deactivate notify")?["reply"] == .string("deactivate"))
+            #expect(music.await(Self.isInterruption("ended", shouldResume: true)) != nil)
+        }
+    }
+
+    @Test func navigationDucksMusicAndAKilledClientUnducksIt() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let daemon = try RealDaemon(address: bus.address, directory: directory)
+            defer { daemon.kill() }
+            let music = try Probe(address: bus.address, app: "music")
+            let navigation = try Probe(address: bus.address, app: "navigation")
+            _ = music.next()
+            _ = navigation.next()
+            #expect(music.call("category playback")?["reply"] == .string("category"))
+            #expect(music.call("activate")?["reply"] == .string("activate"))
+            #expect(navigation.call("category playback voicePrompt duckOthers")?["reply"] == .string("category"))
+            #expect(navigation.call("activate")?["reply"] == .string("activate"))
+            #expect(music.await { $0["notification"] == .string("ducked") } != nil)
+            // SIGKILL while ducking: the daemon sees the name go and unducks.
+            navigation.process.signal(SIGKILL)
+            #expect(music.await { $0["notification"] == .string("unducked") } != nil)
+            #expect(music.call("hint")?["active"] == .bool(true))
+        }
+    }
+
+    @Test func killedAndRestartedDaemonLosesAndResetsTheSession() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            var daemon = try RealDaemon(address: bus.address, directory: directory)
+            let music = try Probe(address: bus.address, app: "music")
+            _ = music.next()
+            #expect(music.call("category playback default mixWithOthers")?["reply"] == .string("category"))
+            #expect(music.call("activate")?["reply"] == .string("activate"))
+            daemon.kill()
+            #expect(music.await { $0["notification"] == .string("mediaServicesWereLost") } != nil)
+            daemon = try RealDaemon(address: bus.address, directory: directory)
+            defer { daemon.kill() }
+            #expect(music.await { $0["notification"] == .string("mediaServicesWereReset") } != nil)
+            // The new daemon holds the session again with its category, inactive.
+            let status = try CLIMockTests.run(["status", "--json", "--bus-address", bus.address])
+            #expect(status.status == 0, "\(status.err)")
+            let document = try JSON.parse(status.out)
+            guard case .array(let sessions)? = document["sessions"] else {
+                Issue.record("status --json: \(status.out)")
+                return
+            }
+            let mine = sessions.first { $0["app"] == .string("music") }
+            #expect(mine?["category"] == .string("playback"))
+            #expect(mine?["options"] == .array([.string("mixWithOthers")]))
+            #expect(mine?["active"] == .bool(false))
+        }
+    }
+
+    @Test func cliAgainstTheDaemon() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let daemon = try RealDaemon(address: bus.address, directory: directory)
+            defer { daemon.kill() }
+            let address = ["--bus-address", bus.address]
+            let status = try CLIMockTests.run(["status"] + address)
+            #expect(status.status == 0, "\(status.err)")
+            #expect(status.out.contains("Route"))
+            #expect(status.out.contains("Silent mode: off"))
+            let monitor = try ChildProcess(CLIMockTests.audioroute, ["monitor", "--json"] + address)
+            var lines = LineReader(fd: monitor.stdout)
+            #expect(try lines.next(seconds: 10).map { try JSON.parse($0) }?["event"] == .string("ready"))
+            #expect(try CLIMockTests.run(["silent", "on"] + address).status == 0)
+            let silentLine = try lines.next(seconds: 10).map { try JSON.parse($0) }
+            #expect(silentLine?["event"] == .string("silentMode"))
+            #expect(silentLine?["on"] == .bool(true))
+            monitor.signal(SIGINT)
+            #expect(monitor.wait(seconds: 10) == 0)
+            let json = try JSON.parse(try CLIMockTests.run(["status", "--json"] + address).out)
+            #expect(json["silentMode"] == .bool(true))
+            let unknown = try CLIMockTests.run(["priority", "no-such-port", "10"] + address)
+            #expect(unknown.status == 1)
+            #expect(unknown.err.contains("no-such-port"))
+            let explain = try CLIMockTests.run(["explain", "--json"] + address)
+            #expect(explain.status == 0, "\(explain.err)")
+            #expect(try JSON.parse(explain.out)["outputRule"] != nil)
+            // The override holds while the command runs; outside playAndRecord it is refused.
+            let override = try CLIMockTests.run(["override", "speaker"] + address + ["--", "/bin/true"])
+            #expect(override.status == 0, "\(override.err)")
+            #expect(override.out.hasPrefix("route: outputs "))
+            // Without a command it holds until SIGINT.
+            let holding = try ChildProcess(CLIMockTests.audioroute, ["override", "speaker"] + address)
+            var holdingLines = LineReader(fd: holding.stdout)
+            #expect(holdingLines.next(seconds: 10)?.hasPrefix("route: outputs ") == true)
+            #expect(try await Self.waitForSession(bus.address, app: "audioroute-override") { $0["active"] == .bool(true) })
+            holding.signal(SIGINT)
+            #expect(holding.wait(seconds: 10) == 128 + SIGINT)
+            let badOverride = try CLIMockTests.run(["override", "speaker", "--category", "playback"] + address + ["--", "/bin/true"])
+            #expect(badOverride.status == 1)
+            #expect(badOverride.err.contains("playAndRecord"), "\(badOverride.err)")
+            let badInput = try CLIMockTests.run(["prefer-input", "no-such-input"] + address)
+            #expect(badInput.status == 1)
+            #expect(badInput.err.contains("no-such-input"), "\(badInput.err)")
+            let session = try CLIMockTests.run(["session", "--category", "playback", "--activate"] + address + ["--", "/bin/sh", "-c", "exit 7"])
+            #expect(session.status == 7, "\(session.err)")
+            let refused = try CLIMockTests.run(["session", "--category", "playback", "--options", "defaultToSpeaker"] + address + ["--", "/bin/true"])
+            #expect(refused.status == 1)
+            #expect(refused.err.contains("defaultToSpeaker"))
+        }
+    }
+
+    /// The sessions `status --json` lists for `app`, polled until `match` holds (10 s).
+    static func waitForSession(_ address: String, app: String, _ match: (JSON) -> Bool) async throws -> Bool {
+        for _ in 0..<200 {
+            let status = try CLIMockTests.run(["status", "--json", "--bus-address", address])
+            if status.status == 0, case .array(let sessions)? = try JSON.parse(status.out)["sessions"],
+                let mine = sessions.first(where: { $0["app"] == .string(app) }), match(mine)
+            {
+                return true
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
+    @Test func sessionCommandReactivatesAfterTheDaemonRestarts() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            var daemon = try RealDaemon(address: bus.address, directory: directory)
+            let held = try ChildProcess(
+                CLIMockTests.audioroute,
+                ["session", "--bus-address", bus.address, "--category", "playback", "--app", "script", "--activate", "--", "/bin/sleep", "30"])
+            #expect(try await Self.waitForSession(bus.address, app: "script") { $0["active"] == .bool(true) })
+            daemon.kill()
+            daemon = try RealDaemon(address: bus.address, directory: directory)
+            defer { daemon.kill() }
+            #expect(try await Self.waitForSession(bus.address, app: "script") { $0["active"] == .bool(true) && $0["category"] == .string("playback") })
+            held.signal(SIGTERM)
+            #expect(held.wait(seconds: 10) == 128 + SIGTERM)
+            let stderr = held.availableStderr()
+            #expect(stderr.contains("mediaServicesWereLost") && stderr.contains("mediaServicesWereReset"), "\(stderr)")
+        }
+    }
+}
