@@ -221,6 +221,17 @@ public enum PortType: String, Sendable, Hashable, Codable, CaseIterable {
     }
 }
 
+extension PortType {
+    /// The table order as a tie-break between equally ranked ports, with the
+    /// Bluetooth profiles (A2DP, HFP, LE) sharing one place: they are one device.
+    @inlinable public var rankOrder: Int {
+        switch self {
+        case .bluetoothA2DP, .bluetoothHFP, .bluetoothLE: return PortType.bluetoothA2DP.tableOrder
+        default: return tableOrder
+        }
+    }
+}
+
 /// Which way audio flows through a port. A duplex port (a Bluetooth HFP link, a
 /// USB headset seen as one endpoint) serves both sides under one uid, as iOS
 /// reports an HFP headset with the same UID in inputs and outputs.

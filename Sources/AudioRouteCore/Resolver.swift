@@ -173,7 +173,10 @@ public struct RouteContext: Sendable {
     public static func outranks(_ a: Port, _ b: Port) -> Bool {
         if a.priority != b.priority { return a.priority > b.priority }
         if a.sequence != b.sequence { return a.sequence > b.sequence }
-        if a.type.tableOrder != b.type.tableOrder { return a.type.tableOrder < b.type.tableOrder }
+        if a.type.rankOrder != b.type.rankOrder { return a.type.rankOrder < b.type.rankOrder }
+        // A device, not a profile, competes: which of its profiles stands for it must
+        // not change a tie with another device (docs/decisions.md, "ties").
+        if a.device != b.device { return a.device < b.device }
         return a.uid < b.uid
     }
 

@@ -422,3 +422,24 @@ struct NoSuitableRouteRuleTests {
         #expect(outcome.change == RouteChange(reason: .noSuitableRouteForCategory, previous: Route(outputs: ["spk"]), current: Route()))
     }
 }
+
+@Suite("Ties between equally ranked devices")
+struct TieTests {
+    /// Found by the property "removing a port that is not in the route never changes
+    /// the route": two headsets with one sequence, one standing as HFP, then as A2DP.
+    @Test func whichProfileStandsForAHeadsetNeverDecidesATie() throws {
+        let wanted = try request(.playAndRecord, options: [.allowBluetooth, .allowBluetoothA2DP])
+        let ports = [
+            port("d0-hfp", .bluetoothHFP, device: "d0", direction: .duplex, sequence: 4),
+            port("d2-a2dp", .bluetoothA2DP, device: "d2", sequence: 4),
+            port("d2-hfp", .bluetoothHFP, device: "d2", direction: .duplex, sequence: 4),
+        ]
+        #expect(resolve(wanted, ports).outputs == ["d0-hfp"])
+        #expect(resolve(wanted, ports.filter { $0.uid != "d2-hfp" }).outputs == ["d0-hfp"])
+    }
+
+    @Test func wiredTypesStillBreakTiesInTableOrder() throws {
+        let ports = [port("usb", .usbAudio, sequence: 4), port("hp", .headphones, sequence: 4), port("spk", .builtInSpeaker)]
+        #expect(resolve(try request(.playback), ports).outputs == ["hp"])
+    }
+}
