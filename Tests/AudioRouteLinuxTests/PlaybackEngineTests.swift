@@ -103,6 +103,22 @@ private func expected(_ file: WAVFile, _ frames: Range<Int>, _ gains: OutputGain
         }
     }
 
+    @Test func theDrainStrategyPlaysEverythingWrittenOnTheOldDevice() throws {
+        try withTemporaryDirectory { dir in
+            let file = try source(.float32, channels: 2, frames: 5000, seed: 21)
+            let engine = try PlaybackEngine(file: file, device: "player_a", configuration: configuration(dir), periodFrames: 1000, latencyMicroseconds: 5000)
+            engine.rerouteStrategy = .drain
+            for _ in 0..<2 { try engine.writeNextPeriod() }
+            let report = try engine.reroute(to: "player_b")
+            #expect(report.rewoundFrames == 0 && report.resumeFrame == 2000)
+            while try engine.writeNextPeriod() > 0 {}
+            try engine.drain()
+            engine.close()
+            #expect(contents(dir + "/a.raw") == Array(file.nativeBytes(frames: 0..<2000)))
+            #expect(contents(dir + "/b.raw") == Array(file.nativeBytes(frames: 2000..<5000)))
+        }
+    }
+
     @Test func aMonoFileIsPlayedAsStereo() throws {
         try withTemporaryDirectory { dir in
             let file = try source(.unsigned8, channels: 1, frames: 3001, rate: 22050, seed: 8)

@@ -32,6 +32,17 @@ public struct RerouteReport: Sendable, Hashable {
     public var resumeFrame: Int
 }
 
+/// How `reroute` leaves the old PCM.
+public enum RerouteStrategy: Sendable, Hashable {
+    /// Take back what has not started playing (snd_pcm_rewind), play out the
+    /// rest (snd_pcm_drain). The default: a short gap and an exact count.
+    case rewindThenDrain
+    /// Play out everything written (snd_pcm_drain): exact too, but the old
+    /// device keeps playing for up to a buffer's length. For PCMs whose
+    /// rewind is unreliable.
+    case drain
+}
+
 /// Plays a `WAVFile` through an ALSA PCM, one period per `writeNextPeriod`.
 ///
 /// The PCM is opened in the file's own sample format and rate, stereo (a mono
@@ -50,6 +61,8 @@ public final class PlaybackEngine {
     public let periodFrames: Int
     /// The buffer latency asked of ALSA.
     public let latencyMicroseconds: Int
+    /// How a reroute leaves the old PCM.
+    public var rerouteStrategy: RerouteStrategy = .rewindThenDrain
 
     private let configuration: PCMConfigurationSource
     private var pcm: PCM?
@@ -119,7 +132,7 @@ public final class PlaybackEngine {
         let from = deviceName
         var rewound = 0
         if pcm != nil {
-            rewound = pcm!.rewindAll()
+            if rerouteStrategy == .rewindThenDrain { rewound = pcm!.rewindAll() }
             try? pcm!.drain()
             pcm = nil
         }
