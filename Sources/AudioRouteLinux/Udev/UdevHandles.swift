@@ -190,7 +190,9 @@ final class StopSignal: Sendable {
     let fd: Int32
 
     init() throws(UdevError) {
-        let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        // EFD_CLOEXEC/EFD_NONBLOCK are O_CLOEXEC/O_NONBLOCK by definition; the EFD_ names come from
+        // <sys/eventfd.h>, which two shims include, and a release build may credit it to CSystemd only.
+        let fd = eventfd(0, O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw UdevError("eventfd", errno: errno) }
         self.fd = fd
     }
