@@ -119,6 +119,25 @@ private func expected(_ file: WAVFile, _ frames: Range<Int>, _ gains: OutputGain
         }
     }
 
+    @Test func pauseKeepsThePositionAtTheFirstUnplayedFrame() throws {
+        try withTemporaryDirectory { dir in
+            let file = try source(.signed24, channels: 2, frames: 4000, seed: 31)
+            let engine = try PlaybackEngine(file: file, device: "player_a", configuration: configuration(dir), periodFrames: 1000, latencyMicroseconds: 5000)
+            for _ in 0..<2 { try engine.writeNextPeriod() }
+            let rewound = engine.pause()
+            #expect(!engine.isOpen)
+            #expect(rewound > 0 && engine.position == 2000 - rewound)
+            #expect(contents(dir + "/a.raw") == Array(file.nativeBytes(frames: 0..<engine.position)))
+            // Unpaused on another device (the route moved while paused).
+            let report = try engine.reroute(to: "player_b")
+            #expect(report.rewoundFrames == 0 && report.resumeFrame == 2000 - rewound)
+            while try engine.writeNextPeriod() > 0 {}
+            try engine.drain()
+            engine.close()
+            #expect(contents(dir + "/a.raw") + contents(dir + "/b.raw") == Array(file.nativeBytes(frames: 0..<4000)))
+        }
+    }
+
     @Test func aMonoFileIsPlayedAsStereo() throws {
         try withTemporaryDirectory { dir in
             let file = try source(.unsigned8, channels: 1, frames: 3001, rate: 22050, seed: 8)

@@ -130,16 +130,24 @@ public final class PlaybackEngine {
     @discardableResult
     public func reroute(to device: String) throws(ALSAError) -> RerouteReport {
         let from = deviceName
-        var rewound = 0
-        if pcm != nil {
-            if rerouteStrategy == .rewindThenDrain { rewound = pcm!.rewindAll() }
-            try? pcm!.drain()
-            pcm = nil
-        }
-        position -= rewound
+        let rewound = pause()
         deviceName = device
         pcm = try open(device)
         return RerouteReport(from: from, to: device, rewoundFrames: rewound, resumeFrame: position)
+    }
+
+    /// Leaves the PCM the way `reroute` does (rewind what has not started
+    /// playing, drain the rest, close), so that `position` is exactly the next
+    /// frame the device did not play: the next `writeNextPeriod` reopens
+    /// `deviceName` and continues there. Returns the frames taken back.
+    @discardableResult
+    public func pause() -> Int {
+        guard pcm != nil else { return 0 }
+        let rewound = rerouteStrategy == .rewindThenDrain ? pcm!.rewindAll() : 0
+        try? pcm!.drain()
+        pcm = nil
+        position -= rewound
+        return rewound
     }
 
     /// Plays out what was written (snd_pcm_drain) and readies the PCM for more.
