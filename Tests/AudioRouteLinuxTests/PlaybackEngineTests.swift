@@ -138,6 +138,32 @@ private func expected(_ file: WAVFile, _ frames: Range<Int>, _ gains: OutputGain
         }
     }
 
+    /// How the player follows the route: the daemon rewrites the route file,
+    /// the engine reroutes to the same name, `audioroute`, and lands on the new device.
+    @Test func reopeningAudiorouteAfterTheRouteFileChangedMovesToTheNewDevice() throws {
+        try withTemporaryDirectory { dir in
+            try writeFile(dir + "/devices.conf", devices(dir))
+            let writer = AlsaRouteConfigWriter(runtimeDirectory: dir + "/run")
+            let speaker = Port(uid: "speaker", type: .builtInSpeaker, device: "card0", direction: .output, alsa: "player_a")
+            let headset = Port(uid: "headset", type: .headphones, device: "card0", direction: .output, alsa: "player_c")
+            try writer.write(AlsaRouteConfig(output: speaker, input: nil))
+            let file = try source(.signed16, channels: 2, frames: 6000, seed: 41)
+            let engine = try PlaybackEngine(
+                file: file, device: AlsaRouteConfig.outputPCM, configuration: .systemPlus(files: [dir + "/devices.conf", writer.path]),
+                periodFrames: 1000, latencyMicroseconds: 5000)
+            for _ in 0..<3 { try engine.writeNextPeriod() }
+            try writer.write(AlsaRouteConfig(output: headset, input: nil))
+            let report = try engine.reroute(to: AlsaRouteConfig.outputPCM)
+            #expect(report.rewoundFrames > 0 && report.resumeFrame > 0, "\(report)")
+            while try engine.writeNextPeriod() > 0 {}
+            try engine.drain()
+            engine.close()
+            let a = contents(dir + "/a.raw"), c = contents(dir + "/c.raw")
+            #expect(a == Array(file.nativeBytes(frames: 0..<report.resumeFrame)))
+            #expect(c == Array(file.nativeBytes(frames: report.resumeFrame..<6000)))
+        }
+    }
+
     @Test func aMonoFileIsPlayedAsStereo() throws {
         try withTemporaryDirectory { dir in
             let file = try source(.unsigned8, channels: 1, frames: 3001, rate: 22050, seed: 8)

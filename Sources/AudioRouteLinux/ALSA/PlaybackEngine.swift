@@ -10,12 +10,23 @@ import AudioRouteCore
 public enum PCMConfigurationSource: ~Copyable {
     case system
     case custom(ALSAConfiguration)
+    /// The system configuration plus these files, read again at every open:
+    /// reopening `audioroute` after the daemon rewrote its route file lands
+    /// on the new route (tests and the demo, whose bench devices are not in
+    /// the user's configuration).
+    case systemPlus(files: [String])
 
     /// Opens `name` for playback from this configuration.
     public borrowing func openPlayback(_ name: String) throws(ALSAError) -> PCM {
         switch self {
-        case .system: return try PCM(name: name)
-        case .custom(let configuration): return try PCM(name: name, configuration: configuration)
+        case .system:
+            return try PCM(name: name)
+        case .custom(let configuration):
+            return try PCM(name: name, configuration: configuration)
+        case .systemPlus(let files):
+            var configuration = try ALSAConfiguration.system()
+            for file in files { try configuration.load(file: file) }
+            return try PCM(name: name, configuration: configuration)
         }
     }
 }
