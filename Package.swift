@@ -90,6 +90,11 @@ let package = Package(
             name: "audioroute-bluez-bench",
             dependencies: ["AudioRouteCore", "AudioRouteLinux"]
         ),
+        // Release-mode benchmark of the player's output engine: CPU per second of audio, reroute gap (docs/benchmarks.md).
+        .executableTarget(
+            name: "player-bench",
+            dependencies: ["AudioRouteCore", "AudioRouteLinux"]
+        ),
         // Release-mode benchmark of the udev watcher under umockdev (docs/benchmarks.md).
         .executableTarget(
             name: "udev-bench",

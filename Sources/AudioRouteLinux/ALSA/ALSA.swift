@@ -1,6 +1,7 @@
 // A small libasound wrapper: configuration trees and PCMs, enough to open a
 // named PCM from a given configuration and write frames (tests now, the player
 // later). Each owned handle lives in exactly one ~Copyable type that frees it.
+import AudioRouteCore
 import CALSA
 
 /// A libasound call that failed, with libasound's own text (snd_strerror).
@@ -130,9 +131,25 @@ public struct PCMFormat: RawRepresentable, Sendable, Hashable {
     public let rawValue: Int32
     public init(rawValue: Int32) { self.rawValue = rawValue }
 
+    public static let u8 = PCMFormat(rawValue: SND_PCM_FORMAT_U8.rawValue)
     public static let s16LE = PCMFormat(rawValue: SND_PCM_FORMAT_S16_LE.rawValue)
+    /// 24-bit in 3 bytes, as WAV files store it.
+    public static let s24_3LE = PCMFormat(rawValue: SND_PCM_FORMAT_S24_3LE.rawValue)
     public static let s32LE = PCMFormat(rawValue: SND_PCM_FORMAT_S32_LE.rawValue)
     public static let float32LE = PCMFormat(rawValue: SND_PCM_FORMAT_FLOAT_LE.rawValue)
+    public static let float64LE = PCMFormat(rawValue: SND_PCM_FORMAT_FLOAT64_LE.rawValue)
+
+    /// The ALSA format holding samples of `encoding` byte for byte.
+    public init(_ encoding: SampleEncoding) {
+        switch encoding {
+        case .unsigned8: self = .u8
+        case .signed16: self = .s16LE
+        case .signed24: self = .s24_3LE
+        case .signed32: self = .s32LE
+        case .float32: self = .float32LE
+        case .float64: self = .float64LE
+        }
+    }
 
     /// Bytes per sample.
     public var sampleBytes: Int { Int(snd_pcm_format_physical_width(snd_pcm_format_t(rawValue: rawValue))) / 8 }
@@ -177,31 +194,72 @@ public struct PCM: ~Copyable {
     /// write. Returns the number of frames written (all of them unless an error is thrown).
     @discardableResult
     public func write(_ bytes: [UInt8]) throws(ALSAError) -> Int {
+        let result: Result<Int, ALSAError> = bytes.withUnsafeBytes { buffer in
+            do throws(ALSAError) { return .success(try write(buffer)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    /// Writes whole interleaved frames from `buffer`. An underrun (EPIPE), a
+    /// suspend (ESTRPIPE) or a signal (EINTR) is recovered with snd_pcm_recover
+    /// and the write goes on; it fails if recovery fails or the same write
+    /// needs recovering three times in a row without progress.
+    @discardableResult
+    public func write(_ buffer: UnsafeRawBufferPointer) throws(ALSAError) -> Int {
         precondition(frameBytes > 0, "configure the PCM before writing")
-        precondition(bytes.count % frameBytes == 0, "write whole frames")
-        let frames = bytes.count / frameBytes
+        precondition(buffer.count % frameBytes == 0, "write whole frames")
+        let frames = buffer.count / frameBytes
+        guard frames > 0 else { return 0 }
         var done = 0
-        var recovered = false
+        var recoveries = 0
         while done < frames {
-            let result = bytes.withUnsafeBytes { buffer in
-                snd_pcm_writei(handle, buffer.baseAddress! + done * frameBytes, snd_pcm_uframes_t(frames - done))
-            }
+            let result = snd_pcm_writei(handle, buffer.baseAddress! + done * frameBytes, snd_pcm_uframes_t(frames - done))
             if result < 0 {
                 let code = Int32(result)
-                guard !recovered, snd_pcm_recover(handle, code, 1) >= 0 else {
+                guard recoveries < 3, snd_pcm_recover(handle, code, 1) >= 0 else {
                     throw ALSAError(code: code, operation: "snd_pcm_writei \(name)")
                 }
-                recovered = true
+                recoveries += 1
                 continue
             }
+            recoveries = 0
             done += Int(result)
         }
         return done
     }
 
+    /// Bytes per frame as configured (0 before `configure`).
+    public var bytesPerFrame: Int { frameBytes }
+
     /// Plays out what was written and stops (snd_pcm_drain).
     public func drain() throws(ALSAError) {
         try ALSAError.check(snd_pcm_drain(handle), "snd_pcm_drain \(name)")
+    }
+
+    /// Makes a drained or dropped PCM ready to take frames again (snd_pcm_prepare).
+    public func prepare() throws(ALSAError) {
+        try ALSAError.check(snd_pcm_prepare(handle), "snd_pcm_prepare \(name)")
+    }
+
+    /// Stops at once, discarding what was written and not yet played (snd_pcm_drop).
+    public func drop() throws(ALSAError) {
+        try ALSAError.check(snd_pcm_drop(handle), "snd_pcm_drop \(name)")
+    }
+
+    /// Takes back as many written, not yet played frames as the device allows
+    /// (snd_pcm_rewindable, snd_pcm_rewind): they will not be played. Returns
+    /// how many were taken back; 0 when the PCM cannot rewind.
+    public func rewindAll() -> Int {
+        let rewindable = snd_pcm_rewindable(handle)
+        guard rewindable > 0 else { return 0 }
+        let rewound = snd_pcm_rewind(handle, snd_pcm_uframes_t(rewindable))
+        return rewound > 0 ? Int(rewound) : 0
+    }
+
+    /// Frames written and not yet played (snd_pcm_delay), or nil when the PCM cannot tell.
+    public func delay() -> Int? {
+        var frames: snd_pcm_sframes_t = 0
+        return snd_pcm_delay(handle, &frames) >= 0 ? Int(frames) : nil
     }
 
     deinit { snd_pcm_close(handle) }
