@@ -100,6 +100,9 @@ let package = Package(
             name: "udev-bench",
             dependencies: ["AudioRouteCore", "AudioRouteLinux"]
         ),
+        // The harness pieces the test targets share: temporary directories, child
+        // processes, systemd's notify socket, a private dbus-daemon. Tests only.
+        .target(name: "AudioRouteTestSupport", path: "Tests/Support"),
         .testTarget(
             name: "AudioRouteCoreTests",
             dependencies: [
@@ -110,7 +113,7 @@ let package = Package(
         .testTarget(
             name: "AudioRouteLinuxTests",
             dependencies: [
-                "AudioRouteCore", "AudioRouteLinux", "audioroute", "CALSA",
+                "AudioRouteCore", "AudioRouteLinux", "audioroute", "CALSA", "AudioRouteTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -120,12 +123,12 @@ let package = Package(
         ),
         .testTarget(
             name: "AudioSessionTests",
-            dependencies: ["AudioSession", "AudioSessionNotifications", "AudioRouteCore", "AudioRouteLinux"]
+            dependencies: ["AudioSession", "AudioSessionNotifications", "AudioRouteCore", "AudioRouteLinux", "AudioRouteTestSupport"]
         ),
         .testTarget(
             name: "AudioRouteDaemonTests",
             dependencies: [
-                "AudioRouteDaemon",
+                "AudioRouteDaemon", "AudioRouteTestSupport",
                 "AudioRouteLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

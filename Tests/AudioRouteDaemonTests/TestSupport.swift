@@ -1,5 +1,7 @@
-// Temporary directories removed even when a test fails, child processes,
-// and a log handler that records, without Foundation.
+// File helpers and a log handler that records, without Foundation. The harness
+// shared with the other test targets (temporary directories, child processes,
+// the notify socket, a private bus) is in Tests/Support.
+@_exported import AudioRouteTestSupport
 import AudioRouteLinux
 import Logging
 import Synchronization
@@ -7,41 +9,6 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// Runs `body` with a fresh directory under /tmp, removed afterwards whatever happens.
-func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
-    let path = try makeTemporaryDirectory()
-    defer { removeTree(path) }
-    return try await body(path)
-}
-
-func makeTemporaryDirectory() throws -> String {
-    var template = Array("/tmp/audioroute-test-XXXXXX".utf8CString)
-    guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp: errno \(errno)") }
-    return String(cString: made)
-}
-
-/// `rm -rf path`.
-func removeTree(_ path: String) {
-    var info = stat()
-    guard lstat(path, &info) == 0 else { return }
-    guard info.st_mode & S_IFMT == S_IFDIR, let dir = opendir(path) else {
-        unlink(path)
-        return
-    }
-    while let entry = readdir(dir) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-        if name == "." || name == ".." { continue }
-        removeTree(path + "/" + name)
-    }
-    closedir(dir)
-    rmdir(path)
-}
 
 func readText(_ path: String) throws -> String { String(decoding: try AtomicFile.read(path), as: UTF8.self) }
 
@@ -56,146 +23,6 @@ func directoryEntries(_ path: String) -> [String] {
         if name != "." && name != ".." { names.append(name) }
     }
     return names.sorted()
-}
-
-/// The directory of the running test binary: `swift build` puts the products there.
-let productsDirectory: String = {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    precondition(count > 0, "cannot read /proc/self/exe")
-    let path = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    return String(path[..<path.lastIndex(of: "/")!])
-}()
-
-/// A started child process, killed (SIGKILL) and reaped if the test forgets.
-final class ChildProcess {
-    let pid: pid_t
-    /// The read end of the child's standard output, or -1.
-    let stdout: Int32
-    /// The read end of the child's standard error (non-blocking), or -1.
-    let stderr: Int32
-    private(set) var exitStatus: Int32?
-
-    /// Starts `path`; `environment` entries are added to (or replace) this process's.
-    init(_ path: String, _ arguments: [String], environment: [String: String] = [:], removing: Set<String> = []) throws {
-        var outPipe: [Int32] = [0, 0]
-        var errPipe: [Int32] = [0, 0]
-        guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw TestFailure("pipe: errno \(errno)") }
-        // Other tests spawn in parallel: keep these ends out of their children.
-        for fd in outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-        var env: [String] = []
-        var index = 0
-        while let entry = environ[index] {
-            let text = String(cString: entry)
-            let key = text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? text
-            if environment[key] == nil && !removing.contains(key) { env.append(text) }
-            index += 1
-        }
-        env += environment.map { "\($0.key)=\($0.value)" }
-        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
-        close(outPipe[1])
-        close(errPipe[1])
-        guard spawned == 0 else {
-            close(outPipe[0])
-            close(errPipe[0])
-            throw TestFailure("cannot start \(path): errno \(spawned)")
-        }
-        self.pid = pid
-        stdout = outPipe[0]
-        stderr = errPipe[0]
-        _ = fcntl(stderr, F_SETFL, fcntl(stderr, F_GETFL) | O_NONBLOCK)
-    }
-
-    func signal(_ number: Int32) { if exitStatus == nil { kill(pid, number) } }
-
-    /// Waits up to `seconds` for the child to exit; its exit code, or 128+signal. Nil on timeout.
-    func wait(seconds: Double) -> Int32? {
-        if let exitStatus { return exitStatus }
-        var clock = ContinuousClock.now
-        let deadline = clock.advanced(by: .milliseconds(Int(seconds * 1000)))
-        while true {
-            var status: Int32 = 0
-            let result = waitpid(pid, &status, WNOHANG)
-            if result == pid {
-                let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-                exitStatus = code
-                return code
-            }
-            clock = ContinuousClock.now
-            if clock >= deadline { return nil }
-            usleep(2000)
-        }
-    }
-
-    /// Reads what is available on standard error now.
-    func availableStderr() -> String {
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(stderr, $0.baseAddress, $0.count) }
-            if count <= 0 { break }
-            bytes += chunk[0..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    deinit {
-        if exitStatus == nil {
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
-        }
-        close(stdout)
-        close(stderr)
-    }
-}
-
-/// A datagram socket standing in for systemd's notification socket.
-final class NotifySocket {
-    let fd: Int32
-    /// The NOTIFY_SOCKET value: a path, or "@name" for an abstract socket.
-    let name: String
-
-    init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        name = path
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(path.utf8)
-        let abstract = bytes.first == UInt8(ascii: "@")
-        if abstract { bytes[0] = 0 }
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in for (index, byte) in bytes.enumerated() { buffer[index] = byte } }
-        let length = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count + (abstract ? 0 : 1))
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard bound == 0 else {
-            close(fd)
-            throw TestFailure("bind \(path): errno \(errno)")
-        }
-    }
-
-    /// The next datagram within `seconds`, or nil.
-    func receive(seconds: Double) -> String? {
-        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, Int32(seconds * 1000)) == 1 else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard count >= 0 else { return nil }
-        return String(decoding: buffer[0..<count], as: UTF8.self)
-    }
-
-    deinit {
-        close(fd)
-        if !name.hasPrefix("@") { unlink(name) }
-    }
 }
 
 /// A log handler that keeps every message, for asserting on warnings.

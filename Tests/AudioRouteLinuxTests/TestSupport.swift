@@ -1,14 +1,10 @@
 // Temporary directories removed even when a test fails, and a small
 // posix_spawn runner with its own environment, without Foundation.
+@_exported import AudioRouteTestSupport
 import AudioRouteLinux
 #if canImport(Glibc)
 import Glibc
 #endif
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
 
 /// Runs `body` with a fresh directory under /tmp, removed afterwards whatever happens.
 func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T {
@@ -17,23 +13,6 @@ func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T {
     let path = String(cString: made)
     defer { removeTree(path) }
     return try body(path)
-}
-
-/// `rm -rf path`.
-func removeTree(_ path: String) {
-    if let dir = opendir(path) {
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-            if name == "." || name == ".." { continue }
-            let child = path + "/" + name
-            var info = stat()
-            if lstat(child, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { removeTree(child) } else { unlink(child) }
-        }
-        closedir(dir)
-        rmdir(path)
-    } else {
-        unlink(path)
-    }
 }
 
 func writeFile(_ path: String, _ text: String) throws {

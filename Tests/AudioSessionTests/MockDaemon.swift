@@ -3,6 +3,7 @@
 // lets the client library's real sd-bus paths be tested against a daemon that
 // can be killed and restarted at will; tests against the real audiorouted are
 // in DaemonEndToEndTests.
+@_exported import AudioRouteTestSupport
 import AudioRouteLinux
 import Glibc
 import Synchronization

@@ -1,31 +1,31 @@
-// Temporary directories, child processes and waiting, without Foundation
-// (copied from the daemon tests: test targets cannot share files).
+// Temporary directories, child processes, a stand-in for systemd's notify
+// socket: the harness pieces every test target shares, without Foundation.
 import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct TestFailure: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Runs `body` with a fresh directory under /tmp, removed afterwards whatever happens.
-func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
+public func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
     let path = try makeTemporaryDirectory()
     defer { removeTree(path) }
     return try await body(path)
 }
 
-func makeTemporaryDirectory() throws -> String {
+public func makeTemporaryDirectory() throws -> String {
     var template = Array("/tmp/audioroute-test-XXXXXX".utf8CString)
     guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp: errno \(errno)") }
     return String(cString: made)
 }
 
 /// `rm -rf path`.
-func removeTree(_ path: String) {
+public func removeTree(_ path: String) {
     var info = stat()
     guard lstat(path, &info) == 0 else { return }
     guard info.st_mode & S_IFMT == S_IFDIR, let dir = opendir(path) else {
@@ -42,7 +42,7 @@ func removeTree(_ path: String) {
 }
 
 /// The directory of the running test binary: `swift build` puts the products there.
-let productsDirectory: String = {
+public let productsDirectory: String = {
     var buffer = [CChar](repeating: 0, count: 4096)
     let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
     precondition(count > 0, "cannot read /proc/self/exe")
@@ -51,17 +51,17 @@ let productsDirectory: String = {
 }()
 
 /// A started child process, killed (SIGKILL) and reaped if the test forgets.
-final class ChildProcess {
-    let pid: pid_t
+public final class ChildProcess {
+    public let pid: pid_t
     /// The read end of the child's standard output, or -1.
-    let stdout: Int32
+    public let stdout: Int32
     /// The read end of the child's standard error (non-blocking), or -1.
-    let stderr: Int32
-    private(set) var exitStatus: Int32?
+    public let stderr: Int32
+    public private(set) var exitStatus: Int32?
 
     /// Starts `path`; `environment` entries are added to (or replace) this process's.
     /// `stdin`: a descriptor to give the child as its standard input.
-    init(_ path: String, _ arguments: [String], environment: [String: String] = [:], removing: Set<String> = [], stdin: Int32? = nil) throws {
+    public init(_ path: String, _ arguments: [String], environment: [String: String] = [:], removing: Set<String> = [], stdin: Int32? = nil) throws {
         var outPipe: [Int32] = [0, 0]
         var errPipe: [Int32] = [0, 0]
         guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw TestFailure("pipe: errno \(errno)") }
@@ -100,10 +100,10 @@ final class ChildProcess {
         _ = fcntl(stderr, F_SETFL, fcntl(stderr, F_GETFL) | O_NONBLOCK)
     }
 
-    func signal(_ number: Int32) { if exitStatus == nil { kill(pid, number) } }
+    public func signal(_ number: Int32) { if exitStatus == nil { kill(pid, number) } }
 
     /// Waits up to `seconds` for the child to exit; its exit code, or 128+signal. Nil on timeout.
-    func wait(seconds: Double) -> Int32? {
+    public func wait(seconds: Double) -> Int32? {
         if let exitStatus { return exitStatus }
         var clock = ContinuousClock.now
         let deadline = clock.advanced(by: .milliseconds(Int(seconds * 1000)))
@@ -122,7 +122,7 @@ final class ChildProcess {
     }
 
     /// Reads what is available on standard error now.
-    func availableStderr() -> String {
+    public func availableStderr() -> String {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -145,12 +145,12 @@ final class ChildProcess {
 }
 
 /// A datagram socket standing in for systemd's notification socket.
-final class NotifySocket {
-    let fd: Int32
+public final class NotifySocket {
+    public let fd: Int32
     /// The NOTIFY_SOCKET value: a path, or "@name" for an abstract socket.
-    let name: String
+    public let name: String
 
-    init(path: String) throws {
+    public init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         name = path
         var address = sockaddr_un()
@@ -168,7 +168,7 @@ final class NotifySocket {
     }
 
     /// The next datagram within `seconds`, or nil.
-    func receive(seconds: Double) -> String? {
+    public func receive(seconds: Double) -> String? {
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         guard poll(&poller, 1, Int32(seconds * 1000)) == 1 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 4096)

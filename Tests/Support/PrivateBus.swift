@@ -3,16 +3,18 @@ import Glibc
 /// A private dbus-daemon with the stock session configuration, listening on a
 /// socket in its own temporary directory. Stopped, reaped and removed in
 /// `close()` (also from deinit, so a failing test cleans up).
-final class PrivateBus: @unchecked Sendable {
-    let address: String
+public final class PrivateBus: @unchecked Sendable {
+    public let address: String
     private let pid: pid_t
     private let directory: String
     private var closed = false
 
-    init(configuration: String = "/usr/share/dbus-1/session.conf") throws {
+    public init(configuration: String = "/usr/share/dbus-1/session.conf") throws {
         var template = Array("/tmp/audioroute-bus-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp: errno \(errno)") }
         directory = String(cString: made)
+        // Callers of other uids (the system-bus access tests) must reach the socket.
+        chmod(directory, 0o755)
         var out: [Int32] = [0, 0]
         guard pipe(&out) == 0 else { throw TestFailure("pipe: errno \(errno)") }
         // Other tests spawn in parallel: keep these ends out of their children.
@@ -61,7 +63,7 @@ final class PrivateBus: @unchecked Sendable {
         removeTree(directory)
     }
 
-    func close() { stop() }
+    public func close() { stop() }
 
     deinit { stop() }
 }
