@@ -190,7 +190,7 @@ final class StopSignal: Sendable {
     let fd: Int32
 
     init() throws(UdevError) {
-        let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        let fd = cudev_eventfd_cloexec_nonblock()
         guard fd >= 0 else { throw UdevError("eventfd", errno: errno) }
         self.fd = fd
     }
