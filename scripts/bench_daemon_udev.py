@@ -5,7 +5,7 @@ umockdev-wrapper with Debian's /usr/bin/python3 (it needs gi); the daemon runs
 under umockdev-wrapper against it, with DBUS_SYSTEM_BUS_ADDRESS pointing
 nowhere (the BlueZ watcher reports no bus and the daemon goes on).
 """
-import ctypes, json, os, shutil, select, signal, socket, statistics, struct, subprocess, sys, tempfile, time
+import ctypes, json, os, shutil, select, threading, signal, socket, statistics, struct, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -51,6 +51,34 @@ class Inotify:
                 seen = seen or entry == name
             if seen:
                 return now
+
+
+class RenameLog(threading.Thread):
+    """Stamps every rename of asound.conf as inotify reports it, and reads which PCM
+    it routes to, on its own thread: the main thread may be waiting for the emitter
+    (an unplug's reply comes after its remove_device and clean-up), and an event
+    read only then would be stamped late."""
+
+    def __init__(self, watch, conf):
+        super().__init__(daemon=True)
+        self.watch, self.conf = watch, conf
+        self.entries = []  # (CLOCK_MONOTONIC ns, pcm)
+        self.running = True
+
+    def run(self):
+        while self.running:
+            t = self.watch.wait("asound.conf", 0.2)
+            if t is not None:
+                self.entries.append((t, pcm(self.conf)))
+
+    def first(self, after, want, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for t, routed in list(self.entries):
+                if t >= after and routed == want:
+                    return t
+            time.sleep(0.001)
+        return None
 
 
 class Emitter:
@@ -274,25 +302,24 @@ def run(argv):
             print("context switches in %.0f s idle after the storm: total %d; %s" % (idle, total, "; ".join(rows)))
 
             # Latency: paced plugs and unplugs; each waits for its rewrite.
-            latencies = {"plug": [], "unplug": [], "unplug, from the card's remove": []}
+            latencies = {"plug": [], "unplug": []}
+            renames = RenameLog(watch, conf)
+            renames.start()
             for i in range(flips):
                 plug = i % 2 == 0
                 reply = emitter.send(("tload " + HEADSET) if plug else ("tunplug " + HEADSET_USB))
                 sent = int(reply.split()[2])
                 want = HEADSET_PCM if plug else SPEAKER_PCM
-                while True:
-                    t = watch.wait("asound.conf", 10)
-                    assert t is not None, "no rewrite after %s %d" % ("plug" if plug else "unplug", i)
-                    if pcm(conf) == want:
-                        break
+                t = renames.first(sent, want, 10)
+                assert t is not None, "no rewrite after %s %d" % ("plug" if plug else "unplug", i)
                 latencies["plug" if plug else "unplug"].append((t - sent) / 1e6)
-                if not plug:
-                    latencies["unplug, from the card's remove"].append((t - int(reply.split()[3])) / 1e6)
             for kind, values in latencies.items():
                 print("uevent -> asound.conf renamed (%s, %d): p50 %.2f ms, p99 %.2f ms, max %.2f ms"
                       % (kind, len(values), percentile(values, 50), percentile(values, 99), max(values)))
             both = latencies["plug"] + latencies["unplug"]
             print("uevent -> asound.conf renamed (all %d): p50 %.2f ms, p99 %.2f ms" % (len(both), percentile(both, 50), percentile(both, 99)))
+            renames.running = False
+            renames.join()
             print("VmRSS after the latency run: %.2f MiB, VmHWM %.2f MiB" % (kib(pid) / 1024, kib(pid, "VmHWM") / 1024))
             process.send_signal(signal.SIGTERM)
             code = process.wait(timeout=30)
