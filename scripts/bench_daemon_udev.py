@@ -110,6 +110,9 @@ class Emitter:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
+        # The emitter does not remove its testbed when it exits.
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 def status(pid):
