@@ -11,6 +11,13 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 
+/// eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK). The flags are used here, not in Swift:
+/// CSystemd's shim includes <sys/eventfd.h> too, and in a release build clang gives
+/// the header's EFD_* enum to that module, so Swift cannot see them through CUdev.
+static inline int cudev_eventfd_cloexec_nonblock(void) {
+    return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
 /// EVIOCGBIT(ev, len): the event codes of type `ev` the device supports (ev 0: the types).
 static inline int cudev_eviocgbit(int fd, unsigned int ev, void *buf, unsigned int len) {
     return ioctl(fd, EVIOCGBIT(ev, len), buf);

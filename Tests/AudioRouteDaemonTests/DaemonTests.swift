@@ -80,14 +80,26 @@ import Glibc
 @Suite struct AudioroutedEndToEndTests {
     static let binary = productsDirectory + "/audiorouted"
 
+    /// Starts the daemon with its real watchers kept off the machine: udev under an
+    /// empty umockdev testbed in `dir` (no sound cards, whatever the machine has)
+    /// and a system bus address that does not exist (no BlueZ).
+    static func start(_ arguments: [String], in dir: String, environment: [String: String] = [:]) throws -> ChildProcess {
+        let testbed = dir + "/testbed"
+        guard mkdir(testbed, 0o700) == 0 else { throw TestFailure("mkdir \(testbed): errno \(errno)") }
+        var environment = environment
+        environment["UMOCKDEV_DIR"] = testbed
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=\(dir)/no-system-bus"
+        return try ChildProcess("/usr/bin/umockdev-wrapper", [binary] + arguments, environment: environment)
+    }
+
     @Test(arguments: [SIGTERM, SIGINT])
     func startsReadyAndStopsCleanly(_ signal: Int32) async throws {
         try await withTemporaryDirectory { dir in
             let socket = try NotifySocket(path: dir + "/notify")
             let bus = try PrivateBus()
             defer { bus.close() }
-            let child = try ChildProcess(
-                Self.binary, ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run", "--log-level", "debug"],
+            let child = try Self.start(
+                ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run", "--log-level", "debug"], in: dir,
                 environment: ["NOTIFY_SOCKET": socket.name, "DBUS_SESSION_BUS_ADDRESS": bus.address])
             let ready = socket.receive(seconds: 20)
             #expect(ready == "READY=1", "stderr: \(child.availableStderr())")
@@ -100,12 +112,27 @@ import Glibc
             #expect(stat(dir + "/run/audioroute", &info) == 0)
             #expect(info.st_mode & 0o777 == 0o700)
 
+            // Both real watchers run, against nothing of the machine's: BlueZ finds
+            // no system bus and says so; udev (an empty testbed) has nothing to report.
+            var stderr = child.availableStderr()
+            var clock = ContinuousClock.now
+            let deadline = clock.advanced(by: .seconds(10))
+            while !stderr.contains("watcher=bluez [AudioRouteDaemon] watcher unavailable"), clock < deadline {
+                usleep(5_000)
+                stderr += child.availableStderr()
+                clock = .now
+            }
+            #expect(stderr.contains("no D-Bus system bus"), "stderr: \(stderr)")
+            #expect(stderr.contains("watcher=udev [AudioRouteDaemon] watcher started"), "stderr: \(stderr)")
+            #expect(try readText(path) == AlsaRouteConfig(route: .empty, ports: []).text, "no port came from the machine")
+
             child.signal(signal)
             #expect(socket.receive(seconds: 10) == "STOPPING=1")
             let status = child.wait(seconds: 10)
-            let stderr = child.availableStderr()
+            stderr += child.availableStderr()
             #expect(status == 0, "stderr: \(stderr)")
             #expect(stderr.contains("ready"))
+            #expect(!stderr.contains("watcher=udev [AudioRouteDaemon] watcher unavailable"), "stderr: \(stderr)")
         }
     }
 
@@ -116,8 +143,8 @@ import Glibc
             let socket = try NotifySocket(path: dir + "/notify")
             let bus = try PrivateBus()
             defer { bus.close() }
-            let child = try ChildProcess(
-                Self.binary, ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run"],
+            let child = try Self.start(
+                ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run"], in: dir,
                 environment: ["NOTIFY_SOCKET": socket.name, "DBUS_SESSION_BUS_ADDRESS": bus.address])
             #expect(socket.receive(seconds: 20) == "READY=1")
             child.signal(SIGTERM)

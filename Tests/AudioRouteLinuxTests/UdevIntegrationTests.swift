@@ -19,12 +19,17 @@ enum IDs {
 }
 
 extension UmockdevBench {
-    /// The laptop codec with its three jack switch devices, all unplugged unless `headphoneIn`.
-    func loadLaptop(headphoneIn: Bool = false) throws {
+    /// The laptop codec with its three jack switch devices, all unplugged unless
+    /// `headphoneIn`; with `cardProperties` (udev properties) on its sound card.
+    func loadLaptop(headphoneIn: Bool = false, cardProperties: [String: String] = [:]) throws {
         try send("jackdev /dev/input/event8 40 0 HDA_Intel_Line_Out")
         try send("jackdev /dev/input/event9 4 \(headphoneIn ? 4 : 0) HDA_Intel_Front_Headphone")
         try send("jackdev /dev/input/event10 10 0 HDA_Intel_Front_Mic")
-        try load("hda-intel-laptop-with-jacks")
+        if cardProperties.isEmpty {
+            try load("hda-intel-laptop-with-jacks")
+        } else {
+            try load("hda-intel-laptop-with-jacks", properties: cardProperties, on: IDs.laptopCard)
+        }
     }
 }
 

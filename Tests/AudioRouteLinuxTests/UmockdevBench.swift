@@ -19,16 +19,19 @@ final class UmockdevBench: @unchecked Sendable {
 
     static let fixtures = packageRoot + "/Tests/Fixtures/udev"
 
-    /// The `audioroute` binary next to the test bundle.
-    static let binary: String = {
+    /// The directory of the built products (`audioroute`, `audiorouted`), next to the test bundle.
+    static let products: String = {
         let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var directory = URL(fileURLWithPath: me).deletingLastPathComponent()
         // The test runner may live inside an .xctest bundle directory.
         while !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent("audioroute").path), directory.path != "/" {
             directory.deleteLastPathComponent()
         }
-        return directory.appendingPathComponent("audioroute").path
+        return directory.path
     }()
+
+    /// The `audioroute` binary next to the test bundle.
+    static let binary = products + "/audioroute"
 
     private let emitter = Process()
     private let toEmitter = Pipe()
@@ -37,7 +40,9 @@ final class UmockdevBench: @unchecked Sendable {
     private var children: [Process] = []
     /// Scratch files live inside the testbed, which the emitter removes when it exits,
     /// even when the test runner dies and closes its stdin.
-    private var scratch: URL { URL(fileURLWithPath: root + "/scratch") }
+    private var scratch: URL { URL(fileURLWithPath: scratchDirectory) }
+    /// A directory for a test's own files (configuration, state, output), removed with the testbed.
+    var scratchDirectory: String { root + "/scratch" }
     private var closed = false
     private(set) var root = ""
     /// The system bus the binaries see. By default one that does not exist, so the BlueZ
@@ -109,6 +114,16 @@ final class UmockdevBench: @unchecked Sendable {
 
     func load(_ fixture: String) throws { try send("load \(Self.fixtures)/\(fixture).umockdev") }
 
+    /// Adds a fixture's devices with extra udev properties on one of them (as a
+    /// rule in /etc/udev/rules.d would have set them before the `add` event).
+    func load(_ fixture: String, properties: [String: String], on syspath: String) throws {
+        let text = try String(contentsOfFile: "\(Self.fixtures)/\(fixture).umockdev", encoding: .utf8)
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard let record = lines.firstIndex(of: "P: " + syspath) else { throw Failure(description: "\(fixture) has no \(syspath)") }
+        lines.insert(contentsOf: properties.sorted { $0.key < $1.key }.map { "E: \($0.key)=\($0.value)" }, at: record + 1)
+        try loadText(lines.joined(separator: "\n"))
+    }
+
     /// Adds devices from umockdev record text written by the test.
     func loadText(_ text: String) throws {
         let file = scratch.appendingPathComponent("record-\(UUID().uuidString).umockdev")
@@ -125,14 +140,16 @@ final class UmockdevBench: @unchecked Sendable {
         try handle.write(contentsOf: Data(bytes))
     }
 
+    /// Starts the program at `path` (a built product: `audioroute`, `audiorouted`)
+    /// under umockdev-wrapper against this testbed, with `environment` added.
     private func process(
-        _ arguments: [String], stdout: URL, stderr: URL, binary: String = UmockdevBench.binary, environment extra: [String: String] = [:]
+        path: String, _ arguments: [String], environment extra: [String: String] = [:], stdout: URL, stderr: URL
     ) throws -> Process {
         _ = FileManager.default.createFile(atPath: stdout.path, contents: nil)
         _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/umockdev-wrapper")
-        process.arguments = [binary] + arguments
+        process.arguments = [path] + arguments
         var environment = ProcessInfo.processInfo.environment
         environment["UMOCKDEV_DIR"] = root
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = systemBus
@@ -188,7 +205,7 @@ final class UmockdevBench: @unchecked Sendable {
         let name = UUID().uuidString
         let out = scratch.appendingPathComponent("\(name).out")
         let err = scratch.appendingPathComponent("\(name).err")
-        let process = try process(arguments, stdout: out, stderr: err)
+        let process = try process(path: Self.binary, arguments, stdout: out, stderr: err)
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(10_000) }
         if process.isRunning {
@@ -248,7 +265,7 @@ final class UmockdevBench: @unchecked Sendable {
             kill(process.processIdentifier, signal)
             let deadline = Date().addingTimeInterval(timeout)
             while process.isRunning && Date() < deadline { usleep(10_000) }
-            guard !process.isRunning else { throw Failure(description: "audioroute did not stop on signal \(signal)") }
+            guard !process.isRunning else { throw Failure(description: "\(process.executableURL?.lastPathComponent ?? "?") \(process.arguments ?? []) did not stop on signal \(signal)") }
             return process.terminationStatus
         }
     }
@@ -258,7 +275,13 @@ final class UmockdevBench: @unchecked Sendable {
         let name = UUID().uuidString
         let out = scratch.appendingPathComponent("\(name).out")
         let err = scratch.appendingPathComponent("\(name).err")
-        return Running(process: try process(arguments, stdout: out, stderr: err, binary: binary, environment: environment), out: out, err: err)
+        return Running(process: try process(path: binary, arguments, environment: environment, stdout: out, stderr: err), out: out, err: err)
+    }
+
+    /// Starts `executable ARGS` (a built product: `audioroute`, `audiorouted`)
+    /// against the testbed, with `environment` added.
+    func start(executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Running {
+        try start(arguments, binary: Self.products + "/" + executable, environment: environment)
     }
 
     /// Starts a monitor and waits until its watcher has enumerated `initialLines` lines' worth.

@@ -190,9 +190,7 @@ final class StopSignal: Sendable {
     let fd: Int32
 
     init() throws(UdevError) {
-        // EFD_CLOEXEC/EFD_NONBLOCK are O_CLOEXEC/O_NONBLOCK by definition; the EFD_ names come from
-        // <sys/eventfd.h>, which two shims include, and a release build may credit it to CSystemd only.
-        let fd = eventfd(0, O_CLOEXEC | O_NONBLOCK)
+        let fd = cudev_eventfd_cloexec_nonblock()
         guard fd >= 0 else { throw UdevError("eventfd", errno: errno) }
         self.fd = fd
     }

@@ -1,0 +1,349 @@
+"""audiorouted with its real watchers under umockdev (scripts/bench-daemon --udev).
+
+The testbed is owned by Tests/Fixtures/udev/emitter.py, run under
+umockdev-wrapper with Debian's /usr/bin/python3 (it needs gi); the daemon runs
+under umockdev-wrapper against it, with DBUS_SYSTEM_BUS_ADDRESS pointing
+nowhere (the BlueZ watcher reports no bus and the daemon goes on).
+"""
+import ctypes, json, os, shutil, select, threading, signal, socket, statistics, struct, subprocess, sys, tempfile, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+FIXTURES = os.path.join(ROOT, "Tests", "Fixtures", "udev")
+LAPTOP = os.path.join(FIXTURES, "hda-intel-laptop-with-jacks.umockdev")
+HEADSET = os.path.join(FIXTURES, "usb-headset-razer-blackshark-v3-pro.umockdev")
+HEADSET_USB = "/devices/pci0000:00/0000:00:14.0/usb1/1-11/1-11.4"
+SPEAKER_PCM = "plughw:CARD=Intel,DEV=0"
+HEADSET_PCM = "plughw:CARD=Pro,DEV=0"
+
+IN_CLOEXEC, IN_NONBLOCK = 0o2000000, 0o4000
+IN_CLOSE_WRITE, IN_MOVED_TO = 0x8, 0x80
+libc = ctypes.CDLL(None, use_errno=True)
+RUNTIME_DIRS = []
+BUSES = []
+
+
+class Inotify:
+    """Renames into a directory (the daemon's atomic replace of asound.conf)."""
+
+    def __init__(self, directory):
+        self.fd = libc.inotify_init1(IN_CLOEXEC | IN_NONBLOCK)
+        if self.fd < 0 or libc.inotify_add_watch(self.fd, directory.encode(), IN_MOVED_TO) < 0:
+            raise OSError(ctypes.get_errno(), "inotify " + directory)
+
+    def wait(self, name, timeout):
+        """CLOCK_MONOTONIC ns when `name` was next renamed into place, or None."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                return None
+            now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                continue
+            offset = 0
+            seen = False
+            while offset < len(data):
+                _, mask, _, length = struct.unpack_from("iIII", data, offset)
+                entry = data[offset + 16:offset + 16 + length].rstrip(b"\0").decode()
+                offset += 16 + length
+                seen = seen or entry == name
+            if seen:
+                return now
+
+
+class RenameLog(threading.Thread):
+    """Stamps every rename of asound.conf as inotify reports it, and reads which PCM
+    it routes to, on its own thread: the main thread may be waiting for the emitter
+    (an unplug's reply comes after its remove_device and clean-up), and an event
+    read only then would be stamped late."""
+
+    def __init__(self, watch, conf):
+        super().__init__(daemon=True)
+        self.watch, self.conf = watch, conf
+        self.entries = []  # (CLOCK_MONOTONIC ns, pcm)
+        self.running = True
+
+    def run(self):
+        while self.running:
+            t = self.watch.wait("asound.conf", 0.2)
+            if t is not None:
+                self.entries.append((t, pcm(self.conf)))
+
+    def first(self, after, want, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for t, routed in list(self.entries):
+                if t >= after and routed == want:
+                    return t
+            time.sleep(0.001)
+        return None
+
+
+class Emitter:
+    def __init__(self):
+        self.process = subprocess.Popen(
+            ["umockdev-wrapper", "/usr/bin/python3", os.path.join(FIXTURES, "emitter.py")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
+            env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        ready = self.process.stdout.readline().strip()
+        assert ready.startswith("READY "), ready
+        self.root = ready[6:]
+
+    def send(self, command):
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+        while True:
+            line = self.process.stdout.readline().strip()
+            if line.startswith("OK"):
+                return line
+            if line.startswith("ERR") or not line:
+                raise RuntimeError("emitter: %s: %s" % (command, line))
+
+    def close(self):
+        try:
+            self.send("quit")
+        except Exception:
+            pass
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        # The emitter does not remove its testbed when it exits.
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def status(pid):
+    fields = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            fields[key] = value.strip()
+    return fields
+
+
+def kib(pid, key="VmRSS"):
+    return int(status(pid)[key].split()[0])
+
+
+def switches(pid):
+    """{tid: (name, voluntary + nonvoluntary context switches)} for every live thread."""
+    result = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                fields = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+            result[int(tid)] = (fields["Name"], int(fields["voluntary_ctxt_switches"]) + int(fields["nonvoluntary_ctxt_switches"]))
+        except (OSError, KeyError):
+            pass
+    return result
+
+
+def idle_wakeups(pid, seconds):
+    before = switches(pid)
+    time.sleep(seconds)
+    after = switches(pid)
+    rows = []
+    for tid in sorted(set(before) | set(after)):
+        name = (after.get(tid) or before.get(tid))[0]
+        if tid in before and tid in after:
+            rows.append("%d %s: %d" % (tid, name, after[tid][1] - before[tid][1]))
+        elif tid in after:
+            rows.append("%d %s: new (%d)" % (tid, name, after[tid][1]))
+        else:
+            rows.append("%d %s: exited" % (tid, name))
+    total = sum(after[t][1] - before[t][1] for t in after if t in before)
+    return total, rows
+
+
+def pcm(path):
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return None
+    marker = "pcm.audioroute {"
+    if marker not in text:
+        return None
+    body = text.split(marker, 1)[1]
+    return body.split('slave.pcm "', 1)[1].split('"', 1)[0]
+
+
+def percentile(values, p):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def start(binary, emitter, d, notify):
+    # The runtime directory on tmpfs, as $XDG_RUNTIME_DIR is (/run/user/UID): the
+    # route file's fsyncs then cost what they cost there. State stays on disk.
+    run = tempfile.mkdtemp(prefix="audioroute-bench-run-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    RUNTIME_DIRS.append(run)
+    os.makedirs(os.path.join(run, "audioroute"), mode=0o700)
+    watch = Inotify(os.path.join(run, "audioroute"))
+    # The daemon serves its D-Bus API on the session bus: a private one per run.
+    bus = subprocess.Popen(["dbus-daemon", "--config-file=/usr/share/dbus-1/session.conf", "--nofork", "--nopidfile",
+                            "--print-address=1", "--address=unix:path=" + os.path.join(d, "bus")],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    BUSES.append(bus)
+    address = bus.stdout.readline().decode().strip()
+    env = dict(os.environ, NOTIFY_SOCKET=notify, UMOCKDEV_DIR=emitter.root, DBUS_SESSION_BUS_ADDRESS=address,
+               DBUS_SYSTEM_BUS_ADDRESS="unix:path=" + os.path.join(d, "no-system-bus"))
+    state = os.path.join(d, "state")
+    if os.environ.get("BENCH_STATE_ON_TMPFS"):
+        # To see what the state file's fsyncs on disk cost the route service.
+        state = os.path.join(run, "state")
+    t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    process = subprocess.Popen(
+        ["umockdev-wrapper", binary, "--state-dir", state, "--runtime-dir", run, "--log-level", "warning"],
+        env=env, stderr=open(os.path.join(d, "stderr"), "w"))
+    return process, watch, t0, os.path.join(run, "audioroute", "asound.conf")
+
+
+def main(argv):
+    try:
+        run(argv)
+    finally:
+        for bus in BUSES:
+            bus.kill()
+            bus.wait()
+        for directory in RUNTIME_DIRS:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def run(argv):
+    binary = os.path.abspath(argv[0])
+    runs = int(argv[1]) if len(argv) > 1 else 10
+    plugs = int(argv[2]) if len(argv) > 2 else 5000
+    flips = int(argv[3]) if len(argv) > 3 else 1000
+    idle = float(argv[4]) if len(argv) > 4 else 10.0
+
+    ready_ms, first_ms, speaker_ms, rss_start = [], [], [], []
+    # Start-up, RUNS times, each with a fresh testbed holding the laptop.
+    for _ in range(runs):
+        emitter = Emitter()
+        with tempfile.TemporaryDirectory() as d:
+            try:
+                for command in ("jackdev /dev/input/event8 40 0 HDA_Intel_Line_Out", "jackdev /dev/input/event9 4 0 HDA_Intel_Front_Headphone",
+                                "jackdev /dev/input/event10 10 0 HDA_Intel_Front_Mic", "load " + LAPTOP):
+                    emitter.send(command)
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+                sock.bind(os.path.join(d, "notify"))
+                process, watch, t0, conf = start(binary, emitter, d, os.path.join(d, "notify"))
+                # READY=1 and the rewrites, timed as they arrive (select on both).
+                ready = first = speaker = None
+                deadline = time.monotonic() + 20
+                while (ready is None or speaker is None) and time.monotonic() < deadline:
+                    readable = select.select([sock, watch.fd], [], [], 1)[0]
+                    now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+                    if sock in readable:
+                        assert sock.recv(64) == b"READY=1"
+                        ready = now
+                    if watch.fd in readable and watch.wait("asound.conf", 0.001) is not None:
+                        first = first or now
+                        if pcm(conf) == SPEAKER_PCM:
+                            speaker = now
+                assert ready and speaker, "no READY=1 or no speaker route"
+                ready_ms.append((ready - t0) / 1e6)
+                first_ms.append((first - t0) / 1e6)
+                speaker_ms.append((speaker - t0) / 1e6)
+                time.sleep(3)  # past the 2 s restore window, start-up threads retired
+                rss_start.append(kib(process.pid))
+                process.send_signal(signal.SIGTERM)
+                assert process.wait(timeout=10) == 0
+                sock.close()
+            finally:
+                emitter.close()
+
+    print("%d runs of %s under umockdev (laptop fixture: speaker, mic, 3 jack switches)" % (runs, binary))
+    print("exec -> READY=1 received: median %.1f ms, min %.1f, max %.1f" % (statistics.median(ready_ms), min(ready_ms), max(ready_ms)))
+    print("exec -> first asound.conf (initial route, before udev enumeration): median %.1f ms, min %.1f, max %.1f"
+          % (statistics.median(first_ms), min(first_ms), max(first_ms)))
+    print("exec -> asound.conf routing to the speaker (after enumeration): median %.1f ms, min %.1f, max %.1f"
+          % (statistics.median(speaker_ms), min(speaker_ms), max(speaker_ms)))
+    print("VmRSS 3 s after start: median %.2f MiB, min %.2f, max %.2f"
+          % (statistics.median(rss_start) / 1024, min(rss_start) / 1024, max(rss_start) / 1024))
+
+    # One long run: idle wake-ups, plug/unplug storm with RSS samples, latency.
+    emitter = Emitter()
+    process = None
+    with tempfile.TemporaryDirectory() as d:
+        try:
+            for command in ("jackdev /dev/input/event8 40 0 HDA_Intel_Line_Out", "jackdev /dev/input/event9 4 0 HDA_Intel_Front_Headphone",
+                            "jackdev /dev/input/event10 10 0 HDA_Intel_Front_Mic", "load " + LAPTOP):
+                emitter.send(command)
+            process, watch, t0, conf = start(binary, emitter, d, "")
+            while pcm(conf) != SPEAKER_PCM:
+                assert watch.wait("asound.conf", 20) is not None
+            time.sleep(3)
+            pid = process.pid
+            print("threads after start: %s" % status(pid)["Threads"])
+            total, rows = idle_wakeups(pid, idle)
+            print("context switches in %.0f s idle after start, per thread (voluntary+nonvoluntary): total %d; %s"
+                  % (idle, total, "; ".join(rows)))
+
+            samples = [(0, kib(pid), kib(pid, "VmHWM"))]
+            chunk = max(1, plugs // 10)
+            done = 0
+            started = time.monotonic()
+            uevents = 0
+            while done < plugs:
+                n = min(chunk, plugs - done)
+                uevents += int(emitter.send("storm %d %s %s" % (n, HEADSET, HEADSET_USB)).split()[2])
+                done += n
+                samples.append((done, kib(pid), kib(pid, "VmHWM")))
+            storm_s = time.monotonic() - started
+            # Settle: the daemon may still be draining; the headset is unplugged, so the route ends on the speaker.
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                time.sleep(1)
+                if pcm(conf) == SPEAKER_PCM and status(pid)["State"].startswith("S"):
+                    break
+            time.sleep(2)  # the coalesced state save (500 ms)
+            with open(os.path.join(os.path.dirname(os.path.dirname(conf)) if os.environ.get("BENCH_STATE_ON_TMPFS") else d, "state", "state.json")) as f:
+                counter = json.load(f)["sequenceCounter"]
+            samples.append(("settled", kib(pid), kib(pid, "VmHWM")))
+            print("storm: %d plug/unplug cycles of the USB headset (%d port events, %d uevents) sent in %.1f s; "
+                  "sequenceCounter afterwards %d (1 laptop + 1 per plug seen = %d expected)"
+                  % (plugs, 2 * plugs, uevents, storm_s, counter, 1 + plugs))
+            print("VmRSS / VmHWM (MiB) after N cycles: " + ", ".join(
+                "%s: %.2f/%.2f" % (n, r / 1024, h / 1024) for n, r, h in samples))
+            total, rows = idle_wakeups(pid, idle)
+            print("context switches in %.0f s idle after the storm: total %d; %s" % (idle, total, "; ".join(rows)))
+
+            # Latency: paced plugs and unplugs; each waits for its rewrite.
+            latencies = {"plug": [], "unplug": []}
+            renames = RenameLog(watch, conf)
+            renames.start()
+            for i in range(flips):
+                plug = i % 2 == 0
+                reply = emitter.send(("tload " + HEADSET) if plug else ("tunplug " + HEADSET_USB))
+                sent = int(reply.split()[2])
+                want = HEADSET_PCM if plug else SPEAKER_PCM
+                t = renames.first(sent, want, 10)
+                assert t is not None, "no rewrite after %s %d" % ("plug" if plug else "unplug", i)
+                latencies["plug" if plug else "unplug"].append((t - sent) / 1e6)
+            for kind, values in latencies.items():
+                print("uevent -> asound.conf renamed (%s, %d): p50 %.2f ms, p99 %.2f ms, max %.2f ms"
+                      % (kind, len(values), percentile(values, 50), percentile(values, 99), max(values)))
+            both = latencies["plug"] + latencies["unplug"]
+            print("uevent -> asound.conf renamed (all %d): p50 %.2f ms, p99 %.2f ms" % (len(both), percentile(both, 50), percentile(both, 99)))
+            renames.running = False
+            renames.join()
+            print("VmRSS after the latency run: %.2f MiB, VmHWM %.2f MiB" % (kib(pid) / 1024, kib(pid, "VmHWM") / 1024))
+            process.send_signal(signal.SIGTERM)
+            code = process.wait(timeout=30)
+            print("exit status after SIGTERM: %d" % code)
+            with open(os.path.join(d, "stderr")) as f:
+                err = f.read()
+            refused = err.count("port event refused")
+            print("daemon warnings: %d lines, %d 'port event refused'" % (len(err.splitlines()), refused))
+            if err:
+                print("first lines of stderr:\n" + "\n".join(err.splitlines()[:5]))
+        finally:
+            if process is not None and process.poll() is None:
+                process.kill()
+            emitter.close()
