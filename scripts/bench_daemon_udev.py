@@ -21,6 +21,8 @@ IN_CLOSE_WRITE, IN_MOVED_TO = 0x8, 0x80
 libc = ctypes.CDLL(None, use_errno=True)
 RUNTIME_DIRS = []
 BUSES = []
+# The environment of the daemon last started (its private session bus), for clients.
+LAST_ENV = {}
 
 
 class Inotify:
@@ -80,6 +82,39 @@ class RenameLog(threading.Thread):
                     return t
             time.sleep(0.001)
         return None
+
+
+class ClientLog(threading.Thread):
+    """A real client of the D-Bus API, `audioroute monitor --json` (the client library
+    over sd-bus), whose routeChange lines are stamped as they arrive, on their own thread."""
+
+    def __init__(self, command, env):
+        super().__init__(daemon=True)
+        self.process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.entries = []  # (CLOCK_MONOTONIC ns, reason)
+        self.ready = threading.Event()
+
+    def run(self):
+        for line in self.process.stdout:
+            t = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+            event = json.loads(line)
+            if event.get("event") == "ready":
+                self.ready.set()
+            elif event.get("event") == "routeChange":
+                self.entries.append((t, event.get("reason")))
+
+    def first(self, after, reason, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for t, seen in list(self.entries):
+                if t >= after and seen == reason:
+                    return t
+            time.sleep(0.0005)
+        return None
+
+    def close(self):
+        self.process.kill()
+        self.process.wait()
 
 
 class Emitter:
@@ -192,6 +227,8 @@ def start(binary, emitter, d, notify):
     address = bus.stdout.readline().decode().strip()
     env = dict(os.environ, NOTIFY_SOCKET=notify, UMOCKDEV_DIR=emitter.root, DBUS_SESSION_BUS_ADDRESS=address,
                DBUS_SYSTEM_BUS_ADDRESS="unix:path=" + os.path.join(d, "no-system-bus"))
+    LAST_ENV.clear()
+    LAST_ENV.update(env)
     state = os.path.join(d, "state")
     if os.environ.get("BENCH_STATE_ON_TMPFS"):
         # To see what the state file's fsyncs on disk cost the route service.
@@ -316,8 +353,12 @@ def run(argv):
 
             # Latency: paced plugs and unplugs; each waits for its rewrite.
             latencies = {"plug": [], "unplug": []}
+            heard = {"plug": [], "unplug": []}
             renames = RenameLog(watch, conf)
             renames.start()
+            client = ClientLog([os.path.join(os.path.dirname(binary), "audioroute"), "monitor", "--json"], LAST_ENV)
+            client.start()
+            assert client.ready.wait(20), "audioroute monitor did not connect"
             for i in range(flips):
                 plug = i % 2 == 0
                 reply = emitter.send(("tload " + HEADSET) if plug else ("tunplug " + HEADSET_USB))
@@ -326,11 +367,20 @@ def run(argv):
                 t = renames.first(sent, want, 10)
                 assert t is not None, "no rewrite after %s %d" % ("plug" if plug else "unplug", i)
                 latencies["plug" if plug else "unplug"].append((t - sent) / 1e6)
+                c = client.first(sent, "newDeviceAvailable" if plug else "oldDeviceUnavailable", 10)
+                assert c is not None, "the client heard no RouteChanged after %s %d" % ("plug" if plug else "unplug", i)
+                heard["plug" if plug else "unplug"].append((c - sent) / 1e6)
             for kind, values in latencies.items():
                 print("uevent -> asound.conf renamed (%s, %d): p50 %.2f ms, p99 %.2f ms, max %.2f ms"
                       % (kind, len(values), percentile(values, 50), percentile(values, 99), max(values)))
             both = latencies["plug"] + latencies["unplug"]
             print("uevent -> asound.conf renamed (all %d): p50 %.2f ms, p99 %.2f ms" % (len(both), percentile(both, 50), percentile(both, 99)))
+            for kind, values in heard.items():
+                print("uevent -> client heard RouteChanged (%s, %d): p50 %.2f ms, p99 %.2f ms, max %.2f ms"
+                      % (kind, len(values), percentile(values, 50), percentile(values, 99), max(values)))
+            both = heard["plug"] + heard["unplug"]
+            print("uevent -> client heard RouteChanged (all %d): p50 %.2f ms, p99 %.2f ms" % (len(both), percentile(both, 50), percentile(both, 99)))
+            client.close()
             renames.running = False
             renames.join()
             print("VmRSS after the latency run: %.2f MiB, VmHWM %.2f MiB" % (kib(pid) / 1024, kib(pid, "VmHWM") / 1024))

@@ -130,7 +130,7 @@ public actor RouteService: Service {
             if !Task.isCancelled { logger.warning("watcher ended", metadata: ["watcher": "\(watcher.name)"]) }
         } catch {
             // A missing source (no udev, no system bus) is a normal state: said plainly, the rest goes on.
-            if !Task.isCancelled { logger.error("watcher unavailable", metadata: ["watcher": "\(watcher.name)", "error": "\(error)"]) }
+            if !Task.isCancelled { logger.notice("watcher unavailable", metadata: ["watcher": "\(watcher.name)", "error": "\(error)"]) }
         }
     }
 
