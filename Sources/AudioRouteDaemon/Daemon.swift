@@ -123,10 +123,11 @@ public func processEnvironment() -> [String: String] {
 
 /// Builds and runs the daemon's services.
 public enum Daemon {
-    /// Loads the state, starts the state and route services in a ServiceGroup,
-    /// tells systemd READY=1 once the route file is written, and returns after
-    /// SIGTERM/SIGINT when every service has stopped (in reverse order: routes
-    /// first, then the final state save).
+    /// Loads the state, starts the state and route services, one service per
+    /// watcher and the D-Bus service in a ServiceGroup, tells systemd READY=1 once
+    /// the route file is written, and returns after SIGTERM/SIGINT when every
+    /// service has stopped (in reverse order: the D-Bus API, the watchers, the
+    /// routes, then the final state save).
     ///
     /// With a `bus`, the D-Bus API is served there: the name is taken before
     /// anything else starts (a missing bus or a taken name is a `StartupError`),
@@ -147,13 +148,16 @@ public enum Daemon {
         let stateService = StateService(store: store, initial: initial, logger: logger)
         let writer = AlsaRouteConfigWriter(runtimeDirectory: paths.runtimeDirectory, directoryMode: paths.system ? 0o755 : 0o700)
         let routeService = RouteService(
-            watchers: watchers, stateService: stateService, initialState: initial, alsa: writer, logger: logger,
+            stateService: stateService, initialState: initial, alsa: writer, logger: logger,
             onReady: { notify("READY=1", logger: logger); logger.notice("ready", metadata: ["alsa": "\(writer.path)"]) },
             onStopping: { notify("STOPPING=1", logger: logger) })
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: stateService, serviceName: "state"),
             .init(service: routeService, serviceName: "routes"),
         ]
+        for watcher in watchers {
+            services.append(.init(service: WatcherService(watcher: watcher, routes: routeService, logger: logger), serviceName: watcher.name))
+        }
         if let server {
             // Last in the list, so it stops first: no call reaches a stopped route service.
             let policy = AccessPolicy(enforced: bus != .session, audioGroup: groupID("audio"))

@@ -48,7 +48,6 @@ public actor RouteService: Service {
     private var state: DaemonState
     private var stateVersion: UInt64 = 0
     private let stateService: StateService
-    private let watchers: [any PortWatcher]
     private let alsa: AlsaRouteConfigWriter
     private var written: AlsaRouteConfig?
     private let restoreWindow: Duration
@@ -67,14 +66,13 @@ public actor RouteService: Service {
     ///   - restoreWindow: ports that arrive this soon after start are the ones
     ///     present before the daemon (re)started: they keep their remembered
     ///     sequence instead of counting as new plugs.
-    ///   - onReady: called once the initial ALSA file is written and the watchers are started.
+    ///   - onReady: called once the initial ALSA file is written.
     ///   - onStopping: called when graceful shutdown begins.
     public init(
-        watchers: [any PortWatcher], stateService: StateService, initialState: DaemonState, alsa: AlsaRouteConfigWriter,
+        stateService: StateService, initialState: DaemonState, alsa: AlsaRouteConfigWriter,
         restoreWindow: Duration = .seconds(2), logger: Logger,
         onReady: @escaping @Sendable () -> Void = {}, onStopping: @escaping @Sendable () -> Void = {}
     ) {
-        self.watchers = watchers
         self.stateService = stateService
         self.state = initialState
         self.tower = Tower(sequences: initialState.sequences)
@@ -110,28 +108,13 @@ public actor RouteService: Service {
     public func run() async throws {
         startedAt = .now
         writeALSA(force: true)
-        let watchers = self.watchers
-        await withDiscardingTaskGroup { group in
-            for watcher in watchers { group.addTask { await self.follow(watcher) } }
-            onReady()
-            // Parked until SIGTERM/SIGINT: no timers, no wake-ups while idle.
-            try? await gracefulShutdown()
-            onStopping()
-            group.cancelAll()
-        }
+        onReady()
+        // Parked until SIGTERM/SIGINT: no timers, no wake-ups while idle. The
+        // watchers are services of their own (WatcherService) that call `apply`.
+        try? await gracefulShutdown()
+        onStopping()
         events.finish()
         logger.debug("route service stopped")
-    }
-
-    private nonisolated func follow(_ watcher: any PortWatcher) async {
-        logger.info("watcher started", metadata: ["watcher": "\(watcher.name)"])
-        do {
-            try await watcher.run { event in await self.apply(event, source: watcher.name) }
-            if !Task.isCancelled { logger.warning("watcher ended", metadata: ["watcher": "\(watcher.name)"]) }
-        } catch {
-            // A missing source (no udev, no system bus) is a normal state: said plainly, the rest goes on.
-            if !Task.isCancelled { logger.notice("watcher unavailable", metadata: ["watcher": "\(watcher.name)", "error": "\(error)"]) }
-        }
     }
 
     // MARK: Port events

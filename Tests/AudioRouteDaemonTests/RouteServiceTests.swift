@@ -139,11 +139,13 @@ struct Harness {
         stateService = StateService(store: store, initial: initial, coalescing: coalescing, logger: logger)
         let ready = self.ready
         routeService = RouteService(
-            watchers: watchers, stateService: stateService, initialState: initial, alsa: writer,
+            stateService: stateService, initialState: initial, alsa: writer,
             restoreWindow: restoreWindow, logger: logger, onReady: { ready.fire() })
+        let routes = routeService
         group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [.init(service: stateService, serviceName: "state"), .init(service: routeService, serviceName: "routes")],
+                services: [.init(service: stateService, serviceName: "state"), .init(service: routeService, serviceName: "routes")]
+                    + watchers.map { .init(service: WatcherService(watcher: $0, routes: routes, logger: logger), serviceName: $0.name) },
                 logger: logger))
     }
 
