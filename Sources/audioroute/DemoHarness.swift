@@ -7,16 +7,27 @@ import Glibc
 /// on SIGINT, SIGTERM or SIGHUP.
 final class DemoRegistry: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
+    /// Held for the whole of a cleanup: a second caller (the main flow failing because the
+    /// signal thread is stopping its children) waits until everything is gone.
+    private var cleanupMutex = pthread_mutex_t()
     private var pids: [pid_t] = []
     private var dirs: [String] = []
     private var cleaned = false
     private var keep = false
+    private var signalNumber: Int32 = 0
 
-    init() { pthread_mutex_init(&mutex, nil) }
+    init() {
+        pthread_mutex_init(&mutex, nil)
+        pthread_mutex_init(&cleanupMutex, nil)
+    }
 
     func add(pid: pid_t) { locked { pids.append(pid) } }
     func add(dir: String) { locked { dirs.append(dir) } }
     func forget(pid: pid_t) { locked { pids.removeAll { $0 == pid } } }
+    /// A signal arrived: whoever finishes cleaning up exits with 128+signal.
+    func noteSignal(_ number: Int32) { locked { signalNumber = number } }
+    var signalled: Int32 { locked { signalNumber } }
+
     /// --keep: cleanup stops the processes but leaves the directories.
     func keepDirectories() { locked { keep = true } }
 
@@ -29,6 +40,8 @@ final class DemoRegistry: @unchecked Sendable {
     /// Stops the processes, newest first (SIGTERM, then SIGKILL after 3 s), and removes the
     /// directories. Runs once.
     func cleanup() {
+        pthread_mutex_lock(&cleanupMutex)
+        defer { pthread_mutex_unlock(&cleanupMutex) }
         let (pids, dirs) = locked { () -> ([pid_t], [String]) in
             if cleaned { return ([], []) }
             cleaned = true
@@ -42,6 +55,10 @@ final class DemoRegistry: @unchecked Sendable {
             }
         }
         for dir in dirs.reversed() { _ = try? DemoChild.run(["/bin/rm", "-rf", "--", dir]) }
+        // The main flow may fail because a signal is stopping its children: the exit
+        // status is still the signal's.
+        let number = signalled
+        if number != 0 { _exit(128 + number) }
     }
 
     /// Waits for `pid` to exit, polling; true once it has been reaped (or is not ours).
@@ -85,6 +102,7 @@ enum DemoSignals {
             let received = Int32(byte)
             let note = "audioroute demo: signal \(received), stopping everything it started\n"
             _ = note.withCString { write(2, $0, strlen($0)) }
+            demoRegistry.noteSignal(received)
             demoRegistry.cleanup()
             _exit(128 + received)
         }, UnsafeMutableRawPointer(bitPattern: Int(fds[0]) + 1))
