@@ -68,7 +68,7 @@ struct Story {
             before = now
             phases.append(Phase(name: name, output: output, expected: expected, got: got))
             var fields: [String: JSON] = ["output": .string(output)]
-            fields["frames"] = .object(got.sorted { $0.key < $1.key }.map { .init($0.key, .integer(Int64($0.value))) })
+            fields["frames"] = Self.framesJSON(got)
             timeline.event("phase " + name, fields, "\(text) -> \(output); frames: \(got.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
         }
         func musicPlays(_ frames: Int = Self.frames) throws {
@@ -196,12 +196,18 @@ struct Story {
             let expected = phase.expected.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             let got = phase.got.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             timeline.event(
-                "verify", ["phase": .string(phase.name), "ok": .bool(ok), "expected": .string(expected), "got": .string(got)],
+                "verify", ["phase": .string(phase.name), "ok": .bool(ok), "output": .string(phase.output),
+                           "expected": Self.framesJSON(phase.expected), "got": Self.framesJSON(phase.got)],
                 "\(ok ? "OK  " : "FAIL") \(phase.name): expected \(expected.isEmpty ? "no frames" : expected), got \(got.isEmpty ? "no frames" : got)")
         }
         timeline.event("result", ["ok": .bool(failures == 0), "phases": .integer(Int64(phases.count)), "failures": .integer(Int64(failures))],
                        failures == 0 ? "all \(phases.count) phases verified" : "\(failures) of \(phases.count) phases wrong")
         if failures > 0 { throw DemoError("verification failed") }
+    }
+
+    /// Frames by device, as a JSON object in name order.
+    static func framesJSON(_ frames: [String: Int]) -> JSON {
+        .object(frames.sorted { $0.key < $1.key }.map { .init($0.key, .integer(Int64($0.value))) })
     }
 
     /// The music's interruption(began, routeDisconnected): the player pauses.
