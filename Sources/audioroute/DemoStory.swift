@@ -141,7 +141,7 @@ struct DemoStory {
         let length = readlink("/proc/self/exe", &executable, executable.count - 1)
         let selfPath = String(decoding: executable[0..<max(0, length)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let daemonPath = String(selfPath[..<(selfPath.lastIndex(of: "/") ?? selfPath.startIndex)]) + "/audiorouted"
-        guard access(daemonPath, X_OK) == 0 else { throw DemoError("no audiorouted next to \(selfPath)") }
+        guard access(daemonPath, X_OK) == 0 else { throw DemoError("no audiorouted next to \(selfPath): build every product first (swift build)") }
         let daemon = try DemoChild(
             "audiorouted", ["umockdev-wrapper", daemonPath, "--state-dir", dir + "/state", "--runtime-dir", dir + "/run"],
             environment: ["UMOCKDEV_DIR": testbed, "DBUS_SESSION_BUS_ADDRESS": busAddress, "DBUS_SYSTEM_BUS_ADDRESS": systemBus],
