@@ -11,11 +11,13 @@ import Glibc
 /// and stops and removes everything it started, on Ctrl-C, SIGTERM and failure too.
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run audiorouted on a simulated phone (umockdev, BlueZ mock) and show the routes.",
+        abstract: "Play a story of route changes through audiorouted on a simulated phone (no hardware needed).",
         discussion: """
             Needs dbus-daemon, umockdev-wrapper and Debian's /usr/bin/python3 with gi and dbusmock \
             (scripts/bootstrap installs them), and the fixtures in share/demo/ of the package (found \
-            from the executable upwards, or --share).
+            from the executable upwards, or --root). Prints the timeline and, per phase, the frames \
+            each device received; exits 1 if any phase is off. Removes everything it started, on \
+            Ctrl-C too.
             """
     )
 
