@@ -31,6 +31,8 @@ struct Story {
         var output: String
         var expected: [String: Int]
         var got: [String: Int] = [:]
+        /// What each file written in the phase got: frames and peak level.
+        var segments: [(device: String, frames: Int, peak: Double)] = []
     }
 
     static func tone(frames: Int, frequency: Double) -> WAVFile {
@@ -58,15 +60,21 @@ struct Story {
         // device, so each phase's count is exact and known in advance.
         engine.rerouteStrategy = .drain
         var phases: [Phase] = []
-        var before = devices.frames()
+        var before = devices.files()
 
         func phase(_ name: String, output: String, _ expected: [String: Int], _ text: String) {
             engine.pause()
-            let now = devices.frames()
+            let now = devices.files()
             var got: [String: Int] = [:]
-            for (device, count) in now where count != before[device] { got[device] = count - (before[device] ?? 0) }
+            var segments: [(device: String, frames: Int, peak: Double)] = []
+            for (file, count) in now.sorted(by: { $0.key < $1.key }) where count != before[file] {
+                guard let device = devices.device(of: file) else { continue }
+                let old = before[file] ?? 0
+                got[device, default: 0] += count - old
+                segments.append((device, count - old, devices.peak(file, from: old)))
+            }
             before = now
-            phases.append(Phase(name: name, output: output, expected: expected, got: got))
+            phases.append(Phase(name: name, output: output, expected: expected, got: got, segments: segments))
             var fields: [String: JSON] = ["output": .string(output)]
             fields["frames"] = Self.framesJSON(got)
             timeline.event("phase " + name, fields, "\(text) -> \(output); frames: \(got.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
@@ -200,8 +208,23 @@ struct Story {
                            "expected": Self.framesJSON(phase.expected), "got": Self.framesJSON(phase.got)],
                 "\(ok ? "OK  " : "FAIL") \(phase.name): expected \(expected.isEmpty ? "no frames" : expected), got \(got.isEmpty ? "no frames" : got)")
         }
-        timeline.event("result", ["ok": .bool(failures == 0), "phases": .integer(Int64(phases.count)), "failures": .integer(Int64(failures))],
-                       failures == 0 ? "all \(phases.count) phases verified" : "\(failures) of \(phases.count) phases wrong")
+        // Ducking, from the samples: during the prompt the music (its 12000-frame segment)
+        // peaks at 0.3 of the undimmed music, the prompt itself at full level.
+        let full = phases.first { $0.name == "speaker" }?.segments.first?.peak ?? 0
+        let promptPhase = phases.first { $0.name == "prompt" }?.segments ?? []
+        let duckedMusic = promptPhase.first { $0.frames == Self.frames }?.peak ?? 0
+        let promptPeak = promptPhase.first { $0.frames == DemoStory.promptFrames }?.peak ?? 0
+        let ratio = full > 0 ? duckedMusic / full : 0
+        let ducked = full > 0.1 && abs(ratio - 0.3) < 0.01 && abs(promptPeak - full) < 0.01
+        if !ducked { failures += 1 }
+        let level = { (value: Double) in String(Int((value * 1000).rounded())) }
+        timeline.event(
+            "verify", ["phase": .string("ducking"), "ok": .bool(ducked), "musicPeak": .double(full), "duckedPeak": .double(duckedMusic),
+                       "promptPeak": .double(promptPeak)],
+            "\(ducked ? "OK  " : "FAIL") ducking: music peak \(level(full))/1000 of full scale, ducked \(level(duckedMusic))/1000 (expected 0.3 of it), prompt \(level(promptPeak))/1000")
+        let checks = phases.count + 1
+        timeline.event("result", ["ok": .bool(failures == 0), "checks": .integer(Int64(checks)), "failures": .integer(Int64(failures))],
+                       failures == 0 ? "all \(checks) checks passed" : "\(failures) of \(checks) checks failed")
         if failures > 0 { throw DemoError("verification failed") }
     }
 

@@ -68,20 +68,43 @@ struct DemoDevices {
         return text
     }
 
-    /// Frames each device has received so far (16-bit stereo: 4 bytes a frame).
-    func frames() -> [String: Int] {
+    /// Every output file and its length in frames (16-bit stereo: 4 bytes a frame).
+    /// `truncate false`: a reopened file PCM writes name.raw.0001, .0002...
+    func files() -> [String: Int] {
         var result: [String: Int] = [:]
-        for name in Self.names { result[name] = 0 }
-        // `truncate false`: a reopened file PCM writes name.raw.0001, .0002...: sum them.
         guard let handle = opendir(dir) else { return result }
         defer { closedir(handle) }
         while let entry = readdir(handle) {
             let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let name = Self.names.first(where: { file == "\($0).raw" || file.hasPrefix("\($0).raw.") }) else { continue }
+            guard device(of: file) != nil else { continue }
             var info = stat()
-            if stat("\(dir)/\(file)", &info) == 0 { result[name, default: 0] += Int(info.st_size) / 4 }
+            if stat("\(dir)/\(file)", &info) == 0 { result[file] = Int(info.st_size) / 4 }
         }
         return result
+    }
+
+    /// The device a file belongs to.
+    func device(of file: String) -> String? { Self.names.first { file == "\($0).raw" || file.hasPrefix("\($0).raw.") } }
+
+    /// Frames each device has received so far: the sum of its files.
+    func frames() -> [String: Int] {
+        var result: [String: Int] = [:]
+        for name in Self.names { result[name] = 0 }
+        for (file, frames) in files() { if let name = device(of: file) { result[name, default: 0] += frames } }
+        return result
+    }
+
+    /// The largest sample (0...1 of full scale) of `file` from frame `from` on.
+    func peak(_ file: String, from: Int) -> Double {
+        guard let bytes = try? FileIO.readFile("\(dir)/\(file)"), bytes.count > from * 4 else { return 0 }
+        var peak = 0
+        var index = from * 4
+        while index + 1 < bytes.count {
+            let sample = Int(Int16(bitPattern: UInt16(bytes[index]) | UInt16(bytes[index + 1]) << 8))
+            peak = max(peak, abs(sample))
+            index += 2
+        }
+        return Double(peak) / 32768
     }
 }
 

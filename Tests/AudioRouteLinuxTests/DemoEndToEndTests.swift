@@ -72,7 +72,9 @@ import Testing
             "wired again": ["demo_headphones": 12_000],
             "unplugged": [:],
         ]
-        #expect(verify.map { $0["phase"]?.string ?? "?" } == ["speaker", "wired", "bluetooth", "prompt", "call", "override", "resumed", "bluetooth off", "wired again", "unplugged"])
+        #expect(verify.map { $0["phase"]?.string ?? "?" } == ["speaker", "wired", "bluetooth", "prompt", "call", "override", "resumed", "bluetooth off", "wired again", "unplugged", "ducking"])
+        // The prompt phase's music was written at 0.3 of the undimmed level (read from the samples).
+        #expect(byPhase["ducking"]?["ok"] == .bool(true), "\(String(describing: byPhase["ducking"]))")
         for (phase, frames) in expected {
             #expect(Self.frames(byPhase[phase]?["got"]) == frames, "phase \(phase): \(String(describing: byPhase[phase]))")
             #expect(byPhase[phase]?["ok"] == .bool(true))
