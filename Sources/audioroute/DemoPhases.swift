@@ -77,7 +77,7 @@ struct Story {
             phases.append(Phase(name: name, output: output, expected: expected, got: got, segments: segments))
             var fields: [String: JSON] = ["output": .string(output)]
             fields["frames"] = Self.framesJSON(got)
-            timeline.event("phase " + name, fields, "\(text) -> \(output); frames: \(got.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
+            timeline.event("phase " + name, fields, "\(text) -> \(output); frames: \(got.isEmpty ? "none" : got.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
         }
         func musicPlays(_ frames: Int = Self.frames) throws {
             let target = engine.position + frames
