@@ -141,6 +141,19 @@ func summary(_ ports: [Port]) -> [String] {
         #expect(!CardClassifier.classify(card, jacks: [unplugged]).ports.contains { $0.type == .headphones })
     }
 
+    @Test func aJacksOwnALSAPCMOverridesTheCards() {
+        let card = Cards.hdaLaptop()
+        var jack = Cards.jack(card, "HDA Intel Front Headphone", event: 12, supported: .headphoneInsert, state: .headphoneInsert)
+        jack.properties["AUDIOROUTE_ALSA_PCM"] = "headphone_eq"
+        let ports = CardClassifier.classify(card, jacks: [jack]).ports
+        #expect(ports.first { $0.type == .headphones }?.alsa == "headphone_eq")
+        #expect(ports.first { $0.type == .builtInSpeaker }?.alsa == "plughw:CARD=Intel,DEV=0")
+        jack.properties["AUDIOROUTE_ALSA_PCM"] = "bad\u{1}name"
+        let result = CardClassifier.classify(card, jacks: [jack])
+        #expect(result.ports.first { $0.type == .headphones }?.alsa == "plughw:CARD=Intel,DEV=0")
+        #expect(result.notes.contains { $0.message.contains("AUDIOROUTE_ALSA_PCM") })
+    }
+
     @Test func headsetJackGivesHeadphonesAndMicOnOneDevice() {
         let card = Cards.hdaLaptop()
         let both: SwitchSet = [.headphoneInsert, .microphoneInsert]

@@ -170,6 +170,10 @@ public enum CardClassifier {
             if let jack {
                 if let raw = jack.properties[AudioRouteProperty.priority], let value = Int(raw.trimmingASCIIWhitespace()) { port.priority = value }
                 if let raw = jack.properties[AudioRouteProperty.name], isUsableText(raw) { port.name = raw }
+                // A jack's own PCM (a headphone mixer path; the demo's file PCM per device).
+                if let raw = jack.properties[AudioRouteProperty.alsaPCM] {
+                    if isUsableText(raw) { port.alsa = raw } else { note(.warning, "bad-alsa-jack", "ignoring \(AudioRouteProperty.alsaPCM)=\(quoted(raw)) on jack \(quoted(jack.name))") }
+                }
             }
             jackPorts.append(port)
         }

@@ -1,0 +1,204 @@
+import AudioRouteCore
+import AudioRouteLinux
+import AudioSession
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Notifications of one session, collected so that the story can wait for one.
+final class DemoInbox: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    private var items: [AudioSessionNotification] = []
+    private var task: Task<Void, Never>?
+
+    init(_ session: AudioSession) async {
+        pthread_mutex_init(&mutex, nil)
+        let stream = await session.notifications
+        task = Task { [weak self] in
+            for await item in stream { self?.append(item) }
+        }
+    }
+
+    private func append(_ item: AudioSessionNotification) {
+        pthread_mutex_lock(&mutex)
+        items.append(item)
+        pthread_mutex_unlock(&mutex)
+    }
+
+    /// Removes and returns the first notification `matches` accepts, waiting up to `seconds`.
+    func take(_ what: String, seconds: Double = 15, _ matches: (AudioSessionNotification) -> Bool) async throws -> AudioSessionNotification {
+        let deadline = DemoClock.milliseconds() + Int64(seconds * 1000)
+        while DemoClock.milliseconds() < deadline {
+            pthread_mutex_lock(&mutex)
+            let index = items.firstIndex(where: matches)
+            let item = index.map { items.remove(at: $0) }
+            pthread_mutex_unlock(&mutex)
+            if let item { return item }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw DemoError("no \(what) within \(seconds) s")
+    }
+
+    func stop() { task?.cancel() }
+}
+
+/// The demo's devices: each port's ALSA name is a `file` PCM writing raw frames here.
+struct DemoDevices {
+    static let names = ["demo_builtin", "demo_headphones", "bluealsa_a2dp", "bluealsa_sco"]
+    let dir: String
+
+    /// The ALSA configuration: the three file PCMs and `bluealsa` (what BlueZ ports name,
+    /// `bluealsa:DEV=…,PROFILE=a2dp|sco`) mapped onto them by profile.
+    var configuration: String {
+        var text = ""
+        for name in Self.names {
+            text += "pcm.\(name) { type file slave.pcm \"null\" file \"\(dir)/\(name).raw\" format \"raw\" truncate false }\n"
+        }
+        text += """
+            pcm.bluealsa {
+              @args [ DEV PROFILE ]
+              @args.DEV { type string default "00:00:00:00:00:00" }
+              @args.PROFILE { type string default "a2dp" }
+              type plug
+              slave.pcm { @func concat strings [ "bluealsa_" $PROFILE ] }
+            }
+
+            """
+        return text
+    }
+
+    /// Every output file and its length in frames (16-bit stereo: 4 bytes a frame).
+    /// `truncate false`: a reopened file PCM writes name.raw.0001, .0002...
+    func files() -> [String: Int] {
+        var result: [String: Int] = [:]
+        guard let handle = opendir(dir) else { return result }
+        defer { closedir(handle) }
+        while let entry = readdir(handle) {
+            let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard device(of: file) != nil else { continue }
+            var info = stat()
+            if stat("\(dir)/\(file)", &info) == 0 { result[file] = Int(info.st_size) / 4 }
+        }
+        return result
+    }
+
+    /// The device a file belongs to.
+    func device(of file: String) -> String? { Self.names.first { file == "\($0).raw" || file.hasPrefix("\($0).raw.") } }
+
+    /// Frames each device has received so far: the sum of its files.
+    func frames() -> [String: Int] {
+        var result: [String: Int] = [:]
+        for name in Self.names { result[name] = 0 }
+        for (file, frames) in files() { if let name = device(of: file) { result[name, default: 0] += frames } }
+        return result
+    }
+
+    /// The largest sample (0...1 of full scale) of `file` from frame `from` on.
+    func peak(_ file: String, from: Int) -> Double {
+        guard let bytes = try? FileIO.readFile("\(dir)/\(file)"), bytes.count > from * 4 else { return 0 }
+        var peak = 0
+        var index = from * 4
+        while index + 1 < bytes.count {
+            let sample = Int(Int16(bitPattern: UInt16(bytes[index]) | UInt16(bytes[index + 1]) << 8))
+            peak = max(peak, abs(sample))
+            index += 2
+        }
+        return Double(peak) / 32768
+    }
+}
+
+/// The story: the harness up, then music through route changes, a prompt, a call, an
+/// override and an unplug, checked at the end against what the file PCMs received.
+struct DemoStory {
+    let root: String
+    let timeline: DemoTimeline
+    /// Frames the music plays in each phase it is audible (0.25 s at 48 kHz).
+    static let phaseFrames = 12_000
+    static let promptFrames = 4_800
+    static let callFrames = 8_000
+    static let btAddress = "00:1B:66:AD:7E:01"
+
+    func run() async throws {
+        // The harness.
+        let emitterScript = root + "/share/demo/emitter.py"
+        let fixture = root + "/share/demo/phone.umockdev"
+        let bluezScript = root + "/scripts/bluez-testbench.py"
+        for path in [emitterScript, fixture, bluezScript] where access(path, R_OK) != 0 {
+            throw DemoError("missing \(path): the demo's fixtures ship with the package (share/demo, scripts)")
+        }
+        var template = Array("/tmp/audioroute-demo-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw DemoError("mkdtemp: \(String(cString: strerror(errno)))") }
+        let dir = String(cString: made)
+        demoRegistry.add(dir: dir)
+        for sub in ["out", "logs", "run", "state"] { mkdir(dir + "/" + sub, 0o700) }
+        let devices = DemoDevices(dir: dir + "/out")
+        let asoundrc = dir + "/asoundrc"
+        try writeFile(asoundrc, devices.configuration)
+        timeline.event("harness", ["dir": .string(dir)], "temporary directory \(dir)")
+
+        let sessionBus = try DemoChild(
+            "dbus-daemon", ["dbus-daemon", "--session", "--nofork", "--print-address=1", "--address=unix:path=\(dir)/session_bus"],
+            log: dir + "/logs/dbus-daemon.log")
+        let busAddress = try sessionBus.readLine()
+        timeline.event("sessionBus", ["address": .string(busAddress)], "private session bus at \(busAddress)")
+
+        let bluez = try DemoChild("bluez-testbench", ["/usr/bin/python3", bluezScript], log: dir + "/logs/bluez.log")
+        let bluezReady = try bluez.readLine(seconds: 30)
+        guard bluezReady.hasPrefix("ready ") else { throw DemoError("bluez-testbench said \(bluezReady)") }
+        let systemBus = String(bluezReady.dropFirst("ready ".count))
+        try expectOK(bluez, #"{"cmd": "adapter", "name": "hci0", "alias": "demo-phone"}"#)
+        timeline.event("systemBus", ["address": .string(systemBus)], "private system bus with the BlueZ mock (adapter hci0) at \(systemBus)")
+
+        let emitter = try DemoChild(
+            "emitter", ["umockdev-wrapper", "/usr/bin/python3", emitterScript], environment: ["PYTHONUNBUFFERED": "1"],
+            log: dir + "/logs/emitter.log")
+        let emitterReady = try emitter.readLine(seconds: 30)
+        guard emitterReady.hasPrefix("READY ") else { throw DemoError("umockdev emitter said \(emitterReady)") }
+        let testbed = String(emitterReady.dropFirst("READY ".count))
+        try expectOK(emitter, "jackdev /dev/input/event20 14 0 PinePhone_Headset_Jack")
+        try expectOK(emitter, "load \(fixture)")
+        timeline.event("testbed", ["root": .string(testbed)], "umockdev testbed: a phone (speaker, receiver, mic, headset jack)")
+
+        var executable = [CChar](repeating: 0, count: 4096)
+        let length = readlink("/proc/self/exe", &executable, executable.count - 1)
+        let selfPath = String(decoding: executable[0..<max(0, length)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let daemonPath = String(selfPath[..<(selfPath.lastIndex(of: "/") ?? selfPath.startIndex)]) + "/audiorouted"
+        guard access(daemonPath, X_OK) == 0 else { throw DemoError("no audiorouted next to \(selfPath): build every product first (swift build)") }
+        let daemon = try DemoChild(
+            "audiorouted", ["umockdev-wrapper", daemonPath, "--state-dir", dir + "/state", "--runtime-dir", dir + "/run"],
+            environment: ["UMOCKDEV_DIR": testbed, "DBUS_SESSION_BUS_ADDRESS": busAddress, "DBUS_SYSTEM_BUS_ADDRESS": systemBus],
+            log: dir + "/logs/audiorouted.log")
+        emitter.send("adopt \(daemon.pid)")
+        _ = try emitter.readLine()
+
+        let bus = AudioSession.Bus.address(busAddress)
+        let music = AudioSession(bus: bus, appName: "music")
+        try await waitForDaemon(music)
+        timeline.event("daemon", ["pid": .integer(Int64(daemon.pid))], "audiorouted is up (pid \(daemon.pid))")
+
+        try await Story(timeline: timeline, bus: bus, music: music, devices: devices, bluez: bluez, emitter: emitter,
+                        routeFile: dir + "/run/audioroute/asound.conf", asoundrc: asoundrc).play()
+    }
+
+    func expectOK(_ child: DemoChild, _ command: String) throws {
+        let answer = try child.ask(command)
+        guard answer.lowercased().hasPrefix("ok") else { throw DemoError("\(child.name): \(command): \(answer)") }
+    }
+
+    func waitForDaemon(_ session: AudioSession) async throws {
+        for _ in 0..<300 {
+            if (try? await session.currentRoute) != nil { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw DemoError("audiorouted did not answer within 15 s (see its log)")
+    }
+
+    func writeFile(_ path: String, _ text: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw DemoError("cannot write \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var bytes = Array(text.utf8)
+        bytes.withUnsafeMutableBytes { FileIO.writeAll(fd: fd, UnsafeRawBufferPointer($0)) }
+    }
+}

@@ -1,0 +1,117 @@
+import AudioRouteCore
+import Foundation
+import Testing
+
+/// `audioroute demo --json`, the built binary end to end: the harness (private buses, the
+/// BlueZ mock, a umockdev phone, audiorouted) comes up, every phase's audio lands on the
+/// device the story says, and everything it started is gone afterwards, on a signal too.
+@Suite(.serialized) struct DemoEndToEndTests {
+    /// Runs the demo with stdout and stderr in files; polls (Process.waitUntilExit hangs here).
+    final class Demo: @unchecked Sendable {
+        let process = Process()
+        let out: URL
+        let err: URL
+
+        init(_ arguments: [String]) throws {
+            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("demo-test-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            out = scratch.appendingPathComponent("out")
+            err = scratch.appendingPathComponent("err")
+            _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+            process.executableURL = URL(fileURLWithPath: UmockdevBench.binary)
+            process.arguments = ["demo"] + arguments
+            process.standardOutput = try FileHandle(forWritingTo: out)
+            process.standardError = try FileHandle(forWritingTo: err)
+            try process.run()
+        }
+
+        var objects: [JSON] {
+            ((try? String(contentsOf: out, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { try? JSON.parse(String($0)) }
+        }
+        var stderr: String { (try? String(contentsOf: err, encoding: .utf8)) ?? "" }
+
+        func wait(timeout: TimeInterval = 120) -> Int32? {
+            let deadline = Date().addingTimeInterval(timeout)
+            while process.isRunning && Date() < deadline { usleep(20_000) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                return nil
+            }
+            return process.terminationStatus
+        }
+
+        func cleanUp() { try? FileManager.default.removeItem(at: out.deletingLastPathComponent()) }
+    }
+
+    static func frames(_ json: JSON?) -> [String: Int64] {
+        guard case .object(let members)? = json else { return [:] }
+        var result: [String: Int64] = [:]
+        for member in members { if case .integer(let value) = member.value { result[member.key] = value } }
+        return result
+    }
+
+    @Test func theStoryPlaysOnTheRightDevicesAndVerifies() throws {
+        let demo = try Demo(["--json"])
+        defer { demo.cleanUp() }
+        let status = demo.wait()
+        let objects = demo.objects
+        #expect(status == 0, "stdout: \(objects)\nstderr: \(demo.stderr)")
+        let verify = objects.filter { $0["event"]?.string == "verify" }
+        let byPhase = Dictionary(verify.map { ($0["phase"]?.string ?? "?", $0) }, uniquingKeysWith: { first, _ in first })
+        // The story as the spec tells it: which device received audio, and how much.
+        let expected: [String: [String: Int64]] = [
+            "speaker": ["demo_builtin": 12_000],
+            "wired": ["demo_headphones": 12_000],
+            "bluetooth": ["bluealsa_a2dp": 12_000],
+            "prompt": ["bluealsa_a2dp": 16_800],
+            "call": ["bluealsa_sco": 8_000],
+            "override": ["demo_builtin": 8_000],
+            "resumed": ["bluealsa_a2dp": 12_000],
+            "bluetooth off": [:],
+            "wired again": ["demo_headphones": 12_000],
+            "unplugged": [:],
+        ]
+        #expect(verify.map { $0["phase"]?.string ?? "?" } == ["speaker", "wired", "bluetooth", "prompt", "call", "override", "resumed", "bluetooth off", "wired again", "unplugged", "ducking"])
+        // The prompt phase's music was written at 0.3 of the undimmed level (read from the samples).
+        #expect(byPhase["ducking"]?["ok"] == .bool(true), "\(String(describing: byPhase["ducking"]))")
+        for (phase, frames) in expected {
+            #expect(Self.frames(byPhase[phase]?["got"]) == frames, "phase \(phase): \(String(describing: byPhase[phase]))")
+            #expect(byPhase[phase]?["ok"] == .bool(true))
+        }
+        #expect(objects.last?["event"]?.string == "result")
+        #expect(objects.last?["ok"] == .bool(true))
+        // Its temporary directory (buses, testbed, logs, file PCMs) is gone.
+        let dir = objects.first { $0["event"]?.string == "harness" }?["dir"]?.string
+        #expect(dir != nil)
+        if let dir { #expect(!FileManager.default.fileExists(atPath: dir)) }
+    }
+
+    @Test func theShippedEmitterIsTheTestedOne() throws {
+        // share/demo carries its own copy (the demo must not need Tests/): they must not drift.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let shipped = try Data(contentsOf: root.appendingPathComponent("share/demo/emitter.py"))
+        let tested = try Data(contentsOf: root.appendingPathComponent("Tests/Fixtures/udev/emitter.py"))
+        #expect(shipped == tested, "share/demo/emitter.py differs from Tests/Fixtures/udev/emitter.py")
+    }
+
+    @Test func aSignalStopsEverythingItStarted() throws {
+        let demo = try Demo(["--json"])
+        defer { demo.cleanUp() }
+        // Once audiorouted is up, every kind of child is running.
+        let deadline = Date().addingTimeInterval(60)
+        var daemonPID: Int32?
+        while daemonPID == nil && Date() < deadline && demo.process.isRunning {
+            if case .integer(let pid)? = demo.objects.first(where: { $0["event"]?.string == "daemon" })?["pid"] { daemonPID = Int32(pid) }
+            usleep(1_000)
+        }
+        let dir = demo.objects.first { $0["event"]?.string == "harness" }?["dir"]?.string
+        kill(demo.process.processIdentifier, SIGTERM)
+        let status = demo.wait(timeout: 30)
+        // It may have finished before the signal arrived (0); otherwise 128+SIGTERM.
+        #expect(status == 128 + SIGTERM || status == 0, "stderr: \(demo.stderr)")
+        #expect(daemonPID != nil, "stdout: \(demo.objects)")
+        if let daemonPID { #expect(kill(daemonPID, 0) != 0, "audiorouted \(daemonPID) still runs") }
+        if let dir { #expect(!FileManager.default.fileExists(atPath: dir)) }
+    }
+}
