@@ -19,6 +19,10 @@ command per line on stdin and answers "OK ..." (or "ERR ...") on stdout:
                           uevent change SYSPATH), printing the send time
                           (CLOCK_MONOTONIC ns) of each uevent as "T <i> <ns>"
   storm N FILE SYSPATH    N x (load FILE; unplug SYSPATH); answers "OK storm <uevents sent>"
+  tload FILE              load, answering "OK tload <ns>": CLOCK_MONOTONIC just before the
+                          last record's add (a card's controlC<n>, which completes it)
+  tunplug SYSPATH         unplug, answering "OK tunplug <ns> <ns>": just before the first
+                          remove (the control device's), and just before the card's remove
   forget PID              the process has been reaped: no longer adopted
   adopt PID               on exit (quit, or stdin closed because the test runner died),
                           SIGKILL PID too: a safety net for processes a test started
@@ -125,9 +129,14 @@ class Emitter:
         found.sort(key=lambda p: (not os.path.basename(p).startswith("controlC"), -p.count("/")))
         return found
 
-    def unplug(self, syspath):
+    def unplug(self, syspath, stamp=None):
         nodes = []
-        for path in self.below(syspath):
+        below = self.below(syspath)
+        if stamp is not None:
+            stamp.append(time.clock_gettime_ns(time.CLOCK_MONOTONIC))
+        for path in below:
+            if stamp is not None and len(stamp) == 1 and os.path.basename(path).startswith("card"):
+                stamp.append(time.clock_gettime_ns(time.CLOCK_MONOTONIC))
             try:
                 with open(self.root + path + "/uevent") as f:
                     nodes += [l.strip()[8:] for l in f if l.startswith("DEVNAME=")]
@@ -209,6 +218,22 @@ class Emitter:
                 # Paced, so that each event's latency is measured on its own.
                 time.sleep(0.002)
             sys.stdout.flush()
+        elif verb == "tload":
+            with open(args[0]) as f:
+                records = self.fresh(f.read()).strip().split("\n\n")
+            # The stamp is taken before the last record's add: a card's controlC<n>,
+            # which completes the card (docs/ports.md), so it is the uevent that counts.
+            if len(records) > 1:
+                self.testbed.add_from_string("\n\n".join(records[:-1]) + "\n")
+            t = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+            self.testbed.add_from_string(records[-1] + "\n")
+            self.reply("OK tload %d" % t)
+            return True
+        elif verb == "tunplug":
+            stamp = []
+            self.unplug(args[0], stamp)
+            self.reply("OK tunplug %d %d" % (stamp[0], stamp[-1]))
+            return True
         elif verb == "storm":
             count, path, syspath = int(args[0]), args[1], args[2]
             with open(path) as f:
