@@ -1,0 +1,57 @@
+// `audioroute play` end to end: the built binary, the real audiorouted on a
+// private bus, and a libasound `file` PCM standing for the device.
+import AudioRouteCore
+import AudioRouteLinux
+import Glibc
+import Testing
+
+@Suite(.serialized) struct PlayCommandTests {
+    static func play(_ arguments: [String], environment: [String: String]) throws -> (status: Int32, out: String, err: String) {
+        let child = try ChildProcess(productsDirectory + "/audioroute", ["play"] + arguments, environment: environment)
+        let out = CLIMockTests.readAll(child.stdout)
+        guard let status = child.wait(seconds: 20) else {
+            child.signal(SIGKILL)
+            throw TestFailure("audioroute play \(arguments) did not finish")
+        }
+        return (status, out, child.availableStderr())
+    }
+
+    @Test func playsAFileToTheDeviceAndExitsZero() async throws {
+        try await withTemporaryDirectory { dir in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let daemon = try RealDaemon(address: bus.address, directory: dir)
+            defer { daemon.kill() }
+            try AtomicFile.write(
+                Array("pcm.playtest { type file slave.pcm \"null\" file \"\(dir)/out.raw\" format \"raw\" }\n".utf8),
+                to: dir + "/.asoundrc")
+            let format = WAVFormat(encoding: .signed16, channels: 2, sampleRate: 48000)
+            let samples = (0..<9600).map { Double(($0 * 31) % 2000 - 1000) / 32768 }
+            try AtomicFile.write(WAVFile.encode(samples, format: format), to: dir + "/a.wav")
+            let file = try WAVFile(contentsOf: dir + "/a.wav")
+            let environment = ["DBUS_SESSION_BUS_ADDRESS": bus.address, "HOME": dir, "XDG_RUNTIME_DIR": dir + "/run"]
+
+            let result = try Self.play([dir + "/a.wav", "--device", "playtest"], environment: environment)
+            #expect(result.status == 0, "\(result.err)")
+            #expect((try? AtomicFile.read(dir + "/out.raw")) == Array(file.nativeBytes(frames: 0..<4800)))
+            // Not a terminal: plain lines, no carriage returns.
+            #expect(!result.out.contains("\r") && result.out.contains("playing"))
+
+            let bad = try Self.play([dir + "/.asoundrc", "--device", "playtest"], environment: environment)
+            #expect(bad.status == 1 && bad.err.contains("not a WAV"), "\(bad.err)")
+            let missing = try Self.play([dir + "/none.wav"], environment: environment)
+            #expect(missing.status == 1 && missing.err.contains("no such file"), "\(missing.err)")
+        }
+    }
+
+    @Test func noDaemonIsAClearErrorAndStatusOne() async throws {
+        try await withTemporaryDirectory { dir in
+            let format = WAVFormat(encoding: .signed16, channels: 1, sampleRate: 8000)
+            try AtomicFile.write(WAVFile.encode([0, 0.5], format: format), to: dir + "/a.wav")
+            let result = try Self.play(
+                [dir + "/a.wav"], environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(dir)/no-bus", "HOME": dir])
+            #expect(result.status == 1)
+            #expect(result.err.contains("audiorouted") && result.err.contains("not reachable"), "\(result.err)")
+        }
+    }
+}
