@@ -116,7 +116,8 @@ struct Play: AsyncParsableCommand {
     static func showProgress(_ player: AudioPlayer, _ audio: AudioSession) async {
         let tty = isatty(1) == 1
         var last = ""
-        while !Task.isCancelled {
+        // At least one line, even when the file ended before the first tick.
+        repeat {
             let route = ((try? await audio.currentRoute)?.outputs ?? []).map(\.portName).joined(separator: "+")
             let state = player.isPlaying ? "playing" : (player.isInterrupted ? "interrupted" : "paused")
             let ducked = player.sessionGain < 1 ? ", ducked" : ""
@@ -129,7 +130,7 @@ struct Play: AsyncParsableCommand {
                 if key != last { FileIO.writeOut("\(line)\n"); last = key }
             }
             try? await Task.sleep(for: .milliseconds(250))
-        }
+        } while !Task.isCancelled
     }
 
     static func clock(_ seconds: Double) -> String {
