@@ -137,42 +137,48 @@ private func waitForEnd(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
             let player = try AudioPlayer(
                 contentsOf: dir + "/a.wav", configurationFiles: [dir + "/devices.conf", dir + "/route.conf"],
                 periodFrames: 256, latencyMicroseconds: 5000)
-            try player.play()
-            // The daemon rewrites the route file, then announces the change.
+            try player.prepareToPlay()
+            // The daemon rewrites the route file, then announces the change (the PCM
+            // is already open on the speaker). Written before play: the write fsyncs,
+            // and null does not pace, so the file could end meanwhile.
             try writeDevices(dir, route: "dev_headset")
+            try player.play()
+            // Mid-file: once the speaker has been written to (the whole file takes ~250 ms here).
+            for _ in 0..<10_000 where player.currentTime == 0 { usleep(100) }
             player.handle(change(.newDeviceAvailable, from: speakerRoute, to: headsetRoute))
             let events = await waitForEnd(player)
             #expect(events.last == .finished(successfully: true))
             let both = contents(dir + "/speaker.raw") + contents(dir + "/headset.raw")
             #expect(both == Array(file.nativeBytes(frames: 0..<480_000)))
             // The reroute landed mid-file unless the whole file was written first (null does not pace).
-            if events.contains(where: { if case .rerouted = $0 { true } else { false } }) {
-                #expect(!contents(dir + "/headset.raw").isEmpty)
-            }
+            #expect(events.contains(where: { if case .rerouted = $0 { true } else { false } }))
+            #expect(!contents(dir + "/headset.raw").isEmpty && !contents(dir + "/speaker.raw").isEmpty)
         }
     }
 
     @Test func unplugPausesAndPlayResumesOnTheNewRouteFromTheSameFrame() async throws {
         try await withTemporaryDirectory { dir in
             try writeDevices(dir, route: "dev_headset")
-            let file = try writeSource(dir + "/a.wav", frames: 4000)
+            let frames = 480_000
+            let file = try writeSource(dir + "/a.wav", frames: frames)
             let player = try AudioPlayer(
                 contentsOf: dir + "/a.wav", configurationFiles: [dir + "/devices.conf", dir + "/route.conf"],
-                periodFrames: 500, latencyMicroseconds: 5000)
-            // Unplugged before the thread wrote anything or after: either way it must stop and keep the frame.
-            try player.play()
+                periodFrames: 256, latencyMicroseconds: 5000)
+            try player.prepareToPlay()
             try writeDevices(dir, route: "dev_speaker")
+            try player.play()
+            for _ in 0..<10_000 where player.currentTime == 0 { usleep(100) }
             player.handle(change(.oldDeviceUnavailable, from: headsetRoute, to: speakerRoute))
-            let stoppedAt = player.currentTime
-            let heard = contents(dir + "/headset.raw").count / 4
-            if !player.isPlaying && stoppedAt > 0 {
-                #expect(heard == Int((stoppedAt * 48000).rounded()))
-            }
             #expect(!player.isPlaying)
+            // Paused at exactly the first frame the headset did not get.
+            let stoppedAt = Int((player.currentTime * 48000).rounded())
+            #expect(stoppedAt > 0 && stoppedAt < frames)
+            #expect(contents(dir + "/headset.raw") == Array(file.nativeBytes(frames: 0..<stoppedAt)))
+            #expect(contents(dir + "/speaker.raw").isEmpty)
             try player.play()
             let events = await waitForEnd(player)
             #expect(events.last == .finished(successfully: true))
-            #expect(contents(dir + "/headset.raw") + contents(dir + "/speaker.raw") == Array(file.nativeBytes(frames: 0..<4000)))
+            #expect(contents(dir + "/headset.raw") + contents(dir + "/speaker.raw") == Array(file.nativeBytes(frames: 0..<frames)))
         }
     }
 

@@ -50,6 +50,10 @@ public final class AudioPlayer: Sendable {
 
     private let continuation: AsyncStream<AudioPlayerEvent>.Continuation
     private let state: Mutex<State>
+    /// Commands waiting for the lock: the playback thread, which takes it again
+    /// right after each period, stands aside until they are through (a mutex is
+    /// not fair: a caller could wait until the file ends).
+    private let waiting = Atomic<Int>(0)
     private let periodFrames: Int
     private let latencyMicroseconds: Int
 
@@ -96,24 +100,24 @@ public final class AudioPlayer: Sendable {
     public var duration: Double { Double(file.frameCount) / Double(file.format.sampleRate) }
 
     /// Whether the player is playing.
-    public var isPlaying: Bool { state.withLock { $0.policy.isPlaying } }
+    public var isPlaying: Bool { withState { $0.policy.isPlaying } }
 
     /// Whether playback is paused by an interruption that has not ended.
-    public var isInterrupted: Bool { state.withLock { $0.policy.isInterrupted } }
+    public var isInterrupted: Bool { withState { $0.policy.isInterrupted } }
 
     /// The session gain now applied (0.3 while ducked, else 1).
-    public var sessionGain: Double { state.withLock { $0.policy.gain } }
+    public var sessionGain: Double { withState { $0.policy.gain } }
 
     /// The position in seconds: the next frame written (ahead of what is heard
     /// by the device's buffer while playing; exact when paused). Setting it
     /// seeks, discarding what the device had not played.
     public var currentTime: Double {
         get {
-            state.withLock { s in Double(s.engine?.position ?? s.startFrame) / Double(file.format.sampleRate) }
+            withState { s in Double(s.engine?.position ?? s.startFrame) / Double(file.format.sampleRate) }
         }
         set {
             let frame = max(0, min(Int(newValue * Double(file.format.sampleRate)), file.frameCount))
-            state.withLock { s in
+            withState { s in
                 s.startFrame = frame
                 try? s.engine?.seek(to: frame)
             }
@@ -122,30 +126,30 @@ public final class AudioPlayer: Sendable {
 
     /// Volume 0…1.
     public var volume: Double {
-        get { state.withLock { $0.volume } }
-        set { state.withLock { s in s.volume = min(max(newValue.isNaN ? 0 : newValue, 0), 1); Self.applyGains(&s) } }
+        get { withState { $0.volume } }
+        set { withState { s in s.volume = min(max(newValue.isNaN ? 0 : newValue, 0), 1); Self.applyGains(&s) } }
     }
 
     /// Pan −1 (left) … 1 (right), a linear balance (docs/player.md).
     public var pan: Double {
-        get { state.withLock { $0.pan } }
-        set { state.withLock { s in s.pan = min(max(newValue.isNaN ? 0 : newValue, -1), 1); Self.applyGains(&s) } }
+        get { withState { $0.pan } }
+        set { withState { s in s.pan = min(max(newValue.isNaN ? 0 : newValue, -1), 1); Self.applyGains(&s) } }
     }
 
     /// Times to play the file again after the first: 0 once, n more, negative forever.
     public var numberOfLoops: Int {
-        get { state.withLock { $0.numberOfLoops } }
-        set { state.withLock { s in s.numberOfLoops = newValue; s.loopsLeft = newValue } }
+        get { withState { $0.numberOfLoops } }
+        set { withState { s in s.numberOfLoops = newValue; s.loopsLeft = newValue } }
     }
 
     /// Opens the device, ready to play. Called by `play` if needed.
     public func prepareToPlay() throws(AudioPlayerError) {
-        try state.withLock { (s: inout State) throws(AudioPlayerError) in try prepare(&s) }
+        try withState { (s: inout State) throws(AudioPlayerError) in try prepare(&s) }
     }
 
     /// Starts or resumes playing from `currentTime`.
     public func play() throws(AudioPlayerError) {
-        try state.withLock { (s: inout State) throws(AudioPlayerError) in
+        try withState { (s: inout State) throws(AudioPlayerError) in
             try prepare(&s)
             apply(s.policy.play(), to: &s)
         }
@@ -153,14 +157,14 @@ public final class AudioPlayer: Sendable {
 
     /// Pauses; the device keeps exactly the frames it played, and `play` continues from the next.
     public func pause() {
-        state.withLock { s in apply(s.policy.pause(), to: &s) }
+        withState { s in apply(s.policy.pause(), to: &s) }
     }
 
     /// Stops and undoes `prepareToPlay` (closes the device, dropping what it
     /// had queued). Unlike AVAudioPlayer's `currentTime`, the position stays:
     /// the next `play` continues from it (set `currentTime = 0` to restart).
     public func stop() {
-        state.withLock { s in
+        withState { s in
             apply(s.policy.pause(), to: &s)
             if let engine = s.engine {
                 s.startFrame = engine.position
@@ -173,7 +177,7 @@ public final class AudioPlayer: Sendable {
     /// Applies a session notification: reroute on a route change, pause on
     /// unplug, pause and maybe resume around an interruption, duck (`PlaybackPolicy`).
     public func handle(_ notification: AudioSessionNotification) {
-        state.withLock { s in apply(s.policy.handle(notification), to: &s) }
+        withState { s in apply(s.policy.handle(notification), to: &s) }
     }
 
     /// Follows `session`'s notifications until the returned task is cancelled.
@@ -185,6 +189,13 @@ public final class AudioPlayer: Sendable {
     }
 
     // MARK: - Inside the lock
+
+    /// Takes the lock for a command, ahead of the playback thread's next period.
+    private func withState<R: Sendable, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
+        waiting.add(1, ordering: .sequentiallyConsistent)
+        defer { waiting.subtract(1, ordering: .sequentiallyConsistent) }
+        return try state.withLock { (s: inout State) throws(E) -> R in try body(&s) }
+    }
 
     private func prepare(_ s: inout State) throws(AudioPlayerError) {
         guard s.engine == nil else { return }
@@ -283,7 +294,9 @@ public final class AudioPlayer: Sendable {
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { context in
             let player = Unmanaged<AudioPlayer>.fromOpaque(context!).takeRetainedValue()
-            while player.step() == .next {}
+            while player.step() == .next {
+                while player.waiting.load(ordering: .sequentiallyConsistent) > 0 { sched_yield() }
+            }
             return nil
         }, context)
         if result == 0 {
