@@ -54,4 +54,30 @@ import Testing
             #expect(result.err.contains("audiorouted") && result.err.contains("not reachable"), "\(result.err)")
         }
     }
+
+    /// SIGINT and SIGTERM stop cleanly: 128+N, after deactivating (looping forever on `null`, which does not pace).
+    @Test(arguments: [SIGINT, SIGTERM]) func aSignalStopsWith128PlusN(_ number: Int32) async throws {
+        try await withTemporaryDirectory { dir in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let daemon = try RealDaemon(address: bus.address, directory: dir)
+            defer { daemon.kill() }
+            let format = WAVFormat(encoding: .signed16, channels: 2, sampleRate: 48000)
+            try AtomicFile.write(WAVFile.encode([Double](repeating: 0, count: 960), format: format), to: dir + "/a.wav")
+            let child = try ChildProcess(
+                productsDirectory + "/audioroute", ["play", dir + "/a.wav", "--device", "null", "--loops=-1"],
+                environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address, "HOME": dir, "XDG_RUNTIME_DIR": dir + "/run"])
+            // The first progress line says it is playing.
+            var first: [UInt8] = []
+            var byte: UInt8 = 0
+            while read(child.stdout, &byte, 1) == 1, byte != UInt8(ascii: "\n") { first.append(byte) }
+            #expect(String(decoding: first, as: UTF8.self).contains("playing"))
+            child.signal(number)
+            guard let status = child.wait(seconds: 20) else {
+                child.signal(SIGKILL)
+                throw TestFailure("audioroute play ignored signal \(number)")
+            }
+            #expect(status == 128 + number, "\(child.availableStderr())")
+        }
+    }
 }
