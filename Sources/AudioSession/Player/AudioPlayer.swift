@@ -1,0 +1,309 @@
+// An AVAudioPlayer-like WAV player on the route's ALSA device. Playback runs
+// on its own thread (a blocking ALSA write per period must not hold a task of
+// the cooperative pool); every command takes the same lock as the thread's
+// write, so commands land between periods.
+import AudioRouteCore
+import AudioRouteLinux
+import Glibc
+import Synchronization
+
+/// Why a player could not load its file or play it.
+public enum AudioPlayerError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file is missing, unreadable, not a WAV, truncated or in an unsupported encoding.
+    case file(WAVFileError)
+    /// The output device could not be opened or written (libasound's error).
+    case output(ALSAError)
+
+    public var description: String {
+        switch self {
+        case .file(let error): error.description
+        case .output(let error): error.description
+        }
+    }
+}
+
+/// What a player reports while it plays.
+public enum AudioPlayerEvent: Sendable, Hashable {
+    /// The file played to its end (after its loops), or playback failed (`successfully: false`).
+    case finished(successfully: Bool)
+    /// Playback stopped on an error (AVAudioPlayer's decode error; here: the output failed).
+    case decodeError(AudioPlayerError)
+    /// Playback moved to another device (a route change).
+    case rerouted(RerouteReport)
+    /// Playing started or stopped (user command, interruption, unplug, end).
+    case playingChanged(Bool)
+}
+
+/// Plays a WAV file on the route's ALSA PCM (`audioroute`), following an
+/// `AudioSession`'s route changes, interruptions and ducking (`follow(_:)`).
+public final class AudioPlayer: Sendable {
+    /// The file's path.
+    public let path: String
+    /// The decoded file.
+    public let file: WAVFile
+    /// The PCM played to (reopened by name on every route change).
+    public let deviceName: String
+    /// Configuration files read again at every open (the daemon's route file by default).
+    public let configurationFiles: [String]
+    /// Events, for one consumer.
+    public let events: AsyncStream<AudioPlayerEvent>
+
+    private let continuation: AsyncStream<AudioPlayerEvent>.Continuation
+    private let state: Mutex<State>
+    /// Commands waiting for the lock: the playback thread, which takes it again
+    /// right after each period, stands aside until they are through (a mutex is
+    /// not fair: a caller could wait until the file ends).
+    private let waiting = Atomic<Int>(0)
+    private let periodFrames: Int
+    private let latencyMicroseconds: Int
+
+    private struct State {
+        var engine: PlaybackEngine?
+        var policy = PlaybackPolicy()
+        var volume: Double = 1
+        var pan: Double = 0
+        var numberOfLoops = 0
+        var loopsLeft = 0
+        var threadRunning = false
+        var startFrame = 0
+    }
+
+    /// The daemon's route file, `$XDG_RUNTIME_DIR/audioroute/asound.conf`, if it exists.
+    public static var defaultConfigurationFiles: [String] {
+        guard let runtime = getenv("XDG_RUNTIME_DIR") else { return [] }
+        let path = AlsaRouteConfigWriter(runtimeDirectory: String(cString: runtime)).path
+        return access(path, R_OK) == 0 ? [path] : []
+    }
+
+    /// Loads the WAV file at `path` (the device is opened by `prepareToPlay` or `play`).
+    /// - Parameters:
+    ///   - device: the ALSA PCM name (`audioroute`, the route's PCM).
+    ///   - configurationFiles: ALSA files read on top of the system configuration at every open.
+    public init(
+        contentsOf path: String, device: String = AlsaRouteConfig.outputPCM,
+        configurationFiles: [String] = AudioPlayer.defaultConfigurationFiles,
+        periodFrames: Int = 1024, latencyMicroseconds: Int = 100_000
+    ) throws(AudioPlayerError) {
+        do { file = try WAVFile(contentsOf: path) } catch { throw .file(error) }
+        self.path = path
+        deviceName = device
+        self.configurationFiles = configurationFiles
+        self.periodFrames = periodFrames
+        self.latencyMicroseconds = latencyMicroseconds
+        (events, continuation) = AsyncStream.makeStream(of: AudioPlayerEvent.self, bufferingPolicy: .unbounded)
+        state = Mutex(State())
+    }
+
+    deinit { continuation.finish() }
+
+    /// The file's length in seconds.
+    public var duration: Double { Double(file.frameCount) / Double(file.format.sampleRate) }
+
+    /// Whether the player is playing.
+    public var isPlaying: Bool { withState { $0.policy.isPlaying } }
+
+    /// Whether playback is paused by an interruption that has not ended.
+    public var isInterrupted: Bool { withState { $0.policy.isInterrupted } }
+
+    /// The session gain now applied (0.3 while ducked, else 1).
+    public var sessionGain: Double { withState { $0.policy.gain } }
+
+    /// The position in seconds: the next frame written (ahead of what is heard
+    /// by the device's buffer while playing; exact when paused). Setting it
+    /// seeks, discarding what the device had not played.
+    public var currentTime: Double {
+        get {
+            withState { s in Double(s.engine?.position ?? s.startFrame) / Double(file.format.sampleRate) }
+        }
+        set {
+            let frame = max(0, min(Int(newValue * Double(file.format.sampleRate)), file.frameCount))
+            withState { s in
+                s.startFrame = frame
+                try? s.engine?.seek(to: frame)
+            }
+        }
+    }
+
+    /// Volume 0…1.
+    public var volume: Double {
+        get { withState { $0.volume } }
+        set { withState { s in s.volume = min(max(newValue.isNaN ? 0 : newValue, 0), 1); Self.applyGains(&s) } }
+    }
+
+    /// Pan −1 (left) … 1 (right), a linear balance (docs/player.md).
+    public var pan: Double {
+        get { withState { $0.pan } }
+        set { withState { s in s.pan = min(max(newValue.isNaN ? 0 : newValue, -1), 1); Self.applyGains(&s) } }
+    }
+
+    /// Times to play the file again after the first: 0 once, n more, negative forever.
+    public var numberOfLoops: Int {
+        get { withState { $0.numberOfLoops } }
+        set { withState { s in s.numberOfLoops = newValue; s.loopsLeft = newValue } }
+    }
+
+    /// Opens the device, ready to play. Called by `play` if needed.
+    public func prepareToPlay() throws(AudioPlayerError) {
+        try withState { (s: inout State) throws(AudioPlayerError) in try prepare(&s) }
+    }
+
+    /// Starts or resumes playing from `currentTime`.
+    public func play() throws(AudioPlayerError) {
+        try withState { (s: inout State) throws(AudioPlayerError) in
+            try prepare(&s)
+            apply(s.policy.play(), to: &s)
+        }
+    }
+
+    /// Pauses; the device keeps exactly the frames it played, and `play` continues from the next.
+    public func pause() {
+        withState { s in apply(s.policy.pause(), to: &s) }
+    }
+
+    /// Stops and undoes `prepareToPlay` (closes the device, dropping what it
+    /// had queued). Unlike AVAudioPlayer's `currentTime`, the position stays:
+    /// the next `play` continues from it (set `currentTime = 0` to restart).
+    public func stop() {
+        withState { s in
+            apply(s.policy.pause(), to: &s)
+            if let engine = s.engine {
+                s.startFrame = engine.position
+                engine.close()
+            }
+            s.engine = nil
+        }
+    }
+
+    /// Applies a session notification: reroute on a route change, pause on
+    /// unplug, pause and maybe resume around an interruption, duck (`PlaybackPolicy`).
+    public func handle(_ notification: AudioSessionNotification) {
+        withState { s in apply(s.policy.handle(notification), to: &s) }
+    }
+
+    /// Follows `session`'s notifications until the returned task is cancelled.
+    public func follow(_ session: AudioSession) async -> Task<Void, Never> {
+        let stream = await session.notifications
+        return Task { [self] in
+            for await notification in stream { handle(notification) }
+        }
+    }
+
+    // MARK: - Inside the lock
+
+    /// Takes the lock for a command, ahead of the playback thread's next period.
+    private func withState<R: Sendable, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
+        waiting.add(1, ordering: .sequentiallyConsistent)
+        defer { waiting.subtract(1, ordering: .sequentiallyConsistent) }
+        return try state.withLock { (s: inout State) throws(E) -> R in try body(&s) }
+    }
+
+    private func prepare(_ s: inout State) throws(AudioPlayerError) {
+        guard s.engine == nil else { return }
+        do {
+            let engine = try PlaybackEngine(
+                file: file, device: deviceName, configuration: .systemPlus(files: configurationFiles),
+                periodFrames: periodFrames, latencyMicroseconds: latencyMicroseconds)
+            try engine.seek(to: s.startFrame)
+            s.engine = engine
+            Self.applyGains(&s)
+        } catch { throw .output(error) }
+    }
+
+    private static func applyGains(_ s: inout State) {
+        s.engine?.gains = OutputGains(volume: s.volume, pan: s.pan, gain: s.policy.gain)
+    }
+
+    private func apply(_ actions: [PlaybackAction], to s: inout State) {
+        for action in actions {
+            switch action {
+            case .pause:
+                s.engine?.pause()
+                continuation.yield(.playingChanged(false))
+            case .resume:
+                continuation.yield(.playingChanged(true))
+                if !s.threadRunning {
+                    let result = startThread()
+                    if result == 0 {
+                        s.threadRunning = true
+                    } else {
+                        fail(.output(ALSAError(code: -result, operation: "pthread_create")), &s)
+                    }
+                }
+            case .reroute:
+                // A paused engine is closed and reopens the PCM by name, re-reading the route, on resume.
+                guard let engine = s.engine, engine.isOpen else { continue }
+                do {
+                    continuation.yield(.rerouted(try engine.reroute(to: deviceName)))
+                } catch {
+                    fail(.output(error), &s)
+                }
+            case .setGain:
+                Self.applyGains(&s)
+            }
+        }
+    }
+
+    private func fail(_ error: AudioPlayerError, _ s: inout State) {
+        _ = s.policy.pause()
+        s.engine?.close()
+        continuation.yield(.decodeError(error))
+        continuation.yield(.playingChanged(false))
+        continuation.yield(.finished(successfully: false))
+    }
+
+    // MARK: - The playback thread
+
+    private enum Step { case next, exit }
+
+    /// One period, under the lock.
+    private func step() -> Step {
+        state.withLock { s -> Step in
+            guard s.policy.isPlaying, let engine = s.engine else {
+                s.threadRunning = false
+                return .exit
+            }
+            do throws(ALSAError) {
+                if try engine.writeNextPeriod() > 0 { return .next }
+                // The end of the file: play it out before looping or finishing.
+                try engine.drain()
+                if s.loopsLeft != 0 {
+                    if s.loopsLeft > 0 { s.loopsLeft -= 1 }
+                    try engine.seek(to: 0)
+                    return .next
+                }
+                s.loopsLeft = s.numberOfLoops
+                _ = s.policy.pause()
+                engine.close()
+                try engine.seek(to: 0)
+                s.startFrame = 0
+                s.threadRunning = false
+                continuation.yield(.playingChanged(false))
+                continuation.yield(.finished(successfully: true))
+                return .exit
+            } catch {
+                fail(.output(error), &s)
+                s.threadRunning = false
+                return .exit
+            }
+        }
+    }
+
+    /// Starts the thread (called under the lock; it waits for the lock before its first period).
+    private func startThread() -> Int32 {
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { context in
+            let player = Unmanaged<AudioPlayer>.fromOpaque(context!).takeRetainedValue()
+            while player.step() == .next {
+                while player.waiting.load(ordering: .sequentiallyConsistent) > 0 { sched_yield() }
+            }
+            return nil
+        }, context)
+        if result == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged<AudioPlayer>.fromOpaque(context).release()
+        }
+        return result
+    }
+}

@@ -1,0 +1,148 @@
+import ArgumentParser
+import AudioRouteCore
+import AudioRouteLinux
+import AudioSession
+import Glibc
+
+/// `audioroute play FILE [--category C] [--mode M] [--options ...] [--device PCM]`
+struct Play: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "play",
+        abstract: "Play a WAV file on the current route, following route changes, interruptions and ducking.",
+        discussion: """
+            Opens a session with the category (playback by default), activates it and plays FILE on \
+            the ALSA PCM `audioroute` (the route's device, rewritten by audiorouted) or --device. \
+            Unplugging the output pauses (as iOS players do); an interruption pauses and resumes only \
+            if it was playing and the interruption ends with shouldResume; ducking lowers the volume. \
+            On a terminal one progress line is rewritten in place; otherwise a plain line is printed on \
+            every change. Exit status: 0 when the file played to its end, 1 on a bad file, no daemon \
+            or an output error, 130 on SIGINT and 143 on SIGTERM (the session is deactivated with \
+            notifyOthersOnDeactivation first).
+            """
+    )
+
+    @OptionGroup var daemon: DaemonOptions
+
+    @Option(help: "The session's category.")
+    var category: String = "playback"
+
+    @Option(help: "The session's mode.")
+    var mode: String = "default"
+
+    @Option(name: .customLong("options"), help: "Category options, comma-separated (e.g. mixWithOthers,duckOthers).")
+    var categoryOptions: String = ""
+
+    @Option(help: "The ALSA PCM to play to (default: audioroute, the current route).")
+    var device: String = AlsaRouteConfig.outputPCM
+
+    @Option(name: .customLong("loops"), help: "Times to play the file again (-1: forever).")
+    var loops: Int = 0
+
+    @Argument(help: "The WAV file to play.")
+    var file: String
+
+    func validate() throws {
+        guard Category(rawValue: category) != nil else { throw ValidationError("unknown category \"\(category)\"") }
+        guard Mode(rawValue: mode) != nil else { throw ValidationError("unknown mode \"\(mode)\"") }
+        _ = try parsedOptions()
+    }
+
+    func parsedOptions() throws -> CategoryOptions {
+        var result: CategoryOptions = []
+        for name in categoryOptions.split(separator: ",") {
+            let trimmed = String(name).filter { $0 != " " }
+            guard let option = CategoryOptions(name: trimmed) else { throw ValidationError("unknown category option \"\(trimmed)\"") }
+            result.formUnion(option)
+        }
+        return result
+    }
+
+    func run() async throws {
+        Logging.bootstrap(level: .warning)
+        // The file first: a bad file is reported without touching the daemon.
+        let player: AudioPlayer
+        do {
+            player = try AudioPlayer(contentsOf: file, device: device)
+        } catch {
+            Terminal.error("\(error)")
+            throw ExitCode(1)
+        }
+        player.numberOfLoops = loops
+        let audio = daemon.session(app: "audioroute-play")
+        let options = try parsedOptions()
+        try await withDaemon { () throws(AudioSessionError) in
+            try await audio.setCategory(Category(rawValue: category)!, mode: Mode(rawValue: mode)!, options: options)
+            try await audio.setActive(true)
+        }
+        let following = await player.follow(audio)
+        let (outcomes, outcome) = AsyncStream.makeStream(of: Int32.self)
+        let signals = SignalForward(signals: [SIGINT, SIGTERM]) { number in outcome.yield(128 + number) }
+        let events = player.events
+        let watcher = Task {
+            for await event in events {
+                switch event {
+                case .finished(let successfully): outcome.yield(successfully ? 0 : 1)
+                case .decodeError(let error): Terminal.error("\(error)")
+                default: break
+                }
+            }
+        }
+        let progress = Task { await Self.showProgress(player, audio) }
+        do {
+            try player.play()
+        } catch {
+            Terminal.error("\(error)")
+            outcome.yield(1)
+        }
+        var status: Int32 = 1
+        for await value in outcomes { status = value; break }
+        signals.cancel()
+        progress.cancel()
+        watcher.cancel()
+        following.cancel()
+        player.stop()
+        _ = await progress.value
+        if isatty(1) == 1 { FileIO.writeOut("\n") }
+        do {
+            try await audio.setActive(false, options: .notifyOthersOnDeactivation)
+        } catch {
+            if case .daemonUnavailable = error {} else { Terminal.warning("deactivating the session: \(error)") }
+        }
+        await audio.close()
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    /// The progress line: rewritten in place on a terminal, a plain line on every change otherwise.
+    static func showProgress(_ player: AudioPlayer, _ audio: AudioSession) async {
+        let tty = isatty(1) == 1
+        var last = ""
+        // At least one line, even when the file ended before the first tick.
+        repeat {
+            let route = ((try? await audio.currentRoute)?.outputs ?? []).map(\.portName).joined(separator: "+")
+            let state = player.isPlaying ? "playing" : (player.isInterrupted ? "interrupted" : "paused")
+            let ducked = player.sessionGain < 1 ? ", ducked" : ""
+            let line = "\(clock(player.currentTime))/\(clock(player.duration))  \(route.isEmpty ? "no output" : route)  \(state)\(ducked)"
+            if tty {
+                FileIO.writeOut("\r\(line)\u{1B}[K")
+            } else {
+                // Without a terminal, only changes (state, route) are printed, not the clock.
+                let key = "\(route) \(state)\(ducked)"
+                if key != last { FileIO.writeOut("\(line)\n"); last = key }
+            }
+            try? await Task.sleep(for: .milliseconds(250))
+        } while !Task.isCancelled
+    }
+
+    static func clock(_ seconds: Double) -> String {
+        let whole = Int(seconds.isFinite ? max(seconds, 0) : 0)
+        let s = whole % 60
+        return "\(whole / 60):\(s < 10 ? "0" : "")\(s)"
+    }
+}
+
+extension FileIO {
+    /// Writes `text` to standard output.
+    static func writeOut(_ text: String) {
+        Array(text.utf8).withUnsafeBytes { writeAll(fd: 1, $0) }
+    }
+}

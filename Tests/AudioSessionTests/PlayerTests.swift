@@ -1,0 +1,199 @@
+// The player's policy (pure) and the player through the real libasound, with
+// `file` PCMs standing for devices (test-bench.md).
+import AudioRouteCore
+import AudioRouteLinux
+import AudioSession
+import Glibc
+import Testing
+
+private func port(_ uid: String, _ type: PortType) -> PortDescription {
+    PortDescription(uid: uid, portType: type, portName: uid, direction: .output, device: uid, priority: 0, sequence: 0)
+}
+
+private let speakerRoute = RouteDescription(outputs: [port("speaker", .builtInSpeaker)])
+private let headsetRoute = RouteDescription(outputs: [port("headset", .headphones)])
+
+private func change(_ reason: RouteChangeReason, from: RouteDescription, to: RouteDescription) -> AudioSessionNotification {
+    .routeChange(RouteChangeInfo(reason: reason, previousRoute: from, currentRoute: to))
+}
+private let began = AudioSessionNotification.interruption(InterruptionInfo(type: .began, reason: .default, options: []))
+private let endedResume = AudioSessionNotification.interruption(InterruptionInfo(type: .ended, reason: nil, options: .shouldResume))
+private let endedNoResume = AudioSessionNotification.interruption(InterruptionInfo(type: .ended, reason: nil, options: []))
+
+@Suite struct PlaybackPolicyTests {
+    @Test func unplugPausesAndReroutesAndPlugReroutesWithoutPausing() {
+        var policy = PlaybackPolicy()
+        #expect(policy.play() == [.resume])
+        #expect(policy.handle(change(.newDeviceAvailable, from: speakerRoute, to: headsetRoute)) == [.reroute])
+        #expect(policy.isPlaying)
+        #expect(policy.handle(change(.oldDeviceUnavailable, from: headsetRoute, to: speakerRoute)) == [.pause, .reroute])
+        #expect(!policy.isPlaying)
+        // Same outputs (an input came): nothing to do.
+        #expect(policy.handle(change(.newDeviceAvailable, from: speakerRoute, to: speakerRoute)) == [])
+    }
+
+    @Test func routeDisconnectedInterruptionPauses() {
+        var policy = PlaybackPolicy()
+        _ = policy.play()
+        let disconnected = AudioSessionNotification.interruption(InterruptionInfo(type: .began, reason: .routeDisconnected, options: []))
+        #expect(policy.handle(disconnected) == [.pause])
+        #expect(!policy.isPlaying && policy.isInterrupted)
+    }
+
+    @Test func resumesAfterAnInterruptionOnlyIfItWasPlaying() {
+        var playing = PlaybackPolicy()
+        _ = playing.play()
+        #expect(playing.handle(began) == [.pause])
+        #expect(playing.handle(endedResume) == [.resume])
+        #expect(playing.isPlaying)
+
+        // Paused when the call came: the call's end must not start the music.
+        var paused = PlaybackPolicy()
+        _ = paused.play()
+        _ = paused.pause()
+        #expect(paused.handle(began) == [])
+        #expect(paused.handle(endedResume) == [])
+        #expect(!paused.isPlaying)
+
+        // Ended without shouldResume (a timer's "stop playing"): stay paused.
+        var noResume = PlaybackPolicy()
+        _ = noResume.play()
+        _ = noResume.handle(began)
+        #expect(noResume.handle(endedNoResume) == [])
+        #expect(!noResume.isPlaying)
+
+        // The user paused during the interruption: do not resume after it.
+        var userPaused = PlaybackPolicy()
+        _ = userPaused.play()
+        _ = userPaused.handle(began)
+        _ = userPaused.pause()
+        #expect(userPaused.handle(endedResume) == [])
+    }
+
+    @Test func duckGainOnAndOff() {
+        var policy = PlaybackPolicy()
+        #expect(policy.gain == 1)
+        #expect(policy.handle(.ducked) == [.setGain(0.3)])
+        #expect(policy.gain == 0.3)
+        #expect(policy.handle(.ducked) == [])
+        #expect(policy.handle(.unducked) == [.setGain(1)])
+        #expect(policy.gain == 1)
+    }
+}
+
+/// Two file PCMs, and `audioroute` on one of them, as the daemon's route file would define it.
+private func writeDevices(_ dir: String, route: String) throws {
+    let text = """
+        pcm.dev_speaker { type file slave.pcm "null" file "\(dir)/speaker.raw" format "raw" }
+        pcm.dev_headset { type file slave.pcm "null" file "\(dir)/headset.raw" format "raw" }
+
+        """
+    try AtomicFile.write(Array(text.utf8), to: dir + "/devices.conf")
+    try AtomicFile.write(Array("pcm.audioroute { type plug slave.pcm \"\(route)\" }\n".utf8), to: dir + "/route.conf")
+}
+
+private func contents(_ path: String) -> [UInt8] { (try? AtomicFile.read(path)) ?? [] }
+
+private func writeSource(_ path: String, frames: Int) throws -> WAVFile {
+    let format = WAVFormat(encoding: .signed16, channels: 2, sampleRate: 48000)
+    let samples = (0..<(frames * 2)).map { Double(($0 * 7919) % 20000 - 10000) / 32768 }
+    try AtomicFile.write(WAVFile.encode(samples, format: format), to: path)
+    return try WAVFile(contentsOf: path)
+}
+
+private func waitForEnd(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
+    var seen: [AudioPlayerEvent] = []
+    for await event in player.events {
+        seen.append(event)
+        if case .finished = event { break }
+    }
+    return seen
+}
+
+@Suite(.serialized) struct AudioPlayerTests {
+    @Test func playsTheWholeFileByteExactWithTheDuckGainApplied() async throws {
+        try await withTemporaryDirectory { dir in
+            try writeDevices(dir, route: "dev_speaker")
+            let file = try writeSource(dir + "/a.wav", frames: 5000)
+            let player = try AudioPlayer(
+                contentsOf: dir + "/a.wav", configurationFiles: [dir + "/devices.conf", dir + "/route.conf"],
+                periodFrames: 500, latencyMicroseconds: 5000)
+            #expect(player.duration == 5000.0 / 48000)
+            player.handle(.ducked)
+            try player.play()
+            let events = await waitForEnd(player)
+            #expect(events.last == .finished(successfully: true))
+            var expected: [UInt8] = []
+            file.render(frames: 0..<5000, as: .signed16, gains: OutputGains(gain: 0.3), into: &expected)
+            #expect(contents(dir + "/speaker.raw") == expected)
+            #expect(!player.isPlaying && player.currentTime == 0)
+        }
+    }
+
+    @Test func followsARouteChangeWithNoFrameLostOrRepeated() async throws {
+        try await withTemporaryDirectory { dir in
+            try writeDevices(dir, route: "dev_speaker")
+            let file = try writeSource(dir + "/a.wav", frames: 480_000)
+            let player = try AudioPlayer(
+                contentsOf: dir + "/a.wav", configurationFiles: [dir + "/devices.conf", dir + "/route.conf"],
+                periodFrames: 256, latencyMicroseconds: 5000)
+            try player.prepareToPlay()
+            // The daemon rewrites the route file, then announces the change (the PCM
+            // is already open on the speaker). Written before play: the write fsyncs,
+            // and null does not pace, so the file could end meanwhile.
+            try writeDevices(dir, route: "dev_headset")
+            try player.play()
+            // Mid-file: once the speaker has been written to (the whole file takes ~250 ms here).
+            for _ in 0..<10_000 where player.currentTime == 0 { usleep(100) }
+            player.handle(change(.newDeviceAvailable, from: speakerRoute, to: headsetRoute))
+            let events = await waitForEnd(player)
+            #expect(events.last == .finished(successfully: true))
+            let both = contents(dir + "/speaker.raw") + contents(dir + "/headset.raw")
+            #expect(both == Array(file.nativeBytes(frames: 0..<480_000)))
+            // The reroute landed mid-file unless the whole file was written first (null does not pace).
+            #expect(events.contains(where: { if case .rerouted = $0 { true } else { false } }))
+            #expect(!contents(dir + "/headset.raw").isEmpty && !contents(dir + "/speaker.raw").isEmpty)
+        }
+    }
+
+    @Test func unplugPausesAndPlayResumesOnTheNewRouteFromTheSameFrame() async throws {
+        try await withTemporaryDirectory { dir in
+            try writeDevices(dir, route: "dev_headset")
+            let frames = 480_000
+            let file = try writeSource(dir + "/a.wav", frames: frames)
+            let player = try AudioPlayer(
+                contentsOf: dir + "/a.wav", configurationFiles: [dir + "/devices.conf", dir + "/route.conf"],
+                periodFrames: 256, latencyMicroseconds: 5000)
+            try player.prepareToPlay()
+            try writeDevices(dir, route: "dev_speaker")
+            try player.play()
+            for _ in 0..<10_000 where player.currentTime == 0 { usleep(100) }
+            player.handle(change(.oldDeviceUnavailable, from: headsetRoute, to: speakerRoute))
+            #expect(!player.isPlaying)
+            // Paused at exactly the first frame the headset did not get.
+            let stoppedAt = Int((player.currentTime * 48000).rounded())
+            #expect(stoppedAt > 0 && stoppedAt < frames)
+            #expect(contents(dir + "/headset.raw") == Array(file.nativeBytes(frames: 0..<stoppedAt)))
+            #expect(contents(dir + "/speaker.raw").isEmpty)
+            try player.play()
+            let events = await waitForEnd(player)
+            #expect(events.last == .finished(successfully: true))
+            #expect(contents(dir + "/headset.raw") + contents(dir + "/speaker.raw") == Array(file.nativeBytes(frames: 0..<frames)))
+        }
+    }
+
+    @Test func badFilesAreTypedErrors() async throws {
+        try await withTemporaryDirectory { dir in
+            #expect(throws: AudioPlayerError.file(.missing(path: dir + "/none.wav"))) {
+                try AudioPlayer(contentsOf: dir + "/none.wav")
+            }
+            try AtomicFile.write(Array("hello, not a wav".utf8), to: dir + "/text.wav")
+            do {
+                _ = try AudioPlayer(contentsOf: dir + "/text.wav")
+                Issue.record("a text file loaded")
+            } catch let error as AudioPlayerError {
+                guard case .file(.invalid(_, let inner)) = error, case .notWAV = inner else { Issue.record("\(error)"); return }
+            }
+        }
+    }
+}
