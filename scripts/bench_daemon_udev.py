@@ -1,6 +1,6 @@
 """audiorouted with its real watchers under umockdev (scripts/bench-daemon --udev).
 
-The testbed is owned by Tests/Fixtures/udev/emitter.py, run under
+The testbed is owned by share/demo/emitter.py, run under
 umockdev-wrapper with Debian's /usr/bin/python3 (it needs gi); the daemon runs
 under umockdev-wrapper against it, with DBUS_SYSTEM_BUS_ADDRESS pointing
 nowhere (the BlueZ watcher reports no bus and the daemon goes on).
@@ -120,7 +120,7 @@ class ClientLog(threading.Thread):
 class Emitter:
     def __init__(self):
         self.process = subprocess.Popen(
-            ["umockdev-wrapper", "/usr/bin/python3", os.path.join(FIXTURES, "emitter.py")],
+            ["umockdev-wrapper", "/usr/bin/python3", os.path.join(ROOT, "share", "demo", "emitter.py")],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
             env=dict(os.environ, PYTHONUNBUFFERED="1"))
         ready = self.process.stdout.readline().strip()

@@ -39,20 +39,10 @@ struct Monitor: AsyncParsableCommand {
 
     static let sessionID = "monitor"
 
-    func validate() throws {
-        guard Category(rawValue: category) != nil else { throw ValidationError("unknown category \"\(category)\"") }
-        guard Mode(rawValue: mode) != nil else { throw ValidationError("unknown mode \"\(mode)\"") }
-        _ = try parsedOptions()
-    }
+    func validate() throws { _ = try parsedOptions() }
 
     func parsedOptions() throws -> CategoryOptions {
-        var result: CategoryOptions = []
-        for name in categoryOptions.split(separator: ",") {
-            let trimmed = String(name).filter { $0 != " " }
-            guard let option = CategoryOptions(name: trimmed) else { throw ValidationError("unknown category option \"\(trimmed)\"") }
-            result.formUnion(option)
-        }
-        return result
+        try checkedSessionRequest(category: category, mode: mode, options: categoryOptions)
     }
 
     func run() async throws {

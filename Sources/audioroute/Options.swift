@@ -1,4 +1,5 @@
 import ArgumentParser
+import AudioRouteCore
 import AudioSession
 import Logging
 
@@ -64,4 +65,18 @@ func withDaemon(direct: String? = nil, _ body: () async throws(AudioSessionError
         }
         throw ExitCode(1)
     }
+}
+
+/// Checks a session's category, mode and options given as text on the command
+/// line, by name, and returns the options.
+func checkedSessionRequest(category: String, mode: String, options: String) throws -> CategoryOptions {
+    guard Category(rawValue: category) != nil else { throw ValidationError("unknown category \"\(category)\"") }
+    guard Mode(rawValue: mode) != nil else { throw ValidationError("unknown mode \"\(mode)\"") }
+    var result: CategoryOptions = []
+    for name in options.split(separator: ",") {
+        let trimmed = String(name).filter { $0 != " " }
+        guard let option = CategoryOptions(name: trimmed) else { throw ValidationError("unknown category option \"\(trimmed)\"") }
+        result.formUnion(option)
+    }
+    return result
 }

@@ -4,7 +4,7 @@
 //   .build/release/udev-bench [--events 1000] [--storm 1000] [--idle 10] [--fixtures Tests/Fixtures/udev]
 //
 // The orchestrator (this process, not preloaded) starts the umockdev emitter
-// (Tests/Fixtures/udev/emitter.py under umockdev-wrapper), then, against its
+// (share/demo/emitter.py under umockdev-wrapper), then, against its
 // testbed and under umockdev-wrapper, itself in `receive` mode (the udev watcher:
 // hardwareEvents() -> UdevPortState -> PortEvent) and `udevadm monitor --udev
 // --property`. Both write a line per event to a pipe; this process stamps each
@@ -188,7 +188,7 @@ func orchestrate(events: Int, storm: Int, idle: Int, fixtures: String) throws {
     let dacCard = dacUSB + "/2-4:1.0/sound/card3"
     let dacPort = "usb-ACTIONS_USB_AUDIO_4512482ADF0FEEEE-00/output"
 
-    let emitter = try Child(["/usr/bin/umockdev-wrapper", "/usr/bin/python3", fixtures + "/emitter.py"])
+    let emitter = try Child(["/usr/bin/umockdev-wrapper", "/usr/bin/python3", fixtures + "/../../../share/demo/emitter.py"])
     defer { emitter.stop() }
     let ready = try emitter.wait { $0.hasPrefix("READY ") }
     let root = String(ready.line.dropFirst(6))

@@ -13,7 +13,7 @@ import Glibc
     @Test func twoClientsHearOfAPluggedHeadset() throws {
         // The emitter owns the testbed; it and the daemon run under the umockdev preload.
         let emitter = try ScriptedProcess(
-            "/usr/bin/umockdev-wrapper", ["/usr/bin/python3", fixturesDirectory + "/udev/emitter.py"], environment: ["PYTHONUNBUFFERED": "1"])
+            "/usr/bin/umockdev-wrapper", ["/usr/bin/python3", fixturesDirectory + "/../../share/demo/emitter.py"], environment: ["PYTHONUNBUFFERED": "1"])
         // quit lets the emitter remove its testbed.
         defer {
             emitter.send("quit")

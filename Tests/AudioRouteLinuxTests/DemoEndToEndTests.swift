@@ -87,14 +87,6 @@ import Testing
         if let dir { #expect(!FileManager.default.fileExists(atPath: dir)) }
     }
 
-    @Test func theShippedEmitterIsTheTestedOne() throws {
-        // share/demo carries its own copy (the demo must not need Tests/): they must not drift.
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let shipped = try Data(contentsOf: root.appendingPathComponent("share/demo/emitter.py"))
-        let tested = try Data(contentsOf: root.appendingPathComponent("Tests/Fixtures/udev/emitter.py"))
-        #expect(shipped == tested, "share/demo/emitter.py differs from Tests/Fixtures/udev/emitter.py")
-    }
-
     @Test func aSignalStopsEverythingItStarted() throws {
         let demo = try Demo(["--json"])
         defer { demo.cleanUp() }

@@ -1,7 +1,7 @@
 import AudioRouteCore
 import Foundation
 
-/// A umockdev testbed owned by `Tests/Fixtures/udev/emitter.py` (run under
+/// A umockdev testbed owned by `share/demo/emitter.py` (run under
 /// umockdev-wrapper with Debian's /usr/bin/python3), and the built `audioroute`
 /// binary run against it under umockdev-wrapper: the real libudev and evdev
 /// code paths, no hardware. Everything started here is killed and the testbed
@@ -51,7 +51,7 @@ final class UmockdevBench: @unchecked Sendable {
 
     init() throws {
         emitter.executableURL = URL(fileURLWithPath: "/usr/bin/umockdev-wrapper")
-        emitter.arguments = ["/usr/bin/python3", Self.fixtures + "/emitter.py"]
+        emitter.arguments = ["/usr/bin/python3", Self.packageRoot + "/share/demo/emitter.py"]
         emitter.standardInput = toEmitter
         emitter.standardOutput = fromEmitter
         emitter.standardError = FileHandle(forWritingAtPath: "/dev/null")
