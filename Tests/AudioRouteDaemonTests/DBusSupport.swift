@@ -23,26 +23,13 @@ final class ScriptedProcess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        var env: [String] = []
-        var index = 0
-        while let entry = environ[index] {
-            let text = String(cString: entry)
-            let key = text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? text
-            if environment[key] == nil { env.append(text) }
-            index += 1
-        }
-        env += environment.map { "\($0.key)=\($0.value)" }
-        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        var child: pid_t = 0
-        let spawned = posix_spawn(&child, path, &actions, nil, argv, envp)
+        let result = spawn(path, arguments, environment: environment, actions: &actions)
         Glibc.close(inPipe[0])
         Glibc.close(outPipe[1])
-        guard spawned == 0 else {
+        guard case .success(let child) = result else {
             Glibc.close(inPipe[1])
             Glibc.close(outPipe[0])
-            throw TestFailure("cannot start \(path): errno \(spawned)")
+            throw TestFailure("cannot start \(path): \(result)")
         }
         pid = child
         input = inPipe[1]

@@ -38,24 +38,11 @@ func run(_ path: String, _ arguments: [String], environment: [String: String]) t
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-    var env: [String] = []
-    var index = 0
-    while let entry = environ[index] {
-        let text = String(cString: entry)
-        let key = text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? text
-        if environment[key] == nil { env.append(text) }
-        index += 1
-    }
-    env += environment.map { "\($0.key)=\($0.value)" }
-    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-    let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
-    defer { for pointer in argv + envp { free(pointer) } }
-    var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
+    let result = spawn(path, arguments, environment: environment, actions: &actions)
     close(errPipe[1])
-    guard spawned == 0 else {
+    guard case .success(let pid) = result else {
         close(errPipe[0])
-        throw TestFailure("cannot start \(path): errno \(spawned)")
+        throw TestFailure("cannot start \(path): \(result)")
     }
     var err: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 4096)

@@ -73,26 +73,13 @@ public final class ChildProcess {
         if let stdin { posix_spawn_file_actions_adddup2(&actions, stdin, 0) }
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-        var env: [String] = []
-        var index = 0
-        while let entry = environ[index] {
-            let text = String(cString: entry)
-            let key = text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? text
-            if environment[key] == nil && !removing.contains(key) { env.append(text) }
-            index += 1
-        }
-        env += environment.map { "\($0.key)=\($0.value)" }
-        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        let result = spawn(path, arguments, environment: environment, removing: removing, actions: &actions)
         close(outPipe[1])
         close(errPipe[1])
-        guard spawned == 0 else {
+        guard case .success(let pid) = result else {
             close(outPipe[0])
             close(errPipe[0])
-            throw TestFailure("cannot start \(path): errno \(spawned)")
+            throw TestFailure("cannot start \(path): \(result)")
         }
         self.pid = pid
         stdout = outPipe[0]
@@ -181,4 +168,34 @@ public final class NotifySocket {
         close(fd)
         if !name.hasPrefix("@") { unlink(name) }
     }
+}
+
+/// `posix_spawn`s `path` with `arguments`, this process's environment with
+/// `environment` added (or replacing) and `removing` taken out, and `actions`.
+/// Returns the child's pid, or the errno posix_spawn gave.
+public func spawn(
+    _ path: String, _ arguments: [String], environment: [String: String], removing: Set<String> = [],
+    actions: inout posix_spawn_file_actions_t
+) -> Result<pid_t, SpawnError> {
+    var env: [String] = []
+    var index = 0
+    while let entry = environ[index] {
+        let text = String(cString: entry)
+        let key = text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? text
+        if environment[key] == nil && !removing.contains(key) { env.append(text) }
+        index += 1
+    }
+    env += environment.map { "\($0.key)=\($0.value)" }
+    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+    let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
+    defer { for pointer in argv + envp { free(pointer) } }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
+    return spawned == 0 ? .success(pid) : .failure(SpawnError(errno: spawned))
+}
+
+/// posix_spawn's error number.
+public struct SpawnError: Error, CustomStringConvertible {
+    public var errno: Int32
+    public var description: String { "errno \(errno)" }
 }
