@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import AudioRouteLinux
 import Glibc
 #endif
 
@@ -94,9 +95,8 @@ enum DemoSignals {
                 _ = write(demoSignalPipe, &byte, 1)
             }
         }
-        var thread = pthread_t()
-        pthread_create(&thread, nil, { argument in
-            let fd = Int32(Int(bitPattern: argument) - 1)
+        let fd = fds[0]
+        let started = startThread {
             var byte: UInt8 = 0
             while read(fd, &byte, 1) < 0 && errno == EINTR {}
             let received = Int32(byte)
@@ -105,7 +105,8 @@ enum DemoSignals {
             demoRegistry.noteSignal(received)
             demoRegistry.cleanup()
             _exit(128 + received)
-        }, UnsafeMutableRawPointer(bitPattern: Int(fds[0]) + 1))
+        }
+        if let started { Terminal.warning("demo: no signal thread (errno \(started)): Ctrl-C will not clean up") }
     }
 }
 

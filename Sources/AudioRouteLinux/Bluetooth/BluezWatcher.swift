@@ -71,20 +71,7 @@ public struct BluezWatcher: PortWatcher {
         let (stream, continuation) = AsyncStream.makeStream(of: BluezLoop.Item.self, bufferingPolicy: .unbounded)
         continuation.onTermination = { _ in wake.fire() }
         let loop = BluezLoop(bus: bus, logger: logger, continuation: continuation, wake: wake)
-        let context = Unmanaged.passRetained(loop).toOpaque()
-        var thread = pthread_t()
-        let rc = pthread_create(
-            &thread, nil,
-            { context in
-                let loop = Unmanaged<BluezLoop>.fromOpaque(context!).takeRetainedValue()
-                loop.main()
-                return nil
-            }, context)
-        guard rc == 0 else {
-            Unmanaged<BluezLoop>.fromOpaque(context).release()
-            throw .threadFailed(errno: rc)
-        }
-        pthread_detach(thread)
+        if let rc = startThread({ loop.main() }) { throw .threadFailed(errno: rc) }
         var iterator = stream.makeAsyncIterator()
         switch await iterator.next() {
         case .started?: return BluezPortEvents(iterator: iterator)

@@ -93,20 +93,8 @@ public final class DBusClientConnection: Sendable {
         let loop = ClientLoop(choice: choice, wake: wake, signals: continuation)
         let started: Result<String, BusError> = await withCheckedContinuation { ready in
             loop.ready.withLock { $0 = ready }
-            let context = Unmanaged.passRetained(loop).toOpaque()
-            var thread = pthread_t()
-            let rc = pthread_create(
-                &thread, nil,
-                { context in
-                    let loop = Unmanaged<ClientLoop>.fromOpaque(context!).takeRetainedValue()
-                    loop.main()
-                    return nil
-                }, context)
-            if rc != 0 {
-                Unmanaged<ClientLoop>.fromOpaque(context).release()
+            if let rc = startThread({ loop.main() }) {
                 ready.resume(returning: .failure(BusError(operation: "start the D-Bus thread", errno: rc)))
-            } else {
-                pthread_detach(thread)
             }
         }
         switch started {

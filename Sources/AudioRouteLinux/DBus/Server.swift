@@ -114,20 +114,8 @@ public final class BusServer: Sendable {
             logger: logger, continuation: continuation, wake: wake)
         let started: Result<String, BusError> = await withCheckedContinuation { ready in
             loop.onStart = { ready.resume(returning: $0) }
-            let context = Unmanaged.passRetained(loop).toOpaque()
-            var thread = pthread_t()
-            let rc = pthread_create(
-                &thread, nil,
-                { context in
-                    let loop = Unmanaged<ServerLoop>.fromOpaque(context!).takeRetainedValue()
-                    loop.main()
-                    return nil
-                }, context)
-            if rc != 0 {
-                Unmanaged<ServerLoop>.fromOpaque(context).release()
+            if let rc = startThread({ loop.main() }) {
                 ready.resume(returning: .failure(BusError(operation: "start the bus thread", errno: rc)))
-            } else {
-                pthread_detach(thread)
             }
         }
         switch started {

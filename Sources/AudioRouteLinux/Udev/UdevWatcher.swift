@@ -71,25 +71,3 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
         return UdevPortState(logger: logger) { card in ucm?.hasEarpiece(card) ?? false }
     }
 }
-
-/// Starts a detached POSIX thread running `body` (the event loop must not block
-/// a thread of Swift's cooperative pool). Returns the errno if it could not.
-func startThread(_ body: @escaping @Sendable () -> Void) -> Int32? {
-    final class Box: Sendable {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    }
-    let context = Unmanaged.passRetained(Box(body)).toOpaque()
-    var thread = pthread_t()
-    let status = pthread_create(&thread, nil, { raw in
-        let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-        box.body()
-        return nil
-    }, context)
-    guard status == 0 else {
-        Unmanaged<Box>.fromOpaque(context).release()
-        return status
-    }
-    pthread_detach(thread)
-    return nil
-}

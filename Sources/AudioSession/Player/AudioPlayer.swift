@@ -290,20 +290,10 @@ public final class AudioPlayer: Sendable {
 
     /// Starts the thread (called under the lock; it waits for the lock before its first period).
     private func startThread() -> Int32 {
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { context in
-            let player = Unmanaged<AudioPlayer>.fromOpaque(context!).takeRetainedValue()
-            while player.step() == .next {
-                while player.waiting.load(ordering: .sequentiallyConsistent) > 0 { sched_yield() }
+        AudioRouteLinux.startThread { [self] in
+            while step() == .next {
+                while waiting.load(ordering: .sequentiallyConsistent) > 0 { sched_yield() }
             }
-            return nil
-        }, context)
-        if result == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<AudioPlayer>.fromOpaque(context).release()
-        }
-        return result
+        } ?? 0
     }
 }
