@@ -77,13 +77,14 @@ struct Play: AsyncParsableCommand {
                 }
             }
         }
-        let progress = Task { await Self.showProgress(player, audio) }
         do {
             try player.play()
         } catch {
             Terminal.error("\(error)")
             outcome.yield(1)
         }
+        // After play(): the first line must show the state play() set, not the one before it.
+        let progress = Task { await Self.showProgress(player, audio) }
         var status: Int32 = 1
         for await value in outcomes { status = value; break }
         signals.cancel()
