@@ -29,11 +29,13 @@ let package = Package(
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         // libasound: module map plus shim.h, nothing else.
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        // The Swift runtime's executor hooks (audiorouted's one-thread executor). Module map and shim.h only.
+        .systemLibrary(name: "CSwiftConcurrency"),
         // The only code that calls C: hardware watchers, ALSA naming, configuration and output. No Foundation.
         .target(
             name: "AudioRouteLinux",
             dependencies: [
-                "AudioRouteCore", "CUdev", "CSystemd", "CBluetooth", "CALSA",
+                "AudioRouteCore", "CUdev", "CSystemd", "CBluetooth", "CALSA", "CSwiftConcurrency",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

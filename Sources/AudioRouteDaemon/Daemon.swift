@@ -132,7 +132,15 @@ public enum Daemon {
     /// With a `bus`, the D-Bus API is served there: the name is taken before
     /// anything else starts (a missing bus or a taken name is a `StartupError`),
     /// so READY=1 always means the API is reachable.
-    public static func run(paths: DaemonPaths, watchers: [any PortWatcher], bus: ServerBus? = nil, logger: Logger) async throws {
+    ///
+    /// `signals`, when given, replace ServiceGroup's own SIGTERM/SIGINT handling (which
+    /// uses Dispatch): the first one that arrives starts the graceful shutdown. `sleep`
+    /// times the state service's coalescing. audiorouted passes both from its one-thread
+    /// executor (docs/daemon.md).
+    public static func run(
+        paths: DaemonPaths, watchers: [any PortWatcher], bus: ServerBus? = nil, logger: Logger,
+        signals: AsyncStream<Int32>? = nil, sleep: (@Sendable (Duration) async throws -> Void)? = nil
+    ) async throws {
         var server: BusServer?
         if let bus {
             do throws(BusError) {
@@ -145,7 +153,12 @@ public enum Daemon {
         let store = StateStore(directory: paths.stateDirectory)
         let (initial, outcome) = store.load(logger: logger)
         logger.info("state", metadata: ["path": "\(store.path)", "outcome": "\(outcome)"])
-        let stateService = StateService(store: store, initial: initial, logger: logger)
+        let stateService =
+            if let sleep {
+                StateService(store: store, initial: initial, sleep: sleep, logger: logger)
+            } else {
+                StateService(store: store, initial: initial, logger: logger)
+            }
         let writer = AlsaRouteConfigWriter(runtimeDirectory: paths.runtimeDirectory, directoryMode: paths.system ? 0o755 : 0o700)
         let routeService = RouteService(
             stateService: stateService, initialState: initial, alsa: writer, logger: logger,
@@ -166,9 +179,30 @@ public enum Daemon {
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: services,
-                gracefulShutdownSignals: [.sigterm, .sigint],
+                gracefulShutdownSignals: signals == nil ? [.sigterm, .sigint] : [],
                 logger: logger))
-        try await group.run()
+        guard let signals else {
+            try await group.run()
+            return
+        }
+        try await withThrowingTaskGroup(of: Bool.self) { tasks in
+            tasks.addTask {
+                try await group.run()
+                return true
+            }
+            tasks.addTask {
+                for await number in signals {
+                    logger.notice("signal received, shutting down", metadata: ["signal": "\(number)"])
+                    await group.triggerGracefulShutdown()
+                    break
+                }
+                return false
+            }
+            // When the service group is done, the signal waiter is no longer needed.
+            for try await groupEnded in tasks where groupEnded {
+                tasks.cancelAll()
+            }
+        }
     }
 
     /// The gid of group `name`, if it exists.

@@ -13,6 +13,7 @@ import ServiceLifecycle
 public actor StateService: Service {
     public let store: StateStore
     private let coalescing: Duration
+    private let sleep: @Sendable (Duration) async throws -> Void
     private let logger: Logger
     private var latest: DaemonState
     /// The version of `latest`: callers number their snapshots, so one that
@@ -25,9 +26,16 @@ public actor StateService: Service {
     public private(set) var saveCount = 0
 
     /// `initial` is what was loaded (it is not written again unless it changes).
-    public init(store: StateStore, initial: DaemonState, coalescing: Duration = .milliseconds(500), logger: Logger) {
+    /// `sleep` times the coalescing (audiorouted passes its executor's, which needs no
+    /// Dispatch timer: docs/daemon.md).
+    public init(
+        store: StateStore, initial: DaemonState, coalescing: Duration = .milliseconds(500),
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        logger: Logger
+    ) {
         self.store = store
         self.coalescing = coalescing
+        self.sleep = sleep
         self.logger = logger
         latest = initial
         saved = initial
@@ -63,7 +71,7 @@ public actor StateService: Service {
     public func run() async throws {
         for await _ in wakeups.cancelOnGracefulShutdown() {
             // Let a burst of events settle, unless shutdown starts meanwhile.
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.coalescing) }
+            try? await cancelWhenGracefulShutdown { try await self.sleep(self.coalescing) }
             saveLogging()
         }
         // Shutdown: whatever is pending is written before the service returns.

@@ -1,4 +1,5 @@
-// audiorouted: parses options, builds the watcher list, runs the services.
+// audiorouted: parses options, builds the watcher list, runs the services on one
+// thread (SingleThreadExecutor: no idle wake-ups, docs/daemon.md).
 import AudioRouteCore
 import AudioRouteDaemon
 import AudioRouteLinux
@@ -28,6 +29,16 @@ do throws(UsageError) {
     fail(error.description, status: 2)
 }
 
+// Before any thread exists, so that every thread leaves SIGTERM/SIGINT to the waiter.
+let signals: AsyncStream<Int32>
+do throws(SystemError) {
+    signals = try SignalStream.make([SIGTERM, SIGINT])
+} catch {
+    fail("cannot take SIGTERM and SIGINT: \(error)", status: 1)
+}
+let executor = SingleThreadExecutor.shared
+guard executor.install() else { fail("another executor is installed", status: 1) }
+
 let level = options.logLevel
 LoggingSystem.bootstrap { label in
     var handler = StreamLogHandler.standardError(label: label)
@@ -45,11 +56,17 @@ let watchers: [any PortWatcher] = [
 
 // The API on the session bus (one daemon per user), or the system bus with --system.
 let bus: ServerBus = options.system ? .system : .session
-do {
-    try await Daemon.run(paths: paths, watchers: watchers, bus: bus, logger: logger)
-} catch let error as StartupError {
-    fail(error.description, status: 1)
-} catch {
-    logger.critical("stopped on error", metadata: ["error": "\(error)"])
-    exit(1)
+Task {
+    do {
+        try await Daemon.run(
+            paths: paths, watchers: watchers, bus: bus, logger: logger,
+            signals: signals, sleep: { try await executor.sleep(for: $0) })
+        exit(0)
+    } catch let error as StartupError {
+        fail(error.description, status: 1)
+    } catch {
+        logger.critical("stopped on error", metadata: ["error": "\(error)"])
+        exit(1)
+    }
 }
+executor.run()

@@ -157,6 +157,51 @@ import Glibc
         }
     }
 
+    /// Context switches (voluntary + involuntary) of each thread of `pid`, by thread id.
+    static func switches(_ pid: pid_t) -> [String: Int] {
+        var result: [String: Int] = [:]
+        for thread in directoryEntries("/proc/\(pid)/task") {
+            guard let status = try? readText("/proc/\(pid)/task/\(thread)/status") else { continue }
+            var total = 0
+            for line in status.split(separator: "\n") where line.contains("ctxt_switches:") {
+                total += Int(line.split(separator: ":")[1].trimmingPrefix(while: { $0 == " " || $0 == "\t" })) ?? 0
+            }
+            result[thread] = total
+        }
+        return result
+    }
+
+    /// Idle means asleep: with the bus, both watchers and the state service running and
+    /// nothing happening, no thread of the daemon wakes (no timer, no polling; Dispatch's
+    /// 1 Hz worker-pool monitor used to, before the one-thread executor).
+    @Test func anIdleDaemonNeverWakesUp() async throws {
+        try await withTemporaryDirectory { dir in
+            let socket = try NotifySocket(path: dir + "/notify")
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let child = try Self.start(
+                ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run", "--log-level", "debug"], in: dir,
+                environment: ["NOTIFY_SOCKET": socket.name, "DBUS_SESSION_BUS_ADDRESS": bus.address])
+            defer {
+                child.signal(SIGTERM)
+                _ = child.wait(seconds: 10)
+            }
+            #expect(socket.receive(seconds: 20) == "READY=1")
+            // Both watchers have settled (BlueZ: no system bus here).
+            var stderr = child.availableStderr()
+            for _ in 0..<2000 where !stderr.contains("watcher=bluez [AudioRouteDaemon] watcher unavailable") {
+                usleep(5_000)
+                stderr += child.availableStderr()
+            }
+            usleep(300_000)
+            let before = Self.switches(child.pid)
+            try await Task.sleep(for: .seconds(3))
+            let after = Self.switches(child.pid)
+            #expect(before.count >= 3, "main loop, signal waiter, D-Bus loop, udev loop: \(before)")
+            #expect(after == before, "threads woke while idle: before \(before), after \(after)")
+        }
+    }
+
     @Test func aBadCommandLineExitsWithUsage() throws {
         let child = try ChildProcess(Self.binary, ["--frobnicate"])
         #expect(child.wait(seconds: 20) == 2)

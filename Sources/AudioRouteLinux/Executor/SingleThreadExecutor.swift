@@ -1,0 +1,234 @@
+// One thread for every Swift-concurrency job of a process that must not wake while idle.
+import CSwiftConcurrency
+import Glibc
+
+/// Swift concurrency's executor for `audiorouted`: the main actor's jobs and the global
+/// executor's jobs all run, in the order they were enqueued, on the one thread that calls
+/// ``run()``. That thread sleeps in a single condition wait, with no timeout unless a
+/// ``sleep(for:)`` is due, so an idle daemon makes no wake-ups.
+///
+/// Why not Dispatch, Swift's default executor on Linux: once one of its worker threads
+/// exists it arms a 1 Hz timer (its worker-pool monitor) that runs for the life of the
+/// process (docs/benchmarks.md). The daemon's work is small and event driven: its watchers
+/// and D-Bus loop block in their own threads and hand events over through AsyncStreams.
+///
+/// ``install()`` replaces the runtime's default executors through its hooks
+/// (swift/Runtime/ConcurrencyHooks.def; swift-nio uses the same hooks to run Swift
+/// concurrency on its event loops). Call it before the first task is created.
+///
+/// With one thread, a job must never block waiting for another job: it would wait forever.
+/// `Task.sleep` still works but is timed by Dispatch (it starts Dispatch's threads and
+/// their monitor); code that runs under this executor sleeps with ``sleep(for:)``.
+public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
+    /// The process's executor (there is one main thread to run it).
+    public static let shared = SingleThreadExecutor()
+
+    private enum Work {
+        case global(UnownedJob)
+        case main(UnownedJob)
+        case resume(UnsafeContinuation<Void, any Error>, cancelled: Bool)
+    }
+
+    private enum Sleeper {
+        /// Between `sleep`'s start and its continuation's registration.
+        case starting
+        /// Cancelled before the continuation was registered.
+        case cancelled
+        case waiting(UnsafeContinuation<Void, any Error>)
+    }
+
+    private struct Timer {
+        var deadline: UInt64
+        var id: UInt64
+    }
+
+    // All below guarded by `lock`; `wake` is signalled when there is work or a new timer.
+    private let lock: UnsafeMutablePointer<pthread_mutex_t>
+    private let wake: UnsafeMutablePointer<pthread_cond_t>
+    private var ready: [Work] = []
+    /// Sorted by deadline, then id: the first is the next due.
+    private var timers: [Timer] = []
+    private var sleepers: [UInt64: Sleeper] = [:]
+    private var lastID: UInt64 = 0
+    private var jobs: UInt64 = 0
+    private var loopThread: pthread_t?
+
+    /// A new executor; most code wants ``shared``.
+    public init() {
+        lock = .allocate(capacity: 1)
+        lock.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(lock, nil)
+        wake = .allocate(capacity: 1)
+        wake.initialize(to: pthread_cond_t())
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        // Deadlines are CLOCK_MONOTONIC: a wall-clock change must not move them.
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(wake, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(wake)
+        wake.deallocate()
+        pthread_mutex_destroy(lock)
+        lock.deallocate()
+    }
+
+    /// Makes this executor the process's main and global executor. Returns false, and
+    /// changes nothing, if another executor's hooks are already installed.
+    @discardableResult
+    public func install() -> Bool {
+        guard audioroute_executor_hooks_installed() == 0 else { return false }
+        precondition(self === Self.shared, "only the shared executor is installed")
+        // Hooks receive their arguments and the runtime's own implementation, not used here.
+        typealias Original = @convention(thin) (UnownedJob) -> Void
+        typealias Hook = @convention(thin) (UnownedJob, Original) -> Void
+        typealias GetMainOriginal = @convention(thin) () -> UnownedSerialExecutor
+        typealias GetMainHook = @convention(thin) (GetMainOriginal) -> UnownedSerialExecutor
+        let global: Hook = { job, _ in SingleThreadExecutor.shared.push(.global(job)) }
+        let main: Hook = { job, _ in SingleThreadExecutor.shared.push(.main(job)) }
+        // The main actor's executor is Dispatch's main queue, which nothing would drain:
+        // it becomes the loop's main-actor side.
+        let getMain: GetMainHook = { _ in SingleThreadExecutor.mainActorExecutor.asUnownedSerialExecutor() }
+        audioroute_set_executor_hooks(
+            unsafeBitCast(global, to: UnsafeMutableRawPointer.self), unsafeBitCast(main, to: UnsafeMutableRawPointer.self),
+            unsafeBitCast(getMain, to: UnsafeMutableRawPointer.self))
+        return true
+    }
+
+    /// The main actor's jobs, run on the loop with the main actor's identity.
+    private final class MainActorExecutor: SerialExecutor, @unchecked Sendable {
+        func enqueue(_ job: consuming ExecutorJob) { SingleThreadExecutor.shared.push(.main(UnownedJob(job))) }
+        func isIsolatingCurrentContext() -> Bool? { SingleThreadExecutor.shared.isLoopThread }
+        func checkIsolated() {
+            precondition(SingleThreadExecutor.shared.isLoopThread, "not on the main actor: not on the executor's loop thread")
+        }
+    }
+
+    private static let mainActorExecutor = MainActorExecutor()
+
+    /// Whether the calling thread runs the loop.
+    public var isLoopThread: Bool {
+        guard let thread = withLock({ loopThread }) else { return false }
+        return pthread_equal(thread, pthread_self()) != 0
+    }
+
+    /// Runs jobs on the calling thread, for ever. Call it from the main thread after
+    /// ``install()`` and after creating the first task; the program ends with `exit`.
+    public func run() -> Never {
+        withLock { loopThread = pthread_self() }
+        var batch: [Work] = []
+        while true {
+            pthread_mutex_lock(lock)
+            while true {
+                moveDueTimers(now: Self.now())
+                if !ready.isEmpty { break }
+                if let next = timers.first {
+                    var deadline = timespec(tv_sec: Int(next.deadline / 1_000_000_000), tv_nsec: Int(next.deadline % 1_000_000_000))
+                    _ = pthread_cond_timedwait(wake, lock, &deadline)
+                } else {
+                    _ = pthread_cond_wait(wake, lock)
+                }
+            }
+            swap(&batch, &ready)
+            jobs &+= UInt64(batch.count)
+            pthread_mutex_unlock(lock)
+            for work in batch {
+                switch work {
+                case .global(let job): job.runSynchronously(on: asUnownedTaskExecutor())
+                case .main(let job): job.runSynchronously(on: Self.mainActorExecutor.asUnownedSerialExecutor())
+                case .resume(let continuation, let cancelled):
+                    if cancelled { continuation.resume(throwing: CancellationError()) } else { continuation.resume() }
+                }
+            }
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Enqueues a job (the `TaskExecutor` requirement: tasks that prefer this executor).
+    public func enqueue(_ job: consuming ExecutorJob) {
+        push(.global(UnownedJob(job)))
+    }
+
+    /// How many jobs and timer wake-ups have run so far.
+    public var jobsRun: UInt64 {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        return jobs
+    }
+
+    /// Suspends the calling task for `duration`, timed by this executor's loop. Throws
+    /// `CancellationError` at once if the task is or gets cancelled.
+    public func sleep(for duration: Duration) async throws {
+        let (seconds, attoseconds) = duration.components
+        let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
+        let deadline = Self.now() &+ UInt64(nanoseconds)
+        let id = withLock { () -> UInt64 in
+            lastID += 1
+            sleepers[lastID] = .starting
+            return lastID
+        }
+        try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
+                let cancelledEarly = withLock { () -> Bool in
+                    if case .cancelled = sleepers[id] {
+                        sleepers[id] = nil
+                        return true
+                    }
+                    sleepers[id] = .waiting(continuation)
+                    let timer = Timer(deadline: deadline, id: id)
+                    let index = timers.firstIndex { ($0.deadline, $0.id) > (deadline, id) } ?? timers.endIndex
+                    timers.insert(timer, at: index)
+                    pthread_cond_signal(wake)
+                    return false
+                }
+                if cancelledEarly { continuation.resume(throwing: CancellationError()) }
+            }
+        } onCancel: {
+            withLock {
+                switch sleepers[id] {
+                case .starting: sleepers[id] = .cancelled
+                case .waiting(let continuation):
+                    // Resumed by the loop, not here: onCancel may run on any thread, under the canceller's locks.
+                    sleepers[id] = nil
+                    timers.removeAll { $0.id == id }
+                    ready.append(.resume(continuation, cancelled: true))
+                    pthread_cond_signal(wake)
+                case .cancelled, nil: break
+                }
+            }
+        }
+    }
+
+    private func push(_ work: Work) {
+        pthread_mutex_lock(lock)
+        ready.append(work)
+        pthread_cond_signal(wake)
+        pthread_mutex_unlock(lock)
+    }
+
+    /// Moves the timers due at `now` to the ready list. Called with the lock held.
+    private func moveDueTimers(now: UInt64) {
+        var due = 0
+        while due < timers.count, timers[due].deadline <= now {
+            if case .waiting(let continuation) = sleepers.removeValue(forKey: timers[due].id) {
+                ready.append(.resume(continuation, cancelled: false))
+            }
+            due += 1
+        }
+        if due > 0 { timers.removeFirst(due) }
+    }
+
+    private func withLock<R>(_ body: () -> R) -> R {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        return body()
+    }
+
+    private static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+}
