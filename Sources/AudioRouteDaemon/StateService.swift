@@ -9,7 +9,8 @@ import ServiceLifecycle
 /// `persist` writes before it returns (a user's setting must survive a kill -9
 /// right after it was acknowledged); `submit` marks the state dirty and the
 /// service writes the latest state once the storm has settled for
-/// `coalescing`, and once more at shutdown.
+/// `coalescing` (at most `maximumPeriods` periods after it began), and once
+/// more at shutdown.
 public actor StateService: Service {
     public let store: StateStore
     private let coalescing: Duration
@@ -68,10 +69,23 @@ public actor StateService: Service {
         return true
     }
 
+    /// A storm that never settles is still written after this many coalescing periods.
+    public static let maximumPeriods = 10
+
     public func run() async throws {
         for await _ in wakeups.cancelOnGracefulShutdown() {
-            // Let a burst of events settle, unless shutdown starts meanwhile.
-            try? await cancelWhenGracefulShutdown { try await self.sleep(self.coalescing) }
+            // Written `coalescing` after the last change of a burst (each change in a
+            // period starts another), at most `maximumPeriods` after its first, or at once
+            // when shutdown starts.
+            for _ in 0..<Self.maximumPeriods {
+                let version = latestVersion
+                do {
+                    try await cancelWhenGracefulShutdown { try await self.sleep(self.coalescing) }
+                } catch {
+                    break
+                }
+                if latestVersion == version { break }
+            }
             saveLogging()
         }
         // Shutdown: whatever is pending is written before the service returns.

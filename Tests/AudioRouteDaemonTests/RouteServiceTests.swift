@@ -405,6 +405,95 @@ enum PortChangeMatcher {
         }
     }
 
+    /// The coalescing sleep, driven by the test: each sleep lasts until the test ends it
+    /// (or the sleeping task is cancelled).
+    final class SteppedSleep: Sendable {
+        let pending = Mutex<[CheckedContinuation<Void, Never>]>([])
+        let count = Atomic<Int>(0)
+
+        func sleep(_: Duration) async throws {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let cancelled = pending.withLock { list in
+                        if Task.isCancelled { return true }
+                        list.append(continuation)
+                        return false
+                    }
+                    count.add(1, ordering: .sequentiallyConsistent)
+                    if cancelled { continuation.resume() }
+                }
+            } onCancel: {
+                for continuation in pending.withLock({ list in defer { list.removeAll() }; return list }) { continuation.resume() }
+            }
+            try Task.checkCancellation()
+        }
+
+        /// Waits until `n` sleeps have begun.
+        func waitForSleeps(_ n: Int) async throws {
+            for _ in 0..<4000 where count.load(ordering: .sequentiallyConsistent) < n { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(count.load(ordering: .sequentiallyConsistent) >= n, "sleep \(n) never began")
+        }
+
+        /// Waits until sleep `n` has begun, then ends the pending one.
+        func end(_ n: Int) async throws {
+            try await waitForSleeps(n)
+            pending.withLock { $0.isEmpty ? nil : $0.removeFirst() }?.resume()
+        }
+    }
+
+    @Test func aChangeDuringThePeriodPostponesTheWrite() async throws {
+        try await withTemporaryDirectory { dir in
+            let (logger, _) = recordingLogger()
+            let store = StateStore(directory: dir)
+            let clock = SteppedSleep()
+            let service = StateService(store: store, initial: DaemonState(), sleep: { try await clock.sleep($0) }, logger: logger)
+            let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [service], logger: logger))
+            let task = Task { try await group.run() }
+            defer { task.cancel() }
+
+            // A second change inside the first period: the write waits one more period.
+            await service.submit(DaemonState.crashTestSample(1), version: 1)
+            try await clock.waitForSleeps(1)
+            await service.submit(DaemonState.crashTestSample(2), version: 2)
+            try await clock.end(1)
+            try await clock.waitForSleeps(2)
+            #expect(await service.saveCount == 0, "not written while changes go on")
+            try await clock.end(2)
+            for _ in 0..<4000 where await service.saveCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(await service.saveCount == 1)
+            #expect(store.load(logger: logger).0 == DaemonState.crashTestSample(2))
+            await group.triggerGracefulShutdown()
+            try await within(10) { try await task.value }
+        }
+    }
+
+    @Test func aStormThatNeverSettlesIsWrittenAfterMaximumPeriods() async throws {
+        try await withTemporaryDirectory { dir in
+            let (logger, _) = recordingLogger()
+            let store = StateStore(directory: dir)
+            let clock = SteppedSleep()
+            let service = StateService(store: store, initial: DaemonState(), sleep: { try await clock.sleep($0) }, logger: logger)
+            let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [service], logger: logger))
+            let task = Task { try await group.run() }
+            defer { task.cancel() }
+            // A change in every period: written after `maximumPeriods` all the same.
+            let periods = StateService.maximumPeriods
+            await service.submit(DaemonState.crashTestSample(1), version: 1)
+            for n in 1...periods {
+                try await clock.waitForSleeps(n)
+                await service.submit(DaemonState.crashTestSample(UInt64(100 + n)), version: UInt64(100 + n))
+                #expect(await service.saveCount == 0, "written in period \(n)")
+                try await clock.end(n)
+            }
+            for _ in 0..<4000 where await service.saveCount < 1 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(await service.saveCount == 1)
+            #expect(store.load(logger: logger).0 == DaemonState.crashTestSample(UInt64(100 + periods)))
+            // Shutdown cancels the pending period (the storm's last wake-up).
+            await group.triggerGracefulShutdown()
+            try await within(10) { try await task.value }
+        }
+    }
+
     @Test func shutdownWritesWhatIsPending() async throws {
         try await withTemporaryDirectory { dir in
             let (logger, _) = recordingLogger()
