@@ -204,8 +204,9 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
     private func push(_ work: Work) {
         pthread_mutex_lock(lock)
         ready.append(work)
-        pthread_cond_signal(wake)
         pthread_mutex_unlock(lock)
+        // After unlocking: the woken loop does not then block on the mutex still held here.
+        pthread_cond_signal(wake)
     }
 
     /// Moves the timers due at `now` to the ready list. Called with the lock held.
