@@ -89,6 +89,47 @@ import Testing
         #expect(!ports.contains { ($0["uid"]?.string ?? "").hasPrefix("platform-snd_aloop.0") })
     }
 
+    /// A keyboard: an input device that is not a sound card's.
+    static let keyboard = """
+        P: /devices/platform/i8042/serio0/input/input3
+        E: SUBSYSTEM=input
+        E: NAME="AT Translated Set 2 keyboard"
+        E: EV=120013
+        E: KEY=402000000 3803078f800d001 feffffdfffefffff fffffffffffffffe
+        E: ID_INPUT=1
+        E: ID_INPUT_KEY=1
+        E: ID_INPUT_KEYBOARD=1
+
+        P: /devices/platform/i8042/serio0/input/input3/event2
+        N: input/event2
+        E: SUBSYSTEM=input
+        E: DEVNAME=/dev/input/event2
+        E: ID_INPUT=1
+        E: ID_INPUT_KEY=1
+        E: ID_INPUT_KEYBOARD=1
+        """
+
+    /// The jack watcher can open a sound card's jack switches: group audio (the system
+    /// instance) and uaccess (the seat's user instance). A keyboard stays as it was.
+    @Test func jackSwitchesBecomeReadableByGroupAudioAndTheSeatUser() throws {
+        let bench = try UmockdevBench()
+        defer { bench.close() }
+        try bench.load("hda-intel-laptop-with-jacks")
+        try bench.loadText(Self.keyboard)
+        let audio = getgrnam("audio").map { Int($0.pointee.gr_gid) }
+        for event in ["input11/event8", "input12/event9", "input13/event10"] {
+            let (properties, log) = try bench.udevadmTestOutput("/devices/pci0000:00/0000:00:1b.0/sound/card0/" + event)
+            #expect(properties["TAGS"]?.contains(":uaccess:") == true, "\(event): \(properties)")
+            let group = log.split(separator: "\n").last { $0.contains(" GROUP ") }
+            #expect(group?.contains("70-audioroute.rules") == true, "\(event): \(log)")
+            if let audio { #expect(group?.hasSuffix("GROUP \(audio)") == true, "\(event): \(String(describing: group))") }
+            #expect(log.contains("70-audioroute.rules:") && log.contains("MODE 0660"), "\(event)")
+        }
+        let (keyboard, log) = try bench.udevadmTestOutput("/devices/platform/i8042/serio0/input/input3/event2")
+        #expect(keyboard["TAGS"]?.contains(":uaccess:") != true, "\(keyboard)")
+        #expect(!log.split(separator: "\n").contains { $0.contains("70-audioroute.rules") && ($0.contains(" GROUP ") || $0.contains(" MODE ")) }, "\(log)")
+    }
+
     @Test func installScriptInstallsAndRemoves() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rules-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -169,7 +169,11 @@ final class UmockdevBench: @unchecked Sendable {
     /// udevadm reads rules from /run/udev/rules.d and writes its database to
     /// /run/udev/data, so it runs in a private mount namespace with a tmpfs on
     /// /run: nothing of the machine's /run is read or changed.
-    func udevadmTest(_ syspath: String) throws -> [String: String] {
+    func udevadmTest(_ syspath: String) throws -> [String: String] { try udevadmTestOutput(syspath).properties }
+
+    /// `udevadm test` of `syspath`: the properties it prints, and its log (which rule set
+    /// GROUP, MODE, ...).
+    func udevadmTestOutput(_ syspath: String) throws -> (properties: [String: String], log: String) {
         let name = UUID().uuidString
         let out = scratch.appendingPathComponent("\(name).out")
         let err = scratch.appendingPathComponent("\(name).err")
@@ -197,7 +201,7 @@ final class UmockdevBench: @unchecked Sendable {
             guard let equals = line.firstIndex(of: "=") else { continue }
             properties[String(line[..<equals])] = String(line[line.index(after: equals)...])
         }
-        return properties
+        return (properties, try String(contentsOf: err, encoding: .utf8))
     }
 
     /// Runs `audioroute ARGS` against the testbed to completion.
