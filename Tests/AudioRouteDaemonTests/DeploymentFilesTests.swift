@@ -160,3 +160,65 @@ private func line(from child: ChildProcess, seconds: Double) -> String? {
         }
     }
 }
+
+/// Session-bus activation with the shipped `dbus/org.audioroute.AudioRoute1.service`:
+/// the first call to the name starts audiorouted. Without a systemd user manager
+/// dbus-daemon runs Exec= itself; here Exec= points at the built binary, kept off the
+/// machine's hardware (an empty umockdev testbed, no system bus), every other line is
+/// the shipped file's.
+@Suite struct DBusActivationTests {
+    @Test func theFirstCallStartsTheDaemon() async throws {
+        try await withTemporaryDirectory { dir in
+            let shipped = try readText(packageRoot + "/dbus/org.audioroute.AudioRoute1.service")
+            let exec = "\nExec=/usr/bin/audiorouted\n"
+            #expect(shipped.contains(exec) && shipped.contains("\nName=org.audioroute.AudioRoute1\n"))
+            #expect(mkdir(dir + "/services", 0o755) == 0 && mkdir(dir + "/testbed", 0o700) == 0)
+            let command = [
+                "/usr/bin/env", "DBUS_SYSTEM_BUS_ADDRESS=unix:path=\(dir)/no-system-bus", "UMOCKDEV_DIR=\(dir)/testbed",
+                "/usr/bin/umockdev-wrapper", productsDirectory + "/audiorouted",
+                "--state-dir", dir + "/state", "--runtime-dir", dir + "/run",
+            ]
+            try writeText(dir + "/services/org.audioroute.AudioRoute1.service", shipped.replacing(exec, with: "\nExec=" + command.joined(separator: " ") + "\n"))
+            try writeText(dir + "/bus.conf", """
+                <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+                 "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+                <busconfig>
+                  <type>session</type>
+                  <listen>unix:path=\(dir)/bus</listen>
+                  <servicedir>\(dir)/services</servicedir>
+                  <policy context="default">
+                    <allow send_destination="*" eavesdrop="true"/>
+                    <allow eavesdrop="true"/>
+                    <allow own="*"/>
+                  </policy>
+                </busconfig>
+                """)
+            let bus = try ChildProcess("/usr/bin/dbus-daemon", ["--config-file=" + dir + "/bus.conf", "--nofork", "--print-address=1"])
+            defer { bus.signal(SIGKILL); _ = bus.wait(seconds: 5) }
+            guard let address = line(from: bus, seconds: 20) else {
+                Issue.record("dbus-daemon did not start: \(bus.availableStderr())")
+                return
+            }
+            #expect(access(dir + "/run/audioroute/asound.conf", F_OK) != 0, "nothing runs before the first call")
+
+            let status = try finish(try ChildProcess(productsDirectory + "/audioroute", ["status"], environment: ["DBUS_SESSION_BUS_ADDRESS": address]))
+            // The activated daemon is dbus-daemon's child: stopped here, before the bus goes.
+            let owner = try finish(try ChildProcess(
+                "/usr/bin/dbus-send",
+                ["--print-reply", "--bus=" + address, "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                 "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:org.audioroute.AudioRoute1"]))
+            let pid = owner.stdout.split(separator: " ").last.flatMap { Int32(String($0.filter(\.isNumber))) }
+            defer {
+                if let pid {
+                    kill(pid, SIGTERM)
+                    for _ in 0..<1000 where kill(pid, 0) == 0 { usleep(10_000) }
+                }
+            }
+            #expect(status.status == 0, "status: \(status.stderr); bus: \(bus.availableStderr())")
+            #expect(status.stdout.contains("audiorouted on the session bus"), "\(status.stdout)")
+            #expect(pid != nil, "\(owner.stdout) \(owner.stderr)")
+            // It is the daemon of the Exec= line: its route file is in the test's runtime directory.
+            #expect(access(dir + "/run/audioroute/asound.conf", F_OK) == 0)
+        }
+    }
+}
