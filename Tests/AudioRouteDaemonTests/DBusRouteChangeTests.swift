@@ -56,4 +56,44 @@ import Glibc
         let explanation = first.manager("Explain")
         #expect(explanation.contains("[\(json(uid)), [\"output: chosen by rule "), "\(explanation)")
     }
+
+    /// A priority the daemon cannot write to disk: applied and announced all the same,
+    /// with org.audioroute.Error.NotSaved to say so; written by the next save once the
+    /// disk lets it.
+    @Test func aSettingThatCannotBeSavedIsAppliedAndSaysNotSaved() throws {
+        let emitter = try ScriptedProcess(
+            "/usr/bin/umockdev-wrapper", ["/usr/bin/python3", fixturesDirectory + "/../../share/demo/emitter.py"], environment: ["PYTHONUNBUFFERED": "1"])
+        defer {
+            emitter.send("quit")
+            emitter.finish(seconds: 10)
+        }
+        guard let ready = emitter.take(seconds: 30, { $0.hasPrefix("READY ") }) else {
+            Issue.record("the umockdev emitter did not start")
+            return
+        }
+        let root = String(ready.dropFirst(6))
+        // A file where the state directory's parent should be: every save fails (even for root).
+        let scratch = try makeTemporaryDirectory()
+        defer { removeTree(scratch) }
+        try writeText(scratch + "/blocked", "")
+        let state = scratch + "/blocked/audioroute"
+        let daemon = try RunningDaemon(arguments: ["--state-dir", state], wrapper: "/usr/bin/umockdev-wrapper", environment: ["UMOCKDEV_DIR": root])
+        let client = try APIClient(address: daemon.bus.address)
+        emitter.send("load \(fixturesDirectory)/udev/usb-headset-razer-blackshark-v3-pro.umockdev")
+        #expect(emitter.take(seconds: 30) { $0.hasPrefix("OK") || $0.hasPrefix("ERR") }?.hasPrefix("OK") == true)
+        #expect(client.signal("PortsChanged", args: nil, seconds: 15) != nil)
+        let ports = client.property(DBusAPI.managerPath, DBusAPI.managerInterface, "Ports")
+        let uid = try #require(ports.split(separator: "\"").dropFirst(3).first.map(String.init), "\(ports)")
+
+        let refused = client.manager("SetPortPriority", "si", "[\(json(uid)), 77]")
+        #expect(refused.hasPrefix("{\"error\": \"org.audioroute.Error.NotSaved\"") && refused.contains("applied but not saved"), "\(refused)")
+        #expect(client.property(DBusAPI.managerPath, DBusAPI.managerInterface, "Ports").contains(", 77, "), "applied all the same")
+
+        // The disk is back: the next setting saves everything pending.
+        #expect(unlink(scratch + "/blocked") == 0)
+        #expect(client.manager("SetPortPriority", "si", "[\(json(uid)), 78]") == "{\"reply\": null}")
+        let saved = try readText(state + "/state.json")
+        #expect(saved.contains("\"priorities\": {\(json(uid)): 78}"), "\(saved)")
+        #expect(daemon.child.wait(seconds: 0) == nil, "the daemon is still running")
+    }
 }
