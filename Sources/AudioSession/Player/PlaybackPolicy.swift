@@ -68,6 +68,14 @@ public struct PlaybackPolicy: Sendable, Hashable {
         case .interruption(let info):
             switch info.type {
             case .began:
+                if info.reason == .routeDisconnected {
+                    // The route's device went away: no `ended` follows, and the music
+                    // stays paused until the user plays. Not a resumable interruption:
+                    // a later call's end must not start it (seed 003).
+                    wasPlayingBeforeInterruption = false
+                    if isPlaying { isPlaying = false; return [.pause] }
+                    return []
+                }
                 guard !isInterrupted else { return [] }
                 isInterrupted = true
                 wasPlayingBeforeInterruption = isPlaying
