@@ -45,10 +45,13 @@ final class DemoInbox: @unchecked Sendable {
 
 /// The demo's devices: each port's ALSA name is a `file` PCM writing raw frames here.
 struct DemoDevices {
-    static let names = ["demo_builtin", "demo_headphones", "bluealsa_a2dp", "bluealsa_sco"]
+    static let names = ["demo_builtin", "demo_headphones", "bluealsa_a2dp", "bluealsa_sco", "demo_usb"]
     let dir: String
     /// This executable: its hidden `demo-sink` command is each device's far end.
     let executable: String
+    /// `--reroute-bench`: each device's file is a FIFO (`<name>.fifo`) read by a thread of
+    /// the demo (`DemoFIFOReaders`), which stamps the first frame a device gets.
+    var fifos = false
 
     /// The ALSA configuration: the four file PCMs and `bluealsa` (what BlueZ ports name,
     /// `bluealsa:DEV=…,PROFILE=a2dp|sco`) mapped onto them by profile.
@@ -58,7 +61,11 @@ struct DemoDevices {
             // The file is a pipe to `audioroute demo-sink`, started at each open: it takes
             // the frames at the device's real rate (the null slave does not pace) and
             // writes <name>.raw, or <name>.raw.0001, ... if it exists.
-            text += "pcm.\(name) { type file slave.pcm \"null\" file \"|exec '\(executable)' demo-sink '\(dir)/\(name).raw'\" format \"raw\" }\n"
+            if fifos {
+                text += "pcm.\(name) { type file slave.pcm \"null\" file \"\(dir)/\(name).fifo\" format \"raw\" truncate true }\n"
+            } else {
+                text += "pcm.\(name) { type file slave.pcm \"null\" file \"|exec '\(executable)' demo-sink '\(dir)/\(name).raw'\" format \"raw\" }\n"
+            }
         }
         text += """
             pcm.bluealsa {
@@ -147,6 +154,8 @@ struct DemoDevices {
 struct DemoStory {
     let root: String
     let timeline: DemoTimeline
+    /// `--reroute-bench N`: N plug/unplug cycles measured instead of the story.
+    var benchCycles: Int? = nil
     /// Frames the music must reach a device with in each phase it is audible (0.25 s at 48 kHz).
     static let windowFrames = 12_000
     static let promptFrames = 4_800
@@ -170,7 +179,9 @@ struct DemoStory {
         let length = readlink("/proc/self/exe", &executable, executable.count - 1)
         let selfPath = String(decoding: executable[0..<max(0, length)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         guard !selfPath.contains("'") else { throw DemoError("the demo cannot run from a path with a quote: \(selfPath)") }
-        let devices = DemoDevices(dir: dir + "/out", executable: selfPath)
+        var devices = DemoDevices(dir: dir + "/out", executable: selfPath)
+        devices.fifos = benchCycles != nil
+        let readers = benchCycles != nil ? try DemoFIFOReaders(devices) : nil
         let asoundrc = dir + "/asoundrc"
         try writeFile(asoundrc, devices.configuration)
         timeline.event("harness", ["dir": .string(dir)], "temporary directory \(dir)")
@@ -212,6 +223,13 @@ struct DemoStory {
         try await waitForDaemon(music)
         timeline.event("daemon", ["pid": .integer(Int64(daemon.pid))], "audiorouted is up (pid \(daemon.pid))")
 
+        if let benchCycles, let readers {
+            try await RerouteBench(
+                timeline: timeline, root: root, dir: dir, music: music, emitter: emitter, readers: readers, cycles: benchCycles,
+                routeFile: dir + "/run/audioroute/asound.conf", asoundrc: asoundrc
+            ).run()
+            return
+        }
         try await Story(timeline: timeline, bus: bus, music: music, devices: devices, bluez: bluez, emitter: emitter,
                         routeFile: dir + "/run/audioroute/asound.conf", asoundrc: asoundrc, musicFile: dir + "/music.wav").play()
     }
