@@ -44,7 +44,8 @@ final class DemoFIFOReaders: @unchecked Sendable {
     }
 
     private func read(_ fd: Int32, _ name: String) {
-        var buffer = [UInt8](repeating: 0, count: 4096)
+        // A device that takes a 10 ms period (480 frames, the player's period) at a time.
+        var buffer = [UInt8](repeating: 0, count: 1920)
         // When the previous read's pacing ended: a read returning much later waited for data.
         var ready: UInt64 = 0
         var start: UInt64 = 0
@@ -210,9 +211,9 @@ struct RerouteBench {
         let deadline = DemoClock.milliseconds() + Int64(seconds * 1000)
         while !condition() {
             guard DemoClock.milliseconds() < deadline else { throw DemoError("waited \(seconds) s for \(what)") }
-            // Yield only: the gap is stamped by the reader threads, not here.
-            await Task.yield()
-            usleep(200)
+            // Never block a thread of the cooperative pool (the player's follow task needs
+            // one); the gap is stamped by the reader threads, not here.
+            try await Task.sleep(for: .milliseconds(1))
         }
     }
 

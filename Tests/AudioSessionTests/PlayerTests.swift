@@ -79,6 +79,25 @@ private let endedNoResume = AudioSessionNotification.interruption(InterruptionIn
         #expect(userPaused.handle(endedResume) == [])
     }
 
+    @Test func ignoredNotificationsAreNamedAsSuch() {
+        // What `reacts(to:)` says is ignored must change nothing in `handle`.
+        let ignored: [AudioSessionNotification] = [
+            .silentModeChanged(true), .silenceSecondaryAudioHint(.begin), .silenced, .unsilenced, .mediaServicesWereLost,
+            .portsChanged(.added, port("headset", .headphones)),
+        ]
+        for notification in ignored {
+            #expect(!PlaybackPolicy.reacts(to: notification))
+            var policy = PlaybackPolicy()
+            _ = policy.play()
+            let before = policy
+            #expect(policy.handle(notification) == [])
+            #expect(policy == before)
+        }
+        for notification in [began, endedResume, .ducked, .unducked, .mediaServicesWereReset, change(.newDeviceAvailable, from: speakerRoute, to: headsetRoute)] {
+            #expect(PlaybackPolicy.reacts(to: notification))
+        }
+    }
+
     @Test func duckGainOnAndOff() {
         var policy = PlaybackPolicy()
         #expect(policy.gain == 1)

@@ -188,6 +188,8 @@ public final class AudioPlayer: Sendable {
     /// Applies a session notification: reroute on a route change, pause on
     /// unplug, pause and maybe resume around an interruption, duck (`PlaybackPolicy`).
     public func handle(_ notification: AudioSessionNotification) {
+        // Not under the lock, which waits for the period being written.
+        guard PlaybackPolicy.reacts(to: notification) else { return }
         withState { s in apply(s.policy.handle(notification), to: &s) }
     }
 
