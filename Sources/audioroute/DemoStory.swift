@@ -53,14 +53,14 @@ struct DemoDevices {
     /// the demo (`DemoFIFOReaders`), which stamps the first frame a device gets.
     var fifos = false
 
-    /// The ALSA configuration: the four file PCMs and `bluealsa` (what BlueZ ports name,
+    /// The ALSA configuration: a file PCM per device and `bluealsa` (what BlueZ ports name,
     /// `bluealsa:DEV=…,PROFILE=a2dp|sco`) mapped onto them by profile.
     var configuration: String {
         var text = ""
         for name in Self.names {
-            // The file is a pipe to `audioroute demo-sink`, started at each open: it takes
-            // the frames at the device's real rate (the null slave does not pace) and
-            // writes <name>.raw, or <name>.raw.0001, ... if it exists.
+            // The story's: the file is a pipe to `audioroute demo-sink`, started at each
+            // open, which takes the frames at the device's real rate (the null slave does
+            // not pace) and writes <name>.raw, or <name>.raw.0001, ... if it exists.
             if fifos {
                 text += "pcm.\(name) { type file slave.pcm \"null\" file \"\(dir)/\(name).fifo\" format \"raw\" truncate true }\n"
             } else {
