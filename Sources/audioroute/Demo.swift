@@ -30,12 +30,15 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "The package root (holding share/demo and scripts/); default: found from the executable.")
     var root: String?
 
+    @Option(help: "Instead of the story: N cycles of a USB headset plugged and unplugged, timing each plug from its uevent to the music's first frame on the headset (docs/benchmarks.md, Player).")
+    var rerouteBench: Int?
+
     func run() async throws {
         DemoSignals.install()
         if keep { demoRegistry.keepDirectories() }
         let timeline = DemoTimeline(json: json)
         do {
-            try await DemoStory(root: try locateRoot(), timeline: timeline).run()
+            try await DemoStory(root: try locateRoot(), timeline: timeline, benchCycles: rerouteBench).run()
         } catch {
             timeline.event("failed", ["error": .string("\(error)")], "\(error)")
             demoRegistry.cleanup()

@@ -45,15 +45,27 @@ final class DemoInbox: @unchecked Sendable {
 
 /// The demo's devices: each port's ALSA name is a `file` PCM writing raw frames here.
 struct DemoDevices {
-    static let names = ["demo_builtin", "demo_headphones", "bluealsa_a2dp", "bluealsa_sco"]
+    static let names = ["demo_builtin", "demo_headphones", "bluealsa_a2dp", "bluealsa_sco", "demo_usb"]
     let dir: String
+    /// This executable: its hidden `demo-sink` command is each device's far end.
+    let executable: String
+    /// `--reroute-bench`: each device's file is a FIFO (`<name>.fifo`) read by a thread of
+    /// the demo (`DemoFIFOReaders`), which stamps the first frame a device gets.
+    var fifos = false
 
-    /// The ALSA configuration: the three file PCMs and `bluealsa` (what BlueZ ports name,
+    /// The ALSA configuration: a file PCM per device and `bluealsa` (what BlueZ ports name,
     /// `bluealsa:DEV=…,PROFILE=a2dp|sco`) mapped onto them by profile.
     var configuration: String {
         var text = ""
         for name in Self.names {
-            text += "pcm.\(name) { type file slave.pcm \"null\" file \"\(dir)/\(name).raw\" format \"raw\" truncate false }\n"
+            // The story's: the file is a pipe to `audioroute demo-sink`, started at each
+            // open, which takes the frames at the device's real rate (the null slave does
+            // not pace) and writes <name>.raw, or <name>.raw.0001, ... if it exists.
+            if fifos {
+                text += "pcm.\(name) { type file slave.pcm \"null\" file \"\(dir)/\(name).fifo\" format \"raw\" truncate true }\n"
+            } else {
+                text += "pcm.\(name) { type file slave.pcm \"null\" file \"|exec '\(executable)' demo-sink '\(dir)/\(name).raw'\" format \"raw\" }\n"
+            }
         }
         text += """
             pcm.bluealsa {
@@ -69,7 +81,7 @@ struct DemoDevices {
     }
 
     /// Every output file and its length in frames (16-bit stereo: 4 bytes a frame).
-    /// `truncate false`: a reopened file PCM writes name.raw.0001, .0002...
+    /// One file per open of a device: name.raw, then name.raw.0001, .0002...
     func files() -> [String: Int] {
         var result: [String: Int] = [:]
         guard let handle = opendir(dir) else { return result }
@@ -94,12 +106,41 @@ struct DemoDevices {
         return result
     }
 
-    /// The largest sample (0...1 of full scale) of `file` from frame `from` on.
-    func peak(_ file: String, from: Int) -> Double {
+    /// Frames each device received between two snapshots of `files()` (devices that got none left out).
+    func frames(from start: [String: Int], to end: [String: Int]) -> [String: Int] {
+        var result: [String: Int] = [:]
+        for (file, count) in end where count != start[file] {
+            if let name = device(of: file) { result[name, default: 0] += count - (start[file] ?? 0) }
+        }
+        return result
+    }
+
+    /// Waits (polling every millisecond) until `device` has received `frames` frames since
+    /// the snapshot `start`; the frames it got. Throws after `seconds`.
+    func waitForFrames(on device: String, atLeast frames: Int, since start: [String: Int], what: String? = nil, seconds: Double = 10) async throws -> Int {
+        let deadline = DemoClock.milliseconds() + Int64(seconds * 1000)
+        while true {
+            let got = self.frames(from: start, to: files())[device] ?? 0
+            if got >= frames { return got }
+            guard DemoClock.milliseconds() < deadline else {
+                throw DemoError("waited \(seconds) s for \(what ?? "\(frames) frames of music on \(device)"): it got \(got)")
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    /// The largest sample of what `device` received since the snapshot `start`.
+    func peak(of device: String, since start: [String: Int]) -> Double {
+        files().filter { self.device(of: $0.key) == device }.map { peak($0.key, from: start[$0.key] ?? 0) }.max() ?? 0
+    }
+
+    /// The largest sample (0...1 of full scale) of `file` from frame `from` on (to frame `to`).
+    func peak(_ file: String, from: Int, to: Int? = nil) -> Double {
         guard let bytes = try? FileIO.readFile("\(dir)/\(file)"), bytes.count > from * 4 else { return 0 }
         var peak = 0
         var index = from * 4
-        while index + 1 < bytes.count {
+        let end = min(bytes.count, (to ?? Int.max / 8) * 4)
+        while index + 1 < end {
             let sample = Int(Int16(bitPattern: UInt16(bytes[index]) | UInt16(bytes[index + 1]) << 8))
             peak = max(peak, abs(sample))
             index += 2
@@ -113,8 +154,10 @@ struct DemoDevices {
 struct DemoStory {
     let root: String
     let timeline: DemoTimeline
-    /// Frames the music plays in each phase it is audible (0.25 s at 48 kHz).
-    static let phaseFrames = 12_000
+    /// `--reroute-bench N`: N plug/unplug cycles measured instead of the story.
+    var benchCycles: Int? = nil
+    /// Frames the music must reach a device with in each phase it is audible (0.25 s at 48 kHz).
+    static let windowFrames = 12_000
     static let promptFrames = 4_800
     static let callFrames = 8_000
     static let btAddress = "00:1B:66:AD:7E:01"
@@ -132,7 +175,13 @@ struct DemoStory {
         let dir = String(cString: made)
         demoRegistry.add(dir: dir)
         for sub in ["out", "logs", "run", "state"] { mkdir(dir + "/" + sub, 0o700) }
-        let devices = DemoDevices(dir: dir + "/out")
+        var executable = [CChar](repeating: 0, count: 4096)
+        let length = readlink("/proc/self/exe", &executable, executable.count - 1)
+        let selfPath = String(decoding: executable[0..<max(0, length)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard !selfPath.contains("'") else { throw DemoError("the demo cannot run from a path with a quote: \(selfPath)") }
+        var devices = DemoDevices(dir: dir + "/out", executable: selfPath)
+        devices.fifos = benchCycles != nil
+        let readers = benchCycles != nil ? try DemoFIFOReaders(devices) : nil
         let asoundrc = dir + "/asoundrc"
         try writeFile(asoundrc, devices.configuration)
         timeline.event("harness", ["dir": .string(dir)], "temporary directory \(dir)")
@@ -160,9 +209,6 @@ struct DemoStory {
         try expectOK(emitter, "load \(fixture)")
         timeline.event("testbed", ["root": .string(testbed)], "umockdev testbed: a phone (speaker, receiver, mic, headset jack)")
 
-        var executable = [CChar](repeating: 0, count: 4096)
-        let length = readlink("/proc/self/exe", &executable, executable.count - 1)
-        let selfPath = String(decoding: executable[0..<max(0, length)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let daemonPath = String(selfPath[..<(selfPath.lastIndex(of: "/") ?? selfPath.startIndex)]) + "/audiorouted"
         guard access(daemonPath, X_OK) == 0 else { throw DemoError("no audiorouted next to \(selfPath): build every product first (swift build)") }
         let daemon = try DemoChild(
@@ -177,8 +223,15 @@ struct DemoStory {
         try await waitForDaemon(music)
         timeline.event("daemon", ["pid": .integer(Int64(daemon.pid))], "audiorouted is up (pid \(daemon.pid))")
 
+        if let benchCycles, let readers {
+            try await RerouteBench(
+                timeline: timeline, root: root, dir: dir, music: music, emitter: emitter, readers: readers, cycles: benchCycles,
+                routeFile: dir + "/run/audioroute/asound.conf", asoundrc: asoundrc
+            ).run()
+            return
+        }
         try await Story(timeline: timeline, bus: bus, music: music, devices: devices, bluez: bluez, emitter: emitter,
-                        routeFile: dir + "/run/audioroute/asound.conf", asoundrc: asoundrc).play()
+                        routeFile: dir + "/run/audioroute/asound.conf", asoundrc: asoundrc, musicFile: dir + "/music.wav").play()
     }
 
     func expectOK(_ child: DemoChild, _ command: String) throws {

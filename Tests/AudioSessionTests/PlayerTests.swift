@@ -37,7 +37,16 @@ private let endedNoResume = AudioSessionNotification.interruption(InterruptionIn
         _ = policy.play()
         let disconnected = AudioSessionNotification.interruption(InterruptionInfo(type: .began, reason: .routeDisconnected, options: []))
         #expect(policy.handle(disconnected) == [.pause])
-        #expect(!policy.isPlaying && policy.isInterrupted)
+        #expect(!policy.isPlaying)
+        // No `ended` follows a routeDisconnected: a call that comes and ends with
+        // shouldResume while the music is paused must not start it (seed 003).
+        #expect(policy.handle(began) == [])
+        #expect(policy.handle(endedResume) == [])
+        #expect(!policy.isPlaying)
+        // Played again, then a call: it resumes after the call.
+        #expect(policy.play() == [.resume])
+        #expect(policy.handle(began) == [.pause])
+        #expect(policy.handle(endedResume) == [.resume])
     }
 
     @Test func resumesAfterAnInterruptionOnlyIfItWasPlaying() {
@@ -68,6 +77,25 @@ private let endedNoResume = AudioSessionNotification.interruption(InterruptionIn
         _ = userPaused.handle(began)
         _ = userPaused.pause()
         #expect(userPaused.handle(endedResume) == [])
+    }
+
+    @Test func ignoredNotificationsAreNamedAsSuch() {
+        // What `reacts(to:)` says is ignored must change nothing in `handle`.
+        let ignored: [AudioSessionNotification] = [
+            .silentModeChanged(true), .silenceSecondaryAudioHint(.begin), .silenced, .unsilenced, .mediaServicesWereLost,
+            .portsChanged(.added, port("headset", .headphones)),
+        ]
+        for notification in ignored {
+            #expect(!PlaybackPolicy.reacts(to: notification))
+            var policy = PlaybackPolicy()
+            _ = policy.play()
+            let before = policy
+            #expect(policy.handle(notification) == [])
+            #expect(policy == before)
+        }
+        for notification in [began, endedResume, .ducked, .unducked, .mediaServicesWereReset, change(.newDeviceAvailable, from: speakerRoute, to: headsetRoute)] {
+            #expect(PlaybackPolicy.reacts(to: notification))
+        }
     }
 
     @Test func duckGainOnAndOff() {
@@ -127,6 +155,8 @@ private func waitForEnd(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
             file.render(frames: 0..<5000, as: .signed16, gains: OutputGains(gain: 0.3), into: &expected)
             #expect(contents(dir + "/speaker.raw") == expected)
             #expect(!player.isPlaying && player.currentTime == 0)
+            // Played to the end once: the file's length, though the position is back at 0.
+            #expect(player.framesPlayed == 5000)
         }
     }
 
@@ -150,6 +180,7 @@ private func waitForEnd(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
             #expect(events.last == .finished(successfully: true))
             let both = contents(dir + "/speaker.raw") + contents(dir + "/headset.raw")
             #expect(both == Array(file.nativeBytes(frames: 0..<480_000)))
+            #expect(player.framesPlayed == both.count / 4)
             // The reroute landed mid-file unless the whole file was written first (null does not pace).
             #expect(events.contains(where: { if case .rerouted = $0 { true } else { false } }))
             #expect(!contents(dir + "/headset.raw").isEmpty && !contents(dir + "/speaker.raw").isEmpty)

@@ -66,6 +66,8 @@ public final class AudioPlayer: Sendable {
         var loopsLeft = 0
         var threadRunning = false
         var startFrame = 0
+        /// Times the file was played to its end (loops and finishes), for `framesPlayed`.
+        var completedPasses = 0
     }
 
     /// The daemon's route file, `$XDG_RUNTIME_DIR/audioroute/asound.conf`, if it exists.
@@ -124,6 +126,15 @@ public final class AudioPlayer: Sendable {
         }
     }
 
+    /// How far playback has advanced since the player was created, in frames of the
+    /// file, across loops: the passes played to the file's end times its length, plus
+    /// the position in the current pass (`currentTime`). Exact while paused; a seek
+    /// moves it with the position. With `file` PCMs standing for devices, the frames
+    /// in the files add up to this when none was lost or repeated (the demo checks it).
+    public var framesPlayed: Int {
+        withState { s in s.completedPasses * file.frameCount + (s.engine?.position ?? s.startFrame) }
+    }
+
     /// Volume 0…1.
     public var volume: Double {
         get { withState { $0.volume } }
@@ -177,6 +188,8 @@ public final class AudioPlayer: Sendable {
     /// Applies a session notification: reroute on a route change, pause on
     /// unplug, pause and maybe resume around an interruption, duck (`PlaybackPolicy`).
     public func handle(_ notification: AudioSessionNotification) {
+        // Not under the lock, which waits for the period being written.
+        guard PlaybackPolicy.reacts(to: notification) else { return }
         withState { s in apply(s.policy.handle(notification), to: &s) }
     }
 
@@ -266,6 +279,7 @@ public final class AudioPlayer: Sendable {
                 if try engine.writeNextPeriod() > 0 { return .next }
                 // The end of the file: play it out before looping or finishing.
                 try engine.drain()
+                s.completedPasses += 1
                 if s.loopsLeft != 0 {
                     if s.loopsLeft > 0 { s.loopsLeft -= 1 }
                     try engine.seek(to: 0)

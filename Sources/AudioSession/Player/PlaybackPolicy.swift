@@ -52,6 +52,17 @@ public struct PlaybackPolicy: Sendable, Hashable {
         return [.pause]
     }
 
+    /// Whether `handle` can do anything with `notification`. The others (ports added or
+    /// removed, silent mode, hints, silenced) leave the policy as it is: a player need not
+    /// wait for its period in flight to hand them over (a plug's `portsChanged` would
+    /// otherwise delay the `routeChange` behind it by up to a period each).
+    public static func reacts(to notification: AudioSessionNotification) -> Bool {
+        switch notification {
+        case .routeChange, .interruption, .ducked, .unducked, .mediaServicesWereReset: true
+        default: false
+        }
+    }
+
     /// A session notification.
     public mutating func handle(_ notification: AudioSessionNotification) -> [PlaybackAction] {
         switch notification {
@@ -68,6 +79,14 @@ public struct PlaybackPolicy: Sendable, Hashable {
         case .interruption(let info):
             switch info.type {
             case .began:
+                if info.reason == .routeDisconnected {
+                    // The route's device went away: no `ended` follows, and the music
+                    // stays paused until the user plays. Not a resumable interruption:
+                    // a later call's end must not start it (seed 003).
+                    wasPlayingBeforeInterruption = false
+                    if isPlaying { isPlaying = false; return [.pause] }
+                    return []
+                }
                 guard !isInterrupted else { return [] }
                 isInterrupted = true
                 wasPlayingBeforeInterruption = isPlaying
