@@ -144,6 +144,9 @@ final class DemoChild {
         posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        // Nothing else: a device's `file "|demo-sink"` pipe (libasound's popen, no O_CLOEXEC)
+        // kept open in a child would never let that sink see its end.
+        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
         let pid = try DemoChild.spawn(argv, environment: environment, actions: &actions)
         close(inPipe[0])
         close(outPipe[1])
@@ -203,6 +206,7 @@ final class DemoChild {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
         let pid = try spawn(argv, environment: environment, actions: &actions)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}

@@ -23,6 +23,8 @@ public final class PrivateBus: @unchecked Sendable {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, out[1], 1)
+        // No other inherited descriptor (see spawn in TestSupport.swift).
+        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
         let arguments = [
             "/usr/bin/dbus-daemon", "--config-file=\(configuration)", "--nofork", "--nopidfile", "--print-address=1",
             "--address=unix:path=\(directory)/bus",

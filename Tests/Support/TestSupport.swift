@@ -189,6 +189,9 @@ public func spawn(
     let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
     let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
     defer { for pointer in argv + envp { free(pointer) } }
+    // Nothing but 0-2: a descriptor another thread just opened without O_CLOEXEC (libasound's
+    // popen for a `file "|cmd"` PCM) must not live on in a child and keep its pipe from closing.
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3)
     var pid: pid_t = 0
     let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
     return spawned == 0 ? .success(pid) : .failure(SpawnError(errno: spawned))
