@@ -50,8 +50,10 @@ public struct SourcePosition: Sendable, Hashable, Comparable {
 
     /// The position `count` output frames later at `step`.
     public func advanced(by count: Int, step: VarispeedStep) -> SourcePosition {
-        precondition(count >= 0 && count < 1 << 30)
-        let total = UInt64(fraction) + UInt64(count) * step.raw
+        precondition(count >= 0)
+        let (product, overflow) = UInt64(count).multipliedReportingOverflow(by: step.raw)
+        precondition(!overflow && product < 1 << 63, "advanced too far")
+        let total = UInt64(fraction) + product
         return SourcePosition(frame: frame + Int(total >> 32), fraction: UInt32(truncatingIfNeeded: total))
     }
 
@@ -85,14 +87,19 @@ extension WAVFile {
         let frameSize = format.bytesPerFrame
         let stereo = format.channels == 2
         let base = dataRange.lowerBound
-        // Enough for what is left of the file at this step, capped by maxFrames.
-        let remaining = (UInt64(total - position.frame) << 32 - UInt64(position.fraction) + step.raw - 1) / step.raw
-        let count = Int(min(UInt64(maxFrames), remaining))
-        out.reserveCapacity(out.count + count * Self.outputChannels * encoding.bytesPerSample)
+        // What is left of the file at this step (ceil), capped by maxFrames;
+        // beyond 2^31 source frames the shift would overflow and the loop's
+        // own end test stops it.
+        let span = UInt64(total - position.frame)
+        let remaining = span < 1 << 31
+            ? Int((span << 32 - UInt64(position.fraction) + step.raw - 1) / step.raw) : Int.max
+        let count = min(maxFrames, remaining)
+        if count < 1 << 24 { out.reserveCapacity(out.count + count * Self.outputChannels * encoding.bytesPerSample) }
         var frame = position.frame
         var fraction = UInt64(position.fraction)
+        var produced = 0
         bytes.withUnsafeBytes { buffer in
-            for _ in 0..<count {
+            while produced < count && frame < total {
                 let at = base + frame * frameSize
                 let next = frame + 1 < total ? at + frameSize : at
                 let weight = Double(fraction) * 0x1p-32
@@ -110,9 +117,10 @@ extension WAVFile {
                 fraction += step.raw
                 frame += Int(fraction >> 32)
                 fraction &= 0xFFFF_FFFF
+                produced += 1
             }
         }
         position = SourcePosition(frame: frame, fraction: UInt32(fraction))
-        return count
+        return produced
     }
 }

@@ -70,8 +70,8 @@ public final class PlaybackEngine {
     /// rate other than 1, the frame at or before the next output frame's
     /// source position; `sourcePosition` has the fraction).
     public private(set) var position: Int = 0
-    /// Playback speed in source frames per output frame (the player keeps it
-    /// within 0.5…2). At 1 the device gets the file's frames as they are; at
+    /// Playback speed in source frames per output frame: finite and > 0 (a
+    /// precondition; the player keeps it within 0.5…2). At 1 the device gets the file's frames as they are; at
     /// other rates they are resampled (`WAVFile.renderVarispeed`, linear
     /// interpolation: speed and pitch change together). Applies from the next
     /// period.
