@@ -31,6 +31,8 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         // The Swift runtime's executor hooks (audiorouted's one-thread executor). Module map and shim.h only.
         .systemLibrary(name: "CSwiftConcurrency"),
+        // glibc's posix_spawn_file_actions_addclosefrom_np, for children that inherit only 0-2. Module map and shim.h only.
+        .systemLibrary(name: "CPosixSpawn"),
         // The only code that calls C: hardware watchers, ALSA naming, configuration and output. No Foundation.
         .target(
             name: "AudioRouteLinux",
@@ -79,6 +81,7 @@ let package = Package(
                 "AudioRouteCore",
                 "AudioRouteLinux",
                 "AudioSession",
+                "CPosixSpawn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -104,7 +107,7 @@ let package = Package(
         ),
         // The harness pieces the test targets share: temporary directories, child
         // processes, systemd's notify socket, a private dbus-daemon. Tests only.
-        .target(name: "AudioRouteTestSupport", path: "Tests/Support"),
+        .target(name: "AudioRouteTestSupport", dependencies: ["CPosixSpawn"], path: "Tests/Support"),
         .testTarget(
             name: "AudioRouteCoreTests",
             dependencies: [
@@ -121,7 +124,7 @@ let package = Package(
         ),
         .testTarget(
             name: "audiorouteTests",
-            dependencies: ["AudioRouteCore"]
+            dependencies: ["AudioRouteCore", "CPosixSpawn"]
         ),
         .testTarget(
             name: "AudioSessionTests",

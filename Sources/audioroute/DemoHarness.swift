@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import AudioRouteLinux
+import CPosixSpawn
 import Glibc
 #endif
 

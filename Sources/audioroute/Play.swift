@@ -4,7 +4,7 @@ import AudioRouteLinux
 import AudioSession
 import Glibc
 
-/// `audioroute play FILE [--category C] [--mode M] [--options ...] [--device PCM]`
+/// `audioroute play FILE [--category C] [--mode M] [--options ...] [--device PCM] [--loops N] [--rate R]`
 struct Play: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
@@ -14,6 +14,7 @@ struct Play: AsyncParsableCommand {
             the ALSA PCM `audioroute` (the route's device, rewritten by audiorouted) or --device. \
             Unplugging the output pauses (as iOS players do); an interruption pauses and resumes only \
             if it was playing and the interruption ends with shouldResume; ducking lowers the volume. \
+            --rate plays faster or slower, pitch included (the time shown is the file's). \
             On a terminal one progress line is rewritten in place; otherwise a plain line is printed on \
             every change. Exit status: 0 when the file played to its end, 1 on a bad file, no daemon \
             or an output error, 130 on SIGINT and 143 on SIGTERM (the session is deactivated with \
@@ -38,10 +39,19 @@ struct Play: AsyncParsableCommand {
     @Option(name: .customLong("loops"), help: "Times to play the file again (-1: forever).")
     var loops: Int = 0
 
+    @Option(help: "Playback rate, 0.5 (half speed) to 2 (double speed); speed and pitch change together.")
+    var rate: Double?
+
     @Argument(help: "The WAV file to play.")
     var file: String
 
-    func validate() throws { _ = try parsedOptions() }
+    func validate() throws {
+        _ = try parsedOptions()
+        // Rejected rather than clamped (as AudioPlayer.rate does): a typo should not play at another speed.
+        if let rate, !(0.5...2).contains(rate) {
+            throw ValidationError("--rate must be between 0.5 and 2 (got \(rate))")
+        }
+    }
 
     func parsedOptions() throws -> CategoryOptions {
         try checkedSessionRequest(category: category, mode: mode, options: categoryOptions)
@@ -58,6 +68,11 @@ struct Play: AsyncParsableCommand {
             throw ExitCode(1)
         }
         player.numberOfLoops = loops
+        if let rate {
+            // Before play(), which prepares: enableRate is read there.
+            player.enableRate = true
+            player.rate = rate
+        }
         let audio = daemon.session(app: "audioroute-play")
         let options = try parsedOptions()
         try await withDaemon { () throws(AudioSessionError) in

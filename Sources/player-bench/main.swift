@@ -6,7 +6,9 @@
 // cpu:     the engine renders and writes N seconds of a 48 kHz stereo WAV to
 //          libasound's `null` PCM (which does not pace), for each case: 16-bit
 //          at unity gain (bytes copied), 16-bit with volume/pan/duck (every
-//          sample converted), float32 with gains. Reported: process CPU time
+//          sample converted), float32 with gains, 16-bit at rate 1.5 (the
+//          varispeed resampler, unity gain; "a second of audio" is a second
+//          of output). Reported: process CPU time
 //          (user + system, getrusage) per second of audio. The null PCM's own
 //          cost is included; there is no device or file I/O.
 // reroute: a 48 kHz stereo 16-bit file plays through `file` PCMs (null slave,
@@ -58,16 +60,18 @@ func cpuSeconds() -> Double {
 
 func cpu(seconds: Int) throws {
     print("cpu: \(seconds) s of 48 kHz stereo to the null PCM, periods of 1024 frames")
-    let cases: [(String, SampleEncoding, OutputGains)] = [
-        ("s16, unity (bytes copied)", .signed16, .unity),
-        ("s16, volume 0.8 pan -0.3 duck 0.5", .signed16, OutputGains(volume: 0.8, pan: -0.3, gain: 0.5)),
-        ("float32, volume 0.8 pan -0.3 duck 0.5", .float32, OutputGains(volume: 0.8, pan: -0.3, gain: 0.5)),
+    let cases: [(String, SampleEncoding, OutputGains, Double)] = [
+        ("s16, unity (bytes copied)", .signed16, .unity, 1),
+        ("s16, volume 0.8 pan -0.3 duck 0.5", .signed16, OutputGains(volume: 0.8, pan: -0.3, gain: 0.5), 1),
+        ("float32, volume 0.8 pan -0.3 duck 0.5", .float32, OutputGains(volume: 0.8, pan: -0.3, gain: 0.5), 1),
+        ("s16, unity, rate 1.5 (varispeed)", .signed16, .unity, 1.5),
     ]
-    for (name, encoding, gains) in cases {
+    for (name, encoding, gains, rate) in cases {
         // A 10 s file played from the start again until `seconds` have been written.
         let file = try makeFile(encoding, seconds: 10)
         let engine = try PlaybackEngine(file: file, device: "null", periodFrames: 1024)
         engine.gains = gains
+        engine.rate = rate
         let start = cpuSeconds()
         let wall = nanoseconds(CLOCK_MONOTONIC)
         var written = 0

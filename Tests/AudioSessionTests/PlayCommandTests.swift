@@ -44,6 +44,36 @@ import Testing
         }
     }
 
+    @Test func rateSetsEnableRateAndPlaysTheResampledFile() async throws {
+        try await withTemporaryDirectory { dir in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let daemon = try RealDaemon(address: bus.address, directory: dir)
+            defer { daemon.kill() }
+            try AtomicFile.write(
+                Array("pcm.playtest { type file slave.pcm \"null\" file \"\(dir)/out.raw\" format \"raw\" }\n".utf8),
+                to: dir + "/.asoundrc")
+            let format = WAVFormat(encoding: .signed16, channels: 2, sampleRate: 48000)
+            let samples = (0..<9600).map { Double(($0 * 31) % 2000 - 1000) / 32768 }
+            try AtomicFile.write(WAVFile.encode(samples, format: format), to: dir + "/a.wav")
+            let file = try WAVFile(contentsOf: dir + "/a.wav")
+            let environment = ["DBUS_SESSION_BUS_ADDRESS": bus.address, "HOME": dir, "XDG_RUNTIME_DIR": dir + "/run"]
+
+            let result = try Self.play([dir + "/a.wav", "--device", "playtest", "--rate", "1.5"], environment: environment)
+            #expect(result.status == 0, "\(result.err)")
+            var expected: [UInt8] = []
+            var position = SourcePosition(frame: 0)
+            file.renderVarispeed(from: &position, step: VarispeedStep(rate: 1.5), maxFrames: .max, as: .signed16, gains: .unity, into: &expected)
+            let out = (try? AtomicFile.read(dir + "/out.raw")) ?? []
+            #expect(out.count == 3200 * 4)  // 4800 frames at 1.5
+            let same = out == expected
+            #expect(same)
+
+            let outside = try Self.play([dir + "/a.wav", "--device", "playtest", "--rate", "3"], environment: environment)
+            #expect(outside.status == 64 && outside.err.contains("--rate must be between 0.5 and 2"), "\(outside.err)")
+        }
+    }
+
     @Test func noDaemonIsAClearErrorAndStatusOne() async throws {
         try await withTemporaryDirectory { dir in
             let format = WAVFormat(encoding: .signed16, channels: 1, sampleRate: 8000)

@@ -1,3 +1,4 @@
+import CPosixSpawn
 import Glibc
 
 /// A private dbus-daemon with the stock session configuration, listening on a

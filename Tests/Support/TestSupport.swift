@@ -3,6 +3,7 @@
 import Synchronization
 
 #if canImport(Glibc)
+import CPosixSpawn
 import Glibc
 #endif
 

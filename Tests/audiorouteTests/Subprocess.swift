@@ -1,6 +1,7 @@
 // Runs a built binary with arguments and standard input, collecting its
 // output, without Foundation: posix_spawn with pipes, drained with poll.
 #if canImport(Glibc)
+import CPosixSpawn
 import Glibc
 #endif
 

@@ -228,6 +228,14 @@ public struct PCM: ~Copyable {
         return done
     }
 
+    /// The buffer's size in frames as configured (snd_pcm_get_params), or nil before `configure`.
+    public var bufferFrames: Int? {
+        var buffer: snd_pcm_uframes_t = 0
+        var period: snd_pcm_uframes_t = 0
+        guard frameBytes > 0, snd_pcm_get_params(handle, &buffer, &period) >= 0, buffer > 0 else { return nil }
+        return Int(buffer)
+    }
+
     /// Bytes per frame as configured (0 before `configure`).
     public var bytesPerFrame: Int { frameBytes }
 

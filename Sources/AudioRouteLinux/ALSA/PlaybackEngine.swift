@@ -66,8 +66,19 @@ public final class PlaybackEngine {
     public private(set) var deviceName: String
     /// Volume, pan and ducking gain, applied to every period written from now on.
     public var gains: OutputGains = .unity
-    /// The next frame of `file` that has not been handed to a device.
+    /// The next frame of `file` that has not been handed to a device (at a
+    /// rate other than 1, the frame at or before the next output frame's
+    /// source position; `sourcePosition` has the fraction).
     public private(set) var position: Int = 0
+    /// Playback speed in source frames per output frame: finite and > 0 (a
+    /// precondition; the player keeps it within 0.5…2). At 1 the device gets the file's frames as they are; at
+    /// other rates they are resampled (`WAVFile.renderVarispeed`, linear
+    /// interpolation: speed and pitch change together). Applies from the next
+    /// period.
+    public var rate: Double {
+        get { step.rate }
+        set { step = VarispeedStep(rate: newValue) }
+    }
     /// Frames rendered and written per `writeNextPeriod`.
     public let periodFrames: Int
     /// The buffer latency asked of ALSA.
@@ -78,6 +89,16 @@ public final class PlaybackEngine {
     private let configuration: PCMConfigurationSource
     private var pcm: PCM?
     private var scratch: [UInt8] = []
+    private var step = VarispeedStep.unity
+    /// The fraction of `position` (0 at rate 1).
+    private var fraction: UInt32 = 0
+    /// The periods written to the open PCM that it may still give back
+    /// (rewind), newest last: a rewind of n output frames is turned back into
+    /// the source position of the first frame taken back, whatever the rates
+    /// the periods were written at. Trimmed to the PCM's buffer.
+    private var written: [(start: SourcePosition, step: VarispeedStep, frames: Int)] = []
+    private var writtenFrames = 0
+    private var bufferFrames = 0
 
     /// The ALSA sample format the PCM is opened with.
     public var pcmFormat: PCMFormat { PCMFormat(file.format.encoding) }
@@ -102,6 +123,9 @@ public final class PlaybackEngine {
         try pcm.configure(
             format: pcmFormat, channels: WAVFile.outputChannels, rate: file.format.sampleRate,
             latencyMicroseconds: latencyMicroseconds)
+        // Nothing written to this PCM yet; more than it can rewind is never kept.
+        forgetWritten()
+        bufferFrames = pcm.bufferFrames ?? (2 * latencyMicroseconds * file.format.sampleRate / 1_000_000 + periodFrames)
         return pcm
     }
 
@@ -111,19 +135,84 @@ public final class PlaybackEngine {
     /// Whether a PCM is open (false after `close`).
     public var isOpen: Bool { pcm != nil }
 
+    /// The source position of the next output frame, with its fraction.
+    public var sourcePosition: SourcePosition { SourcePosition(frame: position, fraction: fraction) }
+
     /// Renders the next period (fewer at the end) with the current gains and
     /// writes it, blocking while the device's buffer is full. Returns the
     /// frames written: 0 at the end of the file.
     @discardableResult
     public func writeNextPeriod() throws(ALSAError) -> Int {
-        let frames = min(periodFrames, file.frameCount - position)
-        guard frames > 0 else { return 0 }
+        guard position < file.frameCount else { return 0 }
         if pcm == nil { pcm = try open(deviceName) }
+        if step.isUnity && fraction != 0 {
+            // Back at rate 1 between two frames: to the nearest frame, so that
+            // the device gets the file's own bytes again (at most half a frame
+            // skipped or repeated, once).
+            if fraction >= 1 << 31 { position += 1 }
+            fraction = 0
+            guard position < file.frameCount else { return 0 }
+        }
+        let start = sourcePosition
         scratch.removeAll(keepingCapacity: true)
-        file.render(frames: position..<(position + frames), as: file.format.encoding, gains: gains, into: &scratch)
-        let written = try pcm!.write(scratch)
-        position += written
-        return written
+        if step.isUnity {
+            // The file's frames as they are (bytes copied at unity gain).
+            let frames = min(periodFrames, file.frameCount - position)
+            file.render(frames: position..<(position + frames), as: file.format.encoding, gains: gains, into: &scratch)
+        } else {
+            var end = start
+            file.renderVarispeed(
+                from: &end, step: step, maxFrames: periodFrames, as: file.format.encoding, gains: gains, into: &scratch)
+        }
+        let frames = try pcm!.write(scratch)
+        remember(start: start, frames: frames)
+        move(to: start.advanced(by: frames, step: step))
+        return frames
+    }
+
+    private func remember(start: SourcePosition, frames: Int) {
+        written.append((start, step, frames))
+        writtenFrames += frames
+        while written.count > 1 && writtenFrames - written[0].frames >= bufferFrames {
+            writtenFrames -= written.removeFirst().frames
+        }
+    }
+
+    private func forgetWritten() {
+        written.removeAll(keepingCapacity: true)
+        writtenFrames = 0
+    }
+
+    /// Sets the position, past the end clamped to the end.
+    private func move(to target: SourcePosition) {
+        if target.frame >= file.frameCount {
+            position = file.frameCount
+            fraction = 0
+        } else {
+            position = target.frame
+            fraction = target.fraction
+        }
+    }
+
+    /// Moves the position back over the last `frames` output frames written:
+    /// to the source position the first of them was rendered from.
+    private func takeBack(_ frames: Int) {
+        var left = frames
+        while left > 0, let last = written.last {
+            if left >= last.frames {
+                move(to: last.start)
+                left -= last.frames
+                writtenFrames -= last.frames
+                written.removeLast()
+            } else {
+                move(to: last.start.advanced(by: last.frames - left, step: last.step))
+                written[written.count - 1].frames -= left
+                writtenFrames -= left
+                left = 0
+            }
+        }
+        // Not reached (a PCM rewinds at most its buffer, which `written` covers); at rate 1 this is exact.
+        if left > 0 { move(to: SourcePosition(frame: max(0, position - left))) }
     }
 
     /// Moves playback to `device`, continuing from exactly the next frame the
@@ -157,7 +246,8 @@ public final class PlaybackEngine {
         let rewound = rerouteStrategy == .rewindThenDrain ? pcm!.rewindAll() : 0
         try? pcm!.drain()
         pcm = nil
-        position -= rewound
+        takeBack(rewound)
+        forgetWritten()
         return rewound
     }
 
@@ -167,6 +257,7 @@ public final class PlaybackEngine {
             try pcm!.drain()
             try pcm!.prepare()
         }
+        forgetWritten()
     }
 
     /// Stops at once and closes the PCM; the next `writeNextPeriod` reopens
@@ -175,6 +266,7 @@ public final class PlaybackEngine {
     public func close() {
         if pcm != nil { try? pcm!.drop() }
         pcm = nil
+        forgetWritten()
     }
 
     /// Sets the next frame to write (clamped to the file), discarding what the
@@ -186,5 +278,7 @@ public final class PlaybackEngine {
             try pcm!.prepare()
         }
         position = max(0, min(frame, file.frameCount))
+        fraction = 0
+        forgetWritten()
     }
 }

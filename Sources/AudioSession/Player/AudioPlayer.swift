@@ -68,6 +68,10 @@ public final class AudioPlayer: Sendable {
         var startFrame = 0
         /// Times the file was played to its end (loops and finishes), for `framesPlayed`.
         var completedPasses = 0
+        var enableRate = false
+        var rate: Double = 1
+        /// `enableRate` as it was at the last `prepareToPlay` (AVAudioPlayer reads it there).
+        var rateEnabled = false
     }
 
     /// The daemon's route file, `$XDG_RUNTIME_DIR/audioroute/asound.conf`, if it exists.
@@ -110,12 +114,13 @@ public final class AudioPlayer: Sendable {
     /// The session gain now applied (0.3 while ducked, else 1).
     public var sessionGain: Double { withState { $0.policy.gain } }
 
-    /// The position in seconds: the next frame written (ahead of what is heard
+    /// The position in seconds of the file (source time: at `rate` 2 it
+    /// advances two seconds per second played): the next frame written (ahead of what is heard
     /// by the device's buffer while playing; exact when paused). Setting it
     /// seeks, discarding what the device had not played.
     public var currentTime: Double {
         get {
-            withState { s in Double(s.engine?.position ?? s.startFrame) / Double(file.format.sampleRate) }
+            withState { s in (s.engine?.sourcePosition.frames ?? Double(s.startFrame)) / Double(file.format.sampleRate) }
         }
         set {
             let frame = max(0, min(Int(newValue * Double(file.format.sampleRate)), file.frameCount))
@@ -130,7 +135,8 @@ public final class AudioPlayer: Sendable {
     /// file, across loops: the passes played to the file's end times its length, plus
     /// the position in the current pass (`currentTime`). Exact while paused; a seek
     /// moves it with the position. With `file` PCMs standing for devices, the frames
-    /// in the files add up to this when none was lost or repeated (the demo checks it).
+    /// in the files add up to this when none was lost or repeated (the demo checks it);
+    /// at a `rate` other than 1 the devices get that many frames fewer or more.
     public var framesPlayed: Int {
         withState { s in s.completedPasses * file.frameCount + (s.engine?.position ?? s.startFrame) }
     }
@@ -151,6 +157,30 @@ public final class AudioPlayer: Sendable {
     public var numberOfLoops: Int {
         get { withState { $0.numberOfLoops } }
         set { withState { s in s.numberOfLoops = newValue; s.loopsLeft = newValue } }
+    }
+
+    /// Whether `rate` applies (default false). As on AVAudioPlayer, set it
+    /// before `prepareToPlay` or `play`: it is read when the device is
+    /// prepared. Set later, it takes effect at the next preparation, after
+    /// `stop()` (pausing keeps the preparation).
+    public var enableRate: Bool {
+        get { withState { $0.enableRate } }
+        set { withState { s in s.enableRate = newValue } }
+    }
+
+    /// Playback rate, 0.5 (half speed) … 2 (double speed), default 1; values
+    /// outside are clamped to the range, NaN is 1. Speed and pitch change
+    /// together (a varispeed resampler, docs/player.md). Applies only when
+    /// `enableRate` was true at `prepareToPlay`; otherwise it is kept and
+    /// playback is at 1. A change while playing takes effect at the next period.
+    public var rate: Double {
+        get { withState { $0.rate } }
+        set {
+            withState { s in
+                s.rate = newValue.isNaN ? 1 : min(max(newValue, 0.5), 2)
+                Self.applyRate(&s)
+            }
+        }
     }
 
     /// Opens the device, ready to play. Called by `play` if needed.
@@ -218,12 +248,18 @@ public final class AudioPlayer: Sendable {
                 periodFrames: periodFrames, latencyMicroseconds: latencyMicroseconds)
             try engine.seek(to: s.startFrame)
             s.engine = engine
+            s.rateEnabled = s.enableRate
             Self.applyGains(&s)
+            Self.applyRate(&s)
         } catch { throw .output(error) }
     }
 
     private static func applyGains(_ s: inout State) {
         s.engine?.gains = OutputGains(volume: s.volume, pan: s.pan, gain: s.policy.gain)
+    }
+
+    private static func applyRate(_ s: inout State) {
+        s.engine?.rate = s.rateEnabled ? s.rate : 1
     }
 
     private func apply(_ actions: [PlaybackAction], to s: inout State) {

@@ -1,0 +1,178 @@
+// AudioPlayer's rate and enableRate through the real libasound, `file` PCMs
+// standing for devices (test-bench.md): frame counts and bytes at 2, 0.5 and
+// 1.5, enableRate read at preparation, clamping, currentTime in source time,
+// and a reroute at 1.5 that loses and repeats no source position.
+import AudioRouteCore
+import AudioRouteLinux
+import AudioSession
+import Glibc
+import Testing
+
+private func devices(_ dir: String, route: String) throws {
+    try AtomicFile.write(Array("""
+        pcm.dev_speaker { type file slave.pcm "null" file "\(dir)/speaker.raw" format "raw" }
+        pcm.dev_headset { type file slave.pcm "null" file "\(dir)/headset.raw" format "raw" }
+
+        """.utf8), to: dir + "/devices.conf")
+    try AtomicFile.write(Array("pcm.audioroute { type plug slave.pcm \"\(route)\" }\n".utf8), to: dir + "/route.conf")
+}
+
+private func bytes(_ path: String) -> [UInt8] { (try? AtomicFile.read(path)) ?? [] }
+
+private func source(_ path: String, frames: Int) throws -> WAVFile {
+    let format = WAVFormat(encoding: .signed16, channels: 2, sampleRate: 48000)
+    let samples = (0..<(frames * 2)).map { Double(($0 * 7919) % 20000 - 10000) / 32768 }
+    try AtomicFile.write(WAVFile.encode(samples, format: format), to: path)
+    return try WAVFile(contentsOf: path)
+}
+
+private func player(_ dir: String, periodFrames: Int = 500) throws -> AudioPlayer {
+    try AudioPlayer(
+        contentsOf: dir + "/a.wav", configurationFiles: [dir + "/devices.conf", dir + "/route.conf"],
+        periodFrames: periodFrames, latencyMicroseconds: 5000)
+}
+
+/// The whole file at `rate`, as the device must get it.
+private func resampled(_ file: WAVFile, rate: Double) -> [UInt8] {
+    var position = SourcePosition(frame: 0)
+    var out: [UInt8] = []
+    file.renderVarispeed(from: &position, step: VarispeedStep(rate: rate), maxFrames: .max, as: .signed16, gains: .unity, into: &out)
+    return out
+}
+
+private func untilFinished(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
+    var seen: [AudioPlayerEvent] = []
+    for await event in player.events {
+        seen.append(event)
+        if case .finished = event { break }
+    }
+    return seen
+}
+
+@Suite(.serialized) struct AudioPlayerRateTests {
+    /// 48000 source frames: half as many output frames at 2, twice as many at 0.5.
+    @Test(arguments: [(2.0, 24_000), (0.5, 96_000), (1.5, 32_000), (10, 24_000)])
+    func aRateWritesTheResampledFile(rate: Double, outputFrames: Int) async throws {
+        try await withTemporaryDirectory { dir in
+            try devices(dir, route: "dev_speaker")
+            let file = try source(dir + "/a.wav", frames: 48_000)
+            let player = try player(dir)
+            player.enableRate = true
+            player.rate = rate
+            try player.play()
+            #expect(await untilFinished(player).last == .finished(successfully: true))
+            let out = bytes(dir + "/speaker.raw")
+            #expect(out.count == outputFrames * 4)
+            // 10 is clamped to 2.
+            let same = out == resampled(file, rate: min(rate, 2))
+            #expect(same)
+        }
+    }
+
+    @Test func withoutEnableRateTheRateIsKeptButPlaybackIsAtOne() async throws {
+        try await withTemporaryDirectory { dir in
+            try devices(dir, route: "dev_speaker")
+            let file = try source(dir + "/a.wav", frames: 5000)
+            let player = try player(dir)
+            player.rate = 2
+            #expect(player.rate == 2 && !player.enableRate)
+            try player.play()
+            #expect(await untilFinished(player).last == .finished(successfully: true))
+            #expect(bytes(dir + "/speaker.raw") == Array(file.nativeBytes(frames: 0..<5000)))
+        }
+    }
+
+    @Test func enableRateIsReadWhenThePlayerIsPrepared() async throws {
+        try await withTemporaryDirectory { dir in
+            try devices(dir, route: "dev_speaker")
+            let file = try source(dir + "/a.wav", frames: 5000)
+            let player = try player(dir)
+            try player.prepareToPlay()
+            // Too late for this preparation: played at 1.
+            player.enableRate = true
+            player.rate = 2
+            try player.play()
+            #expect(await untilFinished(player).last == .finished(successfully: true))
+            #expect(bytes(dir + "/speaker.raw") == Array(file.nativeBytes(frames: 0..<5000)))
+            // stop() undoes the preparation; the next play prepares again, with the rate.
+            // (On the headset: reopening a file PCM truncates its file.)
+            player.stop()
+            try devices(dir, route: "dev_headset")
+            try player.play()
+            #expect(await untilFinished(player).last == .finished(successfully: true))
+            let same = bytes(dir + "/headset.raw") == resampled(file, rate: 2)
+            #expect(same)
+        }
+    }
+
+    @Test func theRateIsClamped() async throws {
+        try await withTemporaryDirectory { dir in
+            try devices(dir, route: "dev_speaker")
+            _ = try source(dir + "/a.wav", frames: 10)
+            let player = try player(dir)
+            #expect(player.rate == 1 && !player.enableRate)
+            for (asked, kept) in [(3.0, 2.0), (0.1, 0.5), (-1, 0.5), (.infinity, 2), (.nan, 1), (0.75, 0.75), (2, 2), (0.5, 0.5)] {
+                player.rate = asked
+                #expect(player.rate == kept, "rate \(asked)")
+            }
+        }
+    }
+
+    @Test func currentTimeIsInSourceTime() async throws {
+        try await withTemporaryDirectory { dir in
+            try devices(dir, route: "dev_headset")
+            let frames = 480_000
+            let file = try source(dir + "/a.wav", frames: frames)
+            let player = try player(dir, periodFrames: 256)
+            player.enableRate = true
+            player.rate = 2
+            try player.play()
+            for _ in 0..<10_000 where player.currentTime == 0 { usleep(100) }
+            player.pause()
+            // Paused after K output frames reached the device: the position is source frame 2K.
+            let played = bytes(dir + "/headset.raw").count / 4
+            #expect(played > 0 && played < frames / 2)
+            #expect((player.currentTime * 48000).rounded() == Double(2 * played))
+            // Resumed on the speaker (reopening a file PCM would truncate the headset's file).
+            try devices(dir, route: "dev_speaker")
+            try player.play()
+            #expect(await untilFinished(player).last == .finished(successfully: true))
+            // 10 s of file in 5 s of output; the position is back at the start, as at rate 1.
+            let out = bytes(dir + "/headset.raw") + bytes(dir + "/speaker.raw")
+            #expect(out.count == frames / 2 * 4)
+            let same = out == resampled(file, rate: 2)
+            #expect(same)
+            #expect(player.currentTime == 0)
+        }
+    }
+
+    @Test func aRerouteAtOnePointFiveContinuesFromTheSameSourceFrame() async throws {
+        try await withTemporaryDirectory { dir in
+            try devices(dir, route: "dev_speaker")
+            let file = try source(dir + "/a.wav", frames: 480_000)
+            let player = try player(dir, periodFrames: 256)
+            player.enableRate = true
+            player.rate = 1.5
+            try player.prepareToPlay()
+            // The route file changes before play (see PlayerTests: null does not pace).
+            try devices(dir, route: "dev_headset")
+            try player.play()
+            for _ in 0..<10_000 where player.currentTime == 0 { usleep(100) }
+            player.handle(.routeChange(RouteChangeInfo(
+                reason: .newDeviceAvailable,
+                previousRoute: RouteDescription(outputs: [PortDescription(uid: "s", portType: .builtInSpeaker, portName: "s", direction: .output, device: "s", priority: 0, sequence: 0)]),
+                currentRoute: RouteDescription(outputs: [PortDescription(uid: "h", portType: .headphones, portName: "h", direction: .output, device: "h", priority: 0, sequence: 0)]))))
+            let events = await untilFinished(player)
+            #expect(events.last == .finished(successfully: true))
+            var report: RerouteReport?
+            for case .rerouted(let r) in events { report = r }
+            let speaker = bytes(dir + "/speaker.raw"), headset = bytes(dir + "/headset.raw")
+            #expect(!speaker.isEmpty && !headset.isEmpty)
+            // The headset starts at the source frame the speaker stopped at: 1.5 × its output frames.
+            let resume = SourcePosition(frame: 0).advanced(by: speaker.count / 4, step: VarispeedStep(rate: 1.5))
+            #expect(report?.resumeFrame == resume.frame)
+            let same = speaker + headset == resampled(file, rate: 1.5)
+            #expect(same)
+        }
+    }
+}
