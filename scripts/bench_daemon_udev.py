@@ -164,6 +164,30 @@ def kib(pid, key="VmRSS"):
     return int(status(pid)[key].split()[0])
 
 
+def needed_libraries(binary):
+    """The shared objects the binary loads on its own (ldd), by file name."""
+    out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+    paths = [word for line in out.splitlines() for word in line.split() if word.startswith("/")]
+    return {os.path.basename(os.path.realpath(path)) for path in paths}
+
+
+def rss_by_mapping(pid, binary):
+    """(KiB of the daemon's own mappings, KiB of libraries only the testbed brought in
+    (umockdev's preload and its GLib), {name: KiB} of the largest) from /proc/PID/smaps."""
+    own = needed_libraries(binary)
+    totals, name = {}, None
+    with open("/proc/%d/smaps" % pid) as f:
+        for line in f:
+            fields = line.split()
+            if fields and "-" in fields[0] and not fields[0].endswith(":"):
+                name = fields[5].split("/")[-1] if len(fields) > 5 else "[anon]"
+            elif fields and fields[0] == "Rss:":
+                totals[name] = totals.get(name, 0) + int(fields[1])
+    base = os.path.basename(binary)
+    testbed = sum(v for k, v in totals.items() if ".so" in k and k not in own and not k.startswith("ld-linux"))
+    return sum(totals.values()) - testbed, testbed, dict(sorted(totals.items(), key=lambda kv: -kv[1])[:8])
+
+
 def switches(pid):
     """{tid: (name, voluntary + nonvoluntary context switches)} for every live thread."""
     result = {}
@@ -258,7 +282,7 @@ def run(argv):
     flips = int(argv[3]) if len(argv) > 3 else 1000
     idle = float(argv[4]) if len(argv) > 4 else 10.0
 
-    ready_ms, first_ms, speaker_ms, rss_start = [], [], [], []
+    ready_ms, first_ms, speaker_ms, rss_start, own_start = [], [], [], [], []
     # Start-up, RUNS times, each with a fresh testbed holding the laptop.
     for _ in range(runs):
         emitter = Emitter()
@@ -289,6 +313,7 @@ def run(argv):
                 speaker_ms.append((speaker - t0) / 1e6)
                 time.sleep(3)  # past the 2 s restore window, start-up threads retired
                 rss_start.append(kib(process.pid))
+                own_start.append(rss_by_mapping(process.pid, binary))
                 process.send_signal(signal.SIGTERM)
                 assert process.wait(timeout=10) == 0
                 sock.close()
@@ -303,6 +328,12 @@ def run(argv):
           % (statistics.median(speaker_ms), min(speaker_ms), max(speaker_ms)))
     print("VmRSS 3 s after start: median %.2f MiB, min %.2f, max %.2f"
           % (statistics.median(rss_start) / 1024, min(rss_start) / 1024, max(rss_start) / 1024))
+    # umockdev-wrapper preloads libumockdev-preload and GLib into the daemon; on a
+    # machine they are not there. The daemon's own mappings are everything else.
+    own = [o for o, _, _ in own_start]
+    print("  of which the daemon's own mappings: median %.2f MiB, min %.2f, max %.2f; the testbed's preload libraries: median %.2f MiB"
+          % (statistics.median(own) / 1024, min(own) / 1024, max(own) / 1024, statistics.median(t for _, t, _ in own_start) / 1024))
+    print("  largest mappings (KiB): " + ", ".join("%s %d" % kv for kv in own_start[-1][2].items()))
 
     # One long run: idle wake-ups, plug/unplug storm with RSS samples, latency.
     emitter = Emitter()
@@ -384,6 +415,9 @@ def run(argv):
             renames.running = False
             renames.join()
             print("VmRSS after the latency run: %.2f MiB, VmHWM %.2f MiB" % (kib(pid) / 1024, kib(pid, "VmHWM") / 1024))
+            own, testbed, largest = rss_by_mapping(pid, binary)
+            print("  of which the daemon's own mappings: %.2f MiB; the testbed's preload libraries: %.2f MiB; largest (KiB): %s"
+                  % (own / 1024, testbed / 1024, ", ".join("%s %d" % kv for kv in largest.items())))
             process.send_signal(signal.SIGTERM)
             code = process.wait(timeout=30)
             print("exit status after SIGTERM: %d" % code)
