@@ -16,7 +16,9 @@ import Testing
         return (status, out, child.availableStderr())
     }
 
-    @Test func playsAFileToTheDeviceAndExitsZero() async throws {
+    /// A real daemon on a private bus, a `playtest` file PCM writing `DIR/out.raw`, and
+    /// `DIR/a.wav` (0.2 s of 48 kHz stereo 16-bit) for `body(dir, file, environment)`.
+    static func withPlayTest(_ body: (String, WAVFile, [String: String]) async throws -> Void) async throws {
         try await withTemporaryDirectory { dir in
             let bus = try PrivateBus()
             defer { bus.close() }
@@ -29,7 +31,12 @@ import Testing
             let samples = (0..<9600).map { Double(($0 * 31) % 2000 - 1000) / 32768 }
             try AtomicFile.write(WAVFile.encode(samples, format: format), to: dir + "/a.wav")
             let file = try WAVFile(contentsOf: dir + "/a.wav")
-            let environment = ["DBUS_SESSION_BUS_ADDRESS": bus.address, "HOME": dir, "XDG_RUNTIME_DIR": dir + "/run"]
+            try await body(dir, file, ["DBUS_SESSION_BUS_ADDRESS": bus.address, "HOME": dir, "XDG_RUNTIME_DIR": dir + "/run"])
+        }
+    }
+
+    @Test func playsAFileToTheDeviceAndExitsZero() async throws {
+        try await Self.withPlayTest { dir, file, environment in
 
             let result = try Self.play([dir + "/a.wav", "--device", "playtest"], environment: environment)
             #expect(result.status == 0, "\(result.err)")
@@ -45,19 +52,7 @@ import Testing
     }
 
     @Test func rateSetsEnableRateAndPlaysTheResampledFile() async throws {
-        try await withTemporaryDirectory { dir in
-            let bus = try PrivateBus()
-            defer { bus.close() }
-            let daemon = try RealDaemon(address: bus.address, directory: dir)
-            defer { daemon.kill() }
-            try AtomicFile.write(
-                Array("pcm.playtest { type file slave.pcm \"null\" file \"\(dir)/out.raw\" format \"raw\" }\n".utf8),
-                to: dir + "/.asoundrc")
-            let format = WAVFormat(encoding: .signed16, channels: 2, sampleRate: 48000)
-            let samples = (0..<9600).map { Double(($0 * 31) % 2000 - 1000) / 32768 }
-            try AtomicFile.write(WAVFile.encode(samples, format: format), to: dir + "/a.wav")
-            let file = try WAVFile(contentsOf: dir + "/a.wav")
-            let environment = ["DBUS_SESSION_BUS_ADDRESS": bus.address, "HOME": dir, "XDG_RUNTIME_DIR": dir + "/run"]
+        try await Self.withPlayTest { dir, file, environment in
 
             let result = try Self.play([dir + "/a.wav", "--device", "playtest", "--rate", "1.5"], environment: environment)
             #expect(result.status == 0, "\(result.err)")
