@@ -441,7 +441,11 @@ enum PortChangeMatcher {
         }
     }
 
-    @Test func aChangeDuringThePeriodPostponesTheWrite() async throws {
+    /// A StateService in a running ServiceGroup whose sleeps `clock` ends by hand, for
+    /// `body(store, service, clock, logger)`; shut down gracefully afterwards.
+    static func withSteppedStateService(
+        _ body: (StateStore, StateService, SteppedSleep, Logger) async throws -> Void
+    ) async throws {
         try await withTemporaryDirectory { dir in
             let (logger, _) = recordingLogger()
             let store = StateStore(directory: dir)
@@ -450,6 +454,14 @@ enum PortChangeMatcher {
             let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [service], logger: logger))
             let task = Task { try await group.run() }
             defer { task.cancel() }
+            try await body(store, service, clock, logger)
+            await group.triggerGracefulShutdown()
+            try await within(10) { try await task.value }
+        }
+    }
+
+    @Test func aChangeDuringThePeriodPostponesTheWrite() async throws {
+        try await Self.withSteppedStateService { store, service, clock, logger in
 
             // A second change inside the first period: the write waits one more period.
             await service.submit(DaemonState.crashTestSample(1), version: 1)
@@ -462,20 +474,11 @@ enum PortChangeMatcher {
             for _ in 0..<4000 where await service.saveCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
             #expect(await service.saveCount == 1)
             #expect(store.load(logger: logger).0 == DaemonState.crashTestSample(2))
-            await group.triggerGracefulShutdown()
-            try await within(10) { try await task.value }
         }
     }
 
     @Test func aStormThatNeverSettlesIsWrittenAfterMaximumPeriods() async throws {
-        try await withTemporaryDirectory { dir in
-            let (logger, _) = recordingLogger()
-            let store = StateStore(directory: dir)
-            let clock = SteppedSleep()
-            let service = StateService(store: store, initial: DaemonState(), sleep: { try await clock.sleep($0) }, logger: logger)
-            let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [service], logger: logger))
-            let task = Task { try await group.run() }
-            defer { task.cancel() }
+        try await Self.withSteppedStateService { store, service, clock, logger in
             // A change in every period: written after `maximumPeriods` all the same.
             let periods = StateService.maximumPeriods
             await service.submit(DaemonState.crashTestSample(1), version: 1)
@@ -488,9 +491,7 @@ enum PortChangeMatcher {
             for _ in 0..<4000 where await service.saveCount < 1 { try await Task.sleep(for: .milliseconds(5)) }
             #expect(await service.saveCount == 1)
             #expect(store.load(logger: logger).0 == DaemonState.crashTestSample(UInt64(100 + periods)))
-            // Shutdown cancels the pending period (the storm's last wake-up).
-            await group.triggerGracefulShutdown()
-            try await within(10) { try await task.value }
+            // Shutdown (by the helper) cancels the pending period: the storm's last wake-up.
         }
     }
 
