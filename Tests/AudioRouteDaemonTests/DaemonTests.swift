@@ -83,7 +83,7 @@ import Glibc
     /// Starts the daemon with its real watchers kept off the machine: udev under an
     /// empty umockdev testbed in `dir` (no sound cards, whatever the machine has)
     /// and a system bus address that does not exist (no BlueZ).
-    static func start(_ arguments: [String], in dir: String, environment: [String: String] = [:]) throws -> ChildProcess {
+    static func start(_ arguments: [String], in dir: String, environment: [String: String] = [:], binary: String = binary) throws -> ChildProcess {
         let testbed = dir + "/testbed"
         guard mkdir(testbed, 0o700) == 0 else { throw TestFailure("mkdir \(testbed): errno \(errno)") }
         var environment = environment

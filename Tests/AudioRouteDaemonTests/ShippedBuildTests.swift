@@ -1,0 +1,59 @@
+// scripts/build-daemon, the build the README and scripts/install-daemon ship
+// (docs/daemon.md, "Memory"): it builds from this checkout with the toolchain and
+// packages scripts/bootstrap installs, and what it makes is the daemon.
+import AudioRouteCore
+import AudioRouteLinux
+import AudioRouteTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct ShippedBuildTests {
+    /// A release build of the whole daemon: minutes on a fresh clone, seconds after.
+    /// At the lowest priority, so the rest of the suite keeps its pace beside it.
+    @Test func theShippedBuildLinksAsDocumentedAndRuns() async throws {
+        let root = fixturesDirectory + "/../.."
+        try await withTemporaryDirectory { dir in
+            let log = dir + "/build.log"
+            let build = try ChildProcess(
+                "/bin/sh", ["-c", "exec timeout 1500 nice -n 19 \"$0\"/scripts/build-daemon > \"$1\" 2>&1", root, log])
+            guard let status = build.wait(seconds: 1600) else { throw TestFailure("scripts/build-daemon did not finish") }
+            let output = (try? readText(log)) ?? ""
+            #expect(status == 0, "\(output.suffix(3000))")
+            guard status == 0, let binary = output.split(separator: "\n").last.map(String.init) else { return }
+            #expect(binary.hasSuffix("/release/audiorouted"), "\(binary)")
+
+            // What the memory figures depend on (docs/daemon.md): libstdc++ linked in,
+            // RELR relocations, still a PIE, nothing exported.
+            let dynamic = try Self.readelf(["-d", binary], in: dir)
+            #expect(!dynamic.contains("libstdc++"), "\(dynamic)")
+            #expect(dynamic.contains("(RELR)"), "\(dynamic)")
+            #expect(dynamic.contains("PIE"), "\(dynamic)")
+            #expect(dynamic.contains("libsystemd.so.0") && dynamic.contains("libudev.so.1"))
+            let symbols = try Self.readelf(["--dyn-syms", "-W", binary], in: dir)
+            #expect(!symbols.contains("AudioRouteDaemon"), "the executable exports its own symbols")
+
+            // And it is the daemon: READY=1 on a private bus, status 0 on SIGTERM.
+            let socket = try NotifySocket(path: dir + "/notify")
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let daemon = try AudioroutedEndToEndTests.start(
+                ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run"], in: dir,
+                environment: ["NOTIFY_SOCKET": socket.name, "DBUS_SESSION_BUS_ADDRESS": bus.address], binary: binary)
+            #expect(socket.receive(seconds: 20) == "READY=1", "stderr: \(daemon.availableStderr())")
+            #expect(try readText(dir + "/run/audioroute/asound.conf") == AlsaRouteConfig(route: .empty, ports: []).text)
+            daemon.signal(SIGTERM)
+            #expect(daemon.wait(seconds: 20) == 0, "stderr: \(daemon.availableStderr())")
+        }
+    }
+
+    /// `readelf ARGUMENTS`' standard output.
+    static func readelf(_ arguments: [String], in dir: String) throws -> String {
+        let out = dir + "/readelf.out"
+        let child = try ChildProcess("/bin/sh", ["-c", "exec readelf \"$@\" > \"$0\"", out] + arguments)
+        guard child.wait(seconds: 60) == 0 else { throw TestFailure("readelf \(arguments) failed: \(child.availableStderr())") }
+        return try readText(out)
+    }
+}
