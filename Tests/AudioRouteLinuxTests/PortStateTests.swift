@@ -234,6 +234,24 @@ struct Harness {
         #expect(!UCMProbe.namesEarpiece(path: "/ucm/missing.conf", root: "/ucm", reader: reader))
     }
 
+    /// The UCM probe runs for cards that can have an earpiece (internal codecs), once per
+    /// card id; never for a USB card, whose plug it would only slow down.
+    @Test func onlyInternalCardsAreProbedForAnEarpiece() {
+        let probed = Mutex<[String]>([])
+        var state = UdevPortState(logger: LogCapture().logger) { card in
+            probed.withLock { $0.append(card.attributes["id"] ?? "?") }
+            return card.attributes["id"] == "PinePhone"
+        }
+        for card in [Cards.usbHeadset(), Cards.usbDAC(), Cards.webcam(), Cards.pinePhone(), Cards.hdaLaptop()] {
+            _ = state.apply(.card(card))
+        }
+        _ = state.apply(.card(Cards.pinePhone()))  // seen again: not probed again
+        #expect(probed.withLock { $0 } == ["PinePhone", "Intel"], "the USB headset, DAC and webcam are not probed")
+        // The probe's answer still reaches the classification.
+        let ports = state.apply(.cardRemoved(syspath: Cards.pinePhone().syspath, action: "remove"))
+        #expect(ports == [.removed(["platform-sound/speaker", "platform-sound/receiver", "platform-sound/mic"])], "\(ports)")
+    }
+
     /// The system's alsa-ucm-conf (scripts/bootstrap installs it) describes the PinePhone's earpiece.
     @Test func systemUCMKnowsThePinePhone() {
         let probe = UCMProbe(root: UCMProbe.defaultRoot)

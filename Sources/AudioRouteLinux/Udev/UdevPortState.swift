@@ -46,7 +46,10 @@ public struct UdevPortState: Sendable {
                 return []
             }
             if earpieces[card.syspath] == nil || cards[card.syspath]?.attributes["id"] != card.attributes["id"] {
-                earpieces[card.syspath] = earpiece(card)
+                // Only an internal codec can have an earpiece (CardClassifier.classify). A USB
+                // card's probe would read the UCM tree (access() per driver directory) on every
+                // plug, between the uevent and the route change, for an answer never used.
+                earpieces[card.syspath] = CardClassifier.busName(card) == "usb" ? false : earpiece(card)
             }
             cards[card.syspath] = card
             removedCards.remove(card.syspath)
