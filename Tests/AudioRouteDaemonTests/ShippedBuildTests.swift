@@ -11,8 +11,10 @@ import Glibc
 #endif
 
 @Suite struct ShippedBuildTests {
-    /// A release build of the whole daemon: minutes on a fresh clone, seconds after.
-    /// At the lowest priority, so the rest of the suite keeps its pace beside it.
+    /// Runs scripts/build-daemon. The README's test command runs it before the suite,
+    /// so here it is an up-to-date check of seconds; without that, a full release
+    /// build inside the suite (at the lowest priority, but on 2 cores it still slows
+    /// the in-process tests that wait on clocks).
     @Test func theShippedBuildLinksAsDocumentedAndRuns() async throws {
         let root = fixturesDirectory + "/../.."
         try await withTemporaryDirectory { dir in
