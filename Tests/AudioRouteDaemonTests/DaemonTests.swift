@@ -92,15 +92,29 @@ import Glibc
         return try ChildProcess("/usr/bin/umockdev-wrapper", [binary] + arguments, environment: environment)
     }
 
+    /// `start` with temporary state and runtime directories under `dir`, a private
+    /// session bus and a notification socket: (socket, bus, daemon). Close the bus.
+    static func startOnPrivateBus(
+        _ arguments: [String] = [], in dir: String, binary: String = binary
+    ) throws -> (NotifySocket, PrivateBus, ChildProcess) {
+        let socket = try NotifySocket(path: dir + "/notify")
+        let bus = try PrivateBus()
+        do {
+            let child = try start(
+                ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run"] + arguments, in: dir,
+                environment: ["NOTIFY_SOCKET": socket.name, "DBUS_SESSION_BUS_ADDRESS": bus.address], binary: binary)
+            return (socket, bus, child)
+        } catch {
+            bus.close()
+            throw error
+        }
+    }
+
     @Test(arguments: [SIGTERM, SIGINT])
     func startsReadyAndStopsCleanly(_ signal: Int32) async throws {
         try await withTemporaryDirectory { dir in
-            let socket = try NotifySocket(path: dir + "/notify")
-            let bus = try PrivateBus()
+            let (socket, bus, child) = try Self.startOnPrivateBus(["--log-level", "debug"], in: dir)
             defer { bus.close() }
-            let child = try Self.start(
-                ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run", "--log-level", "debug"], in: dir,
-                environment: ["NOTIFY_SOCKET": socket.name, "DBUS_SESSION_BUS_ADDRESS": bus.address])
             let ready = socket.receive(seconds: 20)
             #expect(ready == "READY=1", "stderr: \(child.availableStderr())")
             guard ready == "READY=1" else { return }
@@ -140,12 +154,8 @@ import Glibc
         try await withTemporaryDirectory { dir in
             #expect(mkdir(dir + "/state", 0o700) == 0)
             try writeText(dir + "/state/state.json", "{\"version\": 1, \"seq")
-            let socket = try NotifySocket(path: dir + "/notify")
-            let bus = try PrivateBus()
+            let (socket, bus, child) = try Self.startOnPrivateBus(in: dir)
             defer { bus.close() }
-            let child = try Self.start(
-                ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run"], in: dir,
-                environment: ["NOTIFY_SOCKET": socket.name, "DBUS_SESSION_BUS_ADDRESS": bus.address])
             #expect(socket.receive(seconds: 20) == "READY=1")
             child.signal(SIGTERM)
             #expect(child.wait(seconds: 10) == 0)
@@ -176,12 +186,8 @@ import Glibc
     /// 1 Hz worker-pool monitor used to, before the one-thread executor).
     @Test func anIdleDaemonNeverWakesUp() async throws {
         try await withTemporaryDirectory { dir in
-            let socket = try NotifySocket(path: dir + "/notify")
-            let bus = try PrivateBus()
+            let (socket, bus, child) = try Self.startOnPrivateBus(["--log-level", "debug"], in: dir)
             defer { bus.close() }
-            let child = try Self.start(
-                ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run", "--log-level", "debug"], in: dir,
-                environment: ["NOTIFY_SOCKET": socket.name, "DBUS_SESSION_BUS_ADDRESS": bus.address])
             defer {
                 child.signal(SIGTERM)
                 _ = child.wait(seconds: 10)

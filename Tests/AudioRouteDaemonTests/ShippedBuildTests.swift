@@ -38,12 +38,8 @@ import Glibc
             #expect(!symbols.contains("AudioRouteDaemon"), "the executable exports its own symbols")
 
             // And it is the daemon: READY=1 on a private bus, status 0 on SIGTERM.
-            let socket = try NotifySocket(path: dir + "/notify")
-            let bus = try PrivateBus()
+            let (socket, bus, daemon) = try AudioroutedEndToEndTests.startOnPrivateBus(in: dir, binary: binary)
             defer { bus.close() }
-            let daemon = try AudioroutedEndToEndTests.start(
-                ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run"], in: dir,
-                environment: ["NOTIFY_SOCKET": socket.name, "DBUS_SESSION_BUS_ADDRESS": bus.address], binary: binary)
             #expect(socket.receive(seconds: 20) == "READY=1", "stderr: \(daemon.availableStderr())")
             #expect(try readText(dir + "/run/audioroute/asound.conf") == AlsaRouteConfig(route: .empty, ports: []).text)
             daemon.signal(SIGTERM)
