@@ -153,12 +153,7 @@ public enum Daemon {
         let store = StateStore(directory: paths.stateDirectory)
         let (initial, outcome) = store.load(logger: logger)
         logger.info("state", metadata: ["path": "\(store.path)", "outcome": "\(outcome)"])
-        let stateService =
-            if let sleep {
-                StateService(store: store, initial: initial, sleep: sleep, logger: logger)
-            } else {
-                StateService(store: store, initial: initial, logger: logger)
-            }
+        let stateService = StateService(store: store, initial: initial, sleep: sleep ?? StateService.taskSleep, logger: logger)
         let writer = AlsaRouteConfigWriter(runtimeDirectory: paths.runtimeDirectory, directoryMode: paths.system ? 0o755 : 0o700)
         let routeService = RouteService(
             stateService: stateService, initialState: initial, alsa: writer, logger: logger,

@@ -31,7 +31,7 @@ public actor StateService: Service {
     /// Dispatch timer: docs/daemon.md).
     public init(
         store: StateStore, initial: DaemonState, coalescing: Duration = .milliseconds(500),
-        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        sleep: @escaping @Sendable (Duration) async throws -> Void = StateService.taskSleep,
         logger: Logger
     ) {
         self.store = store
@@ -68,6 +68,9 @@ public actor StateService: Service {
         latestVersion = version
         return true
     }
+
+    /// `Task.sleep`: the coalescing's timer unless the caller passes its own.
+    public static let taskSleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
     /// A storm that never settles is still written after this many coalescing periods.
     public static let maximumPeriods = 10

@@ -12,16 +12,17 @@ import Glibc
 /// (48 kHz, 16-bit stereo), so the player is paced as by a device, no process is started
 /// when a PCM opens, and the first frame a device gets is stamped (CLOCK_MONOTONIC) when
 /// its read returns.
-final class DemoFIFOReaders: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
+final class DemoFIFOReaders: Sendable {
     /// Per device: the bytes read, and when a read came after the FIFO had been idle.
-    private var bytes: [String: Int] = [:]
-    private var starts: [String: [UInt64]] = [:]
+    private struct Counts {
+        var bytes: [String: Int] = [:]
+        var starts: [String: [UInt64]] = [:]
+    }
+    private let counts = Mutex(Counts())
     /// A read that waited this long for data starts a new stream (a PCM opened).
     static let idleNanoseconds: UInt64 = 60_000_000
 
     init(_ devices: DemoDevices) throws {
-        pthread_mutex_init(&mutex, nil)
         for name in DemoDevices.names {
             let path = "\(devices.dir)/\(name).fifo"
             guard mkfifo(path, 0o600) == 0 else { throw DemoError("mkfifo \(path): \(String(cString: strerror(errno)))") }
@@ -31,8 +32,6 @@ final class DemoFIFOReaders: @unchecked Sendable {
             // One page (about 21 ms of audio): the writer is held close to real time, and
             // a device is idle soon after its PCM closes. Set while it is empty.
             _ = fcntl(fd, 1031 /* F_SETPIPE_SZ */, 4096)
-            bytes[name] = 0
-            starts[name] = []
             if let error = startThread({ [self] in self.read(fd, name) }) { throw DemoError("reader thread: errno \(error)") }
         }
     }
@@ -56,10 +55,10 @@ final class DemoFIFOReaders: @unchecked Sendable {
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { return }
             let newStream = now - ready > Self.idleNanoseconds
-            pthread_mutex_lock(&mutex)
-            bytes[name, default: 0] += count
-            if newStream { starts[name, default: []].append(now) }
-            pthread_mutex_unlock(&mutex)
+            counts.withLock { c in
+                c.bytes[name, default: 0] += count
+                if newStream { c.starts[name, default: []].append(now) }
+            }
             if newStream {
                 start = now
                 total = 0
@@ -75,16 +74,12 @@ final class DemoFIFOReaders: @unchecked Sendable {
 
     /// Frames `name` has received.
     func frames(_ name: String) -> Int {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return (bytes[name] ?? 0) / 4
+        counts.withLock { ($0.bytes[name] ?? 0) / 4 }
     }
 
     /// The first stream start on `name` at or after `after`.
     func firstStart(_ name: String, after: UInt64) -> UInt64? {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return starts[name]?.first { $0 >= after }
+        counts.withLock { $0.starts[name]?.first { $0 >= after } }
     }
 }
 

@@ -1,6 +1,7 @@
 import AudioRouteCore
 import AudioRouteLinux
 import AudioSession
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -343,31 +344,23 @@ struct Story {
 /// The music player's events (reroutes, pauses), printed on the timeline as the story
 /// goes (`flush`, from the story's own flow: the timeline is not shared across tasks).
 final class DemoPlayerLog: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    private var items: [AudioPlayerEvent] = []
+    private let items = Mutex<[AudioPlayerEvent]>([])
     private var task: Task<Void, Never>?
     private let timeline: DemoTimeline
 
     init(_ player: AudioPlayer, timeline: DemoTimeline) {
         self.timeline = timeline
-        pthread_mutex_init(&mutex, nil)
         let events = player.events
         task = Task { [weak self] in
-            for await event in events { self?.append(event) }
+            for await event in events { self?.items.withLock { $0.append(event) } }
         }
     }
 
-    private func append(_ event: AudioPlayerEvent) {
-        pthread_mutex_lock(&mutex)
-        items.append(event)
-        pthread_mutex_unlock(&mutex)
-    }
-
     func flush() {
-        pthread_mutex_lock(&mutex)
-        let pending = items
-        items.removeAll()
-        pthread_mutex_unlock(&mutex)
+        let pending = items.withLock { items in
+            defer { items.removeAll() }
+            return items
+        }
         for event in pending {
             switch event {
             case .rerouted(let report):

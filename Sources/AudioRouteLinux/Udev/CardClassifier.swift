@@ -212,6 +212,13 @@ public enum CardClassifier {
         return nil
     }
 
+    /// Whether `classify` can use `hasEarpiece` for this card: only an internal codec
+    /// gets a receiver, never a USB card. Lets a caller skip the UCM probe (a walk of the
+    /// UCM tree) on every USB plug.
+    public static func mayHaveEarpiece(_ card: CardRecord) -> Bool {
+        busName(card) != "usb"
+    }
+
     /// The card's bus: ID_BUS when udev set it, else the parent's subsystem.
     static func busName(_ card: CardRecord) -> String? {
         if let bus = card.properties["ID_BUS"], isToken(bus) { return bus.lowercased() }

@@ -46,10 +46,7 @@ public struct UdevPortState: Sendable {
                 return []
             }
             if earpieces[card.syspath] == nil || cards[card.syspath]?.attributes["id"] != card.attributes["id"] {
-                // Only an internal codec can have an earpiece (CardClassifier.classify). A USB
-                // card's probe would read the UCM tree (access() per driver directory) on every
-                // plug, between the uevent and the route change, for an answer never used.
-                earpieces[card.syspath] = CardClassifier.busName(card) == "usb" ? false : earpiece(card)
+                earpieces[card.syspath] = CardClassifier.mayHaveEarpiece(card) && earpiece(card)
             }
             cards[card.syspath] = card
             removedCards.remove(card.syspath)
