@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "AudioRouteCore", targets: ["AudioRouteCore"]),
         .library(name: "AudioRouteLinux", targets: ["AudioRouteLinux"]),
+        .library(name: "AudioRouteALSA", targets: ["AudioRouteALSA"]),
         .library(name: "AudioSession", targets: ["AudioSession"]),
         .library(name: "AudioSessionNotifications", targets: ["AudioSessionNotifications"]),
         .executable(name: "audioroute", targets: ["audioroute"]),
@@ -33,13 +34,21 @@ let package = Package(
         .systemLibrary(name: "CSwiftConcurrency"),
         // glibc's posix_spawn_file_actions_addclosefrom_np, for children that inherit only 0-2. Module map and shim.h only.
         .systemLibrary(name: "CPosixSpawn"),
-        // The only code that calls C: hardware watchers, ALSA naming, configuration and output. No Foundation.
+        // The daemon's side of the system: hardware watchers, BlueZ and D-Bus over sd-bus, the
+        // route's ALSA file (text, no libasound). No Foundation.
         .target(
             name: "AudioRouteLinux",
             dependencies: [
-                "AudioRouteCore", "CUdev", "CSystemd", "CBluetooth", "CALSA", "CSwiftConcurrency",
+                "AudioRouteCore", "CUdev", "CSystemd", "CBluetooth", "CSwiftConcurrency",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // The clients' side: libasound (configuration trees, PCMs, the player's output engine).
+        // Apart from AudioRouteLinux so that audiorouted, which never plays audio, does not load
+        // libasound (docs/daemon.md, Memory). No Foundation.
+        .target(
+            name: "AudioRouteALSA",
+            dependencies: ["AudioRouteCore", "CALSA"]
         ),
         // The daemon's services: route tower, persisted state, readiness. No Foundation.
         .target(
@@ -66,6 +75,7 @@ let package = Package(
             dependencies: [
                 "AudioRouteCore",
                 "AudioRouteLinux",
+                "AudioRouteALSA",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -80,6 +90,7 @@ let package = Package(
             dependencies: [
                 "AudioRouteCore",
                 "AudioRouteLinux",
+                "AudioRouteALSA",
                 "AudioSession",
                 "CPosixSpawn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -98,7 +109,7 @@ let package = Package(
         // Release-mode benchmark of the player's output engine: CPU per second of audio, reroute gap (docs/benchmarks.md).
         .executableTarget(
             name: "player-bench",
-            dependencies: ["AudioRouteCore", "AudioRouteLinux"]
+            dependencies: ["AudioRouteCore", "AudioRouteLinux", "AudioRouteALSA"]
         ),
         // Release-mode benchmark of the udev watcher under umockdev (docs/benchmarks.md).
         .executableTarget(
@@ -118,9 +129,13 @@ let package = Package(
         .testTarget(
             name: "AudioRouteLinuxTests",
             dependencies: [
-                "AudioRouteCore", "AudioRouteLinux", "audioroute", "CALSA", "AudioRouteTestSupport",
+                "AudioRouteCore", "AudioRouteLinux", "AudioRouteALSA", "audioroute", "CALSA", "AudioRouteTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "AudioRouteALSATests",
+            dependencies: ["AudioRouteALSA", "AudioRouteCore", "AudioRouteLinux", "AudioRouteTestSupport"]
         ),
         .testTarget(
             name: "audiorouteTests",
@@ -128,13 +143,13 @@ let package = Package(
         ),
         .testTarget(
             name: "AudioSessionTests",
-            dependencies: ["AudioSession", "AudioSessionNotifications", "AudioRouteCore", "AudioRouteLinux", "AudioRouteTestSupport"]
+            dependencies: ["AudioSession", "AudioSessionNotifications", "AudioRouteCore", "AudioRouteLinux", "AudioRouteALSA", "AudioRouteTestSupport"]
         ),
         .testTarget(
             name: "AudioRouteDaemonTests",
             dependencies: [
                 "AudioRouteDaemon", "AudioRouteTestSupport",
-                "AudioRouteLinux",
+                "AudioRouteLinux", "AudioRouteALSA",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -56,6 +56,34 @@ class Inotify:
                 return now
 
 
+class StampLog:
+    """Stamped entries appended by a reader thread. The main thread blocks on a
+    condition until the entry it wants is there: polling it every millisecond took
+    CPU and the GIL from the threads doing the stamping (2 cores, 5 busy processes)."""
+
+    def __init__(self):
+        self.entries = []  # (CLOCK_MONOTONIC ns, value)
+        self.changed = threading.Condition()
+
+    def append(self, t, value):
+        with self.changed:
+            self.entries.append((t, value))
+            self.changed.notify_all()
+
+    def first(self, after, want, timeout):
+        """The first stamp at or after `after` with `want`, or None after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while True:
+                for t, value in self.entries:
+                    if t >= after and value == want:
+                        return t
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self.changed.wait(left)
+
+
 class RenameLog(threading.Thread):
     """Stamps every rename of asound.conf as inotify reports it, and reads which PCM
     it routes to, on its own thread: the main thread may be waiting for the emitter
@@ -65,23 +93,17 @@ class RenameLog(threading.Thread):
     def __init__(self, watch, conf):
         super().__init__(daemon=True)
         self.watch, self.conf = watch, conf
-        self.entries = []  # (CLOCK_MONOTONIC ns, pcm)
+        self.log = StampLog()  # (CLOCK_MONOTONIC ns, pcm)
         self.running = True
 
     def run(self):
         while self.running:
             t = self.watch.wait("asound.conf", 0.2)
             if t is not None:
-                self.entries.append((t, pcm(self.conf)))
+                self.log.append(t, pcm(self.conf))
 
     def first(self, after, want, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for t, routed in list(self.entries):
-                if t >= after and routed == want:
-                    return t
-            time.sleep(0.001)
-        return None
+        return self.log.first(after, want, timeout)
 
 
 class ClientLog(threading.Thread):
@@ -91,7 +113,7 @@ class ClientLog(threading.Thread):
     def __init__(self, command, env):
         super().__init__(daemon=True)
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.entries = []  # (CLOCK_MONOTONIC ns, reason)
+        self.log = StampLog()  # (CLOCK_MONOTONIC ns, reason)
         self.ready = threading.Event()
 
     def run(self):
@@ -101,16 +123,10 @@ class ClientLog(threading.Thread):
             if event.get("event") == "ready":
                 self.ready.set()
             elif event.get("event") == "routeChange":
-                self.entries.append((t, event.get("reason")))
+                self.log.append(t, event.get("reason"))
 
     def first(self, after, reason, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for t, seen in list(self.entries):
-                if t >= after and seen == reason:
-                    return t
-            time.sleep(0.0005)
-        return None
+        return self.log.first(after, reason, timeout)
 
     def close(self):
         self.process.kill()

@@ -1,5 +1,6 @@
 import AudioRouteCore
 import AudioRouteLinux
+import AudioRouteALSA
 import AudioSession
 import Synchronization
 

@@ -21,6 +21,7 @@
 
 import AudioRouteCore
 import AudioRouteLinux
+import AudioRouteALSA
 import Glibc
 
 func nanoseconds(_ clock: clockid_t) -> UInt64 {

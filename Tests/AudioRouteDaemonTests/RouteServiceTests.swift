@@ -3,6 +3,7 @@
 import AudioRouteCore
 import AudioRouteDaemon
 import AudioRouteLinux
+import AudioRouteALSA
 import Logging
 import ServiceLifecycle
 import Synchronization

@@ -28,9 +28,11 @@ import Glibc
             #expect(binary.hasSuffix("/release/audiorouted"), "\(binary)")
 
             // What the memory figures depend on (docs/daemon.md): libstdc++ linked in,
-            // RELR relocations, still a PIE, nothing exported.
+            // no libasound (the player's ALSA code is AudioRouteALSA, which the daemon
+            // does not link), RELR relocations, still a PIE, nothing exported.
             let dynamic = try Self.readelf(["-d", binary], in: dir)
             #expect(!dynamic.contains("libstdc++"), "\(dynamic)")
+            #expect(!dynamic.contains("libasound"), "\(dynamic)")
             #expect(dynamic.contains("(RELR)"), "\(dynamic)")
             #expect(dynamic.contains("PIE"), "\(dynamic)")
             #expect(dynamic.contains("libsystemd.so.0") && dynamic.contains("libudev.so.1"))

@@ -2,6 +2,7 @@
 // parser, and that hostile port names and PCM strings cannot inject definitions.
 import AudioRouteCore
 import AudioRouteLinux
+import AudioRouteALSA
 import Testing
 
 private let headphones = Port(uid: "pci-0000:00:1f.3-hp", type: .headphones, device: "pci-0000:00:1f.3", alsa: "plughw:CARD=PCH,DEV=0")

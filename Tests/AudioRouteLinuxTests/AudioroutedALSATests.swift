@@ -3,6 +3,7 @@
 // through libasound land in the file PCM of whichever device is the route.
 import AudioRouteCore
 import AudioRouteLinux
+import AudioRouteALSA
 import Foundation
 import Testing
 

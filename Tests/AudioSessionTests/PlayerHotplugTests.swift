@@ -7,6 +7,7 @@
 // rate and is still going when the plug arrives.
 import AudioRouteCore
 import AudioRouteLinux
+import AudioRouteALSA
 import AudioSession
 import Glibc
 import Synchronization

@@ -4,6 +4,7 @@
 // and a reroute at 1.5 that loses and repeats no source position.
 import AudioRouteCore
 import AudioRouteLinux
+import AudioRouteALSA
 import AudioSession
 import Glibc
 import Testing

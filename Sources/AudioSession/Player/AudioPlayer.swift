@@ -4,6 +4,7 @@
 // write, so commands land between periods.
 import AudioRouteCore
 import AudioRouteLinux
+import AudioRouteALSA
 import Glibc
 import Synchronization
 

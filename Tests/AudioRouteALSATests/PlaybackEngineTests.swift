@@ -3,6 +3,7 @@
 // devices' files, exactly the source: no frame lost, none repeated.
 import AudioRouteCore
 import AudioRouteLinux
+import AudioRouteALSA
 import Testing
 
 #if canImport(Glibc)
@@ -56,7 +57,7 @@ private func expected(_ file: WAVFile, _ frames: Range<Int>, _ gains: OutputGain
 @Suite struct PlaybackEngineTests {
     @Test(arguments: SampleEncoding.allCases)
     func aRerouteMidFileLosesAndRepeatsNoFrame(encoding: SampleEncoding) throws {
-        try withTemporaryDirectory { dir in
+        try withSyncTemporaryDirectory { dir in
             let file = try source(encoding, channels: 2, frames: 10_007, seed: 11)
             let engine = try PlaybackEngine(file: file, device: "player_a", configuration: configuration(dir), periodFrames: 1000, latencyMicroseconds: 5000)
             #expect(engine.pcmFormat == PCMFormat(encoding))
@@ -88,7 +89,7 @@ private func expected(_ file: WAVFile, _ frames: Range<Int>, _ gains: OutputGain
         // A period of 7 frames and reroutes after 0...6 periods, and twice in a row.
         let file = try source(.signed16, channels: 2, frames: 49, seed: 4)
         for split in 0...7 {
-            try withTemporaryDirectory { dir in
+            try withSyncTemporaryDirectory { dir in
                 let engine = try PlaybackEngine(file: file, device: "player_a", configuration: configuration(dir), periodFrames: 7, latencyMicroseconds: 5000)
                 for _ in 0..<split { try engine.writeNextPeriod() }
                 try engine.reroute(to: "player_c")
@@ -104,7 +105,7 @@ private func expected(_ file: WAVFile, _ frames: Range<Int>, _ gains: OutputGain
     }
 
     @Test func theDrainStrategyPlaysEverythingWrittenOnTheOldDevice() throws {
-        try withTemporaryDirectory { dir in
+        try withSyncTemporaryDirectory { dir in
             let file = try source(.float32, channels: 2, frames: 5000, seed: 21)
             let engine = try PlaybackEngine(file: file, device: "player_a", configuration: configuration(dir), periodFrames: 1000, latencyMicroseconds: 5000)
             engine.rerouteStrategy = .drain
@@ -120,7 +121,7 @@ private func expected(_ file: WAVFile, _ frames: Range<Int>, _ gains: OutputGain
     }
 
     @Test func pauseKeepsThePositionAtTheFirstUnplayedFrame() throws {
-        try withTemporaryDirectory { dir in
+        try withSyncTemporaryDirectory { dir in
             let file = try source(.signed24, channels: 2, frames: 4000, seed: 31)
             let engine = try PlaybackEngine(file: file, device: "player_a", configuration: configuration(dir), periodFrames: 1000, latencyMicroseconds: 5000)
             for _ in 0..<2 { try engine.writeNextPeriod() }
@@ -141,7 +142,7 @@ private func expected(_ file: WAVFile, _ frames: Range<Int>, _ gains: OutputGain
     /// How the player follows the route: the daemon rewrites the route file,
     /// the engine reroutes to the same name, `audioroute`, and lands on the new device.
     @Test func reopeningAudiorouteAfterTheRouteFileChangedMovesToTheNewDevice() throws {
-        try withTemporaryDirectory { dir in
+        try withSyncTemporaryDirectory { dir in
             try writeFile(dir + "/devices.conf", devices(dir))
             let writer = AlsaRouteConfigWriter(runtimeDirectory: dir + "/run")
             let speaker = Port(uid: "speaker", type: .builtInSpeaker, device: "card0", direction: .output, alsa: "player_a")
@@ -165,7 +166,7 @@ private func expected(_ file: WAVFile, _ frames: Range<Int>, _ gains: OutputGain
     }
 
     @Test func aMonoFileIsPlayedAsStereo() throws {
-        try withTemporaryDirectory { dir in
+        try withSyncTemporaryDirectory { dir in
             let file = try source(.unsigned8, channels: 1, frames: 3001, rate: 22050, seed: 8)
             let engine = try PlaybackEngine(file: file, device: "player_a", configuration: configuration(dir), periodFrames: 512, latencyMicroseconds: 5000)
             for _ in 0..<2 { try engine.writeNextPeriod() }
@@ -184,7 +185,7 @@ private func expected(_ file: WAVFile, _ frames: Range<Int>, _ gains: OutputGain
     }
 
     @Test func volumePanAndDuckGainReachTheDevice() throws {
-        try withTemporaryDirectory { dir in
+        try withSyncTemporaryDirectory { dir in
             // Constant samples (0.5, −0.5) so that the arithmetic can be written out.
             let format = WAVFormat(encoding: .signed16, channels: 2, sampleRate: 48000)
             let file = try WAVFile(bytes: WAVFile.encode([Double](repeating: 0, count: 800).enumerated().map { $0.offset % 2 == 0 ? 0.5 : -0.5 }, format: format))
@@ -218,7 +219,7 @@ private func expected(_ file: WAVFile, _ frames: Range<Int>, _ gains: OutputGain
     }
 
     @Test func seekAndCloseMoveThePositionAndReopen() throws {
-        try withTemporaryDirectory { dir in
+        try withSyncTemporaryDirectory { dir in
             let file = try source(.signed16, channels: 2, frames: 400, seed: 2)
             let engine = try PlaybackEngine(file: file, device: "player_a", configuration: configuration(dir), periodFrames: 100, latencyMicroseconds: 5000)
             try engine.seek(to: 250)
@@ -236,7 +237,7 @@ private func expected(_ file: WAVFile, _ frames: Range<Int>, _ gains: OutputGain
     }
 
     @Test func anUnknownDeviceIsLibasoundsErrorAndThePositionIsKept() throws {
-        try withTemporaryDirectory { dir in
+        try withSyncTemporaryDirectory { dir in
             let file = try source(.signed16, channels: 2, frames: 300, seed: 3)
             let engine = try PlaybackEngine(file: file, device: "player_a", configuration: configuration(dir), periodFrames: 100, latencyMicroseconds: 5000)
             try engine.writeNextPeriod()
@@ -265,7 +266,7 @@ private func expected(_ file: WAVFile, _ frames: Range<Int>, _ gains: OutputGain
     }
 
     @Test func wavFilesOnDiskMissingUnreadableOrInvalidAreTypedErrors() throws {
-        try withTemporaryDirectory { dir in
+        try withSyncTemporaryDirectory { dir in
             #expect(throws: WAVFileError.missing(path: dir + "/none.wav")) { try WAVFile(contentsOf: dir + "/none.wav") }
             do {
                 _ = try WAVFile(contentsOf: dir)

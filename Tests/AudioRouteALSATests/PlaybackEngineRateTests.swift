@@ -5,6 +5,7 @@
 // resampled stream; a rate change applies from the next period.
 import AudioRouteCore
 import AudioRouteLinux
+import AudioRouteALSA
 import Testing
 
 #if canImport(Glibc)
@@ -45,7 +46,7 @@ private func resampled(_ file: WAVFile, rate: Double, from start: SourcePosition
 
 @Suite struct PlaybackEngineRateTests {
     @Test func aRerouteAtRateOnePointFiveContinuesFromTheSameSourcePosition() throws {
-        try withTemporaryDirectory { dir in
+        try withSyncTemporaryDirectory { dir in
             let file = try randomFile(frames: 10_007, seed: 5)
             let engine = try PlaybackEngine(file: file, device: "rate_a", configuration: rateConfiguration(dir), periodFrames: 1000, latencyMicroseconds: 5000)
             engine.rate = 1.5
@@ -71,7 +72,7 @@ private func resampled(_ file: WAVFile, rate: Double, from start: SourcePosition
     }
 
     @Test func pauseAtRateTwoKeepsTheSourcePositionOfTheFirstUnplayedFrame() throws {
-        try withTemporaryDirectory { dir in
+        try withSyncTemporaryDirectory { dir in
             let file = try randomFile(frames: 20_000, seed: 6)
             let engine = try PlaybackEngine(file: file, device: "rate_a", configuration: rateConfiguration(dir), periodFrames: 1000, latencyMicroseconds: 5000)
             engine.rate = 2
@@ -92,7 +93,7 @@ private func resampled(_ file: WAVFile, rate: Double, from start: SourcePosition
     }
 
     @Test func aRateChangeAppliesFromTheNextPeriodAndRateOneIsTheFilesBytes() throws {
-        try withTemporaryDirectory { dir in
+        try withSyncTemporaryDirectory { dir in
             let file = try randomFile(frames: 5000, seed: 7)
             let engine = try PlaybackEngine(file: file, device: "rate_a", configuration: rateConfiguration(dir), periodFrames: 1000, latencyMicroseconds: 500_000)
             // 1000 frames as they are, then 1000 output frames at 2 (source 1000…2999),

@@ -2,6 +2,7 @@
 // Route A then route B: opening `audioroute` writes into A's file, then B's.
 import AudioRouteCore
 import AudioRouteLinux
+import AudioRouteALSA
 import Testing
 
 #if canImport(Glibc)
@@ -37,7 +38,7 @@ private func fileBytes(_ path: String) -> [UInt8]? { try? AtomicFile.read(path) 
 
 @Suite struct AlsaFilePCMTests {
     @Test func audiorouteFollowsTheRouteFromAToB() throws {
-        try withTemporaryDirectory { dir in
+        try withSyncTemporaryDirectory { dir in
             try writeFile(dir + "/bench.conf", benchConfiguration(dir))
             let writer = AlsaRouteConfigWriter(runtimeDirectory: dir + "/run")
             var tower = Tower()
@@ -63,7 +64,7 @@ private func fileBytes(_ path: String) -> [UInt8]? { try? AtomicFile.read(path) 
     }
 
     @Test func theRuntimeDirectoryIsPrivateAndNoTemporaryFileRemains() throws {
-        try withTemporaryDirectory { dir in
+        try withSyncTemporaryDirectory { dir in
             let writer = AlsaRouteConfigWriter(runtimeDirectory: dir + "/run/user")
             try writer.write(AlsaRouteConfig(output: deviceA, input: nil))
             try writer.write(AlsaRouteConfig(output: deviceB, input: nil))
@@ -103,7 +104,7 @@ private func fileBytes(_ path: String) -> [UInt8]? { try? AtomicFile.read(path) 
     /// The ~/.asoundrc lines of docs/alsa.md, used by aplay under a temporary
     /// HOME: `aplay -D audioroute` plays to whatever the route is now.
     @Test func theDocumentedAsoundrcLinesWorkWithAplay() throws {
-        try withTemporaryDirectory { dir in
+        try withSyncTemporaryDirectory { dir in
             let docs = String(decoding: try AtomicFile.read(packageRoot + "/docs/alsa.md"), as: UTF8.self)
             let snippet = try asoundrcSnippet(docs)
             try writeFile(dir + "/.asoundrc", benchConfiguration(dir) + snippet)
