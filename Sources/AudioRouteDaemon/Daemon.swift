@@ -21,7 +21,10 @@ public struct DaemonOptions: Sendable, Hashable {
     public var system = false
     public var stateDirectory: String?
     public var runtimeDirectory: String?
-    public var logLevel: Logger.Level = .info
+    /// Notice by default, as PulseAudio's daemon (PipeWire and WirePlumber default to
+    /// warnings): start, readiness, a missing watcher and shutdown are logged, not every
+    /// port event, which `--log-level info` adds (docs/daemon.md).
+    public var logLevel: Logger.Level = .notice
     public var help = false
 
     public init() {}
@@ -32,7 +35,7 @@ public struct DaemonOptions: Sendable, Hashable {
                              bus), state in /var/lib/audioroute, runtime files in /run
           --state-dir DIR    where state.json lives (default $XDG_STATE_HOME/audioroute or ~/.local/state/audioroute)
           --runtime-dir DIR  where audioroute/asound.conf is written (default $XDG_RUNTIME_DIR)
-          --log-level LEVEL  trace, debug, info, notice, warning, error or critical (default info)
+          --log-level LEVEL  trace, debug, info, notice, warning, error or critical (default notice)
         """
 
     /// Parses the arguments after the program name. Accepts `--opt value` and `--opt=value`.

@@ -3,6 +3,7 @@ import AudioRouteCore
 import AudioSession
 import Dispatch
 import Glibc
+import Synchronization
 
 /// `audioroute monitor [--json]`: the daemon's event stream. With `--direct [--category C
 /// --options O,...]`: a line per port arrival or removal, and per route change of one active
@@ -37,6 +38,9 @@ struct Monitor: AsyncParsableCommand {
     @Option(help: "The session's mode.")
     var mode: String = "default"
 
+    @Flag(help: "Start each line with the time it was written, CLOCK_MONOTONIC (the clock of udevadm monitor and of the kernel's uevents): \"monotonicNs\" in JSON, [seconds] in text.")
+    var timestamps = false
+
     static let sessionID = "monitor"
 
     func validate() throws { _ = try parsedOptions() }
@@ -47,6 +51,7 @@ struct Monitor: AsyncParsableCommand {
 
     func run() async throws {
         options.bootstrapLogging()
+        MonitorLine.timestamps.store(timestamps, ordering: .relaxed)
         guard options.direct else { return try await fromDaemon() }
         var tower = Tower()
         do {
@@ -188,7 +193,25 @@ enum MonitorLine {
         }
     }
 
+    /// `--timestamps`: set once, before the first line.
+    static let timestamps = Atomic<Bool>(false)
+
     static func write(_ line: String) {
+        var line = line
+        if timestamps.load(ordering: .relaxed) {
+            // Stamped as the line is written: for daemon events, once the client library has
+            // handed the event to the app (how docs/benchmarks.md times "a client receives").
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let nanoseconds = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+            if line.hasPrefix("{") {
+                let rest = line.dropFirst()
+                line = "{\"monotonicNs\":\(nanoseconds)" + (rest.hasPrefix("}") ? "" : ",") + rest
+            } else {
+                let micros = String(now.tv_nsec / 1000)
+                line = "[\(now.tv_sec).\(String(repeating: "0", count: 6 - micros.count))\(micros)] " + line
+            }
+        }
         var bytes = Array(line.utf8)
         bytes.append(UInt8(ascii: "\n"))
         bytes.withUnsafeBytes { FileIO.writeAll(fd: 1, $0) }

@@ -49,6 +49,8 @@ import Glibc
         #expect(options.runtimeDirectory == "/r")
         #expect(options.logLevel == .debug)
         #expect(try DaemonOptions.parse([]) == DaemonOptions())
+        // Quiet by default (docs/daemon.md): start, warnings and shutdown, not every port event.
+        #expect(try DaemonOptions.parse([]).logLevel == .notice)
     }
 
     @Test(arguments: [

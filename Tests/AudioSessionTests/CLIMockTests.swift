@@ -7,6 +7,12 @@ import Testing
 @Suite(.serialized) struct CLIMockTests {
     static var audioroute: String { productsDirectory + "/audioroute" }
 
+    static func monotonicNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
     /// Runs audioroute to its end (10 s at most); (status, stdout, stderr).
     static func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
         let child = try ChildProcess(audioroute, arguments)
@@ -84,7 +90,10 @@ import Testing
             defer { bus.close() }
             let mock = try await MockDaemon(address: bus.address, directory: directory)
             defer { mock.kill() }
-            let monitors = try (0..<2).map { _ in try ChildProcess(Self.audioroute, ["monitor", "--json", "--bus-address", bus.address]) }
+            // The second monitor stamps its lines (--timestamps); the first does not.
+            let monitors = try (0..<2).map { index in
+                try ChildProcess(Self.audioroute, ["monitor", "--json", "--bus-address", bus.address] + (index == 1 ? ["--timestamps"] : []))
+            }
             var readers = monitors.map { LineReader(fd: $0.stdout) }
             for index in readers.indices {
                 let ready = try readers[index].next(seconds: 10).map { try JSON.parse($0) }
@@ -93,6 +102,7 @@ import Testing
             }
             let client = try await DBusClientConnection.connect(.address(bus.address))
             defer { client.close() }
+            let sent = Self.monotonicNanoseconds()
             _ = try await client.call(
                 destination: "org.audioroute.AudioRoute1", path: "/org/audioroute/AudioRoute1", interface: "org.audioroute.AudioRoute1",
                 member: "EmitRouteChange")
@@ -101,7 +111,18 @@ import Testing
                     Issue.record("monitor \(index) printed no route change")
                     continue
                 }
+                let read = Self.monotonicNanoseconds()
                 let object = try JSON.parse(line)
+                if index == 1 {
+                    guard case .integer(let stamp) = object["monotonicNs"] else {
+                        Issue.record("no monotonicNs with --timestamps: \(line)")
+                        continue
+                    }
+                    // Written after the change was asked for and before this test read it.
+                    #expect(stamp >= sent && stamp <= read, "\(sent) <= \(stamp) <= \(read)")
+                } else {
+                    #expect(object["monotonicNs"] == nil, "\(line)")
+                }
                 #expect(object["event"] == .string("routeChange"))
                 #expect(object["reason"] == .string("newDeviceAvailable"))
                 #expect(object["previous"]?["outputs"] == .array([.string("spk")]))
