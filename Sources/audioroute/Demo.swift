@@ -65,11 +65,11 @@ struct Demo: AsyncParsableCommand {
 /// Prints the demo's events as a timeline or as JSON lines.
 final class DemoTimeline {
     let json: Bool
-    let start = DemoClock.milliseconds()
+    let start = MonotonicClock.milliseconds()
     init(json: Bool) { self.json = json }
 
     func event(_ name: String, _ fields: [String: JSON] = [:], _ text: String? = nil) {
-        let elapsed = Double(DemoClock.milliseconds() - start) / 1000
+        let elapsed = Double(MonotonicClock.milliseconds() - start) / 1000
         if json {
             var object = fields
             object["event"] = .string(name)

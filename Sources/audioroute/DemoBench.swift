@@ -36,12 +36,6 @@ final class DemoFIFOReaders: Sendable {
         }
     }
 
-    static func now() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-
     private func read(_ fd: Int32, _ name: String) {
         // A device that takes a 10 ms period (480 frames, the player's period) at a time.
         var buffer = [UInt8](repeating: 0, count: 1920)
@@ -51,7 +45,7 @@ final class DemoFIFOReaders: Sendable {
         var total: UInt64 = 0
         while true {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            let now = Self.now()
+            let now = MonotonicClock.nanoseconds()
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { return }
             let newStream = now - ready > Self.idleNanoseconds
@@ -66,9 +60,9 @@ final class DemoFIFOReaders: Sendable {
             total += UInt64(count)
             // Wait until the device would have played what it took.
             let due = start + total * 1_000_000_000 / 192_000
-            let after = Self.now()
+            let after = MonotonicClock.nanoseconds()
             if due > after { usleep(UInt32((due - after) / 1000)) }
-            ready = Self.now()
+            ready = MonotonicClock.nanoseconds()
         }
     }
 
@@ -132,7 +126,7 @@ struct RerouteBench {
         let notifications = await music.notifications
         let stamping = Task {
             for await notification in notifications {
-                let now = DemoFIFOReaders.now()
+                let now = MonotonicClock.nanoseconds()
                 if case .routeChange(let info) = notification, info.reason == .newDeviceAvailable { heard.withLock { $0.append(now) } }
             }
         }
@@ -203,9 +197,9 @@ struct RerouteBench {
     }
 
     func waitUntil(_ what: String, seconds: Double = 10, _ condition: () -> Bool) async throws {
-        let deadline = DemoClock.milliseconds() + Int64(seconds * 1000)
+        let deadline = MonotonicClock.milliseconds() + Int64(seconds * 1000)
         while !condition() {
-            guard DemoClock.milliseconds() < deadline else { throw DemoError("waited \(seconds) s for \(what)") }
+            guard MonotonicClock.milliseconds() < deadline else { throw DemoError("waited \(seconds) s for \(what)") }
             // Never block a thread of the cooperative pool (the player's follow task needs
             // one); the gap is stamped by the reader threads, not here.
             try await Task.sleep(for: .milliseconds(1))

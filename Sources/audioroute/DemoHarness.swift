@@ -231,9 +231,9 @@ final class DemoChild {
             }
             guard remaining > 0 else { throw DemoError("\(name): no answer within \(seconds) s") }
             var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
-            let before = DemoClock.milliseconds()
+            let before = MonotonicClock.milliseconds()
             let ready = poll(&poller, 1, remaining)
-            remaining -= Int32(DemoClock.milliseconds() - before)
+            remaining -= Int32(MonotonicClock.milliseconds() - before)
             if ready < 0 && errno != EINTR { throw DemoError("\(name): poll: \(String(cString: strerror(errno)))") }
             if ready <= 0 { continue }
             var chunk = [UInt8](repeating: 0, count: 4096)
@@ -247,13 +247,5 @@ final class DemoChild {
     func ask(_ line: String) throws -> String {
         send(line)
         return try readLine()
-    }
-}
-
-enum DemoClock {
-    static func milliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 }

@@ -318,9 +318,9 @@ struct Story {
 
     /// Polls `condition` every millisecond for up to `seconds`.
     func waitUntil(_ what: String, seconds: Double = 10, _ condition: () -> Bool) async throws {
-        let deadline = DemoClock.milliseconds() + Int64(seconds * 1000)
+        let deadline = MonotonicClock.milliseconds() + Int64(seconds * 1000)
         while !condition() {
-            guard DemoClock.milliseconds() < deadline else { throw DemoError("waited \(seconds) s for \(what)") }
+            guard MonotonicClock.milliseconds() < deadline else { throw DemoError("waited \(seconds) s for \(what)") }
             try await Task.sleep(for: .milliseconds(1))
         }
     }

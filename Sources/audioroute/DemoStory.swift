@@ -28,8 +28,8 @@ final class DemoInbox: @unchecked Sendable {
 
     /// Removes and returns the first notification `matches` accepts, waiting up to `seconds`.
     func take(_ what: String, seconds: Double = 15, _ matches: (AudioSessionNotification) -> Bool) async throws -> AudioSessionNotification {
-        let deadline = DemoClock.milliseconds() + Int64(seconds * 1000)
-        while DemoClock.milliseconds() < deadline {
+        let deadline = MonotonicClock.milliseconds() + Int64(seconds * 1000)
+        while MonotonicClock.milliseconds() < deadline {
             pthread_mutex_lock(&mutex)
             let index = items.firstIndex(where: matches)
             let item = index.map { items.remove(at: $0) }
@@ -118,11 +118,11 @@ struct DemoDevices {
     /// Waits (polling every millisecond) until `device` has received `frames` frames since
     /// the snapshot `start`; the frames it got. Throws after `seconds`.
     func waitForFrames(on device: String, atLeast frames: Int, since start: [String: Int], what: String? = nil, seconds: Double = 10) async throws -> Int {
-        let deadline = DemoClock.milliseconds() + Int64(seconds * 1000)
+        let deadline = MonotonicClock.milliseconds() + Int64(seconds * 1000)
         while true {
             let got = self.frames(from: start, to: files())[device] ?? 0
             if got >= frames { return got }
-            guard DemoClock.milliseconds() < deadline else {
+            guard MonotonicClock.milliseconds() < deadline else {
                 throw DemoError("waited \(seconds) s for \(what ?? "\(frames) frames of music on \(device)"): it got \(got)")
             }
             try await Task.sleep(for: .milliseconds(1))

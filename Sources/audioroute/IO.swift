@@ -10,6 +10,17 @@ struct SystemError: Error, CustomStringConvertible {
     var description: String { String(cString: strerror(errno)) }
 }
 
+/// CLOCK_MONOTONIC, the clock of the kernel's uevents and of `udevadm monitor`.
+enum MonotonicClock {
+    static func nanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
+    static func milliseconds() -> Int64 { Int64(nanoseconds() / 1_000_000) }
+}
+
 enum FileIO {
     /// Reads a whole file.
     static func readFile(_ path: String) throws -> [UInt8] {

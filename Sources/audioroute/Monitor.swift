@@ -108,7 +108,7 @@ extension Monitor {
             }
             let route = try await session.currentRoute
             if json {
-                MonitorLine.write(JSON.object([.init("event", .string("ready")), .init("current", route.route.json)]).text)
+                MonitorLine.write(JSON.object([.init("event", .string("ready")), .init("current", route.route.json)]))
             } else {
                 MonitorLine.write("route now: \(route.route)")
             }
@@ -136,7 +136,7 @@ enum MonitorLine {
             write(JSON.object([
                 .init("event", .string(event)), .init("source", .string(source)), .init("reason", .string(reason.rawValue)),
                 .init("port", change.port.json), .init("previous", previous.json), .init("current", current.json),
-            ]).text)
+            ]))
         } else {
             let sign = change.kind == .added ? "+" : change.kind == .removed ? "-" : "~"
             write("\(sign) \(PortText.line(change.port))  [\(reason.rawValue)] \(previous) -> \(current)")
@@ -148,7 +148,7 @@ enum MonitorLine {
             write(JSON.object([
                 .init("event", .string("routeChange")), .init("reason", .string(change.reason.rawValue)),
                 .init("previous", change.previous.json), .init("current", change.current.json),
-            ]).text)
+            ]))
         } else {
             write("route \(change.reason.rawValue): \(change.previous) -> \(change.current)")
         }
@@ -160,7 +160,7 @@ enum MonitorLine {
             if case .object(let list) = members {
                 members = .object([.init("event", .string("session"))] + list + [.init("previous", previous.json), .init("current", current.json)])
             }
-            write(members.text)
+            write(members)
         } else {
             write("session \(event.kind.name) \(previous) -> \(current)")
         }
@@ -179,15 +179,15 @@ enum MonitorLine {
                 case .updated: ("portUpdated", "~")
                 }
             if json {
-                write(JSON.object([.init("event", .string(name)), .init("source", .string("daemon")), .init("port", port.port.json)]).text)
+                write(JSON.object([.init("event", .string(name)), .init("source", .string("daemon")), .init("port", port.port.json)]))
             } else {
                 write("\(sign) \(PortText.line(port.port))")
             }
         case .silentModeChanged(let on):
-            write(json ? JSON.object([.init("event", .string("silentMode")), .init("on", .bool(on))]).text : "silent mode \(on ? "on" : "off")")
+            if json { write(JSON.object([.init("event", .string("silentMode")), .init("on", .bool(on))])) } else { write("silent mode \(on ? "on" : "off")") }
         case .mediaServicesWereLost, .mediaServicesWereReset:
             let name = event == .mediaServicesWereLost ? "mediaServicesWereLost" : "mediaServicesWereReset"
-            write(json ? JSON.object([.init("event", .string(name))]).text : name)
+            if json { write(JSON.object([.init("event", .string(name))])) } else { write(name) }
         default:
             return
         }
@@ -196,22 +196,25 @@ enum MonitorLine {
     /// `--timestamps`: set once, before the first line.
     static let timestamps = Atomic<Bool>(false)
 
+    // Stamped as the line is written: for daemon events, once the client library has
+    // handed the event to the app (how docs/benchmarks.md times "a client receives").
+
+    /// One JSON line; with `--timestamps` its first member is `"monotonicNs"`.
+    static func write(_ document: JSON) {
+        guard timestamps.load(ordering: .relaxed), case .object(let members) = document else { return emit(document.text) }
+        let stamp = JSON.Member("monotonicNs", .integer(Int64(MonotonicClock.nanoseconds())))
+        emit(JSON.object([stamp] + members).text)
+    }
+
+    /// One text line; with `--timestamps` it starts with `[seconds.microseconds]`.
     static func write(_ line: String) {
-        var line = line
-        if timestamps.load(ordering: .relaxed) {
-            // Stamped as the line is written: for daemon events, once the client library has
-            // handed the event to the app (how docs/benchmarks.md times "a client receives").
-            var now = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &now)
-            let nanoseconds = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-            if line.hasPrefix("{") {
-                let rest = line.dropFirst()
-                line = "{\"monotonicNs\":\(nanoseconds)" + (rest.hasPrefix("}") ? "" : ",") + rest
-            } else {
-                let micros = String(now.tv_nsec / 1000)
-                line = "[\(now.tv_sec).\(String(repeating: "0", count: 6 - micros.count))\(micros)] " + line
-            }
-        }
+        guard timestamps.load(ordering: .relaxed) else { return emit(line) }
+        let now = MonotonicClock.nanoseconds()
+        let micros = String(now % 1_000_000_000 / 1000)
+        emit("[\(now / 1_000_000_000).\(String(repeating: "0", count: 6 - micros.count))\(micros)] " + line)
+    }
+
+    private static func emit(_ line: String) {
         var bytes = Array(line.utf8)
         bytes.append(UInt8(ascii: "\n"))
         bytes.withUnsafeBytes { FileIO.writeAll(fd: 1, $0) }
