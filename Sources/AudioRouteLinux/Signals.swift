@@ -1,6 +1,7 @@
-// Termination signals as an AsyncSequence, without Dispatch: one thread that sleeps in
-// sigwait(3) until a signal comes.
+// Termination signals without Dispatch: as an AsyncSequence from a thread in sigwait(3)
+// (the daemon), or forwarded from a handler through a pipe (the CLI).
 import Glibc
+import Synchronization
 
 /// Signals taken by a thread waiting in sigwait(3).
 public enum SignalStream {
@@ -25,5 +26,100 @@ public enum SignalStream {
         }
         if let failed { throw SystemError(errno: failed, operation: "pthread_create", path: "signals") }
         return stream
+    }
+}
+
+/// Calls `action` when one of `signals` arrives, in a process whose threads already exist (the
+/// CLI: `SignalStream` must come before any thread). The handler is installed before `init`
+/// returns, so a signal that comes right after is never lost: it writes the number to a pipe
+/// (async-signal-safe), and one thread reads the pipe and calls the registered actions.
+///
+/// Why not Dispatch signal sources: they register asynchronously, on Dispatch's manager
+/// thread, and the signal must be ignored first; one that arrives in between is dropped (seen:
+/// `audioroute monitor` and `play` not stopping on a SIGTERM sent right after their first line).
+///
+/// Before the first `SignalForward` a signal has its default action. After `cancel`, a signal
+/// with no action left is dropped, as an ignored one would be.
+public final class SignalForward: Sendable {
+    private let id: UInt64
+
+    public init(signals: [Int32], _ action: @escaping @Sendable (Int32) -> Void) {
+        id = SignalRelay.register(signals: signals, action)
+    }
+
+    /// No more calls to the action (one already under way finishes).
+    public func cancel() { SignalRelay.unregister(id) }
+
+    deinit { cancel() }
+}
+
+private enum SignalRelay {
+    struct Registration {
+        var signals: Set<Int32>
+        var action: @Sendable (Int32) -> Void
+    }
+
+    struct State {
+        var nextID: UInt64 = 0
+        var registrations: [UInt64: Registration] = [:]
+        var installed: Set<Int32> = []
+    }
+
+    static let state = Mutex(State())
+
+    /// The pipe the handler writes to; its reading thread starts with it. (-1, -1) if either
+    /// could not be made: then no handler is installed and signals keep their default action.
+    static let channel: (read: Int32, write: Int32) = {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return (-1, -1) }
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        // The handler must never block, even if the reader falls behind.
+        _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
+        let reader = fds[0]
+        if startThread({ relay(from: reader) }) != nil {
+            close(fds[0])
+            close(fds[1])
+            return (-1, -1)
+        }
+        return (fds[0], fds[1])
+    }()
+
+    static func register(signals: [Int32], _ action: @escaping @Sendable (Int32) -> Void) -> UInt64 {
+        let writeEnd = channel.write
+        return state.withLock { state in
+            state.nextID += 1
+            state.registrations[state.nextID] = Registration(signals: Set(signals), action: action)
+            guard writeEnd >= 0 else { return state.nextID }
+            for number in signals where !state.installed.contains(number) {
+                var handler = sigaction()
+                handler.__sigaction_handler.sa_handler = { number in
+                    let saved = errno
+                    var byte = UInt8(truncatingIfNeeded: number)
+                    _ = write(SignalRelay.channel.write, &byte, 1)
+                    errno = saved
+                }
+                sigemptyset(&handler.sa_mask)
+                handler.sa_flags = SA_RESTART
+                if sigaction(number, &handler, nil) == 0 { state.installed.insert(number) }
+            }
+            return state.nextID
+        }
+    }
+
+    static func unregister(_ id: UInt64) {
+        _ = state.withLock { $0.registrations.removeValue(forKey: id) }
+    }
+
+    private static func relay(from fd: Int32) {
+        var byte: UInt8 = 0
+        while true {
+            let count = read(fd, &byte, 1)
+            if count < 0 && errno == EINTR { continue }
+            guard count == 1 else { return }
+            let number = Int32(byte)
+            let actions = state.withLock { $0.registrations.values.filter { $0.signals.contains(number) }.map(\.action) }
+            for action in actions { action(number) }
+        }
     }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import AudioRouteCore
+import AudioRouteLinux
 import AudioSession
-import Dispatch
 import Glibc
 import Synchronization
 
@@ -88,7 +88,7 @@ struct Monitor: AsyncParsableCommand {
                 }
             }
         }
-        let signals = SignalWatch(signals: [SIGINT, SIGTERM]) { work.cancel() }
+        let signals = SignalForward(signals: [SIGINT, SIGTERM]) { _ in work.cancel() }
         await work.value
         signals.cancel()
     }
@@ -97,6 +97,11 @@ struct Monitor: AsyncParsableCommand {
 extension Monitor {
     /// Follows the daemon's signals until SIGINT/SIGTERM.
     func fromDaemon() async throws {
+        // Taken from the start: a signal that comes while connecting, or right after the
+        // first line, stops the monitor as soon as it follows events.
+        let (stops, stop) = AsyncStream.makeStream(of: Int32.self)
+        let signals = SignalForward(signals: [SIGINT, SIGTERM]) { stop.yield($0) }
+        defer { signals.cancel() }
         let session = daemon.session(app: "audioroute-monitor")
         let stream = await session.notifications
         let json = options.json
@@ -116,9 +121,12 @@ extension Monitor {
         let work = Task {
             for await event in stream { MonitorLine.daemon(event, json: json) }
         }
-        let signals = SignalWatch(signals: [SIGINT, SIGTERM]) { work.cancel() }
+        let stopper = Task {
+            for await _ in stops { break }
+            work.cancel()
+        }
         await work.value
-        signals.cancel()
+        stopper.cancel()
         await session.close()
     }
 }
@@ -221,19 +229,3 @@ enum MonitorLine {
     }
 }
 
-/// Turns SIGINT/SIGTERM into a call (dispatch signal sources, not a handler).
-final class SignalWatch {
-    private let sources: [any DispatchSourceSignal]
-
-    init(signals: [Int32], _ action: @escaping @Sendable () -> Void) {
-        sources = signals.map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler(handler: action)
-            source.resume()
-            return source
-        }
-    }
-
-    func cancel() { sources.forEach { $0.cancel() } }
-}

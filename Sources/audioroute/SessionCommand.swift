@@ -1,5 +1,6 @@
 import ArgumentParser
 import AudioRouteCore
+import AudioRouteLinux
 import AudioSession
 import Dispatch
 import Glibc
@@ -195,7 +196,7 @@ enum HeldSession {
         sigaddset(&defaults, SIGINT)
         sigaddset(&defaults, SIGTERM)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        // libdispatch blocks the signals its sources watch: the child must not inherit that mask.
+        // The child starts with no signal blocked, whatever the spawning thread blocks.
         var empty = sigset_t()
         sigemptyset(&empty)
         posix_spawnattr_setsigmask(&attributes, &empty)
@@ -224,22 +225,6 @@ enum HeldSession {
 }
 
 /// SIGINT/SIGTERM as calls with the signal number (dispatch sources, not handlers).
-final class SignalForward: @unchecked Sendable {
-    private let sources: [any DispatchSourceSignal]
-
-    init(signals: [Int32], _ action: @escaping @Sendable (Int32) -> Void) {
-        sources = signals.map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { action(number) }
-            source.resume()
-            return source
-        }
-    }
-
-    func cancel() { sources.forEach { $0.cancel() } }
-}
-
 /// Resumes a continuation once, keeping what must live until then.
 final class Once: @unchecked Sendable {
     private var continuation: CheckedContinuation<Int32, Never>?

@@ -100,6 +100,22 @@ import Testing
                 #expect(ready?["event"] == .string("ready"), "monitor \(index): \(monitors[index].availableStderr())")
                 #expect(ready?["current"]?["outputs"] == .array([.string("spk")]))
             }
+            // In text, the stamp is a "[seconds.microseconds] " prefix.
+            let started = Self.monotonicNanoseconds()
+            let text = try ChildProcess(Self.audioroute, ["monitor", "--timestamps", "--bus-address", bus.address])
+            var textReader = LineReader(fd: text.stdout)
+            let first = textReader.next(seconds: 10) ?? ""
+            let stamp = first.split(separator: "]", maxSplits: 1)
+            let parts = stamp.first.map { $0.dropFirst().split(separator: ".") } ?? []
+            #expect(first.hasPrefix("[") && stamp.count == 2 && stamp[1].hasPrefix(" route now: "), "\(first)")
+            #expect(parts.count == 2 && parts[1].count == 6, "\(first)")
+            if parts.count == 2, let seconds = Int64(parts[0]), let micros = Int64(parts[1]) {
+                let nanoseconds = seconds * 1_000_000_000 + micros * 1000
+                #expect(nanoseconds >= started / 1000 * 1000 && nanoseconds <= Self.monotonicNanoseconds(), "\(first)")
+            }
+            text.signal(SIGTERM)
+            #expect(text.wait(seconds: 10) == 0)
+
             let client = try await DBusClientConnection.connect(.address(bus.address))
             defer { client.close() }
             let sent = Self.monotonicNanoseconds()
