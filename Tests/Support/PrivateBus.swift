@@ -68,5 +68,12 @@ public final class PrivateBus: @unchecked Sendable {
 
     public func close() { stop() }
 
+    /// Stops the bus daemon (SIGSTOP): it reads nothing until `resume()`, so its clients'
+    /// sockets fill up.
+    public func suspend() { kill(pid, SIGSTOP) }
+
+    /// Lets a suspended bus daemon run again (SIGCONT).
+    public func resume() { kill(pid, SIGCONT) }
+
     deinit { stop() }
 }

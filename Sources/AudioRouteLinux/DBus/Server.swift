@@ -1,9 +1,12 @@
-// Serving objects on a bus with sd-bus. One thread owns the connection and
-// blocks in poll(2) on the bus fd and a wake eventfd, like the BlueZ watcher.
-// Method calls reach Swift concurrency as events; replies and signals come back
-// as commands that the thread sends. A call is answered asynchronously: the
-// thread keeps a reference to the call message until the answer arrives, so a
-// slow answer never holds up the bus, and a client that floods calls is capped.
+// Serving objects on a bus with sd-bus. One thread reads the connection: it
+// blocks in poll(2) on the bus fd and a wake eventfd, like the BlueZ watcher,
+// and hands method calls to Swift concurrency as events. Replies and signals
+// are sent by the thread that has them (the daemon's loop), under a lock that
+// every use of the connection takes: a route change reaches the bus without
+// waking another thread first (docs/daemon.md). A call is answered
+// asynchronously: the server keeps a reference to the call message until the
+// answer arrives, so a slow answer never holds up the bus, and a client that
+// floods calls is capped.
 //
 // The sd-bus vtable macros do not import into Swift: one fallback callback
 // receives every method call under the served path and hands it on.
@@ -126,42 +129,45 @@ public final class BusServer: Sendable {
 
     /// Answers call `token` with `values` of `signature`.
     public func reply(_ token: UInt64, _ values: [DBusValue] = [], signature: String = "") {
-        loop.enqueue(.reply(token, values, signature))
+        loop.perform(.reply(token, values, signature))
     }
 
     /// Answers a Properties.Get: one variant holding `value`.
     public func replyVariant(_ token: UInt64, _ value: TypedValue) {
-        loop.enqueue(.variants(token, [("", value)], dictionary: false))
+        loop.perform(.variants(token, [("", value)], dictionary: false))
     }
 
     /// Answers a Properties.GetAll: `a{sv}` of the named values.
     public func replyProperties(_ token: UInt64, _ properties: [(String, TypedValue)]) {
-        loop.enqueue(.variants(token, properties, dictionary: true))
+        loop.perform(.variants(token, properties, dictionary: true))
     }
 
     /// Answers call `token` with the error `name` ("org.freedesktop.DBus.Error.InvalidArgs") and `message`.
     public func replyError(_ token: UInt64, name: String, message: String) {
-        loop.enqueue(.error(token, name, message))
+        loop.perform(.error(token, name, message))
     }
 
-    /// Emits a signal; with a `destination`, to that unique name only.
+    /// Emits a signal; with a `destination`, to that unique name only. Sent on the calling
+    /// thread before this returns (what the socket cannot take at once, the server's
+    /// thread finishes), so signals from one thread keep their order.
     public func emit(path: String, interface: String, member: String, signature: String = "", values: [DBusValue] = [], destination: String? = nil) {
-        loop.enqueue(.signal(path: path, interface: interface, member: member, signature: signature, values: values, destination: destination))
+        loop.perform(.signal(path: path, interface: interface, member: member, signature: signature, values: values, destination: destination))
     }
 
     /// Releases the name and closes the connection; `events` ends.
-    public func stop() { loop.enqueue(.stop) }
+    public func stop() { loop.requestStop() }
 }
 
-/// The server thread's state. Touched only by that thread once started, except
-/// `commands` (locked) and `wake`.
+/// The server's state: the connection, read by the server thread, and the calls
+/// awaiting answers. Everything below `lock` is touched only with it held: sd-bus
+/// objects are not thread-safe (their reference counts included), and replies and
+/// signals are sent by whichever thread has them.
 final class ServerLoop: @unchecked Sendable {
     enum Command: Sendable {
         case reply(UInt64, [DBusValue], String)
         case variants(UInt64, [(String, TypedValue)], dictionary: Bool)
         case error(UInt64, String, String)
         case signal(path: String, interface: String, member: String, signature: String, values: [DBusValue], destination: String?)
-        case stop
     }
 
     let busChoice: ServerBus
@@ -174,14 +180,16 @@ final class ServerLoop: @unchecked Sendable {
     let wake: WakeSignal
     var onStart: ((Result<String, BusError>) -> Void)?
 
-    private let commands = Mutex<[Command]>([])
+    private let lock = Mutex<Void>(())
+    /// The connection while it serves: nil before, and after a stop or a failure.
+    private var bus: OpaquePointer?
+    private var stopping = false
     /// Calls awaiting an answer: a reference to the call message each, and its sender.
     private var pending: [UInt64: (message: OpaquePointer, sender: String)] = [:]
     private var pendingBySender: [String: Int] = [:]
     /// Unique names that have called us: their departure is reported.
     private var callers: Set<String> = []
     private var nextToken: UInt64 = 0
-    private var stopping = false
 
     init(
         bus: ServerBus, name: String, objectPath: String, credentialMembers: Set<String>, maxPending: Int, logger: Logger,
@@ -197,37 +205,56 @@ final class ServerLoop: @unchecked Sendable {
         self.wake = wake
     }
 
-    func enqueue(_ command: Command) {
-        commands.withLock { $0.append(command) }
+    /// Sends a reply or a signal now, on the calling thread. Dropped once the server has stopped.
+    func perform(_ command: Command) {
+        let queued = lock.withLock { _ -> Bool in
+            guard let bus, !stopping else { return false }
+            run(command, on: bus)
+            // sd-bus writes at once what the socket takes; the rest waits for POLLOUT, which
+            // the server thread, asleep in a poll(2) set up before, is not waiting for.
+            return sd_bus_get_events(bus) & Int32(POLLOUT) != 0
+        }
+        if queued { wake.fire() }
+    }
+
+    /// Asks the server thread to flush what is queued, release the name and close.
+    func requestStop() {
+        lock.withLock { _ in stopping = true }
         wake.fire()
     }
 
     func main() {
         defer {
-            for (_, call) in pending { sd_bus_message_unref(call.message) }
-            pending = [:]
+            lock.withLock { _ in
+                bus = nil
+                for (_, call) in pending { sd_bus_message_unref(call.message) }
+                pending = [:]
+            }
             continuation.finish()
         }
-        let bus: BusConnection
+        let connection: BusConnection
         do {
-            bus = try BusConnection(serving: busChoice)
+            connection = try BusConnection(serving: busChoice)
         } catch {
             onStart?(.failure(error))
             onStart = nil
             return
         }
         do {
-            try setUp(bus)
+            try setUp(connection)
         } catch {
             onStart?(.failure(error))
             onStart = nil
             return
         }
         var unique: UnsafePointer<CChar>?
-        _ = sd_bus_get_unique_name(bus.handle, &unique)
+        _ = sd_bus_get_unique_name(connection.handle, &unique)
+        let handle = connection.handle
+        lock.withLock { _ in bus = handle }
         onStart?(.success(unique.map { String(cString: $0) } ?? ""))
         onStart = nil
-        run(bus)
+        // The connection is closed when `connection` ends, after run has cleared `bus`.
+        run(connection)
     }
 
     private func setUp(_ bus: borrowing BusConnection) throws(BusError) {
@@ -251,102 +278,133 @@ final class ServerLoop: @unchecked Sendable {
         }
     }
 
-    private func run(_ bus: borrowing BusConnection) {
+    private enum Step {
+        case process
+        case wait(events: Int32, timeout: Int32)
+        case stop
+        case lost(BusError)
+    }
+
+    /// Reads and dispatches until stopped or the connection fails; clears `bus` on the way out.
+    private func run(_ connection: borrowing BusConnection) {
+        let handle = connection.handle
+        let fd = connection.fd
         while true {
-            do {
-                var more = true
-                while more {
-                    if let message = try bus.process(more: &more) { handleUnclaimed(message) }
+            // The lock is taken per message, so a burst of calls does not hold off senders.
+            let step = lock.withLock { _ -> Step in
+                if stopping {
+                    _ = sd_bus_flush(handle)
+                    bus = nil
+                    return .stop
                 }
-            } catch {
+                var message: OpaquePointer?
+                let r = sd_bus_process(handle, &message)
+                if let message {
+                    handleUnclaimed(message)
+                    sd_bus_message_unref(message)
+                }
+                if r < 0 {
+                    bus = nil
+                    return .lost(BusError(operation: "process the bus", errno: -r))
+                }
+                if r > 0 { return .process }
+                return .wait(events: sd_bus_get_events(handle), timeout: Self.pollTimeout(handle))
+            }
+            switch step {
+            case .process: continue
+            case .stop: return
+            case .lost(let error):
                 logger.error("lost the bus: \(error)")
                 continuation.yield(.lost(error))
                 return
-            }
-            if runCommands(bus) { return }
-            var fds = [
-                pollfd(fd: bus.fd, events: Int16(truncatingIfNeeded: bus.events), revents: 0),
-                pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0),
-            ]
-            let r = poll(&fds, 2, bus.pollTimeout)
-            if r < 0 {
-                if errno == EINTR { continue }
-                let error = BusError(operation: "poll the bus", errno: errno)
-                logger.error("\(error)")
-                continuation.yield(.lost(error))
-                return
-            }
-            if fds[1].revents != 0 {
-                var count: UInt64 = 0
-                _ = read(wake.fd, &count, 8)
+            case .wait(let events, let timeout):
+                // A sender that leaves output queued after this point fires `wake`: no POLLOUT is missed.
+                var fds = [
+                    pollfd(fd: fd, events: Int16(truncatingIfNeeded: events), revents: 0),
+                    pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0),
+                ]
+                let r = poll(&fds, 2, timeout)
+                if r < 0 {
+                    if errno == EINTR { continue }
+                    let error = BusError(operation: "poll the bus", errno: errno)
+                    lock.withLock { _ in bus = nil }
+                    logger.error("\(error)")
+                    continuation.yield(.lost(error))
+                    return
+                }
+                if fds[1].revents != 0 {
+                    var count: UInt64 = 0
+                    _ = read(wake.fd, &count, 8)
+                }
             }
         }
     }
 
-    /// Runs the queued commands; true when asked to stop.
-    private func runCommands(_ bus: borrowing BusConnection) -> Bool {
-        let batch = commands.withLock { queue in
-            defer { queue = [] }
-            return queue
-        }
-        for command in batch {
-            switch command {
-            case .stop:
-                _ = sd_bus_flush(bus.handle)
-                return true
-            case .reply(let token, let values, let signature):
-                guard let call = take(token) else { continue }
-                defer { sd_bus_message_unref(call) }
-                var raw: OpaquePointer?
-                let r = sd_bus_message_new_method_return(call, &raw)
-                guard r >= 0, let raw else { continue }  // no reply expected, or the caller is gone
-                let reply = BusMessage(owning: raw)
-                do {
-                    try reply.append(values, signature: signature)
-                    try send(bus, reply)
-                } catch {
-                    logger.error("cannot send a reply: \(error)")
-                    replyError(call, "org.freedesktop.DBus.Error.Failed", "internal error: \(error)")
+    /// Milliseconds until sd-bus needs processing for a timeout, or -1 for none.
+    private static func pollTimeout(_ handle: OpaquePointer) -> Int32 {
+        var deadline: UInt64 = 0
+        guard sd_bus_get_timeout(handle, &deadline) >= 0, deadline != UInt64.max else { return -1 }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nowUsec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+        guard deadline > nowUsec else { return 0 }
+        return Int32(clamping: (deadline - nowUsec + 999) / 1000)
+    }
+
+    /// Sends one reply or signal. Called with the lock held.
+    private func run(_ command: Command, on bus: OpaquePointer) {
+        switch command {
+        case .reply(let token, let values, let signature):
+            guard let call = take(token) else { return }
+            defer { sd_bus_message_unref(call) }
+            var raw: OpaquePointer?
+            let r = sd_bus_message_new_method_return(call, &raw)
+            guard r >= 0, let raw else { return }  // no reply expected, or the caller is gone
+            let reply = BusMessage(owning: raw)
+            do {
+                try reply.append(values, signature: signature)
+                try send(bus, reply)
+            } catch {
+                logger.error("cannot send a reply: \(error)")
+                replyError(call, "org.freedesktop.DBus.Error.Failed", "internal error: \(error)")
+            }
+        case .variants(let token, let entries, let dictionary):
+            guard let call = take(token) else { return }
+            defer { sd_bus_message_unref(call) }
+            var raw: OpaquePointer?
+            let r = sd_bus_message_new_method_return(call, &raw)
+            guard r >= 0, let raw else { return }
+            let reply = BusMessage(owning: raw)
+            do {
+                try appendVariants(reply, entries, dictionary: dictionary)
+                try send(bus, reply)
+            } catch {
+                logger.error("cannot send a reply: \(error)")
+                replyError(call, "org.freedesktop.DBus.Error.Failed", "internal error: \(error)")
+            }
+        case .error(let token, let name, let message):
+            guard let call = take(token) else { return }
+            replyError(call, name, message)
+            sd_bus_message_unref(call)
+        case .signal(let path, let interface, let member, let signature, let values, let destination):
+            var raw: OpaquePointer?
+            let r = sd_bus_message_new_signal(bus, &raw, path, interface, member)
+            guard r >= 0, let raw else {
+                logger.error("cannot build signal \(member): \(String(cString: strerror(-r)))")
+                return
+            }
+            let signal = BusMessage(owning: raw)
+            do {
+                if let destination {
+                    let d = sd_bus_message_set_destination(signal.handle, destination)
+                    guard d >= 0 else { throw BusError(operation: "address signal \(member) to \(destination)", errno: -d) }
                 }
-            case .variants(let token, let entries, let dictionary):
-                guard let call = take(token) else { continue }
-                defer { sd_bus_message_unref(call) }
-                var raw: OpaquePointer?
-                let r = sd_bus_message_new_method_return(call, &raw)
-                guard r >= 0, let raw else { continue }
-                let reply = BusMessage(owning: raw)
-                do {
-                    try appendVariants(reply, entries, dictionary: dictionary)
-                    try send(bus, reply)
-                } catch {
-                    logger.error("cannot send a reply: \(error)")
-                    replyError(call, "org.freedesktop.DBus.Error.Failed", "internal error: \(error)")
-                }
-            case .error(let token, let name, let message):
-                guard let call = take(token) else { continue }
-                replyError(call, name, message)
-                sd_bus_message_unref(call)
-            case .signal(let path, let interface, let member, let signature, let values, let destination):
-                var raw: OpaquePointer?
-                let r = sd_bus_message_new_signal(bus.handle, &raw, path, interface, member)
-                guard r >= 0, let raw else {
-                    logger.error("cannot build signal \(member): \(String(cString: strerror(-r)))")
-                    continue
-                }
-                let signal = BusMessage(owning: raw)
-                do {
-                    if let destination {
-                        let d = sd_bus_message_set_destination(signal.handle, destination)
-                        guard d >= 0 else { throw BusError(operation: "address signal \(member) to \(destination)", errno: -d) }
-                    }
-                    try signal.append(values, signature: signature)
-                    try send(bus, signal)
-                } catch {
-                    logger.error("cannot send signal \(member): \(error)")
-                }
+                try signal.append(values, signature: signature)
+                try send(bus, signal)
+            } catch {
+                logger.error("cannot send signal \(member): \(error)")
             }
         }
-        return false
     }
 
     private func appendVariants(_ message: borrowing BusMessage, _ entries: [(String, TypedValue)], dictionary: Bool) throws(BusError) {
@@ -373,8 +431,8 @@ final class ServerLoop: @unchecked Sendable {
         if dictionary { try close() }
     }
 
-    private func send(_ bus: borrowing BusConnection, _ message: borrowing BusMessage) throws(BusError) {
-        let r = sd_bus_send(bus.handle, message.handle, nil)
+    private func send(_ bus: OpaquePointer, _ message: borrowing BusMessage) throws(BusError) {
+        let r = sd_bus_send(bus, message.handle, nil)
         guard r >= 0 else { throw BusError(operation: "send \(message.member ?? "reply")", errno: -r) }
     }
 
@@ -392,7 +450,8 @@ final class ServerLoop: @unchecked Sendable {
         _ = sd_bus_reply_method_error(call, &error)
     }
 
-    /// The fallback callback: every method call under the served path.
+    /// The fallback callback: every method call under the served path. Runs inside
+    /// `sd_bus_process`, with the lock held.
     fileprivate func handleCall(_ raw: OpaquePointer) -> Int32 {
         let call = BusMessage(owning: sd_bus_message_ref(raw))
         guard call.kind == .methodCall, let sender = call.sender, let member = call.member else { return 0 }
@@ -445,8 +504,9 @@ final class ServerLoop: @unchecked Sendable {
         return BusCredentials(uid: found, gids: gids)
     }
 
-    /// A message no slot claimed: the bus driver's NameOwnerChanged, or noise.
-    private func handleUnclaimed(_ message: borrowing BusMessage) {
+    /// A message no slot claimed: the bus driver's NameOwnerChanged, or noise. With the lock held.
+    private func handleUnclaimed(_ raw: OpaquePointer) {
+        let message = BusMessage(owning: sd_bus_message_ref(raw))
         guard message.kind == .signal, message.sender == "org.freedesktop.DBus", message.member == "NameOwnerChanged",
             let arguments = try? message.readAll(), arguments.count == 3,
             case .string(let name) = arguments[0], case .string(let newOwner) = arguments[2],

@@ -1,0 +1,129 @@
+// BusServer on a private dbus-daemon: replies and signals are sent by the thread
+// that has them, while the server's own thread reads the connection.
+import AudioRouteLinux
+import AudioRouteTestSupport
+import Glibc
+import Logging
+import Synchronization
+import Testing
+
+@Suite(.timeLimit(.minutes(1))) struct BusServerTests {
+    static let name = "org.audioroute.ServerTest"
+    static let path = "/org/audioroute/ServerTest"
+    static let interface = "org.audioroute.ServerTest"
+
+    /// More than the socket takes while the bus daemon reads nothing (it is stopped): sd-bus
+    /// queues the rest, and only the server thread's poll for POLLOUT sends it once the bus
+    /// reads again. Each signal must arrive whole and in order.
+    @Test func signalsTheSocketCannotTakeAreSentWhenItCan() async throws {
+        let bus = try PrivateBus()
+        defer { bus.close() }
+        let server = try await BusServer.start(bus: .address(bus.address), name: Self.name, objectPath: Self.path, logger: Logger(label: "test"))
+        defer { server.stop() }
+        let client = try await DBusClientConnection.connect(.address(bus.address))
+        defer { client.close() }
+        try await client.addMatch("type='signal',interface='\(Self.interface)'")
+
+        // 24 MB against sd-bus's 8 MiB send buffer.
+        let sizes = (1...12).map { 2_000_000 + $0 }
+        bus.suspend()
+        // From a thread that is not the server's, as the daemon's loop sends.
+        await Task.detached {
+            for (index, size) in sizes.enumerated() {
+                server.emit(
+                    path: Self.path, interface: Self.interface, member: "Big", signature: "us",
+                    values: [.uint32(UInt32(index)), .string(String(repeating: "x", count: size))])
+            }
+        }.value
+        bus.resume()
+        let received = Mutex<[(Int, Int)]>([])
+        let reading = Task {
+            for await signal in client.signals where signal.member == "Big" {
+                guard case .uint32(let index) = signal.arguments.first, case .string(let text) = signal.arguments.last else { break }
+                let count = received.withLock {
+                    $0.append((Int(index), text.utf8.count))
+                    return $0.count
+                }
+                if count == sizes.count { break }
+            }
+        }
+        // Without the server thread's POLLOUT the queued rest would never leave: fail in 20 s, not hang.
+        for _ in 0..<2000 where received.withLock({ $0.count }) < sizes.count { try await Task.sleep(for: .milliseconds(10)) }
+        reading.cancel()
+        let got = received.withLock { $0 }
+        #expect(got.map(\.0) == Array(0..<sizes.count))
+        #expect(got.map(\.1) == sizes)
+    }
+
+    /// Several threads emit while a client's calls are read by the server thread and answered
+    /// from yet another: every call gets its own answer, every signal arrives, and each
+    /// sender's signals keep their order.
+    @Test func concurrentSendersAndCallsShareTheConnection() async throws {
+        let bus = try PrivateBus()
+        defer { bus.close() }
+        let server = try await BusServer.start(bus: .address(bus.address), name: Self.name, objectPath: Self.path, logger: Logger(label: "test"))
+        defer { server.stop() }
+        let answering = Task.detached {
+            for await event in server.events {
+                guard case .call(let call) = event else { continue }
+                server.reply(call.token, call.arguments, signature: call.signature)
+            }
+        }
+        defer { answering.cancel() }
+        let listener = try await DBusClientConnection.connect(.address(bus.address))
+        defer { listener.close() }
+        try await listener.addMatch("type='signal',interface='\(Self.interface)'")
+        let caller = try await DBusClientConnection.connect(.address(bus.address))
+        defer { caller.close() }
+
+        let senders = 4
+        let each = 300
+        let emitting = Task.detached {
+            await withTaskGroup(of: Void.self) { group in
+                for sender in 0..<senders {
+                    group.addTask {
+                        for index in 0..<each {
+                            server.emit(
+                                path: Self.path, interface: Self.interface, member: "Tick", signature: "uu",
+                                values: [.uint32(UInt32(sender)), .uint32(UInt32(index))])
+                        }
+                    }
+                }
+            }
+        }
+        for index in 0..<100 {
+            let reply = try await caller.call(
+                destination: Self.name, path: Self.path, interface: Self.interface, member: "Echo", signature: "si",
+                arguments: [.string("call \(index)"), .int32(Int32(index))])
+            #expect(reply == [.string("call \(index)"), .int32(Int32(index))])
+        }
+        await emitting.value
+
+        var next = [Int](repeating: 0, count: senders)
+        var outOfOrder: [String] = []
+        var count = 0
+        for await signal in listener.signals where signal.member == "Tick" {
+            guard case .uint32(let sender) = signal.arguments.first, case .uint32(let index) = signal.arguments.last else { break }
+            if Int(index) != next[Int(sender)] { outOfOrder.append("sender \(sender): \(index) after \(next[Int(sender)] - 1)") }
+            next[Int(sender)] = Int(index) + 1
+            count += 1
+            if count == senders * each { break }
+        }
+        #expect(outOfOrder.isEmpty)
+        #expect(next == [Int](repeating: each, count: senders))
+    }
+
+    /// After stop, replies and signals are dropped, not sent on a closed connection.
+    @Test func sendsAfterStopAreDropped() async throws {
+        let bus = try PrivateBus()
+        defer { bus.close() }
+        let server = try await BusServer.start(bus: .address(bus.address), name: Self.name, objectPath: Self.path, logger: Logger(label: "test"))
+        server.stop()
+        for await _ in server.events {}
+        server.emit(path: Self.path, interface: Self.interface, member: "Late")
+        server.reply(1)
+        let client = try await DBusClientConnection.connect(.address(bus.address))
+        defer { client.close() }
+        #expect(try await client.nameOwner(Self.name) == nil)
+    }
+}
