@@ -50,7 +50,8 @@ let logger = Logger(label: "audiorouted")
 // The hardware watchers: sound cards and jacks (udev, evdev), Bluetooth (BlueZ on
 // the system bus). One that cannot start (no system bus) is logged; the others go on.
 let watchers: [any PortWatcher] = [
-    UdevWatcher(logger: Logger(label: "audiorouted.udev")),
+    // Read on the executor's loop: a uevent reaches the route service without a thread hand-over.
+    UdevWatcher(logger: Logger(label: "audiorouted.udev"), loop: executor),
     BluezWatcher(logger: Logger(label: "audiorouted.bluez")),
 ]
 

@@ -5,7 +5,8 @@ import Testing
 /// audiorouted under umockdev on a private session bus: plugging a USB headset reaches
 /// two `audioroute monitor --json` processes as RouteChanged(newDeviceAvailable), the
 /// daemon's route names the headset's ALSA device, and unplugging it interrupts a playing
-/// `audioroute session` with routeDisconnected.
+/// `audioroute session` with routeDisconnected. The daemon reads udev and the jacks' evdev
+/// devices on its executor's loop (the CLI's `--direct` tests cover the watcher's own thread).
 @Suite(.serialized) struct DaemonHotplugTests {
     static var daemonBinary: String { (UmockdevBench.binary as NSString).deletingLastPathComponent + "/audiorouted" }
 
@@ -73,6 +74,30 @@ import Testing
             #expect(gone?["current"]?["outputs"]?.strings == [IDs.speaker])
         }
         #expect(try player.stop(SIGTERM) == 128 + SIGTERM)
+
+        // A jack switch: headphones plugged into the laptop's front jack, then pulled.
+        try bench.send("jack /dev/input/event9 2 1")
+        for monitor in monitors {
+            let change = Self.routeChange(monitor) { $0["current"]?["outputs"]?.strings == [IDs.headphones] }
+            #expect(change?["reason"]?.string == "newDeviceAvailable", "\(monitor.lines)")
+            #expect(change?["previous"]?["outputs"]?.strings == [IDs.speaker])
+        }
+        try bench.send("jack /dev/input/event9 2 0")
+        for monitor in monitors {
+            let change = Self.routeChange(monitor) { $0["previous"]?["outputs"]?.strings == [IDs.headphones] }
+            #expect(change?["reason"]?.string == "oldDeviceUnavailable", "\(monitor.lines)")
+            #expect(change?["current"]?["outputs"]?.strings == [IDs.speaker])
+        }
         for monitor in monitors { #expect(try monitor.stop(SIGTERM) == 0) }
+    }
+
+    /// The first route change `monitor` has printed that satisfies `matching`, waiting up to 15 s.
+    static func routeChange(_ monitor: UmockdevBench.Running, _ matching: (JSON) -> Bool) -> JSON? {
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            if let found = monitor.objects.first(where: { $0["event"]?.string == "routeChange" && matching($0) }) { return found }
+            usleep(10_000)
+        }
+        return nil
     }
 }

@@ -107,4 +107,49 @@ private final class Log<Entry: Sendable>: Sendable {
         #expect(count.all.count == 800)
         #expect(executor.jobsRun - before >= 800)
     }
+
+    /// A watched descriptor is read on the loop thread each time it becomes readable, until
+    /// its handler declines; then the loop no longer looks at it.
+    @Test func aWatchedDescriptorIsReadOnTheLoopUntilItsHandlerDeclines() async throws {
+        let executor = Self.executor
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { for fd in ends { close(fd) } }
+        let (reader, writer) = (ends[0], ends[1])
+        let seen = Log<Pair>()
+        executor.watch(fd: reader) {
+            var byte: UInt8 = 0
+            guard read(reader, &byte, 1) == 1 else { return false }
+            seen.append(Pair(index: Int(byte), onLoop: executor.isLoopThread))
+            return byte < 3
+        }
+        for byte: UInt8 in [1, 2, 3, 4] {
+            var value = byte
+            #expect(write(writer, &value, 1) == 1)
+            // Each byte is read before the next is written, except the last: nobody reads it.
+            if byte < 4 { try await Self.waitUntil { seen.all.count == Int(byte) } }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(seen.all.map(\.index) == [1, 2, 3])
+        #expect(seen.all.allSatisfy { $0.onLoop })
+        // The 4th byte is still in the pipe: the handler was removed, not called and ignored.
+        var poller = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&poller, 1, 0) == 1)
+    }
+
+    /// `schedule` runs a closure on the loop, after the jobs already enqueued.
+    @Test func scheduledClosuresRunOnTheLoopInOrder() async throws {
+        let executor = Self.executor
+        let log = Log<Pair>()
+        for index in 0..<20 {
+            executor.schedule { log.append(Pair(index: index, onLoop: executor.isLoopThread)) }
+        }
+        try await Self.waitUntil { log.all.count == 20 }
+        #expect(log.all.map(\.index) == Array(0..<20))
+        #expect(log.all.allSatisfy { $0.onLoop })
+    }
+
+    static func waitUntil(_ condition: () -> Bool) async throws {
+        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+    }
 }

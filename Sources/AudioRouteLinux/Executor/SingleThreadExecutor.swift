@@ -1,11 +1,16 @@
 // One thread for every Swift-concurrency job of a process that must not wake while idle.
 import CSwiftConcurrency
+import CUdev  // eventfd (its shim exports it; Glibc's module map does not)
 import Glibc
 
 /// Swift concurrency's executor for `audiorouted`: the main actor's jobs and the global
 /// executor's jobs all run, in the order they were enqueued, on the one thread that calls
-/// ``run()``. That thread sleeps in a single condition wait, with no timeout unless a
+/// ``run()``. That thread sleeps in a single poll(2), with no timeout unless a
 /// ``sleep(for:)`` is due, so an idle daemon makes no wake-ups.
+///
+/// The same poll waits on the descriptors given to ``watch(fd:_:)``: a source such as the
+/// udev monitor is read on the loop thread itself, so its events reach the route service
+/// without waking another thread first (PipeWire's daemon works the same way: one loop).
 ///
 /// Why not Dispatch, Swift's default executor on Linux: once one of its worker threads
 /// exists it arms a 1 Hz timer (its worker-pool monitor) that runs for the life of the
@@ -27,6 +32,14 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
         case global(UnownedJob)
         case main(UnownedJob)
         case resume(UnsafeContinuation<Void, any Error>, cancelled: Bool)
+        case call(@Sendable () -> Void)
+    }
+
+    private struct Source {
+        var id: UInt64
+        var fd: Int32
+        /// Runs on the loop when `fd` is readable (or in error); false removes the source.
+        var handler: @Sendable () -> Bool
     }
 
     private enum Sleeper {
@@ -42,10 +55,13 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
         var id: UInt64
     }
 
-    // All below guarded by `lock`; `wake` is signalled when there is work or a new timer.
+    // All below guarded by `lock`. `wake` (an eventfd in the loop's poll set) is written
+    // when work or a new timer arrives while the loop sleeps.
     private let lock: UnsafeMutablePointer<pthread_mutex_t>
-    private let wake: UnsafeMutablePointer<pthread_cond_t>
+    private let wake: Int32
+    private var sleeping = false
     private var ready: [Work] = []
+    private var sources: [Source] = []
     /// Sorted by deadline, then id: the first is the next due.
     private var timers: [Timer] = []
     private var sleepers: [UInt64: Sleeper] = [:]
@@ -58,19 +74,14 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
         lock = .allocate(capacity: 1)
         lock.initialize(to: pthread_mutex_t())
         pthread_mutex_init(lock, nil)
-        wake = .allocate(capacity: 1)
-        wake.initialize(to: pthread_cond_t())
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        // Deadlines are CLOCK_MONOTONIC: a wall-clock change must not move them.
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(wake, &attributes)
-        pthread_condattr_destroy(&attributes)
+        // Without it the loop could not sleep at all: a process that cannot make one eventfd
+        // (EMFILE at start) cannot run.
+        wake = cudev_eventfd_cloexec_nonblock()
+        precondition(wake >= 0, "eventfd: \(String(cString: strerror(errno)))")
     }
 
     deinit {
-        pthread_cond_destroy(wake)
-        wake.deallocate()
+        close(wake)
         pthread_mutex_destroy(lock)
         lock.deallocate()
     }
@@ -114,35 +125,88 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
         return pthread_equal(thread, pthread_self()) != 0
     }
 
-    /// Runs jobs on the calling thread, for ever. Call it from the main thread after
-    /// ``install()`` and after creating the first task; the program ends with `exit`.
+    /// Runs jobs and source handlers on the calling thread, for ever. Call it from the main
+    /// thread after ``install()`` and after creating the first task; the program ends with `exit`.
     public func run() -> Never {
         withLock { loopThread = pthread_self() }
         var batch: [Work] = []
+        var fds: [pollfd] = []
+        var handlers: [(id: UInt64, handler: @Sendable () -> Bool)] = []
+        var busyRounds: UInt = 0
         while true {
             pthread_mutex_lock(lock)
-            while true {
-                moveDueTimers(now: Self.now())
-                if !ready.isEmpty { break }
+            moveDueTimers(now: Self.now())
+            let idle = ready.isEmpty
+            // Milliseconds, rounded up (a sleep never ends early); -1 waits for ever. Deadlines
+            // are CLOCK_MONOTONIC: a wall-clock change must not move them.
+            var timeout: Int32 = 0
+            if idle {
+                sleeping = true
                 if let next = timers.first {
-                    var deadline = timespec(tv_sec: Int(next.deadline / 1_000_000_000), tv_nsec: Int(next.deadline % 1_000_000_000))
-                    _ = pthread_cond_timedwait(wake, lock, &deadline)
+                    let left = next.deadline &- min(next.deadline, Self.now())
+                    timeout = Int32(clamping: (left + 999_999) / 1_000_000)
                 } else {
-                    _ = pthread_cond_wait(wake, lock)
+                    timeout = -1
                 }
             }
+            // With work waiting, the sources are looked at (timeout 0) every 16th round, so that
+            // they are not starved and a burst of jobs (one per actor hop) costs no poll each.
+            busyRounds = idle ? 0 : busyRounds &+ 1
+            let look = idle || (!sources.isEmpty && busyRounds % 16 == 0)
+            fds.removeAll(keepingCapacity: true)
+            handlers.removeAll(keepingCapacity: true)
+            if look {
+                fds.append(pollfd(fd: wake, events: Int16(POLLIN), revents: 0))
+                for source in sources {
+                    fds.append(pollfd(fd: source.fd, events: Int16(POLLIN), revents: 0))
+                    handlers.append((source.id, source.handler))
+                }
+            }
+            pthread_mutex_unlock(lock)
+            if look {
+                let count = fds.count
+                let r = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t(count), timeout) }
+                if r < 0 { for index in fds.indices { fds[index].revents = 0 } }  // EINTR: look again
+            }
+            pthread_mutex_lock(lock)
+            sleeping = false
+            moveDueTimers(now: Self.now())
             swap(&batch, &ready)
             jobs &+= UInt64(batch.count)
             pthread_mutex_unlock(lock)
+            if !fds.isEmpty, fds[0].revents != 0 {
+                var count: UInt64 = 0
+                _ = read(wake, &count, 8)
+            }
+            for (index, entry) in handlers.enumerated() where fds[index + 1].revents != 0 {
+                if !entry.handler() { withLock { sources.removeAll { $0.id == entry.id } } }
+            }
             for work in batch {
                 switch work {
                 case .global(let job): job.runSynchronously(on: asUnownedTaskExecutor())
                 case .main(let job): job.runSynchronously(on: Self.mainActorExecutor.asUnownedSerialExecutor())
                 case .resume(let continuation, let cancelled):
                     if cancelled { continuation.resume(throwing: CancellationError()) } else { continuation.resume() }
+                case .call(let body): body()
                 }
             }
             batch.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Runs `body` on the loop thread, after the jobs already enqueued.
+    public func schedule(_ body: @escaping @Sendable () -> Void) {
+        push(.call(body))
+    }
+
+    /// Calls `handler` on the loop thread whenever `fd` is readable (or reports an error or
+    /// a hang-up), until it returns false. The handler must consume what made `fd` ready,
+    /// or it is called again at once. The caller keeps `fd` open until then.
+    public func watch(fd: Int32, _ handler: @escaping @Sendable () -> Bool) {
+        withLock {
+            lastID += 1
+            sources.append(Source(id: lastID, fd: fd, handler: handler))
+            wakeIfSleeping()
         }
     }
 
@@ -180,7 +244,7 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
                     let timer = Timer(deadline: deadline, id: id)
                     let index = timers.firstIndex { ($0.deadline, $0.id) > (deadline, id) } ?? timers.endIndex
                     timers.insert(timer, at: index)
-                    pthread_cond_signal(wake)
+                    wakeIfSleeping()
                     return false
                 }
                 if cancelledEarly { continuation.resume(throwing: CancellationError()) }
@@ -194,7 +258,7 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
                     sleepers[id] = nil
                     timers.removeAll { $0.id == id }
                     ready.append(.resume(continuation, cancelled: true))
-                    pthread_cond_signal(wake)
+                    wakeIfSleeping()
                 case .cancelled, nil: break
                 }
             }
@@ -204,9 +268,24 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
     private func push(_ work: Work) {
         pthread_mutex_lock(lock)
         ready.append(work)
+        let wasSleeping = sleeping
+        sleeping = false
         pthread_mutex_unlock(lock)
         // After unlocking: the woken loop does not then block on the mutex still held here.
-        pthread_cond_signal(wake)
+        // Not when the loop is awake (the loop itself, mostly): it takes `ready` before it sleeps.
+        if wasSleeping { signalWake() }
+    }
+
+    /// Called with the lock held.
+    private func wakeIfSleeping() {
+        guard sleeping else { return }
+        sleeping = false
+        signalWake()
+    }
+
+    private func signalWake() {
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
     }
 
     /// Moves the timers due at `now` to the ready list. Called with the lock held.

@@ -5,7 +5,8 @@ import Glibc
 /// into `HardwareEvent` snapshots. Lives on one thread: it owns every handle.
 ///
 /// Event-driven only: after enumeration it sleeps in `epoll_wait` with no
-/// timeout on the netlink monitor, the jack devices and a stop eventfd.
+/// timeout on the netlink monitor, the jack devices and a stop eventfd; or
+/// another loop polls its epoll descriptor and calls `dispatchReady()`.
 final class UdevEventLoop {
     let context: UdevContext
     private let monitor: UdevMonitor?
@@ -99,25 +100,43 @@ final class UdevEventLoop {
 
     /// Runs until the stop signal fires.
     func run() {
-        guard let epoll, let monitor else { return }
-        var ready = [epoll_event](repeating: epoll_event(), count: 16)
+        guard let epoll else { return }
         while true {
-            let count = epoll.wait(into: &ready)
-            if count < 0 {
-                emit(.fault(key: "epoll", message: "epoll_wait failed: \(String(cString: strerror(errno))); udev watcher stops"))
-                return
-            }
-            for index in 0..<count {
-                let token = ready[index].data.u64
-                switch token {
-                case Self.stopToken: return
-                case Self.monitorToken:
-                    while let device = monitor.receive() { handle(device) }
-                default:
-                    if let syspath = jackByToken[token] { readJack(syspath) }
-                }
+            let count = epoll.wait(into: &ready, timeoutMilliseconds: -1)
+            guard dispatch(count) else { return }
+        }
+    }
+
+    /// The descriptor to poll when another loop runs this one (readable when a source is):
+    /// see ``dispatchReady()``.
+    var pollDescriptor: Int32? { epoll?.descriptor.raw }
+
+    /// Handles whatever is ready now, without blocking; false once stopped (or failed).
+    func dispatchReady() -> Bool {
+        guard let epoll else { return false }
+        return dispatch(epoll.wait(into: &ready, timeoutMilliseconds: 0))
+    }
+
+    private var ready = [epoll_event](repeating: epoll_event(), count: 16)
+
+    /// Handles `count` entries of `ready`; false when stopped or epoll failed.
+    private func dispatch(_ count: Int) -> Bool {
+        guard let monitor else { return false }
+        if count < 0 {
+            emit(.fault(key: "epoll", message: "epoll_wait failed: \(String(cString: strerror(errno))); udev watcher stops"))
+            return false
+        }
+        for index in 0..<count {
+            let token = ready[index].data.u64
+            switch token {
+            case Self.stopToken: return false
+            case Self.monitorToken:
+                while let device = monitor.receive() { handle(device) }
+            default:
+                if let syspath = jackByToken[token] { readJack(syspath) }
             }
         }
+        return true
     }
 
     private func handle(_ device: UdevDevice) {

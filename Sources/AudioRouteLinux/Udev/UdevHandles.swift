@@ -174,11 +174,12 @@ final class Epoll {
         _ = epoll_ctl(descriptor.raw, EPOLL_CTL_DEL, fd, &event)
     }
 
-    /// Blocks until something is ready (no timeout: no wake-ups while idle).
-    func wait(into buffer: inout [epoll_event]) -> Int {
+    /// Waits until something is ready, at most `timeoutMilliseconds` (-1: no timeout, so
+    /// no wake-ups while idle; 0: only what is ready now).
+    func wait(into buffer: inout [epoll_event], timeoutMilliseconds: Int32) -> Int {
         let capacity = Int32(buffer.count)
         while true {
-            let count = buffer.withUnsafeMutableBufferPointer { epoll_wait(descriptor.raw, $0.baseAddress, capacity, -1) }
+            let count = buffer.withUnsafeMutableBufferPointer { epoll_wait(descriptor.raw, $0.baseAddress, capacity, timeoutMilliseconds) }
             if count >= 0 { return Int(count) }
             if errno != EINTR { return -1 }
         }

@@ -7,18 +7,24 @@ import Logging
 /// and the jack switch devices of their codecs become ports.
 ///
 /// `hardwareEvents()` is the raw AsyncSequence of device snapshots from a
-/// dedicated thread blocked in `epoll_wait` (netlink monitor + evdev jacks);
+/// dedicated thread blocked in `epoll_wait` (netlink monitor + evdev jacks), or
+/// from the loop of a `SingleThreadExecutor` that polls the same descriptors;
 /// `run(deliver:)` turns them into port events through `UdevPortState`.
 public struct UdevWatcher: PortWatcher, PortSnapshotting {
     public let name = "udev"
     let logger: Logger
     let ucm: UCMProbe?
+    let loop: SingleThreadExecutor?
 
-    /// - Parameter ucmRoot: the ALSA UCM2 tree, read to find phone earpieces
-    ///   (nil: do not look).
-    public init(logger: Logger = Logger(label: "audioroute.udev"), ucmRoot: String? = UCMProbe.defaultRoot) {
+    /// - Parameters:
+    ///   - ucmRoot: the ALSA UCM2 tree, read to find phone earpieces (nil: do not look).
+    ///   - loop: an executor whose loop reads the monitor and the jacks, instead of a
+    ///     thread of the watcher's own: a uevent then reaches the route service, which runs
+    ///     on that loop, without a thread hand-over (audiorouted; docs/daemon.md). It must run.
+    public init(logger: Logger = Logger(label: "audioroute.udev"), ucmRoot: String? = UCMProbe.defaultRoot, loop: SingleThreadExecutor? = nil) {
         self.logger = logger
         self.ucm = ucmRoot.map { UCMProbe(root: $0) }
+        self.loop = loop
     }
 
     /// Hardware snapshots: first the enumeration (ending with `.enumerated`),
@@ -34,6 +40,24 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
             return stream
         }
         continuation.onTermination = { _ in stop.fire() }
+        if let loop {
+            loop.schedule {
+                do {
+                    let events = LoopConfined(try UdevEventLoop(stop: stop) { continuation.yield($0) })
+                    events.value.enumerate()
+                    guard let fd = events.value.pollDescriptor else { return continuation.finish() }
+                    // The handler owns the watcher's handles: they are freed on the loop when it ends.
+                    loop.watch(fd: fd) {
+                        if events.value.dispatchReady() { return true }
+                        continuation.finish()
+                        return false
+                    }
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            return stream
+        }
         let started = startThread {
             // Named, so that per-thread figures (docs/benchmarks.md) can find it.
             _ = cudev_set_thread_name("audioroute-udev")
@@ -70,4 +94,11 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
         let ucm = self.ucm
         return UdevPortState(logger: logger) { card in ucm?.hasEarpiece(card) ?? false }
     }
+}
+
+/// A value that lives on one executor's loop thread: created there, used only by jobs and
+/// handlers that run there, and released there.
+final class LoopConfined<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
