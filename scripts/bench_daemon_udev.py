@@ -253,6 +253,41 @@ def pcm(path):
     return body.split('slave.pcm "', 1)[1].split('"', 1)[0]
 
 
+class SendTrace:
+    """The CLOCK_MONOTONIC times (ns) of a process's sendmsg(2) calls, recorded by perf
+    (syscalls:sys_enter_sendmsg). stop() returns them sorted, or None with `problem` set
+    when perf is missing or cannot trace."""
+
+    def __init__(self, pid):
+        self.problem = None
+        self.path = tempfile.mktemp(prefix="audioroute-bench-sends-", suffix=".data")
+        if shutil.which("perf") is None:
+            self.problem = "perf is not installed"
+            self.process = None
+            return
+        self.process = subprocess.Popen(["perf", "record", "-q", "-k", "CLOCK_MONOTONIC", "-e", "syscalls:sys_enter_sendmsg",
+                                         "-p", str(pid), "-o", self.path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(1)  # perf attaches asynchronously
+        if self.process.poll() is not None:
+            self.problem = "perf record failed: " + self.process.stderr.read().decode().strip()[:200]
+
+    def stop(self):
+        try:
+            if self.process is None or self.problem:
+                return None
+            self.process.send_signal(signal.SIGINT)
+            self.process.wait(30)
+            out = subprocess.run(["perf", "script", "--ns", "-i", self.path, "-F", "time"], capture_output=True, text=True)
+            if out.returncode != 0:
+                self.problem = "perf script failed: " + out.stderr.strip()[:200]
+                return None
+            # "  35319.831679123:" -> seconds with 9 decimals
+            return sorted(int(round(float(line.strip().rstrip(":")) * 1e9)) for line in out.stdout.splitlines() if line.strip())
+        finally:
+            if os.path.exists(self.path):
+                os.unlink(self.path)
+
+
 def percentile(values, p):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -281,8 +316,8 @@ def start(binary, emitter, d, notify):
         state = os.path.join(run, "state")
     t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
     process = subprocess.Popen(
-        # The shipped log level (info, as the systemd units run it): the logging code is
-        # part of what the daemon maps, and a quieter level would hide it until a first warning.
+        # The daemon's default log level (notice, as the systemd units run it): the logging code
+        # is part of what the daemon maps, and a quieter level would hide it until a first warning.
         ["umockdev-wrapper", binary, "--state-dir", state, "--runtime-dir", run],
         env=env, stderr=open(os.path.join(d, "stderr"), "w"))
     return process, watch, t0, os.path.join(run, "audioroute", "asound.conf")
@@ -415,10 +450,17 @@ def run(argv):
             client = ClientLog([os.path.join(os.path.dirname(binary), "audioroute"), "monitor", "--json", "--timestamps"], LAST_ENV)
             client.start()
             assert client.ready.wait(20), "audioroute monitor did not connect"
+            # When each uevent really leaves the testbed: umockdev sends it with one sendmsg(2)
+            # from the emitter to the daemon's event socket. The emitter's own stamp comes
+            # before umockdev builds the device's sysfs entries (plug) or reads its uevent file
+            # (unplug). Traced in the emitter only, so the daemon runs untraced.
+            sends = SendTrace(emitter.process.pid)
+            sent_stamps = []
             for i in range(flips):
                 plug = i % 2 == 0
                 reply = emitter.send(("tload " + HEADSET) if plug else ("tunplug " + HEADSET_USB))
                 sent = int(reply.split()[2])
+                sent_stamps.append(("plug" if plug else "unplug", sent))
                 want = HEADSET_PCM if plug else SPEAKER_PCM
                 t = renames.first(sent, want, 10)
                 assert t is not None, "no rewrite after %s %d" % ("plug" if plug else "unplug", i)
@@ -440,6 +482,35 @@ def run(argv):
             print("uevent -> client heard RouteChanged (all %d): p50 %.2f ms, p99 %.2f ms" % (len(both), percentile(both, 50), percentile(both, 99)))
             print("uevent -> this script read the client's line (all %d): p50 %.2f ms, p99 %.2f ms"
                   % (len(read_by_script), percentile(read_by_script, 50), percentile(read_by_script, 99)))
+            emitted = sends.stop()
+            if emitted is None:
+                print("uevent sent (sendmsg) -> ...: not measured (%s)" % sends.problem)
+            else:
+                # The first uevent each plug or unplug sends after its stamp completes or breaks the card.
+                offsets = {"plug": [], "unplug": []}
+                from_send = {"plug": [], "unplug": []}
+                heard_all = {"plug": iter(heard["plug"]), "unplug": iter(heard["unplug"])}
+                renamed_all = {"plug": iter(latencies["plug"]), "unplug": iter(latencies["unplug"])}
+                from_send_renamed = []
+                for kind, stamp in sent_stamps:
+                    first = next((t for t in emitted if t >= stamp), None)
+                    h, r = next(heard_all[kind]), next(renamed_all[kind])
+                    if first is None:
+                        continue
+                    offset = (first - stamp) / 1e6
+                    offsets[kind].append(offset)
+                    from_send[kind].append(h - offset)
+                    from_send_renamed.append(r - offset)
+                for kind in ("plug", "unplug"):
+                    print("emitter's stamp -> uevent sent (%s, %d): p50 %.2f ms, p99 %.2f ms (the testbed's own work)"
+                          % (kind, len(offsets[kind]), percentile(offsets[kind], 50), percentile(offsets[kind], 99)))
+                print("uevent sent -> asound.conf renamed (all %d): p50 %.2f ms, p99 %.2f ms"
+                      % (len(from_send_renamed), percentile(from_send_renamed, 50), percentile(from_send_renamed, 99)))
+                for kind in ("plug", "unplug"):
+                    print("uevent sent -> client heard RouteChanged (%s, %d): p50 %.2f ms, p99 %.2f ms, max %.2f ms"
+                          % (kind, len(from_send[kind]), percentile(from_send[kind], 50), percentile(from_send[kind], 99), max(from_send[kind])))
+                both = from_send["plug"] + from_send["unplug"]
+                print("uevent sent -> client heard RouteChanged (all %d): p50 %.2f ms, p99 %.2f ms" % (len(both), percentile(both, 50), percentile(both, 99)))
             client.close()
             renames.running = False
             renames.join()
