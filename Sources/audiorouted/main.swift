@@ -40,11 +40,9 @@ let executor = SingleThreadExecutor.shared
 guard executor.install() else { fail("another executor is installed", status: 1) }
 
 let level = options.logLevel
-LoggingSystem.bootstrap { label in
-    var handler = StreamLogHandler.standardError(label: label)
-    handler.logLevel = level
-    return handler
-}
+// Under systemd, standard error is the journal: priorities as `<N>` prefixes, no time stamps.
+let journal = JournalLogHandler.isJournalStream(environment: processEnvironment())
+LoggingSystem.bootstrap { label in daemonLogHandler(label: label, level: level, journal: journal) }
 let logger = Logger(label: "audiorouted")
 
 // The hardware watchers: sound cards and jacks (udev, evdev), Bluetooth (BlueZ on
