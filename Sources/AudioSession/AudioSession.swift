@@ -6,6 +6,7 @@ import AudioRouteCore
 import AudioRouteLinux
 import Glibc
 import Logging
+import Synchronization
 
 /// An app's audio session, kept by `audiorouted`.
 ///
@@ -44,8 +45,10 @@ public actor AudioSession {
 
     private var connection: DBusClientConnection?
     private var pump: Task<Void, Never>?
-    /// The daemon's unique name while it is on the bus.
-    private var daemonOwner: String?
+    /// The daemon's unique name while it is on the bus (mirrored for the connection's thread).
+    private var daemonOwner: String? {
+        didSet { delivery.owner = daemonOwner }
+    }
     /// This session's object path while it is open.
     private var sessionPath: String?
     /// True once a session was opened: a returning daemon gets it back.
@@ -54,8 +57,8 @@ public actor AudioSession {
     private var daemonWasLost = false
     /// The OpenSession in flight, if any.
     private var opening: Task<String, any Error>?
-    private var subscribers: [Int: AsyncStream<AudioSessionNotification>.Continuation] = [:]
-    private var nextSubscriber = 0
+    /// The subscribers, and the fast way to them (see `NotificationDelivery`).
+    private let delivery = NotificationDelivery()
 
     /// The category, mode and options last set (re-applied after the daemon restarts).
     public private(set) var category: Category = .soloAmbient
@@ -87,10 +90,8 @@ public actor AudioSession {
     /// Call `connect()` (or any other method) for broadcasts to start flowing.
     public var notifications: AsyncStream<AudioSessionNotification> {
         let (stream, continuation) = AsyncStream.makeStream(of: AudioSessionNotification.self, bufferingPolicy: .unbounded)
-        let id = nextSubscriber
-        nextSubscriber += 1
-        subscribers[id] = continuation
-        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
+        let id = delivery.subscribe(continuation)
+        continuation.onTermination = { [delivery] _ in delivery.unsubscribe(id) }
         return stream
     }
 
@@ -120,10 +121,8 @@ public actor AudioSession {
         }
     }
 
-    private func unsubscribe(_ id: Int) { subscribers[id] = nil }
-
     private func post(_ notification: AudioSessionNotification) {
-        for continuation in subscribers.values { continuation.yield(notification) }
+        delivery.post(notification)
     }
 
     // MARK: Connection
@@ -142,8 +141,14 @@ public actor AudioSession {
     private func ensureConnection() async throws(AudioSessionError) -> DBusClientConnection {
         if let connection { return connection }
         let client: DBusClientConnection
+        // Broadcasts the connection's thread can turn into notifications by itself are posted
+        // from there; the rest goes through this actor (`handle`), and while anything is on
+        // that way, everything is, so that notifications keep the order of the signals.
+        let gate = SignalGate()
+        let delivery = self.delivery
+        let logger = self.logger
         do {
-            client = try await DBusClientConnection.connect(bus.client)
+            client = try await DBusClientConnection.connect(bus.client) { signal in delivery.intercept(signal, gate: gate, logger: logger) }
         } catch {
             throw .daemonUnavailable(bus: bus.description, detail: "\(error)")
         }
@@ -162,6 +167,7 @@ public actor AudioSession {
             // if they are ever broadcast (the path check in `handle` keeps other sessions' out).
             try await client.addMatch("type='signal',sender='\(name)',interface='\(AudioRouteBusAPI.sessionInterface)'")
             daemonOwner = try await client.nameOwner(name)
+            gate.open()
         } catch {
             connection = nil
             client.close()
@@ -172,6 +178,7 @@ public actor AudioSession {
             for await signal in signals {
                 guard let self else { return }
                 await self.handle(signal)
+                gate.handled()
             }
             await self?.connectionEnded(client)
         }
@@ -203,8 +210,7 @@ public actor AudioSession {
         connection = nil
         pump?.cancel()
         pump = nil
-        for continuation in subscribers.values { continuation.finish() }
-        subscribers = [:]
+        delivery.finishAll()
     }
 
     private func handle(_ signal: DBusSignal) async {
@@ -217,20 +223,7 @@ public actor AudioSession {
             await ownerChanged(to: newOwner.isEmpty ? nil : newOwner)
         case (AudioRouteBusAPI.managerInterface, _):
             guard signal.sender != nil, signal.sender == daemonOwner else { return }
-            do {
-                switch signal.member {
-                case "RouteChanged": post(.routeChange(try Wire.routeChange(signal.arguments)))
-                case "PortsChanged":
-                    let (kind, port) = try Wire.portsChanged(signal.arguments)
-                    post(.portsChanged(kind, port))
-                case "SilentModeChanged":
-                    guard let first = signal.arguments.first else { return }
-                    post(.silentModeChanged(try Wire.bool(first, "SilentModeChanged")))
-                default: return
-                }
-            } catch {
-                logger.warning("audioroute: ignoring \(signal.member) from the daemon: \(error)")
-            }
+            if let notification = NotificationDelivery.broadcast(signal, logger: logger) { post(notification) }
         case (AudioRouteBusAPI.sessionInterface, _):
             guard signal.sender != nil, signal.sender == daemonOwner, signal.path == sessionPath else { return }
             do {

@@ -19,6 +19,11 @@ let mockTemplate = #"""
     SPK = ('spk', 'builtInSpeaker', 'output', 'internal', 'Speaker', '', dbus.Int32(0), dbus.UInt64(1))
     MIC = ('mic', 'builtInMic', 'input', 'internal', 'Microphone', '', dbus.Int32(0), dbus.UInt64(2))
 
+    ROUTE_CHANGE = ("self.EmitSignal('org.audioroute.AudioRoute1', 'RouteChanged', 's(a(ssssssit)a(ssssssit))(a(ssssssit)a(ssssssit))', "
+        "['%s', ([('spk', 'builtInSpeaker', 'output', 'internal', 'Speaker', '', 0, 1)], []), "
+        "([('usb/out', 'usbAudio', 'output', 'usb-1', 'Headset', 'plughw:CARD=Headset,DEV=0', 100, 3)], "
+        "[('usb/in', 'usbAudio', 'input', 'usb-1', 'Headset', 'plughw:CARD=Headset,DEV=0', 100, 3)])])")
+
     def load(mock, parameters):
         mock.AddProperties(MAIN_IFACE, dbus.Dictionary({
             'Version': dbus.UInt32(1),
@@ -27,16 +32,20 @@ let mockTemplate = #"""
             'SilentMode': dbus.Boolean(False),
             'Sessions': dbus.Array([], signature='(ossssasb)'),
         }, signature='sv'))
-        mock.AddMethod(MAIN_IFACE, 'OpenSession', 's', 'o', "ret = dbus.ObjectPath('%s')" % SESSION)
+        # emit_on_open: the daemon broadcasts a route change while it opens the session (before
+        # the reply), as one that has just started and is still finding its ports would.
+        mock.AddMethod(MAIN_IFACE, 'OpenSession', 's', 'o',
+            (ROUTE_CHANGE % 'routeConfigurationChange' + '; ' if parameters.get('emit_on_open') else '') + "ret = dbus.ObjectPath('%s')" % SESSION)
         mock.AddMethod(MAIN_IFACE, 'SetSilentMode', 'b', '', '')
         mock.AddMethod(MAIN_IFACE, 'SetPortPriority', 'si', '',
             "if args[1] > 1000 or args[1] < -1000: raise dbus.exceptions.DBusException("
             "'priority %d is outside -1000...1000' % args[1], name='org.freedesktop.DBus.Error.InvalidArgs')")
-        mock.AddMethod(MAIN_IFACE, 'EmitRouteChange', '', '',
-            "self.EmitSignal('org.audioroute.AudioRoute1', 'RouteChanged', 's(a(ssssssit)a(ssssssit))(a(ssssssit)a(ssssssit))', "
-            "['newDeviceAvailable', ([('spk', 'builtInSpeaker', 'output', 'internal', 'Speaker', '', 0, 1)], []), "
-            "([('usb/out', 'usbAudio', 'output', 'usb-1', 'Headset', 'plughw:CARD=Headset,DEV=0', 100, 3)], "
-            "[('usb/in', 'usbAudio', 'input', 'usb-1', 'Headset', 'plughw:CARD=Headset,DEV=0', 100, 3)])])")
+        mock.AddMethod(MAIN_IFACE, 'EmitRouteChange', '', '', ROUTE_CHANGE % 'newDeviceAvailable')
+        # A route change, an interruption of the session, another route change: in this order.
+        mock.AddMethod(MAIN_IFACE, 'EmitMixed', '', '',
+            ROUTE_CHANGE % 'newDeviceAvailable' + '; '
+            "objects['%s'].EmitSignal('org.audioroute.Session1', 'Interruption', 'ssb', ['began', 'default', False]); " % SESSION
+            + ROUTE_CHANGE % 'oldDeviceUnavailable')
         mock.AddObject(SESSION, 'org.audioroute.Session1', dbus.Dictionary({
             'Category': 'soloAmbient', 'Mode': 'default', 'Options': dbus.Array([], signature='s'),
             'Active': dbus.Boolean(False), 'PreferredInput': '', 'OtherAudioPlaying': dbus.Boolean(True),
@@ -59,14 +68,15 @@ final class MockDaemon: @unchecked Sendable {
     let process: ChildProcess
 
     /// Starts the mock on `address` and waits until it owns the name.
-    init(address: String, directory: String) async throws {
+    /// - Parameter parameters: the template's parameters, as JSON (`{"emit_on_open": true}`).
+    init(address: String, directory: String, parameters: String? = nil) async throws {
         let template = directory + "/audioroute_mock.py"
         let fd = open(template, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw TestFailure("cannot write \(template)") }
         _ = Array(mockTemplate.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         close(fd)
         process = try ChildProcess(
-            "/usr/bin/python3", ["-m", "dbusmock", "--template", template],
+            "/usr/bin/python3", ["-m", "dbusmock", "--template", template] + (parameters.map { ["--parameters", $0] } ?? []),
             environment: ["DBUS_SESSION_BUS_ADDRESS": address])
         let client = try await DBusClientConnection.connect(.address(address))
         defer { client.close() }

@@ -75,6 +75,66 @@ import Testing
         }
     }
 
+    /// Route changes are posted from the connection's thread, interruptions through the
+    /// session actor: notifications still come in the order the daemon sent the signals.
+    @Test func notificationsKeepTheSignalsOrderAcrossBothWays() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let mock = try await MockDaemon(address: bus.address, directory: directory)
+            defer { mock.kill() }
+            let session = AudioSession(bus: .address(bus.address), appName: "test")
+            let notifications = Collector(await session.notifications)
+            try await session.setCategory(.playback)
+            let client = try await DBusClientConnection.connect(.address(bus.address))
+            defer { client.close() }
+            for _ in 0..<20 {
+                _ = try await client.call(
+                    destination: "org.audioroute.AudioRoute1", path: "/org/audioroute/AudioRoute1", interface: "org.audioroute.AudioRoute1",
+                    member: "EmitMixed")
+            }
+            #expect(await notifications.wait { $0.count >= 60 })
+            let kinds = notifications.all.map { notification -> String in
+                switch notification {
+                case .routeChange(let info): return info.reason.rawValue
+                case .interruption: return "interruption"
+                default: return "\(notification)"
+                }
+            }
+            let expected = Array(repeating: ["newDeviceAvailable", "interruption", "oldDeviceUnavailable"], count: 20).flatMap { $0 }
+            #expect(kinds == expected)
+            await session.close()
+        }
+    }
+
+    /// A daemon that broadcasts while the client re-opens its session: the app hears
+    /// mediaServicesWereReset before that broadcast, as the signals came.
+    @Test func aBroadcastDuringTheReopenComesAfterTheReset() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            var mock = try await MockDaemon(address: bus.address, directory: directory)
+            let session = AudioSession(bus: .address(bus.address), appName: "test")
+            let notifications = Collector(await session.notifications)
+            try await session.setCategory(.playback)
+            mock.kill()
+            #expect(await notifications.wait { $0.contains(.mediaServicesWereLost) })
+            mock = try await MockDaemon(address: bus.address, directory: directory, parameters: #"{"emit_on_open": true}"#)
+            defer { mock.kill() }
+            #expect(await notifications.wait { $0.count >= 3 })
+            let all = notifications.all
+            #expect(all.count == 3)
+            #expect(all.first == .mediaServicesWereLost)
+            #expect(all.dropFirst().first == .mediaServicesWereReset, "\(all)")
+            if case .routeChange(let info)? = all.last {
+                #expect(info.reason == .routeConfigurationChange)
+            } else {
+                Issue.record("expected the route change last: \(all)")
+            }
+            await session.close()
+        }
+    }
+
     @Test func daemonLostThenResetReopensTheSessionWithItsCategory() async throws {
         try await withTemporaryDirectory { directory in
             let bus = try PrivateBus()
