@@ -5,6 +5,7 @@
 // in DaemonEndToEndTests.
 @_exported import AudioRouteTestSupport
 import AudioRouteLinux
+import AudioSession
 import Glibc
 import Synchronization
 
@@ -103,6 +104,50 @@ final class MockDaemon: @unchecked Sendable {
             guard case .structure(let fields) = call, fields.count == 2, case .array(let arguments) = fields[1] else { return nil }
             return arguments.map(\.unwrapped)
         }
+    }
+}
+
+/// The usual setting of the client tests: a private bus, the mock daemon on it, and a session
+/// of app "test" whose notifications are collected. `close()` stops the mock and the bus.
+final class MockSetting: @unchecked Sendable {
+    let directory: String
+    let bus: PrivateBus
+    private(set) var mock: MockDaemon
+    let session: AudioSession
+    let notifications: Collector<AudioSessionNotification>
+
+    init(directory: String) async throws {
+        self.directory = directory
+        bus = try PrivateBus()
+        do {
+            mock = try await MockDaemon(address: bus.address, directory: directory)
+        } catch {
+            bus.close()
+            throw error
+        }
+        session = AudioSession(bus: .address(bus.address), appName: "test")
+        notifications = Collector(await session.notifications)
+    }
+
+    /// Kills the mock: the daemon's name leaves the bus.
+    func killDaemon() { mock.kill() }
+
+    /// Starts a new mock daemon, with the template's `parameters` (JSON).
+    func restartDaemon(parameters: String? = nil) async throws {
+        mock = try await MockDaemon(address: bus.address, directory: directory, parameters: parameters)
+    }
+
+    /// Calls `member` on the mock from a connection of its own (a test's remote control).
+    func call(_ member: String, path: String = "/org/audioroute/AudioRoute1", interface: String = "org.audioroute.AudioRoute1") async throws {
+        let client = try await DBusClientConnection.connect(.address(bus.address))
+        defer { client.close() }
+        _ = try await client.call(destination: "org.audioroute.AudioRoute1", path: path, interface: interface, member: member)
+    }
+
+    func close() async {
+        await session.close()
+        mock.kill()
+        bus.close()
     }
 }
 

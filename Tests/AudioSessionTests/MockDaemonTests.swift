@@ -44,24 +44,13 @@ import Testing
 
     @Test func routeChangesAndInterruptionsArriveAsNotifications() async throws {
         try await withTemporaryDirectory { directory in
-            let bus = try PrivateBus()
-            defer { bus.close() }
-            let mock = try await MockDaemon(address: bus.address, directory: directory)
-            defer { mock.kill() }
-            let session = AudioSession(bus: .address(bus.address), appName: "test")
-            let notifications = Collector(await session.notifications)
-            try await session.setCategory(.playback)
-
-            let client = try await DBusClientConnection.connect(.address(bus.address))
-            defer { client.close() }
-            _ = try await client.call(
-                destination: "org.audioroute.AudioRoute1", path: "/org/audioroute/AudioRoute1", interface: "org.audioroute.AudioRoute1",
-                member: "EmitRouteChange")
-            _ = try await client.call(
-                destination: "org.audioroute.AudioRoute1", path: "/org/audioroute/AudioRoute1/session/1",
-                interface: "org.audioroute.Session1", member: "Interrupt")
-            #expect(await notifications.wait { $0.count >= 2 })
-            let all = notifications.all
+            let setting = try await MockSetting(directory: directory)
+            try await setting.session.setCategory(.playback)
+            try await setting.call("EmitRouteChange")
+            try await setting.call("Interrupt", path: "/org/audioroute/AudioRoute1/session/1", interface: "org.audioroute.Session1")
+            #expect(await setting.notifications.wait { $0.count >= 2 })
+            let all = setting.notifications.all
+            await setting.close()
             guard case .routeChange(let change)? = all.first else {
                 Issue.record("expected a route change first, got \(all)")
                 return
@@ -71,7 +60,6 @@ import Testing
             #expect(change.currentRoute.outputs.map(\.uid) == ["usb/out"])
             #expect(change.currentRoute.inputs.first?.alsa == "plughw:CARD=Headset,DEV=0")
             #expect(all.dropFirst().first == .interruption(InterruptionInfo(type: .began, reason: .default, options: [])))
-            await session.close()
         }
     }
 
@@ -79,31 +67,20 @@ import Testing
     /// session actor: notifications still come in the order the daemon sent the signals.
     @Test func notificationsKeepTheSignalsOrderAcrossBothWays() async throws {
         try await withTemporaryDirectory { directory in
-            let bus = try PrivateBus()
-            defer { bus.close() }
-            let mock = try await MockDaemon(address: bus.address, directory: directory)
-            defer { mock.kill() }
-            let session = AudioSession(bus: .address(bus.address), appName: "test")
-            let notifications = Collector(await session.notifications)
-            try await session.setCategory(.playback)
-            let client = try await DBusClientConnection.connect(.address(bus.address))
-            defer { client.close() }
-            for _ in 0..<20 {
-                _ = try await client.call(
-                    destination: "org.audioroute.AudioRoute1", path: "/org/audioroute/AudioRoute1", interface: "org.audioroute.AudioRoute1",
-                    member: "EmitMixed")
-            }
-            #expect(await notifications.wait { $0.count >= 60 })
-            let kinds = notifications.all.map { notification -> String in
+            let setting = try await MockSetting(directory: directory)
+            try await setting.session.setCategory(.playback)
+            for _ in 0..<20 { try await setting.call("EmitMixed") }
+            #expect(await setting.notifications.wait { $0.count >= 60 })
+            let kinds = setting.notifications.all.map { notification -> String in
                 switch notification {
                 case .routeChange(let info): return info.reason.rawValue
                 case .interruption: return "interruption"
                 default: return "\(notification)"
                 }
             }
+            await setting.close()
             let expected = Array(repeating: ["newDeviceAvailable", "interruption", "oldDeviceUnavailable"], count: 20).flatMap { $0 }
             #expect(kinds == expected)
-            await session.close()
         }
     }
 
@@ -111,18 +88,14 @@ import Testing
     /// mediaServicesWereReset before that broadcast, as the signals came.
     @Test func aBroadcastDuringTheReopenComesAfterTheReset() async throws {
         try await withTemporaryDirectory { directory in
-            let bus = try PrivateBus()
-            defer { bus.close() }
-            var mock = try await MockDaemon(address: bus.address, directory: directory)
-            let session = AudioSession(bus: .address(bus.address), appName: "test")
-            let notifications = Collector(await session.notifications)
-            try await session.setCategory(.playback)
-            mock.kill()
-            #expect(await notifications.wait { $0.contains(.mediaServicesWereLost) })
-            mock = try await MockDaemon(address: bus.address, directory: directory, parameters: #"{"emit_on_open": true}"#)
-            defer { mock.kill() }
-            #expect(await notifications.wait { $0.count >= 3 })
-            let all = notifications.all
+            let setting = try await MockSetting(directory: directory)
+            try await setting.session.setCategory(.playback)
+            setting.killDaemon()
+            #expect(await setting.notifications.wait { $0.contains(.mediaServicesWereLost) })
+            try await setting.restartDaemon(parameters: #"{"emit_on_open": true}"#)
+            #expect(await setting.notifications.wait { $0.count >= 3 })
+            let all = setting.notifications.all
+            await setting.close()
             #expect(all.count == 3)
             #expect(all.first == .mediaServicesWereLost)
             #expect(all.dropFirst().first == .mediaServicesWereReset, "\(all)")
@@ -131,37 +104,32 @@ import Testing
             } else {
                 Issue.record("expected the route change last: \(all)")
             }
-            await session.close()
         }
     }
 
     @Test func daemonLostThenResetReopensTheSessionWithItsCategory() async throws {
         try await withTemporaryDirectory { directory in
-            let bus = try PrivateBus()
-            defer { bus.close() }
-            var mock = try await MockDaemon(address: bus.address, directory: directory)
-            let session = AudioSession(bus: .address(bus.address), appName: "test")
-            let notifications = Collector(await session.notifications)
+            let setting = try await MockSetting(directory: directory)
+            let (session, notifications) = (setting.session, setting.notifications)
             try await session.setCategory(.playback, mode: .moviePlayback, options: [.mixWithOthers])
             try await session.setActive(true)
 
-            mock.kill()
+            setting.killDaemon()
             #expect(await notifications.wait { $0.contains(.mediaServicesWereLost) })
             #expect(await session.objectPath == nil)
-            mock = try await MockDaemon(address: bus.address, directory: directory)
-            defer { mock.kill() }
+            try await setting.restartDaemon()
             #expect(await notifications.wait { $0.contains(.mediaServicesWereReset) })
             #expect(notifications.all == [.mediaServicesWereLost, .mediaServicesWereReset])
             #expect(await session.objectPath == "/org/audioroute/AudioRoute1/session/1")
 
             // The new daemon got the category again, and no activation (the app reactivates, as on iOS).
-            let client = try await DBusClientConnection.connect(.address(bus.address))
-            defer { client.close() }
+            let client = try await DBusClientConnection.connect(.address(setting.bus.address))
             let path = "/org/audioroute/AudioRoute1/session/1"
             let categories = try await MockDaemon.calls(client, path: path, method: "SetCategory")
             #expect(categories == [[.string("playback"), .string("moviePlayback"), .array([.string("mixWithOthers")])]])
             #expect(try await MockDaemon.calls(client, path: path, method: "SetActive").isEmpty)
-            await session.close()
+            client.close()
+            await setting.close()
         }
     }
 

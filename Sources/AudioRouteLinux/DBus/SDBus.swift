@@ -195,7 +195,10 @@ struct BusConnection: ~Copyable {
     var events: Int32 { sd_bus_get_events(handle) }
 
     /// Milliseconds until sd-bus needs processing for a timeout, or -1 for none.
-    var pollTimeout: Int32 {
+    var pollTimeout: Int32 { Self.pollTimeout(handle) }
+
+    /// `pollTimeout` of a connection known by its handle (the server reads it under its lock).
+    static func pollTimeout(_ handle: OpaquePointer) -> Int32 {
         var deadline: UInt64 = 0
         guard sd_bus_get_timeout(handle, &deadline) >= 0, deadline != UInt64.max else { return -1 }
         var now = timespec()

@@ -308,7 +308,7 @@ final class ServerLoop: @unchecked Sendable {
                     return .lost(BusError(operation: "process the bus", errno: -r))
                 }
                 if r > 0 { return .process }
-                return .wait(events: sd_bus_get_events(handle), timeout: Self.pollTimeout(handle))
+                return .wait(events: sd_bus_get_events(handle), timeout: BusConnection.pollTimeout(handle))
             }
             switch step {
             case .process: continue
@@ -340,48 +340,13 @@ final class ServerLoop: @unchecked Sendable {
         }
     }
 
-    /// Milliseconds until sd-bus needs processing for a timeout, or -1 for none.
-    private static func pollTimeout(_ handle: OpaquePointer) -> Int32 {
-        var deadline: UInt64 = 0
-        guard sd_bus_get_timeout(handle, &deadline) >= 0, deadline != UInt64.max else { return -1 }
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let nowUsec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
-        guard deadline > nowUsec else { return 0 }
-        return Int32(clamping: (deadline - nowUsec + 999) / 1000)
-    }
-
     /// Sends one reply or signal. Called with the lock held.
     private func run(_ command: Command, on bus: OpaquePointer) {
         switch command {
         case .reply(let token, let values, let signature):
-            guard let call = take(token) else { return }
-            defer { sd_bus_message_unref(call) }
-            var raw: OpaquePointer?
-            let r = sd_bus_message_new_method_return(call, &raw)
-            guard r >= 0, let raw else { return }  // no reply expected, or the caller is gone
-            let reply = BusMessage(owning: raw)
-            do {
-                try reply.append(values, signature: signature)
-                try send(bus, reply)
-            } catch {
-                logger.error("cannot send a reply: \(error)")
-                replyError(call, "org.freedesktop.DBus.Error.Failed", "internal error: \(error)")
-            }
+            answer(token, on: bus) { reply throws(BusError) in try reply.append(values, signature: signature) }
         case .variants(let token, let entries, let dictionary):
-            guard let call = take(token) else { return }
-            defer { sd_bus_message_unref(call) }
-            var raw: OpaquePointer?
-            let r = sd_bus_message_new_method_return(call, &raw)
-            guard r >= 0, let raw else { return }
-            let reply = BusMessage(owning: raw)
-            do {
-                try appendVariants(reply, entries, dictionary: dictionary)
-                try send(bus, reply)
-            } catch {
-                logger.error("cannot send a reply: \(error)")
-                replyError(call, "org.freedesktop.DBus.Error.Failed", "internal error: \(error)")
-            }
+            answer(token, on: bus) { reply throws(BusError) in try appendVariants(reply, entries, dictionary: dictionary) }
         case .error(let token, let name, let message):
             guard let call = take(token) else { return }
             replyError(call, name, message)
@@ -404,6 +369,24 @@ final class ServerLoop: @unchecked Sendable {
             } catch {
                 logger.error("cannot send signal \(member): \(error)")
             }
+        }
+    }
+
+    /// Replies to call `token` with a body `fill` appends; an error reply if that fails.
+    /// Called with the lock held.
+    private func answer(_ token: UInt64, on bus: OpaquePointer, _ fill: (borrowing BusMessage) throws(BusError) -> Void) {
+        guard let call = take(token) else { return }
+        defer { sd_bus_message_unref(call) }
+        var raw: OpaquePointer?
+        let r = sd_bus_message_new_method_return(call, &raw)
+        guard r >= 0, let raw else { return }  // no reply expected, or the caller is gone
+        let reply = BusMessage(owning: raw)
+        do {
+            try fill(reply)
+            try send(bus, reply)
+        } catch {
+            logger.error("cannot send a reply: \(error)")
+            replyError(call, "org.freedesktop.DBus.Error.Failed", "internal error: \(error)")
         }
     }
 
