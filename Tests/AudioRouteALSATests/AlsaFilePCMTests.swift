@@ -77,6 +77,25 @@ private func fileBytes(_ path: String) -> [UInt8]? { try? AtomicFile.read(path) 
         }
     }
 
+    /// The directory is made when a write finds it missing, also after someone removed it
+    /// while the daemon ran, with its private mode; the route then plays on the new device.
+    @Test func aRemovedRuntimeDirectoryIsMadeAgainByTheNextWrite() throws {
+        try withSyncTemporaryDirectory { dir in
+            try writeFile(dir + "/bench.conf", benchConfiguration(dir))
+            let writer = AlsaRouteConfigWriter(runtimeDirectory: dir + "/run")
+            try writer.write(AlsaRouteConfig(output: deviceA, input: nil))
+            #expect(unlink(writer.path) == 0)
+            #expect(rmdir(writer.directory) == 0)
+            try writer.write(AlsaRouteConfig(output: deviceB, input: nil))
+            var info = stat()
+            #expect(stat(writer.directory, &info) == 0)
+            #expect(info.st_mode & 0o777 == 0o700)
+            let second = pattern(4800 * 4, seed: 7)
+            try play(second, dir: dir, config: writer.path)
+            #expect(fileBytes(dir + "/b.raw") == second)
+        }
+    }
+
     @Test func openingAnUndefinedPCMIsATypedErrorWithLibasoundsText() throws {
         let configuration = try ALSAConfiguration()
         do {

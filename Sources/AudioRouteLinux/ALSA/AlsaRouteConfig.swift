@@ -158,8 +158,18 @@ public struct AlsaRouteConfigWriter: Sendable {
     /// Atomically replaces the file: an ALSA client opening `audioroute` while
     /// the route changes reads the old route or the new one, never half a file.
     /// The file is 0644: the directory's mode decides who can reach it.
+    ///
+    /// Not fsynced: a runtime file (tmpfs), rewritten at every start of the daemon,
+    /// that a power loss takes with it; the write is on the way of every route change
+    /// to the clients. The directory is made when it is missing (the first write, or
+    /// someone removed it), not checked at every write.
     public func write(_ config: AlsaRouteConfig) throws(SystemError) {
-        try AtomicFile.createDirectory(directory, mode: directoryMode)
-        try AtomicFile.write(Array(config.text.utf8), to: path, mode: 0o644)
+        let bytes = Array(config.text.utf8)
+        do {
+            try AtomicFile.write(bytes, to: path, mode: 0o644, durable: false)
+        } catch where error.errno == ENOENT {
+            try AtomicFile.createDirectory(directory, mode: directoryMode)
+            try AtomicFile.write(bytes, to: path, mode: 0o644, durable: false)
+        }
     }
 }

@@ -29,7 +29,12 @@ public enum AtomicFile {
     /// content, never a mixture: write a temporary file beside it, fsync it,
     /// rename it over the old one, fsync the directory (which makes the rename
     /// itself durable).
-    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(SystemError) {
+    ///
+    /// With `durable: false` the two fsyncs are skipped: readers still see the old
+    /// content or the new, never a mixture (that is the rename), but a power loss may
+    /// leave either. For runtime files on tmpfs, rewritten at every start, where an
+    /// fsync keeps nothing and only delays what follows the write.
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600, durable: Bool = true) throws(SystemError) {
         let temporary = temporaryPath(for: path)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else { throw SystemError(errno: errno, operation: "open", path: temporary) }
@@ -46,7 +51,7 @@ public enum AtomicFile {
                 offset += written
             }
         }
-        if failure == nil, fsync(fd) != 0 { failure = SystemError(errno: errno, operation: "fsync", path: temporary) }
+        if failure == nil, durable, fsync(fd) != 0 { failure = SystemError(errno: errno, operation: "fsync", path: temporary) }
         if close(fd) != 0, failure == nil { failure = SystemError(errno: errno, operation: "close", path: temporary) }
         if let failure {
             unlink(temporary)
@@ -57,7 +62,7 @@ public enum AtomicFile {
             unlink(temporary)
             throw error
         }
-        try syncDirectory(of: path)
+        if durable { try syncDirectory(of: path) }
     }
 
     /// The temporary file `write` uses for `path`. A crash can leave it behind;
