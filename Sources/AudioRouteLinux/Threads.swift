@@ -1,4 +1,5 @@
-// One way to start the long-lived threads that block in system calls.
+// One way to start the long-lived threads that block in system calls, and to wake them.
+import CSystemd  // eventfd (its shim includes <sys/eventfd.h>; Glibc's module map does not)
 import Glibc
 
 /// Starts a detached POSIX thread running `body`: the event loops (udev, BlueZ,
@@ -22,4 +23,29 @@ public func startThread(_ body: @escaping @Sendable () -> Void) -> Int32? {
     }
     pthread_detach(thread)
     return nil
+}
+
+/// An eventfd that wakes a thread sleeping in poll(2) on it: new work, or a request to stop.
+/// Closed when the last owner lets go.
+final class WakeSignal: Sendable {
+    let fd: Int32
+
+    init() throws(BusError) {
+        let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard fd >= 0 else { throw BusError(operation: "create eventfd", errno: errno) }
+        self.fd = fd
+    }
+
+    func fire() {
+        var one: UInt64 = 1
+        _ = write(fd, &one, 8)
+    }
+
+    /// Resets it after it fired (the descriptor is non-blocking: nothing to read is fine).
+    func drain() {
+        var count: UInt64 = 0
+        _ = read(fd, &count, 8)
+    }
+
+    deinit { close(fd) }
 }

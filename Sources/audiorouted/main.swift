@@ -16,6 +16,7 @@ private func fail(_ message: String, status: Int32) -> Never {
     exit(status)
 }
 
+let environment = processEnvironment()
 let options: DaemonOptions
 let paths: DaemonPaths
 do throws(UsageError) {
@@ -24,7 +25,7 @@ do throws(UsageError) {
         print(DaemonOptions.usage)
         exit(0)
     }
-    paths = try options.paths(environment: processEnvironment())
+    paths = try options.paths(environment: environment)
 } catch {
     fail(error.description, status: 2)
 }
@@ -41,7 +42,7 @@ guard executor.install() else { fail("another executor is installed", status: 1)
 
 let level = options.logLevel
 // Under systemd, standard error is the journal: priorities as `<N>` prefixes, no time stamps.
-let journal = JournalLogHandler.isJournalStream(environment: processEnvironment())
+let journal = JournalLogHandler.isJournalStream(environment: environment)
 LoggingSystem.bootstrap { label in daemonLogHandler(label: label, level: level, journal: journal) }
 let logger = Logger(label: "audiorouted")
 

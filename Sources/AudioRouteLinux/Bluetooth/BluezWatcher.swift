@@ -121,24 +121,6 @@ public struct BluezPortEvents: AsyncSequence {
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: iterator) }
 }
 
-/// An eventfd that wakes the event thread's poll (cancellation). Closed when the last owner lets go.
-final class WakeSignal: Sendable {
-    let fd: Int32
-
-    init() throws(BusError) {
-        let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard fd >= 0 else { throw BusError(operation: "create eventfd", errno: errno) }
-        self.fd = fd
-    }
-
-    func fire() {
-        var one: UInt64 = 1
-        _ = write(fd, &one, 8)
-    }
-
-    deinit { close(fd) }
-}
-
 /// The event thread's state. Touched only by that thread once started.
 final class BluezLoop: @unchecked Sendable {
     enum Item: Sendable {

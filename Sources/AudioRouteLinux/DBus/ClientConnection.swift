@@ -290,10 +290,7 @@ final class ClientLoop: @unchecked Sendable {
             ]
             let p = poll(&fds, 2, bus.pollTimeout)
             if p < 0 && errno != EINTR { return }
-            if fds[1].revents != 0 {
-                var count: UInt64 = 0
-                _ = read(wake.fd, &count, 8)
-            }
+            if fds[1].revents != 0 { wake.drain() }
         }
     }
 

@@ -332,10 +332,7 @@ final class ServerLoop: @unchecked Sendable {
                     continuation.yield(.lost(error))
                     return
                 }
-                if fds[1].revents != 0 {
-                    var count: UInt64 = 0
-                    _ = read(wake.fd, &count, 8)
-                }
+                if fds[1].revents != 0 { wake.drain() }
             }
         }
     }

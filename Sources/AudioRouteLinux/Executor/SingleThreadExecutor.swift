@@ -1,6 +1,5 @@
 // One thread for every Swift-concurrency job of a process that must not wake while idle.
 import CSwiftConcurrency
-import CUdev  // eventfd (its shim exports it; Glibc's module map does not)
 import Glibc
 
 /// Swift concurrency's executor for `audiorouted`: the main actor's jobs and the global
@@ -58,7 +57,7 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
     // All below guarded by `lock`. `wake` (an eventfd in the loop's poll set) is written
     // when work or a new timer arrives while the loop sleeps.
     private let lock: UnsafeMutablePointer<pthread_mutex_t>
-    private let wake: Int32
+    private let wake: WakeSignal
     private var sleeping = false
     private var ready: [Work] = []
     private var sources: [Source] = []
@@ -76,12 +75,10 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
         pthread_mutex_init(lock, nil)
         // Without it the loop could not sleep at all: a process that cannot make one eventfd
         // (EMFILE at start) cannot run.
-        wake = cudev_eventfd_cloexec_nonblock()
-        precondition(wake >= 0, "eventfd: \(String(cString: strerror(errno)))")
+        do { wake = try WakeSignal() } catch { preconditionFailure("\(error)") }
     }
 
     deinit {
-        close(wake)
         pthread_mutex_destroy(lock)
         lock.deallocate()
     }
@@ -156,7 +153,7 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
             fds.removeAll(keepingCapacity: true)
             handlers.removeAll(keepingCapacity: true)
             if look {
-                fds.append(pollfd(fd: wake, events: Int16(POLLIN), revents: 0))
+                fds.append(pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0))
                 for source in sources {
                     fds.append(pollfd(fd: source.fd, events: Int16(POLLIN), revents: 0))
                     handlers.append((source.id, source.handler))
@@ -170,14 +167,12 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
             }
             pthread_mutex_lock(lock)
             sleeping = false
-            moveDueTimers(now: Self.now())
+            // Only after a poll has time passed: timers due before it were moved above.
+            if look { moveDueTimers(now: Self.now()) }
             swap(&batch, &ready)
             jobs &+= UInt64(batch.count)
             pthread_mutex_unlock(lock)
-            if !fds.isEmpty, fds[0].revents != 0 {
-                var count: UInt64 = 0
-                _ = read(wake, &count, 8)
-            }
+            if !fds.isEmpty, fds[0].revents != 0 { wake.drain() }
             for (index, entry) in handlers.enumerated() where fds[index + 1].revents != 0 {
                 if !entry.handler() { withLock { sources.removeAll { $0.id == entry.id } } }
             }
@@ -273,19 +268,14 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
         pthread_mutex_unlock(lock)
         // After unlocking: the woken loop does not then block on the mutex still held here.
         // Not when the loop is awake (the loop itself, mostly): it takes `ready` before it sleeps.
-        if wasSleeping { signalWake() }
+        if wasSleeping { wake.fire() }
     }
 
     /// Called with the lock held.
     private func wakeIfSleeping() {
         guard sleeping else { return }
         sleeping = false
-        signalWake()
-    }
-
-    private func signalWake() {
-        var one: UInt64 = 1
-        _ = write(wake, &one, 8)
+        wake.fire()
     }
 
     /// Moves the timers due at `now` to the ready list. Called with the lock held.
