@@ -5,7 +5,7 @@ umockdev-wrapper with Debian's /usr/bin/python3 (it needs gi); the daemon runs
 under umockdev-wrapper against it, with DBUS_SYSTEM_BUS_ADDRESS pointing
 nowhere (the BlueZ watcher reports no bus and the daemon goes on).
 """
-import ctypes, json, os, shutil, select, threading, signal, socket, statistics, struct, subprocess, sys, tempfile, time
+import bisect, ctypes, json, os, shutil, select, threading, signal, socket, statistics, struct, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -288,6 +288,259 @@ class SendTrace:
                 os.unlink(self.path)
 
 
+class StageTrace:
+    """BENCH_STAGES=1: where each plug's or unplug's time goes. perf records, over the whole
+    machine, the scheduler's switches and the sendmsg(2) and rename(2) calls; stop() sorts
+    them by process: the emitter, the daemon, dbus-daemon and the client. Tracing costs each
+    traced event a few microseconds, so the latencies printed beside it come out higher."""
+
+    EVENTS = ["sched:sched_switch", "syscalls:sys_enter_sendmsg", "syscalls:sys_enter_rename",
+              "syscalls:sys_enter_renameat", "syscalls:sys_enter_renameat2"]
+    NAMES = ("emitter", "daemon", "bus", "client")
+
+    def __init__(self):
+        self.problem = None
+        self.path = tempfile.mktemp(prefix="audioroute-bench-stages-", suffix=".data")
+        command = ["perf", "record", "-q", "-a", "-k", "CLOCK_MONOTONIC", "-o", self.path]
+        for event in self.EVENTS:
+            command += ["-e", event]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(1)  # perf attaches asynchronously
+        if self.process.poll() is not None:
+            self.problem = "perf record failed: " + self.process.stderr.read().decode().strip()[:200]
+
+    def stop(self, pids):
+        """pids: name -> pid. Returns (calls, states): calls[name] is a sorted list of
+        (ns, "send" | "rename"); states[tid] a sorted list of (ns, "run" | "wait" | "sleep"),
+        the state each of those processes' threads entered then; or None (see `problem`)."""
+        who = {}
+        for name, pid in pids.items():
+            try:
+                for tid in os.listdir("/proc/%d/task" % pid):
+                    who[int(tid)] = name
+            except OSError:
+                pass
+        try:
+            if self.problem:
+                return None
+            self.process.send_signal(signal.SIGINT)
+            self.process.wait(60)
+            out = subprocess.run(["perf", "script", "--ns", "-i", self.path, "-F", "tid,time,event,trace"],
+                                 capture_output=True, text=True)
+            if out.returncode != 0:
+                self.problem = "perf script failed: " + out.stderr.strip()[:200]
+                return None
+            calls = {name: [] for name in pids}
+            states = {}
+            for line in out.stdout.splitlines():
+                words = line.split()
+                if len(words) < 3:
+                    continue
+                tid, t, event = int(words[0]), int(round(float(words[1].rstrip(":")) * 1e9)), words[2].rstrip(":")
+                if event == "sched:sched_switch":
+                    # prev_comm=... prev_pid=N prev_prio=P prev_state=S ==> next_comm=... next_pid=M ...
+                    fields = dict(w.split("=", 1) for w in words[3:] if "=" in w)
+                    prev, nxt = int(fields.get("prev_pid", -1)), int(fields.get("next_pid", -1))
+                    if prev in who:
+                        # R: preempted, still runnable; anything else: it blocked.
+                        states.setdefault(prev, []).append((t, "wait" if fields.get("prev_state", "").startswith("R") else "sleep"))
+                    if nxt in who:
+                        states.setdefault(nxt, []).append((t, "run"))
+                elif tid in who:
+                    calls[who[tid]].append((t, "send" if "sendmsg" in event else "rename"))
+            for rows in list(calls.values()) + list(states.values()):
+                rows.sort()
+            return calls, states, who
+        finally:
+            if os.path.exists(self.path):
+                os.unlink(self.path)
+
+
+def stage_report(trace, flips):
+    """flips: (kind, emitter stamp ns, client stamp ns). Prints, from the uevent's send to
+    the client's stamp: the segments between the daemon's rename, its last signal and
+    dbus-daemon's last send; and how long each process ran and waited for a CPU (runnable,
+    preempted or not yet scheduled) inside that time."""
+    calls, states, who = trace
+
+    def first(rows, kind, after, before):
+        for t, k in rows[bisect.bisect_left(rows, (after, "")):]:
+            if t > before:
+                return None
+            if k == kind:
+                return t
+        return None
+
+    def last(rows, kind, after, before):
+        found = None
+        for t, k in rows[bisect.bisect_left(rows, (after, "")):]:
+            if t > before:
+                break
+            if k == kind:
+                found = t
+        return found
+
+    def time_in(tid, a, b):
+        spent = {"run": 0, "wait": 0, "sleep": 0}
+        rows = states.get(tid, [])
+        i = bisect.bisect_right(rows, (a, "~"))
+        state, now = (rows[i - 1][1] if i else "sleep"), a
+        while i < len(rows) and rows[i][0] < b:
+            spent[state] += rows[i][0] - now
+            now, state = rows[i]
+            i += 1
+        spent[state] += b - now
+        return spent
+
+    segments, cpu = [], []
+    for kind, stamp, heard in flips:
+        t0 = first(calls["emitter"], "send", stamp, heard)
+        if t0 is None:
+            continue
+        renamed = first(calls["daemon"], "rename", t0, heard)
+        signalled = last(calls["daemon"], "send", renamed or t0, heard)
+        forwarded = last(calls["bus"], "send", signalled or t0, heard)
+        points = [t0, renamed, signalled, forwarded, heard]
+        if None in points:
+            continue
+        segments.append([(b - a) / 1e6 for a, b in zip(points, points[1:])])
+        row = {}
+        for name in ("daemon", "bus", "client"):
+            total = {"run": 0, "wait": 0}
+            for tid in (t for t, n in who.items() if n == name):
+                spent = time_in(tid, t0, heard)
+                total["run"] += spent["run"]
+                total["wait"] += spent["wait"]
+            row[name] = (total["run"] / 1e6, total["wait"] / 1e6)
+        cpu.append(row)
+    if not segments:
+        print("stages: nothing matched")
+        return
+    print("stages over %d plugs/unplugs, ms (p50 / p99 / max):" % len(segments))
+    for i, name in enumerate(["uevent sent -> daemon renamed asound.conf", "-> daemon's last signal sent",
+                              "-> dbus-daemon's last send", "-> client's stamp"]):
+        values = [s[i] for s in segments]
+        print("  %-42s %.3f / %.3f / %.3f" % (name, percentile(values, 50), percentile(values, 99), max(values)))
+    for name in ("daemon", "bus", "client"):
+        for j, what in enumerate(("running", "waiting for a CPU")):
+            values = [row[name][j] for row in cpu]
+            print("  %-42s %.3f / %.3f / %.3f" % ("%s %s" % (name, what), percentile(values, 50), percentile(values, 99), max(values)))
+    print("  the slowest 1%, segments; then running/waiting for daemon, dbus-daemon, client:")
+    order = sorted(range(len(segments)), key=lambda i: -sum(segments[i]))
+    for i in order[:max(1, len(segments) // 100)]:
+        print("    " + " ".join("%.3f" % v for v in segments[i]) + " = %.3f;  " % sum(segments[i])
+              + "  ".join("%.3f/%.3f" % cpu[i][n] for n in ("daemon", "bus", "client")))
+
+
+def idle_priority(pid):
+    """SCHED_IDLE for every thread of `pid`: it then runs only on a CPU the daemon,
+    dbus-daemon and the client leave free."""
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            os.sched_setscheduler(int(tid), os.SCHED_IDLE, os.sched_param(0))
+        except OSError:
+            pass
+
+
+def latency(binary, emitter, watch, conf, pid, flips, harness_idle):
+    """uevent -> asound.conf and uevent -> client latency over FLIPS paced plugs and unplugs.
+
+    harness_idle: this script's threads, the emitter and perf run at SCHED_IDLE, so that on
+    a machine with few cores they do not take a CPU from the chain measured (the daemon,
+    dbus-daemon, the client). The client stamps its own lines and perf stamps the uevent's
+    send, so neither stamp depends on the harness's priority; the rename stamp does (this
+    script's inotify thread)."""
+    print("-- latency, the harness (this script, the emitter, perf) at %s priority:"
+          % ("SCHED_IDLE" if harness_idle else "the default"))
+    # Paced plugs and unplugs; each waits for its rewrite.
+    latencies = {"plug": [], "unplug": []}
+    heard = {"plug": [], "unplug": []}
+    read_by_script = []
+    renames = RenameLog(watch, conf)
+    renames.start()
+    client = ClientLog([os.path.join(os.path.dirname(binary), "audioroute"), "monitor", "--json", "--timestamps"], LAST_ENV)
+    client.start()
+    assert client.ready.wait(20), "audioroute monitor did not connect"
+    # When each uevent really leaves the testbed: umockdev sends it with one sendmsg(2)
+    # from the emitter to the daemon's event socket. The emitter's own stamp comes
+    # before umockdev builds the device's sysfs entries (plug) or reads its uevent file
+    # (unplug). Traced in the emitter only, so the daemon runs untraced.
+    sends = SendTrace(emitter.process.pid)
+    stages = StageTrace() if os.environ.get("BENCH_STAGES") else None
+    if harness_idle:
+        for harness in (os.getpid(), emitter.process.pid, sends.process.pid if sends.process else None,
+                        stages.process.pid if stages else None):
+            if harness is not None:
+                idle_priority(harness)
+    sent_stamps = []
+    stage_flips = []
+    for i in range(flips):
+        plug = i % 2 == 0
+        reply = emitter.send(("tload " + HEADSET) if plug else ("tunplug " + HEADSET_USB))
+        sent = int(reply.split()[2])
+        sent_stamps.append(("plug" if plug else "unplug", sent))
+        want = HEADSET_PCM if plug else SPEAKER_PCM
+        t = renames.first(sent, want, 10)
+        assert t is not None, "no rewrite after %s %d" % ("plug" if plug else "unplug", i)
+        latencies["plug" if plug else "unplug"].append((t - sent) / 1e6)
+        c = client.first(sent, "newDeviceAvailable" if plug else "oldDeviceUnavailable", 10)
+        assert c is not None, "the client heard no RouteChanged after %s %d" % ("plug" if plug else "unplug", i)
+        heard["plug" if plug else "unplug"].append((c - sent) / 1e6)
+        stage_flips.append(("plug" if plug else "unplug", sent, c))
+        r = client.read.first(sent, "newDeviceAvailable" if plug else "oldDeviceUnavailable", 10)
+        read_by_script.append((r - sent) / 1e6)
+    for kind, values in latencies.items():
+        print("uevent -> asound.conf renamed (%s, %d): p50 %.2f ms, p99 %.2f ms, max %.2f ms"
+              % (kind, len(values), percentile(values, 50), percentile(values, 99), max(values)))
+    both = latencies["plug"] + latencies["unplug"]
+    print("uevent -> asound.conf renamed (all %d): p50 %.2f ms, p99 %.2f ms" % (len(both), percentile(both, 50), percentile(both, 99)))
+    for kind, values in heard.items():
+        print("uevent -> client heard RouteChanged (%s, %d): p50 %.2f ms, p99 %.2f ms, max %.2f ms"
+              % (kind, len(values), percentile(values, 50), percentile(values, 99), max(values)))
+    both = heard["plug"] + heard["unplug"]
+    print("uevent -> client heard RouteChanged (all %d): p50 %.2f ms, p99 %.2f ms" % (len(both), percentile(both, 50), percentile(both, 99)))
+    print("uevent -> this script read the client's line (all %d): p50 %.2f ms, p99 %.2f ms"
+          % (len(read_by_script), percentile(read_by_script, 50), percentile(read_by_script, 99)))
+    if stages is not None:
+        trace = stages.stop({"emitter": emitter.process.pid, "daemon": pid, "bus": BUSES[-1].pid, "client": client.process.pid})
+        if trace is None:
+            print("stages: not measured (%s)" % stages.problem)
+        else:
+            stage_report(trace, stage_flips)
+    emitted = sends.stop()
+    if emitted is None:
+        print("uevent sent (sendmsg) -> ...: not measured (%s)" % sends.problem)
+    else:
+        # The first uevent each plug or unplug sends after its stamp completes or breaks the card.
+        offsets = {"plug": [], "unplug": []}
+        from_send = {"plug": [], "unplug": []}
+        heard_all = {"plug": iter(heard["plug"]), "unplug": iter(heard["unplug"])}
+        renamed_all = {"plug": iter(latencies["plug"]), "unplug": iter(latencies["unplug"])}
+        from_send_renamed = []
+        for kind, stamp in sent_stamps:
+            first = next((t for t in emitted if t >= stamp), None)
+            h, r = next(heard_all[kind]), next(renamed_all[kind])
+            if first is None:
+                continue
+            offset = (first - stamp) / 1e6
+            offsets[kind].append(offset)
+            from_send[kind].append(h - offset)
+            from_send_renamed.append(r - offset)
+        for kind in ("plug", "unplug"):
+            print("emitter's stamp -> uevent sent (%s, %d): p50 %.2f ms, p99 %.2f ms (the testbed's own work)"
+                  % (kind, len(offsets[kind]), percentile(offsets[kind], 50), percentile(offsets[kind], 99)))
+        print("uevent sent -> asound.conf renamed (all %d): p50 %.2f ms, p99 %.2f ms"
+              % (len(from_send_renamed), percentile(from_send_renamed, 50), percentile(from_send_renamed, 99)))
+        for kind in ("plug", "unplug"):
+            print("uevent sent -> client heard RouteChanged (%s, %d): p50 %.2f ms, p99 %.2f ms, max %.2f ms"
+                  % (kind, len(from_send[kind]), percentile(from_send[kind], 50), percentile(from_send[kind], 99), max(from_send[kind])))
+        both = from_send["plug"] + from_send["unplug"]
+        print("uevent sent -> client heard RouteChanged (all %d): p50 %.2f ms, p99 %.2f ms" % (len(both), percentile(both, 50), percentile(both, 99)))
+    client.close()
+    renames.running = False
+    renames.join()
+
+
 def percentile(values, p):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -441,79 +694,8 @@ def run(argv):
             total, rows = idle_wakeups(pid, idle)
             print("context switches in %.0f s idle after the storm: total %d; %s" % (idle, total, "; ".join(rows)))
 
-            # Latency: paced plugs and unplugs; each waits for its rewrite.
-            latencies = {"plug": [], "unplug": []}
-            heard = {"plug": [], "unplug": []}
-            read_by_script = []
-            renames = RenameLog(watch, conf)
-            renames.start()
-            client = ClientLog([os.path.join(os.path.dirname(binary), "audioroute"), "monitor", "--json", "--timestamps"], LAST_ENV)
-            client.start()
-            assert client.ready.wait(20), "audioroute monitor did not connect"
-            # When each uevent really leaves the testbed: umockdev sends it with one sendmsg(2)
-            # from the emitter to the daemon's event socket. The emitter's own stamp comes
-            # before umockdev builds the device's sysfs entries (plug) or reads its uevent file
-            # (unplug). Traced in the emitter only, so the daemon runs untraced.
-            sends = SendTrace(emitter.process.pid)
-            sent_stamps = []
-            for i in range(flips):
-                plug = i % 2 == 0
-                reply = emitter.send(("tload " + HEADSET) if plug else ("tunplug " + HEADSET_USB))
-                sent = int(reply.split()[2])
-                sent_stamps.append(("plug" if plug else "unplug", sent))
-                want = HEADSET_PCM if plug else SPEAKER_PCM
-                t = renames.first(sent, want, 10)
-                assert t is not None, "no rewrite after %s %d" % ("plug" if plug else "unplug", i)
-                latencies["plug" if plug else "unplug"].append((t - sent) / 1e6)
-                c = client.first(sent, "newDeviceAvailable" if plug else "oldDeviceUnavailable", 10)
-                assert c is not None, "the client heard no RouteChanged after %s %d" % ("plug" if plug else "unplug", i)
-                heard["plug" if plug else "unplug"].append((c - sent) / 1e6)
-                r = client.read.first(sent, "newDeviceAvailable" if plug else "oldDeviceUnavailable", 10)
-                read_by_script.append((r - sent) / 1e6)
-            for kind, values in latencies.items():
-                print("uevent -> asound.conf renamed (%s, %d): p50 %.2f ms, p99 %.2f ms, max %.2f ms"
-                      % (kind, len(values), percentile(values, 50), percentile(values, 99), max(values)))
-            both = latencies["plug"] + latencies["unplug"]
-            print("uevent -> asound.conf renamed (all %d): p50 %.2f ms, p99 %.2f ms" % (len(both), percentile(both, 50), percentile(both, 99)))
-            for kind, values in heard.items():
-                print("uevent -> client heard RouteChanged (%s, %d): p50 %.2f ms, p99 %.2f ms, max %.2f ms"
-                      % (kind, len(values), percentile(values, 50), percentile(values, 99), max(values)))
-            both = heard["plug"] + heard["unplug"]
-            print("uevent -> client heard RouteChanged (all %d): p50 %.2f ms, p99 %.2f ms" % (len(both), percentile(both, 50), percentile(both, 99)))
-            print("uevent -> this script read the client's line (all %d): p50 %.2f ms, p99 %.2f ms"
-                  % (len(read_by_script), percentile(read_by_script, 50), percentile(read_by_script, 99)))
-            emitted = sends.stop()
-            if emitted is None:
-                print("uevent sent (sendmsg) -> ...: not measured (%s)" % sends.problem)
-            else:
-                # The first uevent each plug or unplug sends after its stamp completes or breaks the card.
-                offsets = {"plug": [], "unplug": []}
-                from_send = {"plug": [], "unplug": []}
-                heard_all = {"plug": iter(heard["plug"]), "unplug": iter(heard["unplug"])}
-                renamed_all = {"plug": iter(latencies["plug"]), "unplug": iter(latencies["unplug"])}
-                from_send_renamed = []
-                for kind, stamp in sent_stamps:
-                    first = next((t for t in emitted if t >= stamp), None)
-                    h, r = next(heard_all[kind]), next(renamed_all[kind])
-                    if first is None:
-                        continue
-                    offset = (first - stamp) / 1e6
-                    offsets[kind].append(offset)
-                    from_send[kind].append(h - offset)
-                    from_send_renamed.append(r - offset)
-                for kind in ("plug", "unplug"):
-                    print("emitter's stamp -> uevent sent (%s, %d): p50 %.2f ms, p99 %.2f ms (the testbed's own work)"
-                          % (kind, len(offsets[kind]), percentile(offsets[kind], 50), percentile(offsets[kind], 99)))
-                print("uevent sent -> asound.conf renamed (all %d): p50 %.2f ms, p99 %.2f ms"
-                      % (len(from_send_renamed), percentile(from_send_renamed, 50), percentile(from_send_renamed, 99)))
-                for kind in ("plug", "unplug"):
-                    print("uevent sent -> client heard RouteChanged (%s, %d): p50 %.2f ms, p99 %.2f ms, max %.2f ms"
-                          % (kind, len(from_send[kind]), percentile(from_send[kind], 50), percentile(from_send[kind], 99), max(from_send[kind])))
-                both = from_send["plug"] + from_send["unplug"]
-                print("uevent sent -> client heard RouteChanged (all %d): p50 %.2f ms, p99 %.2f ms" % (len(both), percentile(both, 50), percentile(both, 99)))
-            client.close()
-            renames.running = False
-            renames.join()
+            for harness_idle in (False, True):
+                latency(binary, emitter, watch, conf, pid, flips, harness_idle)
             print("VmRSS after the latency run: %.2f MiB, VmHWM %.2f MiB" % (kib(pid) / 1024, kib(pid, "VmHWM") / 1024))
             own, testbed, largest = rss_by_mapping(pid, binary)
             print("  of which the daemon's own mappings: %.2f MiB; the testbed's preload libraries: %.2f MiB; largest (KiB): %s"
