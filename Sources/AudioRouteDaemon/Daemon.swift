@@ -128,7 +128,8 @@ public func processEnvironment() -> [String: String] {
 public enum Daemon {
     /// Loads the state, starts the state and route services, one service per
     /// watcher and the D-Bus service in a ServiceGroup, tells systemd READY=1 once
-    /// the route file is written, and returns after SIGTERM/SIGINT when every
+    /// the route file is written and the watchers have enumerated the hardware
+    /// present (1 s at most), and returns after SIGTERM/SIGINT when every
     /// service has stopped (in reverse order: the D-Bus API, the watchers, the
     /// routes, then the final state save).
     ///
@@ -159,7 +160,8 @@ public enum Daemon {
         let stateService = StateService(store: store, initial: initial, sleep: sleep ?? StateService.taskSleep, logger: logger)
         let writer = AlsaRouteConfigWriter(runtimeDirectory: paths.runtimeDirectory, directoryMode: paths.system ? 0o755 : 0o700)
         let routeService = RouteService(
-            stateService: stateService, initialState: initial, alsa: writer, logger: logger,
+            stateService: stateService, initialState: initial, alsa: writer, watchers: watchers.map(\.name),
+            sleep: sleep ?? StateService.taskSleep, logger: logger,
             onReady: { notify("READY=1", logger: logger); logger.notice("ready", metadata: ["alsa": "\(writer.path)"]) },
             onStopping: { notify("STOPPING=1", logger: logger) })
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [

@@ -50,8 +50,13 @@ public actor RouteService: Service {
     private let stateService: StateService
     private let alsa: AlsaRouteConfigWriter
     private var written: AlsaRouteConfig?
-    private let restoreWindow: Duration
-    private var startedAt: ContinuousClock.Instant?
+    /// Watchers whose ports present at start are still arriving: those ports are
+    /// restored (they keep their remembered sequence), later ones are new plugs.
+    private var enumerating: Set<String>
+    private let readyTimeout: Duration
+    private let sleep: @Sendable (Duration) async throws -> Void
+    /// run() waiting for the enumerations before READY.
+    private var enumerationWaiter: CheckedContinuation<Void, Never>?
     private let logger: Logger
     private let onReady: @Sendable () -> Void
     private let onStopping: @Sendable () -> Void
@@ -63,21 +68,32 @@ public actor RouteService: Service {
 
     /// - Parameters:
     ///   - initialState: the loaded state: sequences, user priorities and preferred inputs are restored from it.
-    ///   - restoreWindow: ports that arrive this soon after start are the ones
-    ///     present before the daemon (re)started: they keep their remembered
-    ///     sequence instead of counting as new plugs.
-    ///   - onReady: called once the initial ALSA file is written.
+    ///   - watchers: the names of the watchers that will deliver ports (`source` in
+    ///     `apply`). Until a watcher's `enumerated(source:)`, its ports are the ones
+    ///     present before the daemon (re)started: they keep their remembered sequence
+    ///     instead of counting as new plugs.
+    ///   - readyTimeout: how long `onReady` waits for those enumerations at most; a
+    ///     watcher still enumerating then is logged, and its ports are still restored
+    ///     until it finishes.
+    ///   - sleep: how the ready timeout sleeps (audiorouted passes its executor's, which
+    ///     starts no thread).
+    ///   - onReady: called once the initial ALSA file is written and every watcher has
+    ///     enumerated (or `readyTimeout` has passed).
     ///   - onStopping: called when graceful shutdown begins.
     public init(
         stateService: StateService, initialState: DaemonState, alsa: AlsaRouteConfigWriter,
-        restoreWindow: Duration = .seconds(2), logger: Logger,
+        watchers: [String] = [], readyTimeout: Duration = .seconds(1),
+        sleep: @escaping @Sendable (Duration) async throws -> Void = StateService.taskSleep,
+        logger: Logger,
         onReady: @escaping @Sendable () -> Void = {}, onStopping: @escaping @Sendable () -> Void = {}
     ) {
         self.stateService = stateService
         self.state = initialState
         self.tower = Tower(sequences: initialState.sequences)
         self.alsa = alsa
-        self.restoreWindow = restoreWindow
+        self.enumerating = Set(watchers)
+        self.readyTimeout = readyTimeout
+        self.sleep = sleep
         self.logger = logger
         self.onReady = onReady
         self.onStopping = onStopping
@@ -106,8 +122,8 @@ public actor RouteService: Service {
     // MARK: Service
 
     public func run() async throws {
-        startedAt = .now
         writeALSA(force: true)
+        await waitForEnumerations()
         onReady()
         // Parked until SIGTERM/SIGINT: no timers, no wake-ups while idle. The
         // watchers are services of their own (WatcherService) that call `apply`.
@@ -126,7 +142,7 @@ public actor RouteService: Service {
             switch event {
             case .added(let new):
                 let ports = new.map(withUserPriority)
-                publish(try tower.addPorts(ports, restoring: isRestoring))
+                publish(try tower.addPorts(ports, restoring: enumerating.contains(source)))
                 reapplyPreferredInputs(arrived: Set(ports.map(\.uid)))
             case .removed(let uids):
                 publish(try tower.removePorts(uids))
@@ -143,9 +159,38 @@ public actor RouteService: Service {
         }
     }
 
-    private var isRestoring: Bool {
-        guard let startedAt else { return true }
-        return ContinuousClock.now - startedAt < restoreWindow
+    /// A watcher has delivered the ports present at its start (or has ended or
+    /// failed: it has nothing more to restore). Called once per watcher; later calls
+    /// do nothing.
+    public func enumerated(source: String) {
+        guard enumerating.remove(source) != nil else { return }
+        logger.debug("watcher enumerated", metadata: ["watcher": "\(source)"])
+        if enumerating.isEmpty, let waiter = enumerationWaiter {
+            enumerationWaiter = nil
+            waiter.resume()
+        }
+    }
+
+    /// Returns when every watcher has enumerated, or after `readyTimeout`.
+    private func waitForEnumerations() async {
+        guard !enumerating.isEmpty else { return }
+        let timeout = readyTimeout
+        let sleep = self.sleep
+        let timer = Task { [weak self] in
+            guard (try? await sleep(timeout)) != nil else { return }
+            await self?.enumerationTimedOut()
+        }
+        await withCheckedContinuation { enumerationWaiter = $0 }
+        timer.cancel()
+    }
+
+    private func enumerationTimedOut() {
+        guard let waiter = enumerationWaiter else { return }
+        enumerationWaiter = nil
+        logger.notice(
+            "ready before every watcher enumerated",
+            metadata: ["watchers": "\(enumerating.sorted().joined(separator: ","))", "timeout": "\(readyTimeout)"])
+        waiter.resume()
     }
 
     private func withUserPriority(_ port: Port) -> Port {

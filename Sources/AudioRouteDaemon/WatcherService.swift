@@ -27,7 +27,9 @@ public struct WatcherService: Service {
         logger.info("watcher started", metadata: ["watcher": "\(watcher.name)"])
         do {
             try await cancelWhenGracefulShutdown {
-                try await watcher.run { event in await routes.apply(event, source: watcher.name) }
+                try await watcher.run(
+                    deliver: { event in await routes.apply(event, source: watcher.name) },
+                    enumerated: { await routes.enumerated(source: watcher.name) })
             }
             if !Task.isShuttingDownGracefully { logger.warning("watcher ended", metadata: ["watcher": "\(watcher.name)"]) }
         } catch {
@@ -36,6 +38,8 @@ public struct WatcherService: Service {
                 logger.notice("watcher unavailable", metadata: ["watcher": "\(watcher.name)", "error": "\(error)"])
             }
         }
+        // A watcher that ended or failed has nothing more to restore: it counts as enumerated.
+        await routes.enumerated(source: watcher.name)
         try? await gracefulShutdown()
     }
 }

@@ -35,7 +35,8 @@ enum DirectWatchers {
     }
 
     /// The ports present now, from every watcher. Watchers that cannot snapshot
-    /// are run for `settle` and their arrivals and removals collected.
+    /// are run until their enumeration marker (`settle` at most) and their
+    /// arrivals and removals collected.
     static func currentPorts(_ watchers: [any PortWatcher], settle: Duration = .milliseconds(500)) async -> [Port] {
         var ports: [Port] = []
         for watcher in watchers {
@@ -54,21 +55,51 @@ enum DirectWatchers {
 
     private static func collect(_ watcher: any PortWatcher, for settle: Duration) async throws -> [Port] {
         let collected = Collected()
-        let task = Task { try await watcher.run { event in await collected.apply(event) } }
-        try? await Task.sleep(for: settle)
+        let task = Task {
+            do {
+                try await watcher.run(deliver: { event in await collected.apply(event) }, enumerated: { await collected.finish() })
+            } catch {
+                await collected.finish()  // a watcher without a source: nothing more will come
+                throw error
+            }
+            await collected.finish()
+        }
+        let timer = Task {
+            try? await Task.sleep(for: settle)
+            await collected.finish()
+        }
+        let ports = await collected.snapshot()
+        timer.cancel()
         task.cancel()
         try await task.value
-        return await collected.ports
+        return ports
     }
 
+    /// The ports a watcher delivered until its enumeration marker (or the settle time).
     private actor Collected {
         var ports: [Port] = []
+        var finished = false
+        var waiter: CheckedContinuation<[Port], Never>?
+
         func apply(_ event: PortEvent) {
+            guard !finished else { return }
             switch event {
             case .added(let new): ports += new
             case .removed(let uids): ports.removeAll { uids.contains($0.uid) }
             case .updated(let port): if let index = ports.firstIndex(where: { $0.uid == port.uid }) { ports[index] = port }
             }
+        }
+
+        func finish() {
+            guard !finished else { return }
+            finished = true
+            waiter?.resume(returning: ports)
+            waiter = nil
+        }
+
+        func snapshot() async -> [Port] {
+            if finished { return ports }
+            return await withCheckedContinuation { waiter = $0 }
         }
     }
 }

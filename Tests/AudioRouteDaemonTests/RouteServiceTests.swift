@@ -13,23 +13,35 @@ import Testing
 import Glibc
 #endif
 
-/// A watcher driven by the test: what is yielded to `feed` is delivered.
+/// A watcher driven by the test: it delivers `present`, then (if `enumerates`) its
+/// enumeration marker, then what is yielded to `feed` (nil: the marker).
 final class TestWatcher: PortWatcher {
     let name: String
-    let stream: AsyncStream<PortEvent>
-    let feed: AsyncStream<PortEvent>.Continuation
+    let present: [PortEvent]
+    let enumerates: Bool
+    let stream: AsyncStream<PortEvent?>
+    let feed: AsyncStream<PortEvent?>.Continuation
     let failure: TestFailure?
 
-    init(name: String, failing failure: TestFailure? = nil) {
+    init(name: String, present: [PortEvent] = [], enumerates: Bool = true, failing failure: TestFailure? = nil) {
         self.name = name
+        self.present = present
+        self.enumerates = enumerates
         self.failure = failure
-        (stream, feed) = AsyncStream.makeStream(of: PortEvent.self)
+        (stream, feed) = AsyncStream.makeStream(of: PortEvent?.self)
     }
 
-    func run(deliver: @escaping @Sendable (PortEvent) async -> Void) async throws {
+    func run(deliver: @escaping @Sendable (PortEvent) async -> Void, enumerated: @escaping @Sendable () async -> Void) async throws {
         if let failure { throw failure }
-        for await event in stream { await deliver(event) }
+        for event in present { await deliver(event) }
+        if enumerates { await enumerated() }
+        for await step in stream {
+            if let step { await deliver(step) } else { await enumerated() }
+        }
     }
+
+    /// The enumeration marker, for a watcher made with `enumerates: false`.
+    func finishEnumeration() { feed.yield(nil) }
 }
 
 struct TimedOut: Error {}
@@ -103,6 +115,8 @@ final class Signal: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
+    var hasFired: Bool { state.withLock { $0.fired } }
+
     func wait() async {
         await withCheckedContinuation { continuation in
             let fired = state.withLock { state in
@@ -131,7 +145,12 @@ struct Harness {
     let logs: RecordingLogHandler.Store
     let ready = Signal()
 
-    init(dir: String, watchers: [any PortWatcher], initial: DaemonState = DaemonState(), restoreWindow: Duration = .zero, coalescing: Duration = .milliseconds(50)) {
+    /// `readyTimeout` is long by default: a test whose watchers' markers went missing
+    /// then fails waiting for READY instead of passing on the timeout.
+    init(
+        dir: String, watchers: [any PortWatcher], initial: DaemonState = DaemonState(), readyTimeout: Duration = .seconds(60),
+        coalescing: Duration = .milliseconds(50)
+    ) {
         self.dir = dir
         let (logger, logs) = recordingLogger()
         self.logs = logs
@@ -140,8 +159,8 @@ struct Harness {
         stateService = StateService(store: store, initial: initial, coalescing: coalescing, logger: logger)
         let ready = self.ready
         routeService = RouteService(
-            stateService: stateService, initialState: initial, alsa: writer,
-            restoreWindow: restoreWindow, logger: logger, onReady: { ready.fire() })
+            stateService: stateService, initialState: initial, alsa: writer, watchers: watchers.map(\.name),
+            readyTimeout: readyTimeout, logger: logger, onReady: { ready.fire() })
         let routes = routeService
         group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -167,7 +186,8 @@ struct Harness {
         let group = self.group
         let task = Task { try await group.run() }
         do {
-            await ready.wait()
+            let ready = self.ready
+            try await within(10) { await ready.wait() }
             try await body()
         } catch {
             await group.triggerGracefulShutdown()
@@ -238,12 +258,11 @@ struct Harness {
             initial.sequences.record(9, for: "bt-a2dp")
             // The user prefers the USB DAC although the headset came later.
             initial.priorities["usb-dac"] = 300
-            let udev = TestWatcher(name: "udev")
-            let harness = Harness(dir: dir, watchers: [udev], initial: initial, restoreWindow: .seconds(600))
+            // Both were present when the daemon started: its watcher's enumeration delivers them.
+            let udev = TestWatcher(name: "udev", present: [.added([a2dp]), .added([usb])])
+            let harness = Harness(dir: dir, watchers: [udev], initial: initial)
             let events = EventLog(harness.routeService.events.subscribe())
             try await harness.running {
-                udev.feed.yield(.added([a2dp]))
-                udev.feed.yield(.added([usb]))
                 _ = try await events.nextRouteChange()
                 let change = try await events.nextRouteChange()
                 #expect(change.current.outputs == ["usb-dac"])
@@ -255,13 +274,13 @@ struct Harness {
         }
     }
 
-    @Test func afterTheRestoreWindowAnArrivalIsANewPlug() async throws {
+    @Test func afterItsWatchersEnumerationAnArrivalIsANewPlug() async throws {
         try await withTemporaryDirectory { dir in
             var initial = DaemonState()
             initial.sequences.record(5, for: "usb-dac")
             initial.sequences.record(9, for: "bt-a2dp")
             let udev = TestWatcher(name: "udev")
-            let harness = Harness(dir: dir, watchers: [udev], initial: initial, restoreWindow: .zero)
+            let harness = Harness(dir: dir, watchers: [udev], initial: initial)
             let events = EventLog(harness.routeService.events.subscribe())
             try await harness.running {
                 udev.feed.yield(.added([usb]))
@@ -269,6 +288,61 @@ struct Harness {
                 #expect(await harness.routeService.ports.first?.sequence == 10)
             }
             #expect(harness.savedState()?.sequences.last["usb-dac"] == 10)
+        }
+    }
+
+    @Test func readyWaitsForEveryWatchersEnumerationAndRestoresPerWatcher() async throws {
+        try await withTemporaryDirectory { dir in
+            var initial = DaemonState()
+            initial.sequences.record(5, for: "usb-dac")
+            initial.sequences.record(9, for: "bt-a2dp")
+            let udev = TestWatcher(name: "udev")  // enumerates at once, nothing present
+            let bluez = TestWatcher(name: "bluez", enumerates: false)
+            let harness = Harness(dir: dir, watchers: [udev, bluez], initial: initial)
+            let events = EventLog(harness.routeService.events.subscribe())
+            let group = harness.group
+            let task = Task { try await group.run() }
+            defer { task.cancel() }
+            // udev's enumeration is done: a USB DAC now is a new plug. BlueZ is still
+            // enumerating: its headset was there before the start.
+            udev.feed.yield(.added([usb]))
+            _ = try await events.nextRouteChange()
+            bluez.feed.yield(.added([a2dp]))
+            // Restored with 9, it stays behind the DAC's 10: a port change, no route change.
+            var arrived = false
+            while !arrived, let event = try await events.next() {
+                if case .portChanged(let change) = event { arrived = change.port.uid == "bt-a2dp" }
+            }
+            #expect(await harness.routeService.route.outputs == ["usb-dac"])
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(!harness.ready.hasFired)
+            bluez.finishEnumeration()
+            try await within(10) { await harness.ready.wait() }
+            let ports = await harness.routeService.ports
+            #expect(ports.first { $0.uid == "usb-dac" }?.sequence == 10)
+            #expect(ports.first { $0.uid == "bt-a2dp" }?.sequence == 9)
+            #expect(harness.logs.all.filter { $0.message == "ready before every watcher enumerated" }.isEmpty)
+            await group.triggerGracefulShutdown()
+            try await within(10) { try await task.value }
+        }
+    }
+
+    @Test func aWatcherThatNeverEnumeratesDelaysReadyOnlyByTheTimeout() async throws {
+        try await withTemporaryDirectory { dir in
+            var initial = DaemonState()
+            initial.sequences.record(9, for: "bt-a2dp")
+            let bluez = TestWatcher(name: "bluez", enumerates: false)
+            let harness = Harness(dir: dir, watchers: [bluez], initial: initial, readyTimeout: .milliseconds(300))
+            let events = EventLog(harness.routeService.events.subscribe())
+            try await harness.running {
+                let notices = harness.logs.all.filter { $0.message == "ready before every watcher enumerated" }
+                #expect(notices.count == 1)
+                #expect(notices.first?.metadata["watchers"] == "bluez")
+                // Still enumerating (a slow bluetoothd): what it delivers was there at the start.
+                bluez.feed.yield(.added([a2dp]))
+                _ = try await events.nextRouteChange()
+                #expect(await harness.routeService.ports.first?.sequence == 9)
+            }
         }
     }
 

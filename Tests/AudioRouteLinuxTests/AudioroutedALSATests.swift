@@ -71,8 +71,10 @@ import Testing
         guard ready == "READY=1" else { return }
         let routeFile = dir + "/run/audioroute/asound.conf"
 
-        // READY=1 does not wait for the first enumeration: wait for the speaker.
-        try Self.waitForRoute(to: "routetest_speaker", in: routeFile, daemon: daemon)
+        // READY=1 comes once udev's enumeration is in the route (the BlueZ watcher, with no
+        // system bus, has nothing to enumerate): the file already routes to the speaker.
+        let atReady = (try? String(contentsOfFile: routeFile, encoding: .utf8)) ?? ""
+        try #require(atReady.contains("routetest_speaker"), "asound.conf at READY=1: \(atReady)\nstderr: \(daemon.stderr)")
         let first = pattern(4800 * 4, seed: 11)
         try Self.play(first, bench: benchConf, routeFile: routeFile)
         #expect(Self.contents(speakerFile) == first)

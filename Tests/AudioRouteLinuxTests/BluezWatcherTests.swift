@@ -3,6 +3,7 @@
 
 import AudioRouteCore
 import AudioRouteLinux
+import Synchronization
 import Testing
 
 extension AudioRouteCore.Port {
@@ -246,6 +247,73 @@ struct BluezWatcherTests {
             try await bench.until("ports gone with the bus") { bench.uids($0).isEmpty }
             try await bench.untilFinished()
             #expect(bench.logs.count(containing: "bluez:") >= 1)
+        }
+    }
+
+    final class Lines: Sendable {
+        private let lines = Mutex<[String]>([])
+        func withLock<R: Sendable>(_ body: (inout [String]) -> R) -> R { lines.withLock { body(&$0) } }
+    }
+
+    /// Runs the watcher with both callbacks; `log` gets "added UIDS", "removed UIDS",
+    /// "updated UID" and "enumerated", in the order they came.
+    private static func runLogged(_ watcher: BluezWatcher, into log: Lines) -> Task<Void, any Error> {
+        Task {
+            try await watcher.run(
+                deliver: { event in
+                    let line: String
+                    switch event {
+                    case .added(let ports): line = "added " + ports.map(\.uid).sorted().joined(separator: ",")
+                    case .removed(let uids): line = "removed " + uids.sorted().joined(separator: ",")
+                    case .updated(let port): line = "updated " + port.uid
+                    }
+                    log.withLock { $0.append(line) }
+                },
+                enumerated: { log.withLock { $0.append("enumerated") } })
+        }
+    }
+
+    private static func until(_ log: Lines, count: Int) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        while log.withLock({ $0.count }) < count {
+            if clock.now >= deadline { throw BenchError(description: "log: \(log.withLock { $0 })") }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    @Test("the enumeration marker follows the devices present at start and precedes later ones")
+    func enumerationMarker() async throws {
+        try await withBluezBench(startWatcher: false) { bench in
+            try bench.addAdapter()
+            try bench.addDevice(Self.headset, alias: "Early")
+            try bench.connectHeadset(Self.headset, uuids: [BluezBench.hsp])
+            let log = Lines()
+            let task = Self.runLogged(bench.watcher, into: log)
+            defer { task.cancel() }
+            try await Self.until(log, count: 2)
+            try bench.addDevice(Self.second, alias: "Late")
+            try bench.connectHeadset(Self.second, uuids: [BluezBench.hsp])
+            try await Self.until(log, count: 3)
+            #expect(log.withLock { $0 } == ["added \(Self.headsetUID):hfp", "enumerated", "added \(Self.secondUID):hfp"])
+        }
+    }
+
+    @Test("without bluetoothd the enumeration is done at once: there is nothing to wait for")
+    func enumerationMarkerWithoutBluez() async throws {
+        try await withBluezBench(startWatcher: false) { bench in
+            try bench.bus.send(["cmd": "kill_mock"])
+            let log = Lines()
+            let task = Self.runLogged(bench.watcher, into: log)
+            defer { task.cancel() }
+            try await Self.until(log, count: 1)
+            #expect(log.withLock { $0 } == ["enumerated"])
+            try bench.bus.send(["cmd": "start_mock"])
+            try bench.addAdapter()
+            try bench.addDevice(Self.headset, alias: "H")
+            try bench.connectHeadset(Self.headset, uuids: [BluezBench.a2dp])
+            try await Self.until(log, count: 2)
+            #expect(log.withLock { $0 } == ["enumerated", "added \(Self.headsetUID):a2dp"])
         }
     }
 

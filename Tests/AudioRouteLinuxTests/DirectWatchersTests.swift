@@ -10,15 +10,23 @@ struct Unavailable: PortWatcher {
         var description: String { "no system bus" }
     }
     let name = "broken"
-    func run(deliver: @escaping @Sendable (PortEvent) async -> Void) async throws { throw NoSource() }
+    func run(deliver: @escaping @Sendable (PortEvent) async -> Void, enumerated: @escaping @Sendable () async -> Void) async throws {
+        throw NoSource()
+    }
 }
 
-/// A watcher that reports a fixed story, then waits to be cancelled.
+/// A watcher that reports a fixed story (the enumeration marker after the first
+/// `enumeratedAfter` events, if set), then waits to be cancelled.
 struct Scripted: PortWatcher {
     let name = "scripted"
     let events: [PortEvent]
-    func run(deliver: @escaping @Sendable (PortEvent) async -> Void) async throws {
-        for event in events { await deliver(event) }
+    var enumeratedAfter: Int? = nil
+    func run(deliver: @escaping @Sendable (PortEvent) async -> Void, enumerated: @escaping @Sendable () async -> Void) async throws {
+        for (index, event) in events.enumerated() {
+            if index == enumeratedAfter { await enumerated() }
+            await deliver(event)
+        }
+        if enumeratedAfter == events.count { await enumerated() }
         while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(20)) }
     }
 }
@@ -42,5 +50,15 @@ struct Scripted: PortWatcher {
         let ports = await DirectWatchers.currentPorts(
             [Unavailable(), Scripted(events: [.added([Self.a2dp, Self.dac]), .removed(["bt-a2dp"])])], settle: .milliseconds(200))
         #expect(ports.map(\.uid) == ["dac/output"])
+    }
+
+    @Test func currentPortsStopsAtTheEnumerationMarker() async {
+        // The port after the marker is a later change, not part of the snapshot; and the
+        // snapshot does not wait out the settle time.
+        let watcher = Scripted(events: [.added([Self.dac]), .added([Self.a2dp])], enumeratedAfter: 1)
+        let started = ContinuousClock.now
+        let ports = await DirectWatchers.currentPorts([watcher], settle: .seconds(30))
+        #expect(ports.map(\.uid) == ["dac/output"])
+        #expect(ContinuousClock.now - started < .seconds(20))
     }
 }

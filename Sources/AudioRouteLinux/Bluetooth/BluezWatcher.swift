@@ -57,9 +57,17 @@ public struct BluezWatcher: PortWatcher {
         self.logger = logger
     }
 
-    public func run(deliver: @escaping @Sendable (PortEvent) async -> Void) async throws {
-        var iterator = try await events().makeAsyncIterator()
-        while let event = await iterator.next() { await deliver(event) }
+    public func run(
+        deliver: @escaping @Sendable (PortEvent) async -> Void, enumerated: @escaping @Sendable () async -> Void
+    ) async throws {
+        var iterator = try await events().iterator
+        while let item = await iterator.next() {
+            switch item {
+            case .event(let event): await deliver(event)
+            case .settled: await enumerated()
+            case .started, .failed: continue
+            }
+        }
     }
 
     /// Connects, enumerates BlueZ's objects and returns the port events: first the

@@ -9,7 +9,7 @@ import Logging
 /// `hardwareEvents()` is the raw AsyncSequence of device snapshots from a
 /// dedicated thread blocked in `epoll_wait` (netlink monitor + evdev jacks), or
 /// from the loop of a `SingleThreadExecutor` that polls the same descriptors;
-/// `run(deliver:)` turns them into port events through `UdevPortState`.
+/// `run(deliver:enumerated:)` turns them into port events through `UdevPortState`.
 public struct UdevWatcher: PortWatcher, PortSnapshotting {
     public let name = "udev"
     let logger: Logger
@@ -74,10 +74,13 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
         return stream
     }
 
-    public func run(deliver: @escaping @Sendable (PortEvent) async -> Void) async throws {
+    public func run(
+        deliver: @escaping @Sendable (PortEvent) async -> Void, enumerated: @escaping @Sendable () async -> Void
+    ) async throws {
         var state = makeState()
         for try await event in hardwareEvents() {
             for portEvent in state.apply(event) { await deliver(portEvent) }
+            if case .enumerated = event { await enumerated() }
         }
     }
 
