@@ -139,8 +139,8 @@ public enum Daemon {
     ///
     /// `signals`, when given, replace ServiceGroup's own SIGTERM/SIGINT handling (which
     /// uses Dispatch): the first one that arrives starts the graceful shutdown. `sleep`
-    /// times the state service's coalescing. audiorouted passes both from its one-thread
-    /// executor (docs/daemon.md).
+    /// times the state service's coalescing and the cap on the wait for READY=1.
+    /// audiorouted passes both from its one-thread executor (docs/daemon.md).
     public static func run(
         paths: DaemonPaths, watchers: [any PortWatcher], bus: ServerBus? = nil, logger: Logger,
         signals: AsyncStream<Int32>? = nil, sleep: (@Sendable (Duration) async throws -> Void)? = nil
