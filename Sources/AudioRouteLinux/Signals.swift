@@ -1,31 +1,52 @@
-// Termination signals without Dispatch: as an AsyncSequence from a thread in sigwait(3)
-// (the daemon), or forwarded from a handler through a pipe (the CLI).
+// Termination signals without Dispatch: as an AsyncSequence read from a signalfd on the
+// daemon's loop, or forwarded from a handler through a pipe (the CLI).
+import CSystemd  // signalfd (its shim includes <sys/signalfd.h>)
 import Glibc
 import Synchronization
 
-/// Signals taken by a thread waiting in sigwait(3).
+/// Signals taken synchronously: blocked in every thread, then read where the caller says.
 public enum SignalStream {
     /// Blocks `signals` in the calling thread, and so in every thread it starts afterwards,
-    /// and returns them, as they arrive, as a stream. Call it first thing in `main`, before
-    /// any thread exists: a thread started earlier would keep the default action (terminate).
-    /// Throws the failed call (pthread_sigmask or the thread's start).
-    public static func make(_ signals: [Int32]) throws(SystemError) -> AsyncStream<Int32> {
+    /// and returns them, as they arrive, as a stream read by `loop` from a signalfd: no
+    /// thread of its own (PipeWire's daemon reads its signals the same way). Call it first
+    /// thing in `main`, before any thread exists: a thread started earlier would keep the
+    /// default action (terminate). Throws the failed call (pthread_sigmask or signalfd).
+    public static func make(_ signals: [Int32], loop: SingleThreadExecutor) throws(SystemError) -> AsyncStream<Int32> {
+        var mask = try block(signals)
+        let fd = signalfd(-1, &mask, Int32(SFD_CLOEXEC | SFD_NONBLOCK))
+        guard fd >= 0 else { throw SystemError(errno: errno, operation: "signalfd", path: "signals") }
+        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
+        loop.watch(fd: fd) {
+            var info = signalfd_siginfo()
+            let size = MemoryLayout<signalfd_siginfo>.size
+            while true {
+                let count = read(fd, &info, size)
+                if count == size {
+                    continuation.yield(Int32(bitPattern: info.ssi_signo))
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else if count < 0 && errno == EAGAIN {
+                    return true
+                } else {
+                    // Cannot happen with a valid signalfd; stop watching rather than spin.
+                    close(fd)
+                    continuation.finish()
+                    return false
+                }
+            }
+        }
+        return stream
+    }
+
+    /// Blocks `signals` in the calling thread. (A signal the parent left ignored is still
+    /// queued while blocked: Linux never discards a blocked signal.)
+    private static func block(_ signals: [Int32]) throws(SystemError) -> sigset_t {
         var mask = sigset_t()
         sigemptyset(&mask)
         for number in signals { sigaddset(&mask, number) }
         let status = pthread_sigmask(SIG_BLOCK, &mask, nil)
         guard status == 0 else { throw SystemError(errno: status, operation: "pthread_sigmask", path: "signals") }
-        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
-        let blocked = mask
-        let failed = startThread {
-            var waiting = blocked
-            var number: Int32 = 0
-            // sigwait takes a pending blocked signal; nothing else runs on this thread.
-            while sigwait(&waiting, &number) == 0 { continuation.yield(number) }
-            continuation.finish()
-        }
-        if let failed { throw SystemError(errno: failed, operation: "pthread_create", path: "signals") }
-        return stream
+        return mask
     }
 }
 

@@ -1,9 +1,11 @@
-// sd-bus and the poll/eventfd calls the BlueZ watcher's loop needs.
+// sd-bus, and the poll/eventfd/signalfd calls of the daemon's loops (Glibc's module map
+// exports none of the three headers).
 #ifndef AUDIOROUTE_CSYSTEMD_SHIM_H
 #define AUDIOROUTE_CSYSTEMD_SHIM_H
 #include <systemd/sd-bus.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/signalfd.h>
 
 // The credentials the D-Bus server checks: 1ULL << 63 enum constants do not
 // combine well in Swift's type checker.

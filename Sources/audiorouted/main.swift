@@ -30,15 +30,15 @@ do throws(UsageError) {
     fail(error.description, status: 2)
 }
 
-// Before any thread exists, so that every thread leaves SIGTERM/SIGINT to the waiter.
+let executor = SingleThreadExecutor.shared
+guard executor.install() else { fail("another executor is installed", status: 1) }
+// Before any thread exists, so that every thread leaves SIGTERM/SIGINT to the loop's signalfd.
 let signals: AsyncStream<Int32>
 do throws(SystemError) {
-    signals = try SignalStream.make([SIGTERM, SIGINT])
+    signals = try SignalStream.make([SIGTERM, SIGINT], loop: executor)
 } catch {
     fail("cannot take SIGTERM and SIGINT: \(error)", status: 1)
 }
-let executor = SingleThreadExecutor.shared
-guard executor.install() else { fail("another executor is installed", status: 1) }
 
 let level = options.logLevel
 // Under systemd, standard error is the journal: priorities as `<N>` prefixes, no time stamps.
