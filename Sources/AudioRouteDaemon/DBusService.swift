@@ -34,10 +34,10 @@ public actor DBusService: Service {
 
     /// Connects to `bus` and takes the API's name: a missing bus or a taken name throws here,
     /// before the daemon says it is ready.
-    public static func connect(bus: ServerBus, logger: Logger) async throws(BusError) -> BusServer {
+    public static func connect(bus: ServerBus, executor: SingleThreadExecutor? = nil, logger: Logger) async throws(BusError) -> BusServer {
         try await BusServer.start(
             bus: bus, name: DBusAPI.busName, objectPath: DBusAPI.managerPath,
-            credentialMembers: bus == .session ? [] : DBusAPI.privilegedMembers, logger: logger)
+            credentialMembers: bus == .session ? [] : DBusAPI.privilegedMembers, executor: executor, logger: logger)
     }
 
     public func run() async throws {

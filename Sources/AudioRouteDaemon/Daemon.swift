@@ -139,16 +139,18 @@ public enum Daemon {
     ///
     /// `signals`, when given, replace ServiceGroup's own SIGTERM/SIGINT handling (which
     /// uses Dispatch): the first one that arrives starts the graceful shutdown. `sleep`
-    /// times the state service's coalescing and the cap on the wait for READY=1.
-    /// audiorouted passes both from its one-thread executor (docs/daemon.md).
+    /// times the state service's coalescing and the cap on the wait for READY=1. With an
+    /// `executor`, the D-Bus connection is read on its loop (`BusServer.start(executor:)`).
+    /// audiorouted passes all three from its one-thread executor (docs/daemon.md).
     public static func run(
         paths: DaemonPaths, watchers: [any PortWatcher], bus: ServerBus? = nil, logger: Logger,
-        signals: AsyncStream<Int32>? = nil, sleep: (@Sendable (Duration) async throws -> Void)? = nil
+        signals: AsyncStream<Int32>? = nil, sleep: (@Sendable (Duration) async throws -> Void)? = nil,
+        executor: SingleThreadExecutor? = nil
     ) async throws {
         var server: BusServer?
         if let bus {
             do throws(BusError) {
-                server = try await DBusService.connect(bus: bus, logger: logger)
+                server = try await DBusService.connect(bus: bus, executor: executor, logger: logger)
             } catch {
                 throw StartupError(description: "cannot serve the D-Bus API on \(bus): \(error)")
             }

@@ -60,7 +60,7 @@ Task {
     do {
         try await Daemon.run(
             paths: paths, watchers: watchers, bus: bus, logger: logger,
-            signals: signals, sleep: { try await executor.sleep(for: $0) })
+            signals: signals, sleep: { try await executor.sleep(for: $0) }, executor: executor)
         exit(0)
     } catch let error as StartupError {
         fail(error.description, status: 1)

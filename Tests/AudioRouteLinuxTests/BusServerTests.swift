@@ -1,5 +1,6 @@
 // BusServer on a private dbus-daemon: replies and signals are sent by the thread
-// that has them, while the server's own thread reads the connection.
+// that has them, while the server's own thread, or an executor's loop (as in
+// audiorouted), reads the connection. Each test runs both ways.
 import AudioRouteLinux
 import AudioRouteTestSupport
 import Glibc
@@ -12,13 +13,26 @@ import Testing
     static let path = "/org/audioroute/ServerTest"
     static let interface = "org.audioroute.ServerTest"
 
+    /// A loop for the suite's servers that read on an executor (`run()` never returns: one thread).
+    static let loop: SingleThreadExecutor = {
+        let executor = SingleThreadExecutor()
+        _ = startThread { executor.run() }
+        return executor
+    }()
+
+    static func start(_ bus: PrivateBus, onLoop: Bool) async throws -> BusServer {
+        try await BusServer.start(
+            bus: .address(bus.address), name: name, objectPath: path, executor: onLoop ? loop : nil, logger: Logger(label: "test"))
+    }
+
     /// More than the socket takes while the bus daemon reads nothing (it is stopped): sd-bus
-    /// queues the rest, and only the server thread's poll for POLLOUT sends it once the bus
-    /// reads again. Each signal must arrive whole and in order.
-    @Test func signalsTheSocketCannotTakeAreSentWhenItCan() async throws {
+    /// queues the rest, and only the reading loop's poll for POLLOUT sends it once the bus
+    /// reads again (on an executor: its source asks for POLLOUT, and the sender wakes the
+    /// loop). Each signal must arrive whole and in order.
+    @Test(arguments: [false, true]) func signalsTheSocketCannotTakeAreSentWhenItCan(onLoop: Bool) async throws {
         let bus = try PrivateBus()
         defer { bus.close() }
-        let server = try await BusServer.start(bus: .address(bus.address), name: Self.name, objectPath: Self.path, logger: Logger(label: "test"))
+        let server = try await Self.start(bus, onLoop: onLoop)
         defer { server.stop() }
         let client = try await DBusClientConnection.connect(.address(bus.address))
         defer { client.close() }
@@ -27,6 +41,8 @@ import Testing
         // 24 MB against sd-bus's 8 MiB send buffer.
         let sizes = (1...12).map { 2_000_000 + $0 }
         bus.suspend()
+        // Let the reading loop fall asleep first, waiting for input only: the senders must wake it.
+        try await Task.sleep(for: .milliseconds(100))
         // From a thread that is not the server's, as the daemon's loop sends.
         await Task.detached {
             for (index, size) in sizes.enumerated() {
@@ -58,10 +74,10 @@ import Testing
     /// Several threads emit while a client's calls are read by the server thread and answered
     /// from yet another: every call gets its own answer, every signal arrives, and each
     /// sender's signals keep their order.
-    @Test func concurrentSendersAndCallsShareTheConnection() async throws {
+    @Test(arguments: [false, true]) func concurrentSendersAndCallsShareTheConnection(onLoop: Bool) async throws {
         let bus = try PrivateBus()
         defer { bus.close() }
-        let server = try await BusServer.start(bus: .address(bus.address), name: Self.name, objectPath: Self.path, logger: Logger(label: "test"))
+        let server = try await Self.start(bus, onLoop: onLoop)
         defer { server.stop() }
         let answering = Task.detached {
             for await event in server.events {
@@ -114,10 +130,10 @@ import Testing
     }
 
     /// After stop, replies and signals are dropped, not sent on a closed connection.
-    @Test func sendsAfterStopAreDropped() async throws {
+    @Test(arguments: [false, true]) func sendsAfterStopAreDropped(onLoop: Bool) async throws {
         let bus = try PrivateBus()
         defer { bus.close() }
-        let server = try await BusServer.start(bus: .address(bus.address), name: Self.name, objectPath: Self.path, logger: Logger(label: "test"))
+        let server = try await Self.start(bus, onLoop: onLoop)
         server.stop()
         for await _ in server.events {}
         server.emit(path: Self.path, interface: Self.interface, member: "Late")

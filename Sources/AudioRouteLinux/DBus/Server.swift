@@ -106,15 +106,22 @@ public final class BusServer: Sendable {
     ///     credentials are fetched from the bus before the call is reported.
     ///   - maxPendingPerSender: calls from one sender awaiting an answer beyond
     ///     this are refused at once with LimitsExceeded.
+    ///   - executor: a loop that reads the connection, as one of its sources, instead of a
+    ///     thread of the server's own: a call then reaches the daemon's tasks without a
+    ///     thread hand-over, and the daemon has one thread fewer (audiorouted). It must run.
     public static func start(
         bus: ServerBus, name: String, objectPath: String, credentialMembers: Set<String> = [], maxPendingPerSender: Int = 64,
-        logger: Logger
+        executor: SingleThreadExecutor? = nil, logger: Logger
     ) async throws(BusError) -> BusServer {
         let wake = try WakeSignal()
         let (stream, continuation) = AsyncStream.makeStream(of: BusServerEvent.self, bufferingPolicy: .unbounded)
         let loop = ServerLoop(
             bus: bus, name: name, objectPath: objectPath, credentialMembers: credentialMembers, maxPending: maxPendingPerSender,
             logger: logger, continuation: continuation, wake: wake)
+        if let executor {
+            let unique = try loop.start(on: executor)
+            return BusServer(events: stream, uniqueName: unique, loop: loop)
+        }
         let started: Result<String, BusError> = await withCheckedContinuation { ready in
             loop.onStart = { ready.resume(returning: $0) }
             if let rc = startThread({ loop.main() }) {
@@ -183,6 +190,10 @@ final class ServerLoop: @unchecked Sendable {
     private let lock = Mutex<Void>(())
     /// The connection while it serves: nil before, and after a stop or a failure.
     private var bus: OpaquePointer?
+    /// On an executor's loop: the loop, the connection it owns and the source reading it.
+    private var executor: SingleThreadExecutor?
+    private var owned: OwnedConnection?
+    private var source: UInt64?
     private var stopping = false
     /// Calls awaiting an answer: a reference to the call message each, and its sender.
     private var pending: [UInt64: (message: OpaquePointer, sender: String)] = [:]
@@ -211,16 +222,101 @@ final class ServerLoop: @unchecked Sendable {
             guard let bus, !stopping else { return false }
             run(command, on: bus)
             // sd-bus writes at once what the socket takes; the rest waits for POLLOUT, which
-            // the server thread, asleep in a poll(2) set up before, is not waiting for.
+            // the reading loop, asleep in a poll(2) set up before, is not waiting for.
             return sd_bus_get_events(bus) & Int32(POLLOUT) != 0
         }
-        if queued { wake.fire() }
+        guard queued else { return }
+        if let executor = lock.withLock({ _ in self.executor }) {
+            executor.wakeUp()
+        } else {
+            wake.fire()
+        }
     }
 
-    /// Asks the server thread to flush what is queued, release the name and close.
+    /// Asks the reading loop to flush what is queued, release the name and close.
     func requestStop() {
-        lock.withLock { _ in stopping = true }
-        wake.fire()
+        let executor = lock.withLock { _ -> SingleThreadExecutor? in
+            stopping = true
+            return self.executor
+        }
+        guard let executor else { return wake.fire() }
+        executor.schedule { self.closeOnLoop() }
+    }
+
+    // MARK: On an executor's loop
+
+    /// Connects, sets up and starts reading the connection as a source of `executor`.
+    /// Returns the unique name.
+    func start(on executor: SingleThreadExecutor) throws(BusError) -> String {
+        let box = OwnedConnection(try BusConnection(serving: busChoice))
+        try setUp(box.connection)
+        var unique: UnsafePointer<CChar>?
+        _ = sd_bus_get_unique_name(box.connection.handle, &unique)
+        let name = unique.map { String(cString: $0) } ?? ""
+        let handle = box.connection.handle
+        let fd = box.connection.fd
+        lock.withLock { _ in
+            bus = handle
+            owned = box
+            self.executor = executor
+        }
+        let id = executor.watch(
+            fd: fd,
+            events: { [self] in
+                lock.withLock { _ in bus.map { Int16(truncatingIfNeeded: sd_bus_get_events($0)) } ?? 0 }
+            },
+            { [self] in readOnLoop() })
+        lock.withLock { _ in source = id }
+        // sd-bus may already hold messages it read while setting up (a call that came during
+        // RequestName): the socket will not show them, so they are processed once now.
+        executor.schedule { [self] in
+            if !readOnLoop() { executor.unwatch(id) }
+        }
+        return name
+    }
+
+    /// The source's handler: processes every message sd-bus has (it may have read more than
+    /// the socket shows), then waits for the next poll. False once the connection is gone.
+    private func readOnLoop() -> Bool {
+        while true {
+            let step = lock.withLock { _ -> Step in
+                guard let bus, !stopping else { return .stop }
+                return process(bus)
+            }
+            switch step {
+            case .process: continue
+            case .wait: return true
+            case .stop: return false
+            case .lost(let error):
+                logger.error("lost the bus: \(error)")
+                let owned = lock.withLock { _ in release() }
+                _ = owned
+                continuation.yield(.lost(error))
+                continuation.finish()
+                return false
+            }
+        }
+    }
+
+    /// Flushes, releases the connection and ends `events`; on the loop, after a stop request.
+    private func closeOnLoop() {
+        let (owned, executor, source) = lock.withLock { _ in
+            if let bus { _ = sd_bus_flush(bus) }
+            return (release(), self.executor, self.source)
+        }
+        if let executor, let source { executor.unwatch(source) }
+        _ = owned  // closed here, after the source is gone
+        continuation.finish()
+    }
+
+    /// Forgets the connection and the calls awaiting answers; returns the owned connection,
+    /// for the caller to close once the lock is released. With the lock held.
+    private func release() -> OwnedConnection? {
+        bus = nil
+        for (_, call) in pending { sd_bus_message_unref(call.message) }
+        pending = [:]
+        defer { owned = nil }
+        return owned
     }
 
     func main() {
@@ -280,9 +376,21 @@ final class ServerLoop: @unchecked Sendable {
 
     private enum Step {
         case process
-        case wait(events: Int32, timeout: Int32)
+        case wait
         case stop
         case lost(BusError)
+    }
+
+    /// One sd_bus_process step: `.process` if there may be more, `.wait` if not. With the lock held.
+    private func process(_ handle: OpaquePointer) -> Step {
+        var message: OpaquePointer?
+        let r = sd_bus_process(handle, &message)
+        if let message {
+            handleUnclaimed(message)
+            sd_bus_message_unref(message)
+        }
+        if r < 0 { return .lost(BusError(operation: "process the bus", errno: -r)) }
+        return r > 0 ? .process : .wait
     }
 
     /// Reads and dispatches until stopped or the connection fails; clears `bus` on the way out.
@@ -297,18 +405,9 @@ final class ServerLoop: @unchecked Sendable {
                     bus = nil
                     return .stop
                 }
-                var message: OpaquePointer?
-                let r = sd_bus_process(handle, &message)
-                if let message {
-                    handleUnclaimed(message)
-                    sd_bus_message_unref(message)
-                }
-                if r < 0 {
-                    bus = nil
-                    return .lost(BusError(operation: "process the bus", errno: -r))
-                }
-                if r > 0 { return .process }
-                return .wait(events: sd_bus_get_events(handle), timeout: BusConnection.pollTimeout(handle))
+                let step = process(handle)
+                if case .lost = step { bus = nil }
+                return step
             }
             switch step {
             case .process: continue
@@ -317,8 +416,9 @@ final class ServerLoop: @unchecked Sendable {
                 logger.error("lost the bus: \(error)")
                 continuation.yield(.lost(error))
                 return
-            case .wait(let events, let timeout):
+            case .wait:
                 // A sender that leaves output queued after this point fires `wake`: no POLLOUT is missed.
+                let (events, timeout) = lock.withLock { _ in (sd_bus_get_events(handle), BusConnection.pollTimeout(handle)) }
                 var fds = [
                     pollfd(fd: fd, events: Int16(truncatingIfNeeded: events), revents: 0),
                     pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0),
@@ -494,6 +594,13 @@ final class ServerLoop: @unchecked Sendable {
         else { return }
         continuation.yield(.nameVanished(name))
     }
+}
+
+/// A served connection that lives with the server rather than on a thread's stack; closed
+/// when the last reference goes.
+final class OwnedConnection: @unchecked Sendable {
+    let connection: BusConnection
+    init(_ connection: consuming BusConnection) { self.connection = connection }
 }
 
 extension BusConnection {

@@ -37,7 +37,9 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
     private struct Source {
         var id: UInt64
         var fd: Int32
-        /// Runs on the loop when `fd` is readable (or in error); false removes the source.
+        /// The poll(2) events to wait for, asked before each poll (outside the executor's lock).
+        var events: @Sendable () -> Int16
+        /// Runs on the loop when `fd` is ready (or in error); false removes the source.
         var handler: @Sendable () -> Bool
     }
 
@@ -128,7 +130,7 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
         withLock { loopThread = pthread_self() }
         var batch: [Work] = []
         var fds: [pollfd] = []
-        var handlers: [(id: UInt64, handler: @Sendable () -> Bool)] = []
+        var watched: [Source] = []
         var busyRounds: UInt = 0
         while true {
             pthread_mutex_lock(lock)
@@ -151,16 +153,14 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
             busyRounds = idle ? 0 : busyRounds &+ 1
             let look = idle || (!sources.isEmpty && busyRounds % 16 == 0)
             fds.removeAll(keepingCapacity: true)
-            handlers.removeAll(keepingCapacity: true)
-            if look {
-                fds.append(pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0))
-                for source in sources {
-                    fds.append(pollfd(fd: source.fd, events: Int16(POLLIN), revents: 0))
-                    handlers.append((source.id, source.handler))
-                }
-            }
+            watched.removeAll(keepingCapacity: true)
+            if look { watched.append(contentsOf: sources) }
             pthread_mutex_unlock(lock)
             if look {
+                // The sources' events are asked without the lock: a source may take a lock of its
+                // own that is held elsewhere while a job is enqueued.
+                fds.append(pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0))
+                for source in watched { fds.append(pollfd(fd: source.fd, events: source.events(), revents: 0)) }
                 let count = fds.count
                 let r = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t(count), timeout) }
                 if r < 0 { for index in fds.indices { fds[index].revents = 0 } }  // EINTR: look again
@@ -173,8 +173,8 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
             jobs &+= UInt64(batch.count)
             pthread_mutex_unlock(lock)
             if !fds.isEmpty, fds[0].revents != 0 { wake.drain() }
-            for (index, entry) in handlers.enumerated() where fds[index + 1].revents != 0 {
-                if !entry.handler() { withLock { sources.removeAll { $0.id == entry.id } } }
+            for (index, source) in watched.enumerated() where fds[index + 1].revents != 0 {
+                if !source.handler() { withLock { sources.removeAll { $0.id == source.id } } }
             }
             for work in batch {
                 switch work {
@@ -194,15 +194,35 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
         push(.call(body))
     }
 
-    /// Calls `handler` on the loop thread whenever `fd` is readable (or reports an error or
-    /// a hang-up), until it returns false. The handler must consume what made `fd` ready,
-    /// or it is called again at once. The caller keeps `fd` open until then.
-    public func watch(fd: Int32, _ handler: @escaping @Sendable () -> Bool) {
+    /// Calls `handler` on the loop thread whenever `fd` is readable (or, with `events`, ready
+    /// for what `events` asks before each poll: POLLOUT while a socket has output queued), or
+    /// reports an error or a hang-up, until it returns false or ``unwatch(_:)``. The handler
+    /// must consume what made `fd` ready, or it is called again at once. The caller keeps
+    /// `fd` open until then. Returns the source's id.
+    @discardableResult
+    public func watch(
+        fd: Int32, events: @escaping @Sendable () -> Int16 = { SingleThreadExecutor.readable }, _ handler: @escaping @Sendable () -> Bool
+    ) -> UInt64 {
         withLock {
             lastID += 1
-            sources.append(Source(id: lastID, fd: fd, handler: handler))
+            sources.append(Source(id: lastID, fd: fd, events: events, handler: handler))
             wakeIfSleeping()
+            return lastID
         }
+    }
+
+    /// POLLIN: what a source waits for unless it says otherwise.
+    public static let readable = Int16(POLLIN)
+
+    /// Removes source `id`; its handler is not called again once the loop is past its
+    /// current round (at once, when called from the loop thread between handlers: a job).
+    public func unwatch(_ id: UInt64) {
+        withLock { sources.removeAll { $0.id == id } }
+    }
+
+    /// Makes a sleeping loop go round: a source's `events` have changed.
+    public func wakeUp() {
+        withLock { wakeIfSleeping() }
     }
 
     /// Enqueues a job (the `TaskExecutor` requirement: tasks that prefer this executor).
