@@ -7,14 +7,14 @@ import Glibc
 /// ``run()``. That thread sleeps in a single poll(2), with no timeout unless a
 /// ``sleep(for:)`` is due, so an idle daemon makes no wake-ups.
 ///
-/// The same poll waits on the descriptors given to ``watch(fd:_:)``: a source such as the
-/// udev monitor is read on the loop thread itself, so its events reach the route service
-/// without waking another thread first (PipeWire's daemon works the same way: one loop).
+/// The same poll waits on the descriptors given to ``watch(fd:events:_:)``: a source such
+/// as the udev monitor, the D-Bus connection or a signalfd is read on the loop thread
+/// itself, so its events reach the daemon's tasks without waking another thread first
+/// (PipeWire's daemon works the same way: one loop).
 ///
 /// Why not Dispatch, Swift's default executor on Linux: once one of its worker threads
 /// exists it arms a 1 Hz timer (its worker-pool monitor) that runs for the life of the
-/// process (docs/benchmarks.md). The daemon's work is small and event driven: its watchers
-/// and D-Bus loop block in their own threads and hand events over through AsyncStreams.
+/// process (docs/benchmarks.md). The daemon's work is small and event driven.
 ///
 /// ``install()`` replaces the runtime's default executors through its hooks
 /// (swift/Runtime/ConcurrencyHooks.def; swift-nio uses the same hooks to run Swift
