@@ -269,16 +269,26 @@ final class ServerLoop: @unchecked Sendable {
         lock.withLock { _ in source = id }
         // sd-bus may already hold messages it read while setting up (a call that came during
         // RequestName): the socket will not show them, so they are processed once now.
-        executor.schedule { [self] in
-            if !readOnLoop() { executor.unwatch(id) }
-        }
+        scheduleTurn(on: executor, source: id)
         return name
     }
 
-    /// The source's handler: processes every message sd-bus has (it may have read more than
-    /// the socket shows), then waits for the next poll. False once the connection is gone.
+    /// At most this many messages per turn: a client flooding calls must not hold the loop
+    /// away from udev and the route service for long.
+    static let messagesPerTurn = 64
+
+    private func scheduleTurn(on executor: SingleThreadExecutor, source id: UInt64) {
+        executor.schedule { [self] in
+            if !readOnLoop() { executor.unwatch(id) }
+        }
+    }
+
+    /// The source's handler: processes the messages sd-bus has, then waits for the next poll.
+    /// After `messagesPerTurn` it goes on in a job queued behind the others instead: sd-bus
+    /// may hold more than the socket shows, which no poll would report. False once the
+    /// connection is gone.
     private func readOnLoop() -> Bool {
-        while true {
+        for _ in 0..<Self.messagesPerTurn {
             let step = lock.withLock { _ -> Step in
                 guard let bus, !stopping else { return .stop }
                 return process(bus)
@@ -296,6 +306,10 @@ final class ServerLoop: @unchecked Sendable {
                 return false
             }
         }
+        if let (executor, id) = lock.withLock({ _ in self.executor.flatMap { e in source.map { (e, $0) } } }) {
+            scheduleTurn(on: executor, source: id)
+        }
+        return true
     }
 
     /// Flushes, releases the connection and ends `events`; on the loop, after a stop request.
