@@ -299,16 +299,15 @@ final class ServerLoop: @unchecked Sendable {
             case .stop: return false
             case .lost(let error):
                 logger.error("lost the bus: \(error)")
-                let owned = lock.withLock { _ in release() }
-                _ = owned
+                // The connection closes here; the loop drops the source when this returns false.
+                _ = lock.withLock { _ in release() }
                 continuation.yield(.lost(error))
                 continuation.finish()
                 return false
             }
         }
-        if let (executor, id) = lock.withLock({ _ in self.executor.flatMap { e in source.map { (e, $0) } } }) {
-            scheduleTurn(on: executor, source: id)
-        }
+        let (executor, id) = lock.withLock { _ in (self.executor, source) }
+        if let executor, let id { scheduleTurn(on: executor, source: id) }
         return true
     }
 
