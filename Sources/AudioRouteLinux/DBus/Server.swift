@@ -248,11 +248,7 @@ final class ServerLoop: @unchecked Sendable {
     /// Connects, sets up and starts reading the connection as a source of `executor`.
     /// Returns the unique name.
     func start(on executor: SingleThreadExecutor) throws(BusError) -> String {
-        let box = OwnedConnection(try BusConnection(serving: busChoice))
-        try setUp(box.connection)
-        var unique: UnsafePointer<CChar>?
-        _ = sd_bus_get_unique_name(box.connection.handle, &unique)
-        let name = unique.map { String(cString: $0) } ?? ""
+        let (box, name) = try connect()
         let handle = box.connection.handle
         let fd = box.connection.fd
         lock.withLock { _ in
@@ -341,29 +337,31 @@ final class ServerLoop: @unchecked Sendable {
             }
             continuation.finish()
         }
-        let connection: BusConnection
+        let box: OwnedConnection
+        let unique: String
         do {
-            connection = try BusConnection(serving: busChoice)
+            (box, unique) = try connect()
         } catch {
             onStart?(.failure(error))
             onStart = nil
             return
         }
-        do {
-            try setUp(connection)
-        } catch {
-            onStart?(.failure(error))
-            onStart = nil
-            return
-        }
-        var unique: UnsafePointer<CChar>?
-        _ = sd_bus_get_unique_name(connection.handle, &unique)
-        let handle = connection.handle
+        let handle = box.connection.handle
         lock.withLock { _ in bus = handle }
-        onStart?(.success(unique.map { String(cString: $0) } ?? ""))
+        onStart?(.success(unique))
         onStart = nil
-        // The connection is closed when `connection` ends, after run has cleared `bus`.
-        run(connection)
+        // The connection is closed when `box` ends, after run has cleared `bus`.
+        run(box.connection)
+    }
+
+    /// Connects, serves the object path and takes the name; returns the connection and
+    /// its unique name.
+    private func connect() throws(BusError) -> (OwnedConnection, String) {
+        let box = OwnedConnection(try BusConnection(serving: busChoice))
+        try setUp(box.connection)
+        var unique: UnsafePointer<CChar>?
+        _ = sd_bus_get_unique_name(box.connection.handle, &unique)
+        return (box, unique.map { String(cString: $0) } ?? "")
     }
 
     private func setUp(_ bus: borrowing BusConnection) throws(BusError) {
