@@ -1,7 +1,7 @@
 // BusServer on a private dbus-daemon: replies and signals are sent by the thread
 // that has them, while the server's own thread, or an executor's loop (as in
 // audiorouted), reads the connection. Each test runs both ways.
-import AudioRouteLinux
+@testable import AudioRouteLinux
 import AudioRouteTestSupport
 import Glibc
 import Logging
@@ -127,6 +127,43 @@ import Testing
         }
         #expect(outOfOrder.isEmpty)
         #expect(next == [Int](repeating: each, count: senders))
+    }
+
+    /// On a loop, a flood of calls is read `messagesPerTurn` at a time, with the loop's other
+    /// jobs run in between: a job that keeps rescheduling itself sees the count of calls read
+    /// grow by at most two turns between its runs (without the limit, by everything waiting).
+    @Test func aFloodOfCallsLeavesTheLoopToItsOtherJobs() async throws {
+        let bus = try PrivateBus()
+        defer { bus.close() }
+        // The name and path the flooding script calls.
+        let server = try await BusServer.start(
+            bus: .address(bus.address), name: "org.audioroute.AudioRoute1", objectPath: "/org/audioroute/AudioRoute1",
+            maxPendingPerSender: 100_000, executor: Self.loop, logger: Logger(label: "test"))
+        defer { server.stop() }
+        let count: UInt64 = 3000
+        // The loop is held while the flood arrives, so that it then finds many calls waiting at once.
+        Self.loop.schedule { usleep(1_000_000) }
+        let flood = try ChildProcess("/usr/bin/python3", [UmockdevBench.packageRoot + "/Tests/Fixtures/dbus/client.py", bus.address, "flood", "\(count)"])
+        defer {
+            flood.signal(SIGKILL)
+            _ = flood.wait(seconds: 5)
+        }
+        let samples = Mutex<(read: [UInt64], done: Bool)>(([], false))
+        @Sendable func tick() {
+            let read = server.callsReported
+            let more = samples.withLock { state -> Bool in
+                state.read.append(read)
+                state.done = state.done || read >= count
+                return !state.done
+            }
+            if more { Self.loop.schedule(tick) }
+        }
+        Self.loop.schedule(tick)
+        for _ in 0..<3000 where !samples.withLock({ $0.done }) { try await Task.sleep(for: .milliseconds(10)) }
+        let read = samples.withLock { $0.read }
+        #expect(read.last == count, "calls read: \(read.last ?? 0) of \(count)")
+        let largest = zip(read.dropFirst(), read).map { $0 - $1 }.max() ?? 0
+        #expect(largest <= UInt64(2 * ServerLoop.messagesPerTurn), "largest step between two runs of the job: \(largest)")
     }
 
     /// After stop, replies and signals are dropped, not sent on a closed connection.

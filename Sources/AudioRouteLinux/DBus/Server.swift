@@ -163,6 +163,9 @@ public final class BusServer: Sendable {
 
     /// Releases the name and closes the connection; `events` ends.
     public func stop() { loop.requestStop() }
+
+    /// How many calls have been read and reported so far.
+    var callsReported: UInt64 { loop.callsReported }
 }
 
 /// The server's state: the connection, read by the server thread, and the calls
@@ -215,6 +218,8 @@ final class ServerLoop: @unchecked Sendable {
         self.continuation = continuation
         self.wake = wake
     }
+
+    var callsReported: UInt64 { lock.withLock { _ in nextToken } }
 
     /// Sends a reply or a signal now, on the calling thread. Dropped once the server has stopped.
     func perform(_ command: Command) {
