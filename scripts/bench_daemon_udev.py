@@ -567,6 +567,12 @@ def start(binary, emitter, d, notify):
     if os.environ.get("BENCH_STATE_ON_TMPFS"):
         # To see what the state file's fsyncs on disk cost the route service.
         state = os.path.join(run, "state")
+    if os.environ.get("BENCH_JOURNAL"):
+        # As under systemd: stderr is the journal's stream, which $JOURNAL_STREAM names by
+        # device and inode, so the daemon logs in the journald form (JournalLogHandler).
+        open(os.path.join(d, "stderr"), "w").close()  # reopened below: the same inode
+        info = os.stat(os.path.join(d, "stderr"))
+        env["JOURNAL_STREAM"] = "%d:%d" % (info.st_dev, info.st_ino)
     t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
     process = subprocess.Popen(
         # The daemon's default log level (notice, as the systemd units run it): the logging code
