@@ -712,14 +712,21 @@ def run(argv):
             with open(os.path.join(d, "stderr")) as f:
                 err = f.read()
             refused = err.count("port event refused")
+            # "TIME LEVEL label: ..." (swift-log's stream form) or "<N>label: ..." (journald's).
+            priorities = {"2": "critical", "3": "error", "4": "warning", "5": "notice", "6": "info", "7": "debug"}
+
+            def level_of(line):
+                if line.startswith("<") and line[2:3] == ">":
+                    return priorities.get(line[1], "?")
+                words = line.split()
+                return words[1] if len(words) > 1 else "?"
             levels = {}
             for line in err.splitlines():
-                words = line.split()
-                level = words[1] if len(words) > 1 else "?"
+                level = level_of(line)
                 levels[level] = levels.get(level, 0) + 1
             print("daemon log: %d lines (%s), %d 'port event refused'"
                   % (len(err.splitlines()), ", ".join("%s %d" % kv for kv in sorted(levels.items())), refused))
-            loud = [line for line in err.splitlines() if line.split()[1:2] and line.split()[1] in ("warning", "error", "critical")]
+            loud = [line for line in err.splitlines() if level_of(line) in ("warning", "error", "critical")]
             if loud:
                 print("first warnings:\n" + "\n".join(loud[:5]))
         finally:
