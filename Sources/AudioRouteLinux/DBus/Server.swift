@@ -1,6 +1,6 @@
-// Serving objects on a bus with sd-bus. One thread reads the connection: it
-// blocks in poll(2) on the bus fd and a wake eventfd, like the BlueZ watcher,
-// and hands method calls to Swift concurrency as events. Replies and signals
+// Serving objects on a bus with sd-bus. The daemon's loop (or, in tests, a thread
+// of the server's own, blocked in poll(2) on the bus fd and a wake eventfd) reads
+// the connection and hands method calls to Swift concurrency as events. Replies and signals
 // are sent by the thread that has them (the daemon's loop), under a lock that
 // every use of the connection takes: a route change reaches the bus without
 // waking another thread first (docs/daemon.md). A call is answered
@@ -113,18 +113,19 @@ public final class BusServer: Sendable {
         bus: ServerBus, name: String, objectPath: String, credentialMembers: Set<String> = [], maxPendingPerSender: Int = 64,
         executor: SingleThreadExecutor? = nil, logger: Logger
     ) async throws(BusError) -> BusServer {
-        let wake = try WakeSignal()
+        let reader: ServerLoop.Reader
+        if let executor { reader = .loop(executor) } else { reader = .thread(try WakeSignal()) }
         let (stream, continuation) = AsyncStream.makeStream(of: BusServerEvent.self, bufferingPolicy: .unbounded)
         let loop = ServerLoop(
             bus: bus, name: name, objectPath: objectPath, credentialMembers: credentialMembers, maxPending: maxPendingPerSender,
-            logger: logger, continuation: continuation, wake: wake)
-        if let executor {
-            let unique = try loop.start(on: executor)
+            logger: logger, continuation: continuation, reader: reader)
+        guard case .thread(let wake) = reader else {
+            let unique = try loop.startOnLoop()
             return BusServer(events: stream, uniqueName: unique, loop: loop)
         }
         let started: Result<String, BusError> = await withCheckedContinuation { ready in
             loop.onStart = { ready.resume(returning: $0) }
-            if let rc = startThread({ loop.main() }) {
+            if let rc = startThread({ loop.main(wake: wake) }) {
                 ready.resume(returning: .failure(BusError(operation: "start the bus thread", errno: rc)))
             }
         }
@@ -187,14 +188,20 @@ final class ServerLoop: @unchecked Sendable {
     let maxPending: Int
     let logger: Logger
     let continuation: AsyncStream<BusServerEvent>.Continuation
-    let wake: WakeSignal
+    /// Who reads the connection.
+    enum Reader {
+        /// A thread of the server's own, asleep in poll(2) on the bus fd and this eventfd.
+        case thread(WakeSignal)
+        /// A source of this executor's loop.
+        case loop(SingleThreadExecutor)
+    }
+    let reader: Reader
     var onStart: ((Result<String, BusError>) -> Void)?
 
     private let lock = Mutex<Void>(())
     /// The connection while it serves: nil before, and after a stop or a failure.
     private var bus: OpaquePointer?
-    /// On an executor's loop: the loop, the connection it owns and the source reading it.
-    private var executor: SingleThreadExecutor?
+    /// On an executor's loop: the connection it owns and the source reading it.
     private var owned: OwnedConnection?
     private var source: UInt64?
     private var stopping = false
@@ -207,7 +214,7 @@ final class ServerLoop: @unchecked Sendable {
 
     init(
         bus: ServerBus, name: String, objectPath: String, credentialMembers: Set<String>, maxPending: Int, logger: Logger,
-        continuation: AsyncStream<BusServerEvent>.Continuation, wake: WakeSignal
+        continuation: AsyncStream<BusServerEvent>.Continuation, reader: Reader
     ) {
         self.busChoice = bus
         self.name = name
@@ -216,7 +223,7 @@ final class ServerLoop: @unchecked Sendable {
         self.maxPending = maxPending
         self.logger = logger
         self.continuation = continuation
-        self.wake = wake
+        self.reader = reader
     }
 
     var callsReported: UInt64 { lock.withLock { _ in nextToken } }
@@ -231,42 +238,40 @@ final class ServerLoop: @unchecked Sendable {
             return sd_bus_get_events(bus) & Int32(POLLOUT) != 0
         }
         guard queued else { return }
-        if let executor = lock.withLock({ _ in self.executor }) {
-            executor.wakeUp()
-        } else {
-            wake.fire()
+        switch reader {
+        case .thread(let wake): wake.fire()
+        case .loop(let executor): executor.wakeUp()
         }
     }
 
     /// Asks the reading loop to flush what is queued, release the name and close.
     func requestStop() {
-        let executor = lock.withLock { _ -> SingleThreadExecutor? in
-            stopping = true
-            return self.executor
+        lock.withLock { _ in stopping = true }
+        switch reader {
+        case .thread(let wake): wake.fire()
+        case .loop(let executor): executor.schedule { self.closeOnLoop(executor) }
         }
-        guard let executor else { return wake.fire() }
-        executor.schedule { self.closeOnLoop() }
     }
 
     // MARK: On an executor's loop
 
-    /// Connects, sets up and starts reading the connection as a source of `executor`.
-    /// Returns the unique name.
-    func start(on executor: SingleThreadExecutor) throws(BusError) -> String {
+    /// Connects, sets up and starts reading the connection as a source of the reader's
+    /// executor. Returns the unique name.
+    func startOnLoop() throws(BusError) -> String {
+        guard case .loop(let executor) = reader else { preconditionFailure("the server reads on its own thread") }
         let (box, name) = try connect()
         let handle = box.connection.handle
         let fd = box.connection.fd
         lock.withLock { _ in
             bus = handle
             owned = box
-            self.executor = executor
         }
         let id = executor.watch(
             fd: fd,
             events: { [self] in
                 lock.withLock { _ in bus.map { Int16(truncatingIfNeeded: sd_bus_get_events($0)) } ?? 0 }
             },
-            { [self] in readOnLoop() })
+            { [self] in readOnLoop(executor) })
         lock.withLock { _ in source = id }
         // sd-bus may already hold messages it read while setting up (a call that came during
         // RequestName): the socket will not show them, so they are processed once now.
@@ -280,7 +285,7 @@ final class ServerLoop: @unchecked Sendable {
 
     private func scheduleTurn(on executor: SingleThreadExecutor, source id: UInt64) {
         executor.schedule { [self] in
-            if !readOnLoop() { executor.unwatch(id) }
+            if !readOnLoop(executor) { executor.unwatch(id) }
         }
     }
 
@@ -288,7 +293,7 @@ final class ServerLoop: @unchecked Sendable {
     /// After `messagesPerTurn` it goes on in a job queued behind the others instead: sd-bus
     /// may hold more than the socket shows, which no poll would report. False once the
     /// connection is gone.
-    private func readOnLoop() -> Bool {
+    private func readOnLoop(_ executor: SingleThreadExecutor) -> Bool {
         for _ in 0..<Self.messagesPerTurn {
             let step = lock.withLock { _ -> Step in
                 guard let bus, !stopping else { return .stop }
@@ -307,18 +312,17 @@ final class ServerLoop: @unchecked Sendable {
                 return false
             }
         }
-        let (executor, id) = lock.withLock { _ in (self.executor, source) }
-        if let executor, let id { scheduleTurn(on: executor, source: id) }
+        if let id = lock.withLock({ _ in source }) { scheduleTurn(on: executor, source: id) }
         return true
     }
 
     /// Flushes, releases the connection and ends `events`; on the loop, after a stop request.
-    private func closeOnLoop() {
-        let (owned, executor, source) = lock.withLock { _ in
+    private func closeOnLoop(_ executor: SingleThreadExecutor) {
+        let (owned, source) = lock.withLock { _ in
             if let bus { _ = sd_bus_flush(bus) }
-            return (release(), self.executor, self.source)
+            return (release(), self.source)
         }
-        if let executor, let source { executor.unwatch(source) }
+        if let source { executor.unwatch(source) }
         _ = owned  // closed here, after the source is gone
         continuation.finish()
     }
@@ -333,7 +337,7 @@ final class ServerLoop: @unchecked Sendable {
         return owned
     }
 
-    func main() {
+    func main(wake: WakeSignal) {
         defer {
             lock.withLock { _ in
                 bus = nil
@@ -356,7 +360,7 @@ final class ServerLoop: @unchecked Sendable {
         onStart?(.success(unique))
         onStart = nil
         // The connection is closed when `box` ends, after run has cleared `bus`.
-        run(box.connection)
+        run(box.connection, wake: wake)
     }
 
     /// Connects, serves the object path and takes the name; returns the connection and
@@ -410,7 +414,7 @@ final class ServerLoop: @unchecked Sendable {
     }
 
     /// Reads and dispatches until stopped or the connection fails; clears `bus` on the way out.
-    private func run(_ connection: borrowing BusConnection) {
+    private func run(_ connection: borrowing BusConnection, wake: WakeSignal) {
         let handle = connection.handle
         let fd = connection.fd
         while true {
