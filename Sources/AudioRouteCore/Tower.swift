@@ -547,6 +547,18 @@ public enum PortEvent: Sendable, Hashable {
     case updated(Port)
 }
 
+extension Array where Element == Port {
+    /// Applies a watcher's event to a plain list of ports (a snapshot being collected):
+    /// no sequences, no checks, unknown uids ignored.
+    public mutating func apply(_ event: PortEvent) {
+        switch event {
+        case .added(let new): self += new
+        case .removed(let uids): removeAll { uids.contains($0.uid) }
+        case .updated(let port): if let index = firstIndex(where: { $0.uid == port.uid }) { self[index] = port }
+        }
+    }
+}
+
 extension Tower {
     /// Applies a watcher's event.
     public mutating func apply(_ event: PortEvent) throws(SessionError) -> TowerOutcome {

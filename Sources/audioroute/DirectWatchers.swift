@@ -83,11 +83,7 @@ enum DirectWatchers {
 
         func apply(_ event: PortEvent) {
             guard !finished else { return }
-            switch event {
-            case .added(let new): ports += new
-            case .removed(let uids): ports.removeAll { uids.contains($0.uid) }
-            case .updated(let port): if let index = ports.firstIndex(where: { $0.uid == port.uid }) { ports[index] = port }
-            }
+            ports.apply(event)
         }
 
         func finish() {

@@ -96,10 +96,7 @@ extension BluezWatcher: PortSnapshotting {
         var ports: [Port] = []
         while let item = await iterator.next() {
             switch item {
-            case .event(.added(let new)): ports += new
-            case .event(.removed(let uids)): ports.removeAll { uids.contains($0.uid) }
-            case .event(.updated(let port)):
-                if let index = ports.firstIndex(where: { $0.uid == port.uid }) { ports[index] = port }
+            case .event(let event): ports.apply(event)
             case .settled: return ports
             case .started, .failed: continue
             }
