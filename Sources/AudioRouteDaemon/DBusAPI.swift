@@ -18,8 +18,16 @@ public enum DBusAPI {
     public static let version: UInt32 = 1
     /// Longest string argument accepted, in UTF-8 bytes.
     public static let maxStringBytes = 4096
-    /// Most sessions one unique name may hold.
-    public static let maxSessionsPerName = 64
+    /// Most values one call may carry (the largest call, SetCategory, needs a handful).
+    public static let maxValuesPerCall = 64
+    /// Most bytes of arguments one call may carry (strings count their bytes, other values 8).
+    public static let maxCallBytes = 16384
+    /// Most sessions one unique name (one connection) may hold.
+    public static let maxSessionsPerName = 16
+    /// Most connections of one user that may hold sessions at once.
+    public static let maxConnectionsPerUser = 16
+    /// Most sessions the daemon holds for everyone together.
+    public static let maxSessions = 512
     /// A user's port priority must lie in this range.
     public static let priorityRange = -1000...1000
 
@@ -37,6 +45,16 @@ public enum DBusAPI {
     /// Port `(ssssssit)` and route `(a(ssssssit)a(ssssssit))` signatures.
     public static let portSignature = "(ssssssit)"
     public static let routeSignature = "(a\(portSignature)a\(portSignature))"
+
+    /// What the server checks of every call before it decodes anything: the methods'
+    /// signatures and the limits above. The caller's credentials are fetched for OpenSession
+    /// (connections per user) and, where the policy is enforced, for the privileged members.
+    public static func contract(enforced: Bool) -> BusContract {
+        BusContract(
+            methods: methods,
+            credentialMembers: Set([managerInterface + ".OpenSession"]).union(enforced ? privilegedMembers : []),
+            limits: DecodeLimits(maxValues: maxValuesPerCall, maxStringBytes: maxStringBytes, maxBytes: maxCallBytes))
+    }
 
     /// Calls that change routing for everyone: on the system bus only root and
     /// group `audio` may make them (docs/security.md). Everything else (reads,

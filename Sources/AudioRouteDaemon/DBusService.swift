@@ -11,6 +11,8 @@ import ServiceLifecycle
 public actor DBusService: Service {
     private struct OpenSession {
         var owner: String
+        /// The owner's user, as the bus reports it.
+        var uid: UInt32
         var app: String
     }
 
@@ -37,7 +39,7 @@ public actor DBusService: Service {
     public static func connect(bus: ServerBus, executor: SingleThreadExecutor? = nil, logger: Logger) async throws(BusError) -> BusServer {
         try await BusServer.start(
             bus: bus, name: DBusAPI.busName, objectPath: DBusAPI.managerPath,
-            credentialMembers: bus == .session ? [] : DBusAPI.privilegedMembers, executor: executor, logger: logger)
+            contract: DBusAPI.contract(enforced: bus != .session), executor: executor, logger: logger)
     }
 
     public func run() async throws {
@@ -168,8 +170,8 @@ public actor DBusService: Service {
         case .sessionsNode: interfaces = [DBusAPI.introspectableInterface]
         case .session: interfaces = [DBusAPI.sessionInterface, DBusAPI.propertiesInterface, DBusAPI.introspectableInterface]
         }
-        // A call without an interface names a member of any of the object's interfaces.
-        let interface = call.interface.isEmpty ? interfaces.first { DBusAPI.methods[$0]?[call.member] != nil } ?? "" : call.interface
+        // The server named the interface of a call that names none (the contract's one interface with that member).
+        let interface = call.interface
         guard interfaces.contains(interface) else {
             throw DBusErrorReply("org.freedesktop.DBus.Error.UnknownInterface", "\(call.path) has no interface \(call.interface)")
         }
@@ -195,7 +197,7 @@ public actor DBusService: Service {
         case (DBusAPI.propertiesInterface, _):
             throw DBusErrorReply("org.freedesktop.DBus.Error.UnknownMethod", "call \(DBusAPI.propertiesInterface) by its interface name")
         case (DBusAPI.managerInterface, _):
-            return try await manager(call.member, args, sender: call.sender)
+            return try await manager(call.member, args, call: call)
         case (DBusAPI.sessionInterface, .session(let number)):
             return try await session(number, call.member, args)
         default:
@@ -203,19 +205,16 @@ public actor DBusService: Service {
         }
     }
 
-    private func manager(_ member: String, _ args: [DBusValue], sender: String) async throws(DBusErrorReply) -> ([DBusValue], String) {
+    private func manager(_ member: String, _ args: [DBusValue], call: BusCall) async throws(DBusErrorReply) -> ([DBusValue], String) {
+        let sender = call.sender
         switch (member, args.first, args.dropFirst().first) {
         case ("OpenSession", .string(let app)?, _):
-            let owned = sessions.values.count { $0.owner == sender }
-            guard owned < DBusAPI.maxSessionsPerName else {
-                throw DBusErrorReply(
-                    "org.freedesktop.DBus.Error.LimitsExceeded", "\(sender) already holds \(owned) sessions; at most \(DBusAPI.maxSessionsPerName)")
-            }
+            let uid = try admitSession(from: sender, credentials: call.credentials)
             let number = nextSession
             nextSession += 1
             let path = Self.sessionPath(number)
             // Recorded first: events of the opening are addressed to the owner.
-            sessions[number] = OpenSession(owner: sender, app: app)
+            sessions[number] = OpenSession(owner: sender, uid: uid, app: app)
             do throws(SessionError) {
                 try await routes.openSession(id: path, name: app.isEmpty ? nil : app)
             } catch {
@@ -247,6 +246,30 @@ public actor DBusService: Service {
         default:
             throw DBusErrorReply("org.freedesktop.DBus.Error.UnknownMethod", "\(DBusAPI.managerInterface) has no method \(member)")
         }
+    }
+
+    /// Whether `sender` may open one more session: within its own limit, its user's and the
+    /// daemon's (docs/security.md). Returns the sender's uid.
+    private func admitSession(from sender: String, credentials: Result<BusCredentials, BusError>?) throws(DBusErrorReply) -> UInt32 {
+        func refuse(_ message: String) -> DBusErrorReply { DBusErrorReply("org.freedesktop.DBus.Error.LimitsExceeded", message) }
+        let owned = sessions.values.filter { $0.owner == sender }
+        guard owned.count < DBusAPI.maxSessionsPerName else {
+            throw refuse("\(sender) already holds \(owned.count) sessions; at most \(DBusAPI.maxSessionsPerName)")
+        }
+        guard sessions.count < DBusAPI.maxSessions else {
+            throw refuse("the daemon holds \(sessions.count) sessions, its limit; close one first")
+        }
+        if let uid = owned.first?.uid { return uid }
+        guard case .success(let caller)? = credentials, let uid = caller.uid else {
+            let why: String
+            if case .failure(let error)? = credentials { why = "\(error)" } else { why = "the bus gave no user id" }
+            throw DBusErrorReply("org.freedesktop.DBus.Error.AccessDenied", "cannot tell which user \(sender) is: \(why)")
+        }
+        let connections = Set(sessions.values.filter { $0.uid == uid }.map(\.owner))
+        guard connections.count < DBusAPI.maxConnectionsPerUser else {
+            throw refuse("user \(uid) already holds sessions on \(connections.count) connections; at most \(DBusAPI.maxConnectionsPerUser)")
+        }
+        return uid
     }
 
     private func session(_ number: Int, _ member: String, _ args: [DBusValue]) async throws(DBusErrorReply) -> ([DBusValue], String) {

@@ -199,7 +199,7 @@ private func replyString(_ line: String) throws -> String {
                 "SetCategory", "ssas", "[\"playback\", \"default\", [\"defaultToSpeaker\"]]", "org.audioroute.Error.InvalidOption",
                 "option defaultToSpeaker is not valid with category playback"
             ),
-            ("SetCategory", "ssas", "[{\"big\": 1048576}, \"default\", []]", "org.freedesktop.DBus.Error.InvalidArgs", "a string of 1048576 bytes"),
+            ("SetCategory", "ssas", "[{\"big\": 1048576}, \"default\", []]", "org.freedesktop.DBus.Error.InvalidArgs", "a string of more than 4096 bytes; at most 4096 are accepted"),
             ("SetActive", "b", "[true]", "org.freedesktop.DBus.Error.InvalidArgs", "expected signature \\\"bb\\\""),
             ("OverrideOutput", "s", "[\"speaker\"]", "org.audioroute.Error.InvalidOverride", "only valid with playAndRecord"),
             ("OverrideOutput", "s", "[\"loud\"]", "org.audioroute.Error.UnknownName", "unknown override \\\"loud\\\""),
@@ -239,7 +239,7 @@ private func replyString(_ line: String) throws -> String {
         )
     }
 
-    @Test func atMost64SessionsPerName() throws {
+    @Test func sessionsPerNameAreCapped() throws {
         let daemon = try RunningDaemon()
         let client = try APIClient(address: daemon.bus.address)
         for index in 1...DBusAPI.maxSessionsPerName {

@@ -186,8 +186,19 @@ final class RunningDaemon {
     let directory: String
     let child: ChildProcess
 
-    /// - Parameter wrapper: a program to run the daemon under (umockdev-wrapper), with `environment`.
-    init(arguments: [String] = [], wrapper: String? = nil, environment: [String: String] = [:], bus: PrivateBus? = nil) throws {
+    /// The shipped build (scripts/build-daemon), which the README's test command makes before
+    /// the suite: what memory figures are about.
+    static let shipped = fixturesDirectory + "/../../.build-daemon/release/audiorouted"
+
+    /// - Parameters:
+    ///   - wrapper: a program to run the daemon under (umockdev-wrapper), with `environment`.
+    ///   - binary: the daemon to run: this package's debug build unless a test needs the shipped one.
+    ///   - logLevel: nil for the daemon's default (what memory is measured at).
+    init(
+        arguments: [String] = [], wrapper: String? = nil, environment: [String: String] = [:], bus: PrivateBus? = nil,
+        binary: String = RunningDaemon.binary, logLevel: String? = "debug"
+    ) throws {
+        guard access(binary, X_OK) == 0 else { throw TestFailure("no daemon at \(binary) (scripts/build-daemon makes the shipped one)") }
         self.bus = try bus ?? PrivateBus()
         directory = try makeTemporaryDirectory()
         let socket = try NotifySocket(path: directory + "/notify")
@@ -195,11 +206,11 @@ final class RunningDaemon {
         env["NOTIFY_SOCKET"] = socket.name
         env["DBUS_SESSION_BUS_ADDRESS"] = env["DBUS_SESSION_BUS_ADDRESS"] ?? self.bus.address
         env["DBUS_SYSTEM_BUS_ADDRESS"] = env["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unix:path=\(directory)/no-system-bus"
-        let daemonArguments = ["--state-dir", directory + "/state", "--runtime-dir", directory + "/run", "--log-level", "debug"] + arguments
+        let daemonArguments = ["--state-dir", directory + "/state", "--runtime-dir", directory + "/run"] + (logLevel.map { ["--log-level", $0] } ?? []) + arguments
         if let wrapper {
-            child = try ChildProcess(wrapper, [Self.binary] + daemonArguments, environment: env)
+            child = try ChildProcess(wrapper, [binary] + daemonArguments, environment: env)
         } else {
-            child = try ChildProcess(Self.binary, daemonArguments, environment: env)
+            child = try ChildProcess(binary, daemonArguments, environment: env)
         }
         guard socket.receive(seconds: 30) == "READY=1" else {
             throw TestFailure("audiorouted did not get ready: \(child.availableStderr())")

@@ -20,9 +20,13 @@ import Testing
         return executor
     }()
 
+    /// The suite's methods; "Echo" answers its arguments.
+    static let contract = BusContract(
+        methods: [interface: ["Echo": "si", "List": "as"]], limits: DecodeLimits(maxValues: 16, maxStringBytes: 1024, maxBytes: 4096))
+
     static func start(_ bus: PrivateBus, onLoop: Bool) async throws -> BusServer {
         try await BusServer.start(
-            bus: .address(bus.address), name: name, objectPath: path, executor: onLoop ? loop : nil, logger: Logger(label: "test"))
+            bus: .address(bus.address), name: name, objectPath: path, contract: contract, executor: onLoop ? loop : nil, logger: Logger(label: "test"))
     }
 
     /// More than the socket takes while the bus daemon reads nothing (it is stopped): sd-bus
@@ -129,6 +133,61 @@ import Testing
         #expect(next == [Int](repeating: each, count: senders))
     }
 
+    /// Calls the contract does not allow are answered by the server at once, and never
+    /// reported: a wrong signature or member before any argument is read, arguments past
+    /// the limits while they are read, a path too long or outside the served one.
+    @Test(arguments: [false, true]) func callsOutsideTheContractAreRefusedAtOnce(onLoop: Bool) async throws {
+        let bus = try PrivateBus()
+        defer { bus.close() }
+        let server = try await Self.start(bus, onLoop: onLoop)
+        defer { server.stop() }
+        let caller = try await DBusClientConnection.connect(.address(bus.address))
+        defer { caller.close() }
+        func refusal(path: String = Self.path, interface: String = Self.interface, _ member: String, _ signature: String, _ arguments: [DBusValue]) async -> String {
+            do {
+                let reply = try await caller.call(
+                    destination: Self.name, path: path, interface: interface, member: member, signature: signature, arguments: arguments)
+                return "answered: \(reply)"
+            } catch {
+                return "\(error)"
+            }
+        }
+        let cases: [(String, String)] = [
+            (await refusal("Echo", "s", [.string("x")]), "org.freedesktop.DBus.Error.InvalidArgs: Echo: expected signature \"si\", got \"s\""),
+            (await refusal("Nope", "", []), "org.freedesktop.DBus.Error.UnknownMethod: \(Self.interface) has no method Nope"),
+            (await refusal(interface: "org.example.Other", "Echo", "si", [.string("x"), .int32(1)]), "org.freedesktop.DBus.Error.UnknownInterface: no interface org.example.Other"),
+            (
+                await refusal("Echo", "si", [.string(String(repeating: "x", count: 1025)), .int32(1)]),
+                "org.freedesktop.DBus.Error.InvalidArgs: unreadable arguments: read message: a string of more than 1024 bytes; at most 1024 are accepted"
+            ),
+            (
+                await refusal("List", "as", [.array((0..<16).map { _ in .string("a") })]),
+                "org.freedesktop.DBus.Error.InvalidArgs: unreadable arguments: read message: more than 16 values; at most 16 are accepted"
+            ),
+            (
+                await refusal("List", "as", [.array((0..<5).map { _ in .string(String(repeating: "b", count: 1000)) })]),
+                "org.freedesktop.DBus.Error.InvalidArgs: unreadable arguments: read message: arguments of more than 4096 bytes; at most 4096 are accepted"
+            ),
+            (await refusal(path: Self.path + "/" + String(repeating: "p", count: 300), "Echo", "si", [.string("x"), .int32(1)]), "org.freedesktop.DBus.Error.UnknownObject: an object path of more than 255 bytes"),
+            (await refusal(path: "/org/example", "Echo", "si", [.string("x"), .int32(1)]), "org.freedesktop.DBus.Error.UnknownObject: no object at /org/example"),
+        ]
+        for (got, expected) in cases { #expect(got == expected) }
+        #expect(server.callsReported == 0)
+        // Within the contract: reported.
+        let answering = Task.detached {
+            for await event in server.events {
+                guard case .call(let call) = event else { continue }
+                server.reply(call.token, [.uint32(UInt32(call.arguments.count))], signature: "u")
+            }
+        }
+        defer { answering.cancel() }
+        let reply = try await caller.call(
+            destination: Self.name, path: Self.path, interface: Self.interface, member: "List", signature: "as",
+            arguments: [.array((0..<15).map { _ in .string("a") })])
+        #expect(reply == [.uint32(1)])
+        #expect(server.callsReported == 1)
+    }
+
     /// On a loop, a flood of calls is read `messagesPerTurn` at a time, with the loop's other
     /// jobs run in between: a job that keeps rescheduling itself sees the count of calls read
     /// grow by at most two turns between its runs (without the limit, by everything waiting).
@@ -138,6 +197,8 @@ import Testing
         // The name and path the flooding script calls.
         let server = try await BusServer.start(
             bus: .address(bus.address), name: "org.audioroute.AudioRoute1", objectPath: "/org/audioroute/AudioRoute1",
+            contract: BusContract(
+                methods: ["org.freedesktop.DBus.Properties": ["Get": "ss"]], limits: DecodeLimits(maxValues: 16, maxStringBytes: 1024, maxBytes: 4096)),
             maxPendingPerSender: 100_000, executor: Self.loop, logger: Logger(label: "test"))
         defer { server.stop() }
         let count: UInt64 = 3000

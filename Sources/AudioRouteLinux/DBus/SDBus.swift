@@ -56,6 +56,11 @@ struct BusMessage: ~Copyable {
 
     var sender: String? { sd_bus_message_get_sender(handle).map { String(cString: $0) } }
     var path: String? { sd_bus_message_get_path(handle).map { String(cString: $0) } }
+    /// The path, or nil when it is longer than `maxBytes` (measured before it is copied); "" for none.
+    func boundedPath(maxBytes: Int) -> String? {
+        guard let raw = sd_bus_message_get_path(handle) else { return "" }
+        return strnlen(raw, maxBytes + 1) <= maxBytes ? String(cString: raw) : nil
+    }
     var interface: String? { sd_bus_message_get_interface(handle).map { String(cString: $0) } }
     var member: String? { sd_bus_message_get_member(handle).map { String(cString: $0) } }
     /// The signature of the whole body ("" for none).
@@ -75,15 +80,46 @@ struct BusMessage: ~Copyable {
         guard r >= 0 else { throw BusError(operation: "append argument", errno: -r) }
     }
 
-    /// Reads every remaining argument of the message into values.
-    func readAll() throws(BusError) -> [DBusValue] {
+    /// Reads every remaining argument of the message into values, within `limits`: a value
+    /// beyond them throws before it is built, so what a sender can make us allocate is bounded.
+    func readAll(limits: DecodeLimits = .unbounded) throws(BusError) -> [DBusValue] {
         var values: [DBusValue] = []
-        while let value = try readNext(depth: 0) { values.append(value) }
+        var budget = ReadBudget(limits: limits)
+        while let value = try readNext(depth: 0, budget: &budget) { values.append(value) }
         return values
     }
 
-    /// Reads the next value at the current level, or nil at the end of a container.
-    private func readNext(depth: Int) throws(BusError) -> DBusValue? {
+    /// What is left of a read's limits.
+    private struct ReadBudget {
+        let limits: DecodeLimits
+        var values: Int
+        var bytes: Int
+
+        init(limits: DecodeLimits) {
+            self.limits = limits
+            values = limits.maxValues
+            bytes = limits.maxBytes
+        }
+
+        /// Takes one value of `size` bytes, or throws naming the limit it would pass.
+        mutating func take(bytes size: Int) throws(BusError) {
+            guard values > 0 else {
+                throw BusError(operation: "read message", errno: E2BIG, remote: "more than \(limits.maxValues) values; at most \(limits.maxValues) are accepted")
+            }
+            guard size <= limits.maxStringBytes else {
+                throw BusError(
+                    operation: "read message", errno: E2BIG, remote: "a string of more than \(limits.maxStringBytes) bytes; at most \(limits.maxStringBytes) are accepted")
+            }
+            guard size <= bytes else {
+                throw BusError(operation: "read message", errno: E2BIG, remote: "arguments of more than \(limits.maxBytes) bytes; at most \(limits.maxBytes) are accepted")
+            }
+            values -= 1
+            bytes -= size
+        }
+    }
+
+    /// Reads the next value at the current level, or nil at the end of a container, within `budget`.
+    private func readNext(depth: Int, budget: inout ReadBudget) throws(BusError) -> DBusValue? {
         // D-Bus itself limits nesting to 64; this only guards our own recursion.
         guard depth < 64 else { throw BusError(operation: "read message: nesting too deep", errno: EBADMSG) }
         var type: CChar = 0
@@ -97,8 +133,9 @@ struct BusMessage: ~Copyable {
             let signature = contents.map { String(cString: $0) } ?? ""
             let e = sd_bus_message_enter_container(handle, type, contents)
             guard e >= 0 else { throw BusError(operation: "read message", errno: -e) }
+            try budget.take(bytes: 8)
             var items: [DBusValue] = []
-            while let item = try readNext(depth: depth + 1) { items.append(item) }
+            while let item = try readNext(depth: depth + 1, budget: &budget) { items.append(item) }
             let x = sd_bus_message_exit_container(handle)
             guard x >= 0 else { throw BusError(operation: "read message", errno: -x) }
             switch code {
@@ -123,17 +160,18 @@ struct BusMessage: ~Copyable {
                 return .structure(items)
             }
         default:
-            return try readBasic(type)
+            return try readBasic(type, budget: &budget)
         }
     }
 
-    private func readBasic(_ type: CChar) throws(BusError) -> DBusValue {
+    private func readBasic(_ type: CChar, budget: inout ReadBudget) throws(BusError) -> DBusValue {
         func read<T: BitwiseCopyable>(_ initial: T) throws(BusError) -> T {
             var value = initial
             let r = withUnsafeMutableBytes(of: &value) { sd_bus_message_read_basic(handle, type, $0.baseAddress) }
             guard r >= 0 else { throw BusError(operation: "read message", errno: -r) }
             return value
         }
+        if type != CChar(UInt8(ascii: "s")), type != CChar(UInt8(ascii: "o")), type != CChar(UInt8(ascii: "g")) { try budget.take(bytes: 8) }
         switch UInt8(bitPattern: type) {
         case UInt8(ascii: "y"): return .byte(try read(UInt8(0)))
         case UInt8(ascii: "b"): return .bool(try read(Int32(0)) != 0)
@@ -148,6 +186,8 @@ struct BusMessage: ~Copyable {
         case UInt8(ascii: "s"), UInt8(ascii: "o"), UInt8(ascii: "g"):
             let pointer = try read(UnsafePointer<CChar>?.none)
             guard let pointer else { throw BusError(operation: "read message: null string", errno: EBADMSG) }
+            // Measured in place, before a Swift copy exists.
+            try budget.take(bytes: strnlen(pointer, min(budget.limits.maxStringBytes, budget.bytes) + 1))
             // sd-bus validates UTF-8, but a string that is not valid never becomes a Swift String by repair.
             guard let text = String(validatingCString: pointer) else { return .invalidString }
             switch UInt8(bitPattern: type) {
@@ -159,6 +199,27 @@ struct BusMessage: ~Copyable {
             throw BusError(operation: "read message: unknown type '\(Character(UnicodeScalar(UInt8(bitPattern: type))))'", errno: EBADMSG)
         }
     }
+}
+
+/// Bounds on what reading one message may build, checked value by value while reading, so
+/// that nothing beyond them is ever built.
+public struct DecodeLimits: Sendable, Hashable {
+    /// Values in the whole body, containers and their items included.
+    public var maxValues: Int
+    /// The longest string, object path or signature, in bytes.
+    public var maxStringBytes: Int
+    /// The whole body: strings count their bytes, every other value 8.
+    public var maxBytes: Int
+
+    public init(maxValues: Int, maxStringBytes: Int, maxBytes: Int) {
+        self.maxValues = maxValues
+        self.maxStringBytes = maxStringBytes
+        self.maxBytes = maxBytes
+    }
+
+    /// For peers trusted to be sane (the bus driver, BlueZ, audiorouted): the bus's own
+    /// message size limit only.
+    public static let unbounded = DecodeLimits(maxValues: .max, maxStringBytes: .max - 1, maxBytes: .max)
 }
 
 /// A connection to a bus. Owns its sd_bus; used from one thread only.

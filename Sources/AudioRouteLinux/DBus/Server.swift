@@ -47,6 +47,58 @@ public struct BusCredentials: Sendable, Hashable {
     }
 }
 
+/// What a server checks before it decodes anything of a call: the input signature of every
+/// method it serves, whose callers' credentials it fetches, and how much one call may decode.
+/// A sender can then make the server allocate no more than `limits` allow, whatever it sends.
+public struct BusContract: Sendable {
+    /// Input signatures by interface, then member.
+    public var methods: [String: [String: String]]
+    /// "interface.member" names whose caller's credentials are fetched from the bus before the
+    /// call is reported.
+    public var credentialMembers: Set<String>
+    /// Bounds on the arguments of a call whose signature matches.
+    public var limits: DecodeLimits
+    /// The longest object path a call may name (the D-Bus specification sets none).
+    public var maxPathBytes: Int
+
+    public init(methods: [String: [String: String]], credentialMembers: Set<String> = [], limits: DecodeLimits, maxPathBytes: Int = 255) {
+        self.methods = methods
+        self.credentialMembers = credentialMembers
+        self.limits = limits
+        self.maxPathBytes = maxPathBytes
+    }
+
+    /// The interface a call names, or for a call that names none (D-Bus allows it), the one
+    /// interface that has `member`; "" when none or several do.
+    public func interface(named: String, member: String) -> String {
+        guard named.isEmpty else { return named }
+        let owners = methods.filter { $0.value[member] != nil }
+        return owners.count == 1 ? owners.first!.key : ""
+    }
+}
+
+extension BusCredentials {
+    /// The credentials in a GetConnectionCredentials answer (`a{sv}`): UnixUserID and
+    /// UnixGroupIDs (the primary group and the supplementary ones, as the bus took them
+    /// when the caller connected).
+    init(driverReply body: [DBusValue]) throws(BusError) {
+        guard case .dictionary(let entries)? = body.first else {
+            throw BusError(operation: "read the caller's credentials", errno: EBADMSG, remote: "not a dictionary")
+        }
+        var uid: UInt32?
+        var gids: [UInt32] = []
+        for entry in entries {
+            switch (entry.key, entry.value.unwrapped) {
+            case (.string("UnixUserID"), .uint32(let value)): uid = value
+            case (.string("UnixGroupIDs"), .array(let items)):
+                for case .uint32(let gid) in items { gids.append(gid) }
+            default: break
+            }
+        }
+        self.init(uid: uid, gids: gids)
+    }
+}
+
 /// One method call to a served object.
 public struct BusCall: Sendable {
     /// Identifies the call when replying.
@@ -54,14 +106,23 @@ public struct BusCall: Sendable {
     /// The caller's unique name.
     public let sender: String
     public let path: String
-    /// "" when the caller named no interface.
+    /// The interface the call names; for a call that names none, the contract's one interface
+    /// with this member, else "".
     public let interface: String
     public let member: String
-    /// The body's signature, exactly as sent.
+    /// The body's signature: the contract's for this member.
     public let signature: String
+    /// The arguments, decoded within the contract's limits.
     public let arguments: [DBusValue]
-    /// Fetched only for the members named at start; nil otherwise, or a failure.
+    /// Fetched only for the contract's credential members; nil otherwise, or a failure.
     public let credentials: Result<BusCredentials, BusError>?
+
+    /// This call with the credentials the bus gave.
+    func with(credentials: Result<BusCredentials, BusError>) -> BusCall {
+        BusCall(
+            token: token, sender: sender, path: path, interface: interface, member: member, signature: signature, arguments: arguments,
+            credentials: credentials)
+    }
 }
 
 /// A value with the signature its variant announces: an empty array has no
@@ -102,22 +163,22 @@ public final class BusServer: Sendable {
     /// Connects, requests `name` (failing if someone owns it) and serves every
     /// object path under `objectPath`.
     /// - Parameters:
-    ///   - credentialMembers: "interface.member" names of calls whose caller's
-    ///     credentials are fetched from the bus before the call is reported.
+    ///   - contract: the methods served: a call is checked against it before anything of it
+    ///     is decoded, and decoded within its limits.
     ///   - maxPendingPerSender: calls from one sender awaiting an answer beyond
     ///     this are refused at once with LimitsExceeded.
     ///   - executor: a loop that reads the connection, as one of its sources, instead of a
     ///     thread of the server's own: a call then reaches the daemon's tasks without a
     ///     thread hand-over, and the daemon has one thread fewer (audiorouted). It must run.
     public static func start(
-        bus: ServerBus, name: String, objectPath: String, credentialMembers: Set<String> = [], maxPendingPerSender: Int = 64,
+        bus: ServerBus, name: String, objectPath: String, contract: BusContract, maxPendingPerSender: Int = 64,
         executor: SingleThreadExecutor? = nil, logger: Logger
     ) async throws(BusError) -> BusServer {
         let reader: ServerLoop.Reader
         if let executor { reader = .loop(executor) } else { reader = .thread(try WakeSignal()) }
         let (stream, continuation) = AsyncStream.makeStream(of: BusServerEvent.self, bufferingPolicy: .unbounded)
         let loop = ServerLoop(
-            bus: bus, name: name, objectPath: objectPath, credentialMembers: credentialMembers, maxPending: maxPendingPerSender,
+            bus: bus, name: name, objectPath: objectPath, contract: contract, maxPending: maxPendingPerSender,
             logger: logger, continuation: continuation, reader: reader)
         guard case .thread(let wake) = reader else {
             let unique = try loop.startOnLoop()
@@ -184,7 +245,7 @@ final class ServerLoop: @unchecked Sendable {
     let busChoice: ServerBus
     let name: String
     let objectPath: String
-    let credentialMembers: Set<String>
+    let contract: BusContract
     let maxPending: Int
     let logger: Logger
     let continuation: AsyncStream<BusServerEvent>.Continuation
@@ -213,13 +274,13 @@ final class ServerLoop: @unchecked Sendable {
     private var nextToken: UInt64 = 0
 
     init(
-        bus: ServerBus, name: String, objectPath: String, credentialMembers: Set<String>, maxPending: Int, logger: Logger,
+        bus: ServerBus, name: String, objectPath: String, contract: BusContract, maxPending: Int, logger: Logger,
         continuation: AsyncStream<BusServerEvent>.Continuation, reader: Reader
     ) {
         self.busChoice = bus
         self.name = name
         self.objectPath = objectPath
-        self.credentialMembers = credentialMembers
+        self.contract = contract
         self.maxPending = maxPending
         self.logger = logger
         self.continuation = continuation
@@ -333,6 +394,7 @@ final class ServerLoop: @unchecked Sendable {
         bus = nil
         for (_, call) in pending { sd_bus_message_unref(call.message) }
         pending = [:]
+        awaitingCredentials = [:]
         defer { owned = nil }
         return owned
     }
@@ -343,6 +405,7 @@ final class ServerLoop: @unchecked Sendable {
                 bus = nil
                 for (_, call) in pending { sd_bus_message_unref(call.message) }
                 pending = [:]
+                awaitingCredentials = [:]
             }
             continuation.finish()
         }
@@ -559,54 +622,110 @@ final class ServerLoop: @unchecked Sendable {
             replyError(raw, "org.freedesktop.DBus.Error.LimitsExceeded", "more than \(maxPending) calls from \(sender) await an answer")
             return 1
         }
+        // Checked against the contract before anything is decoded, and refused here at once
+        // otherwise: only a call of the contract's shape and size is kept until it is answered.
+        guard let path = call.boundedPath(maxBytes: contract.maxPathBytes) else {
+            replyError(raw, "org.freedesktop.DBus.Error.UnknownObject", "an object path of more than \(contract.maxPathBytes) bytes")
+            return 1
+        }
+        let interface = contract.interface(named: call.interface ?? "", member: member)
+        guard let methods = contract.methods[interface] else {
+            let text = interface.isEmpty ? "no interface has a method \(member)" : "no interface \(interface)"
+            replyError(raw, interface.isEmpty ? "org.freedesktop.DBus.Error.UnknownMethod" : "org.freedesktop.DBus.Error.UnknownInterface", text)
+            return 1
+        }
+        guard let expected = methods[member] else {
+            replyError(raw, "org.freedesktop.DBus.Error.UnknownMethod", "\(interface) has no method \(member)")
+            return 1
+        }
+        let signature = call.signature
+        guard signature == expected else {
+            replyError(raw, "org.freedesktop.DBus.Error.InvalidArgs", "\(member): expected signature \"\(expected)\", got \"\(signature)\"")
+            return 1
+        }
         let arguments: [DBusValue]
         do {
-            arguments = try call.readAll()
+            arguments = try call.readAll(limits: contract.limits)
         } catch {
             replyError(raw, "org.freedesktop.DBus.Error.InvalidArgs", "unreadable arguments: \(error)")
             return 1
         }
-        let interface = call.interface ?? ""
-        let credentials = credentialMembers.contains(interface + "." + member) ? Result { () throws(BusError) in try credentialsOf(raw) } : nil
         nextToken += 1
         pending[nextToken] = (sd_bus_message_ref(raw), sender)
         pendingBySender[sender, default: 0] += 1
         callers.insert(sender)
-        continuation.yield(
-            .call(
-                BusCall(
-                    token: nextToken, sender: sender, path: call.path ?? "", interface: interface, member: member,
-                    signature: call.signature, arguments: arguments, credentials: credentials)))
+        let reported = BusCall(
+            token: nextToken, sender: sender, path: path, interface: interface, member: member, signature: signature, arguments: arguments,
+            credentials: nil)
+        if contract.credentialMembers.contains(interface + "." + member) {
+            askCredentials(for: reported, on: sd_bus_message_get_bus(raw))
+        } else {
+            continuation.yield(.call(reported))
+        }
         return 1
     }
 
-    /// The sender's uid and groups from the bus driver (GetConnectionCredentials),
-    /// augmented from /proc for the effective gid.
-    private func credentialsOf(_ message: OpaquePointer) throws(BusError) -> BusCredentials {
-        var creds: OpaquePointer?
-        let mask = audioroute_caller_creds_mask()
-        let r = sd_bus_query_sender_creds(message, mask, &creds)
-        guard r >= 0, let creds else { throw BusError(operation: "query the caller's credentials", errno: -r) }
-        defer { sd_bus_creds_unref(creds) }
-        var uid: uid_t = 0
-        var found: UInt32?
-        if sd_bus_creds_get_uid(creds, &uid) >= 0 {
-            found = uid
-        } else if sd_bus_creds_get_euid(creds, &uid) >= 0 {
-            found = uid
+    // MARK: Credentials
+
+    /// Calls waiting for their caller's credentials, by the cookie of the bus driver call that fetches them.
+    private var awaitingCredentials: [UInt64: BusCall] = [:]
+
+    /// Asks the bus driver for the caller's credentials without waiting: the call is reported
+    /// when they arrive. A synchronous call would read, and hold, everything queued behind
+    /// its answer (a flood of large calls) and keep the loop from its other work meanwhile.
+    /// With the lock held.
+    private func askCredentials(for call: BusCall, on bus: OpaquePointer?) {
+        func failed(_ error: BusError) { continuation.yield(.call(call.with(credentials: .failure(error)))) }
+        guard let bus else { return failed(BusError(operation: "query the caller's credentials", errno: ENOTCONN)) }
+        var raw: OpaquePointer?
+        var r = sd_bus_message_new_method_call(bus, &raw, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionCredentials")
+        guard r >= 0, let raw else { return failed(BusError(operation: "query the caller's credentials", errno: -r)) }
+        let request = BusMessage(owning: raw)
+        do {
+            try request.append("s", call.sender)
+        } catch {
+            return failed(error)
         }
-        var gids: [UInt32] = []
-        var gid: gid_t = 0
-        if sd_bus_creds_get_egid(creds, &gid) >= 0 { gids.append(gid) }
-        var list: UnsafePointer<gid_t>?
-        let count = sd_bus_creds_get_supplementary_gids(creds, &list)
-        if count > 0, let list { gids += UnsafeBufferPointer(start: list, count: Int(count)) }
-        return BusCredentials(uid: found, gids: gids)
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        // A floating slot: sd-bus frees it after the answer (or with the connection).
+        r = sd_bus_call_async(
+            bus, nil, request.handle,
+            { reply, userdata, _ in
+                guard let reply, let userdata else { return 0 }
+                Unmanaged<ServerLoop>.fromOpaque(userdata).takeUnretainedValue().credentialsArrived(reply)
+                return 1
+            }, userdata, 5_000_000)
+        guard r >= 0 else { return failed(BusError(operation: "query the caller's credentials", errno: -r)) }
+        var cookie: UInt64 = 0
+        _ = sd_bus_message_get_cookie(request.handle, &cookie)
+        awaitingCredentials[cookie] = call
+    }
+
+    /// The bus driver's answer (or sd-bus's timeout error): reports the call it was for.
+    /// Runs inside `sd_bus_process`, with the lock held.
+    private func credentialsArrived(_ raw: OpaquePointer) {
+        var cookie: UInt64 = 0
+        guard sd_bus_message_get_reply_cookie(raw, &cookie) >= 0, let call = awaitingCredentials.removeValue(forKey: cookie) else { return }
+        let reply = BusMessage(owning: sd_bus_message_ref(raw))
+        if let error = sd_bus_message_get_error(raw), error.pointee.name != nil {
+            let name = String(cString: error.pointee.name)
+            let message = error.pointee.message.map { String(cString: $0) } ?? ""
+            let failure = BusError(operation: "query the caller's credentials", errno: EIO, remote: "\(name): \(message)")
+            continuation.yield(.call(call.with(credentials: .failure(failure))))
+            return
+        }
+        continuation.yield(.call(call.with(credentials: Result { () throws(BusError) in try BusCredentials(driverReply: reply.readAll()) })))
     }
 
     /// A message no slot claimed: the bus driver's NameOwnerChanged, or noise. With the lock held.
     private func handleUnclaimed(_ raw: OpaquePointer) {
         let message = BusMessage(owning: sd_bus_message_ref(raw))
+        if message.kind == .methodCall {
+            // A call to a path outside the served one: sd-bus hands it back unanswered, and
+            // the caller would wait for its timeout.
+            replyError(raw, "org.freedesktop.DBus.Error.UnknownObject", "no object at \(message.boundedPath(maxBytes: contract.maxPathBytes) ?? "that path")")
+            return
+        }
         guard message.kind == .signal, message.sender == "org.freedesktop.DBus", message.member == "NameOwnerChanged",
             let arguments = try? message.readAll(), arguments.count == 3,
             case .string(let name) = arguments[0], case .string(let newOwner) = arguments[2],

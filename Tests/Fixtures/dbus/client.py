@@ -4,6 +4,9 @@
 usage: client.py ADDRESS             interactive: one JSON command a line on stdin
        client.py ADDRESS flood N     send N calls, never read the replies, then sleep
        client.py ADDRESS hangup      send a call and disconnect without waiting
+       client.py ADDRESS sessions C S   open C connections, try S OpenSession calls on each
+                                     and print {"opened": N, "errors": {NAME: N}}; then hold
+                                     them until stdin closes
 
 Interactive commands (a JSON array each), answered by one JSON line on stdout:
   ["call", PATH, INTERFACE, MEMBER, SIGNATURE, [ARGS...]] -> {"reply": [...]} or {"error": NAME, "message": TEXT}
@@ -68,6 +71,19 @@ def main():
         out({"flooded": int(sys.argv[3])})
         while True:
             time.sleep(60)
+    if len(sys.argv) > 2 and sys.argv[2] == "sessions":
+        connections = [dbus.bus.BusConnection(address) for _ in range(int(sys.argv[3]))]
+        opened, errors = 0, {}
+        for bus in connections:
+            for n in range(int(sys.argv[4])):
+                try:
+                    bus.call_blocking(NAME, PATH, NAME, "OpenSession", "s", ["app%d" % n], timeout=20)
+                    opened += 1
+                except dbus.exceptions.DBusException as error:
+                    errors[error.get_dbus_name()] = errors.get(error.get_dbus_name(), 0) + 1
+        out({"opened": opened, "errors": errors})
+        sys.stdin.read()
+        return
     if len(sys.argv) > 2 and sys.argv[2] == "hangup":
         bus = dbus.bus.BusConnection(address)
         raw_calls(bus, 100)
@@ -100,7 +116,8 @@ def main():
                 return False
             _, path, interface, member, signature, args = command
             try:
-                result = bus.call_blocking(NAME, path, interface, member, signature, [expand(a) for a in args], timeout=20)
+                # An interface of "" sends a call that names none (D-Bus allows it).
+                result = bus.call_blocking(NAME, path, interface or None, member, signature, [expand(a) for a in args], timeout=20)
                 out({"reply": plain(result)})
             except dbus.exceptions.DBusException as error:
                 out({"error": error.get_dbus_name(), "message": error.get_dbus_message()})
