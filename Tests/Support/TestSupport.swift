@@ -203,3 +203,39 @@ public struct SpawnError: Error, CustomStringConvertible {
     public var errno: Int32
     public var description: String { "errno \(errno)" }
 }
+
+/// A process's resident memory from /proc/PID/status, in MiB: now (VmRSS) and at its peak (VmHWM).
+public struct ProcessMemory: Sendable, CustomStringConvertible {
+    public var rss: Double
+    public var peak: Double
+
+    /// Nil when the process is gone or its status cannot be read.
+    public init?(pid: Int32) {
+        guard let file = fopen("/proc/\(pid)/status", "r") else { return nil }
+        defer { fclose(file) }
+        var rss: Double?
+        var peak: Double?
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, Int32(line.count), file) != nil {
+            let text = line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            // "VmRSS:\t    8500 kB"
+            func kib(_ key: String) -> Double? {
+                guard text.hasPrefix(key) else { return nil }
+                return Double(String(text.dropFirst(key.count).filter(\.isNumber)))
+            }
+            if let value = kib("VmRSS:") { rss = value / 1024 }
+            if let value = kib("VmHWM:") { peak = value / 1024 }
+        }
+        guard let rss, let peak else { return nil }
+        self.rss = rss
+        self.peak = peak
+    }
+
+    public var description: String {
+        func mib(_ value: Double) -> String {
+            let hundredths = Int((value * 100).rounded())
+            return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100) MiB"
+        }
+        return "VmRSS \(mib(rss)), VmHWM \(mib(peak))"
+    }
+}

@@ -1,0 +1,95 @@
+// The daemon under hostile callers, measured on the shipped build (scripts/build-daemon,
+// which the README's test command runs first): a seeded fuzzer, one call of the bus's
+// largest size, and a flood of sessions. Memory must come back once the callers are gone
+// (docs/security.md, "Limits"; figures in docs/benchmarks.md).
+import AudioRouteDaemon
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite(.serialized) struct ReliabilityTests {
+    /// RSS may stay this far above where it started once every caller is gone (issue 14).
+    static let returnSlack = 0.5
+    /// And never pass this while they call.
+    static let ceiling = 12.0
+
+    /// The shipped daemon at its default log level, warmed up: a session opened, used and
+    /// closed, and the properties read, so that what it sets up once is not counted as growth.
+    static func startWarm() throws -> (RunningDaemon, ProcessMemory) {
+        let daemon = try RunningDaemon(binary: RunningDaemon.shipped, logLevel: nil)
+        let client = try APIClient(address: daemon.bus.address)
+        let song = try client.openSession("warm-up", category: "playback")
+        _ = client.session(song, "SetActive", "bb", "[true, false]")
+        _ = client.call(DBusAPI.managerPath, DBusAPI.propertiesInterface, "GetAll", "s", "[\"org.audioroute.AudioRoute1\"]")
+        _ = client.manager("Explain")
+        _ = client.session(song, "Close")
+        _ = client.manager("Frobnicate")
+        guard let start = ProcessMemory(pid: daemon.child.pid) else { throw TestFailure("cannot read the daemon's memory") }
+        return (daemon, start)
+    }
+
+    /// The daemon still answers, with its state as before.
+    static func expectServing(_ daemon: RunningDaemon) throws {
+        let probe = try APIClient(address: daemon.bus.address)
+        #expect(probe.property(DBusAPI.managerPath, DBusAPI.managerInterface, "Version") == "{\"reply\": 1}")
+        #expect(probe.property(DBusAPI.managerPath, DBusAPI.managerInterface, "Sessions") == "{\"reply\": []}")
+    }
+
+    /// Settled memory: freed memory is given back by the time the loop goes idle; a little
+    /// time lets the last replies and disconnections be processed first.
+    static func settled(_ daemon: RunningDaemon) -> ProcessMemory? {
+        usleep(500_000)
+        return ProcessMemory(pid: daemon.child.pid)
+    }
+
+    @Test(.timeLimit(.minutes(5))) func aSeededFuzzerGetsAnswersAndLeavesMemoryWhereItWas() throws {
+        let (daemon, start) = try Self.startWarm()
+        let calls = 10_000
+        let fuzz = try ScriptedProcess("/usr/bin/python3", [fixturesDirectory + "/dbus/fuzz.py", daemon.bus.address, "14", "\(calls)"])
+        let summary = try #require(fuzz.take(seconds: 240) { $0.hasPrefix("{\"sent\"") }, "the fuzzer did not finish")
+        #expect(summary.contains("\"sent\": \(calls)"), "\(summary)")
+        // Every call is answered, most of them refused with a named error.
+        #expect(summary.contains("\"noReply\": 0"), "\(summary)")
+        #expect(summary.contains("org.freedesktop.DBus.Error.InvalidArgs"), "\(summary)")
+        try Self.expectServing(daemon)
+        let after = try #require(Self.settled(daemon))
+        print("fuzzer: \(summary); start \(start), after \(after)")
+        #expect(after.peak <= Self.ceiling, "start \(start), after \(after)")
+        #expect(after.rss <= start.rss + Self.returnSlack, "start \(start), after \(after)")
+    }
+
+    /// sd-bus reads a whole message before the server sees it, so the call's own bytes are
+    /// the one thing held (the bus's limit bounds them: 32 MiB on a default system bus); they
+    /// must go back at once, and nothing of the call be decoded.
+    @Test(.timeLimit(.minutes(2))) func aCallOfTheBussLargestSizeIsRefusedAndItsMemoryGivenBack() throws {
+        let (daemon, start) = try Self.startWarm()
+        let client = try APIClient(address: daemon.bus.address)
+        for _ in 0..<3 {
+            let reply = client.call(DBusAPI.managerPath, DBusAPI.managerInterface, "Explain", "s", "[{\"big\": 30000000}]")
+            #expect(reply.hasPrefix("{\"error\": \"org.freedesktop.DBus.Error.InvalidArgs\""), "\(reply.prefix(300))")
+        }
+        try Self.expectServing(daemon)
+        let after = try #require(Self.settled(daemon))
+        print("30 MB calls: start \(start), after \(after)")
+        #expect(after.rss <= start.rss + Self.returnSlack, "start \(start), after \(after)")
+    }
+
+    /// 100 connections asking for 64 sessions each: the limits per connection and per user
+    /// hold (16 x 16), and everything goes when the connections do.
+    @Test(.timeLimit(.minutes(3))) func aFloodOfSessionsIsCappedAndGivenBack() throws {
+        let (daemon, start) = try Self.startWarm()
+        let flood = try ScriptedProcess("/usr/bin/python3", [APIClient.script, daemon.bus.address, "sessions", "100", "64"])
+        let line = try #require(flood.take(seconds: 120) { $0.hasPrefix("{\"opened\"") })
+        let allowed = DBusAPI.maxSessionsPerName * DBusAPI.maxConnectionsPerUser
+        #expect(line == "{\"opened\": \(allowed), \"errors\": {\"org.freedesktop.DBus.Error.LimitsExceeded\": \(100 * 64 - allowed)}}")
+        let during = try #require(ProcessMemory(pid: daemon.child.pid))
+        flood.kill()
+        try Self.expectServing(daemon)
+        let after = try #require(Self.settled(daemon))
+        print("sessions: \(allowed) of 6,400 opened; start \(start), with them \(during), after \(after)")
+        #expect(after.peak <= Self.ceiling, "start \(start), after \(after)")
+        #expect(after.rss <= start.rss + Self.returnSlack, "start \(start), after \(after)")
+    }
+}
