@@ -246,7 +246,7 @@ def pcm(path):
             text = f.read()
     except OSError:
         return None
-    marker = "pcm.audioroute {"
+    marker = "pcm.!audioroute {"  # the route file overrides its names (docs/alsa.md)
     if marker not in text:
         return None
     body = text.split(marker, 1)[1]

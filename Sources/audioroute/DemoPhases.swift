@@ -328,12 +328,16 @@ struct Story {
     /// Waits until the daemon's route file points `audioroute` at `pcm` (and says so).
     func waitForRoute(_ port: String, _ pcm: String) async throws {
         for _ in 0..<1500 {
-            if let text = try? FileIO.readFile(routeFile), String(decoding: text, as: UTF8.self).contains("pcm.audioroute {\n    type plug\n    slave.pcm \"\(pcm)\"") {
-                return
-            }
+            if routedPCM() == pcm { return }
             try await Task.sleep(for: .milliseconds(10))
         }
         throw DemoError("the route file never named \(pcm) for \(port)")
+    }
+
+    /// The PCM `audioroute` plays to in the daemon's route file as libasound reads it, or nil.
+    func routedPCM() -> String? {
+        guard var configuration = try? ALSAConfiguration(), (try? configuration.load(file: routeFile)) != nil else { return nil }
+        return configuration.string(at: "pcm.\(AlsaRouteConfig.outputPCM).slave.pcm")
     }
 
     func expectOK(_ child: DemoChild, _ command: String) throws {

@@ -54,7 +54,9 @@ struct DemoDevices {
     var fifos = false
 
     /// The ALSA configuration: a file PCM per device and `bluealsa` (what BlueZ ports name,
-    /// `bluealsa:DEV=…,PROFILE=a2dp|sco`) mapped onto them by profile.
+    /// `bluealsa:DEV=…,PROFILE=a2dp|sco`) mapped onto them by profile. It is loaded over
+    /// the system's, so every name overrides (`pcm.!name`): BlueALSA's own `pcm.bluealsa`
+    /// (/etc/alsa/conf.d/20-bluealsa.conf), merged with this one, is a load error.
     var configuration: String {
         var text = ""
         for name in Self.names {
@@ -62,13 +64,13 @@ struct DemoDevices {
             // open, which takes the frames at the device's real rate (the null slave does
             // not pace) and writes <name>.raw, or <name>.raw.0001, ... if it exists.
             if fifos {
-                text += "pcm.\(name) { type file slave.pcm \"null\" file \"\(dir)/\(name).fifo\" format \"raw\" truncate true }\n"
+                text += "pcm.!\(name) { type file slave.pcm \"null\" file \"\(dir)/\(name).fifo\" format \"raw\" truncate true }\n"
             } else {
-                text += "pcm.\(name) { type file slave.pcm \"null\" file \"|exec '\(executable)' demo-sink '\(dir)/\(name).raw'\" format \"raw\" }\n"
+                text += "pcm.!\(name) { type file slave.pcm \"null\" file \"|exec '\(executable)' demo-sink '\(dir)/\(name).raw'\" format \"raw\" }\n"
             }
         }
         text += """
-            pcm.bluealsa {
+            pcm.!bluealsa {
               @args [ DEV PROFILE ]
               @args.DEV { type string default "00:00:00:00:00:00" }
               @args.PROFILE { type string default "a2dp" }

@@ -99,8 +99,8 @@ func reroutes(count: Int) throws {
     }
     var configuration = try ALSAConfiguration.system()
     try configuration.load(text: """
-        pcm.bench_a { type file slave.pcm "null" file "\(dir)/a.raw" format "raw" }
-        pcm.bench_b { type file slave.pcm "null" file "\(dir)/b.raw" format "raw" }
+        pcm.!bench_a { type file slave.pcm "null" file "\(dir)/a.raw" format "raw" }
+        pcm.!bench_b { type file slave.pcm "null" file "\(dir)/b.raw" format "raw" }
         """)
     let file = try makeFile(.signed16, seconds: 10)
     let engine = try PlaybackEngine(file: file, device: "bench_a", configuration: .custom(configuration), periodFrames: 1024)

@@ -12,9 +12,9 @@ import Glibc
 /// Two file PCMs standing in for two devices.
 private func benchConfiguration(_ dir: String) -> String {
     """
-    pcm.routetest_a { type file slave.pcm "null" file "\(dir)/a.raw" format "raw" }
-    pcm.routetest_b { type file slave.pcm "null" file "\(dir)/b.raw" format "raw" }
-    pcm.routetest_mic { type file slave.pcm "null" file "\(dir)/mic.raw" format "raw" }
+    pcm.!routetest_a { type file slave.pcm "null" file "\(dir)/a.raw" format "raw" }
+    pcm.!routetest_b { type file slave.pcm "null" file "\(dir)/b.raw" format "raw" }
+    pcm.!routetest_mic { type file slave.pcm "null" file "\(dir)/mic.raw" format "raw" }
 
     """
 }
@@ -152,16 +152,96 @@ private func fileBytes(_ path: String) -> [UInt8]? { try? AtomicFile.read(path) 
             }
         }
     }
+
+    /// A user's own name over the route, as docs/alsa.md shows it, next to a
+    /// `pcm.audioroute` of the user's that the route file replaces (the decision in
+    /// docs/decisions.md, "The ALSA files"), all over the system's configuration with
+    /// BlueALSA's: `aplay -D audioroute_mono` plays the route's device, mixed to mono.
+    @Test func aUsersOwnNameOverTheRouteFollowsIt() throws {
+        try withSyncTemporaryDirectory { dir in
+            let docs = String(decoding: try AtomicFile.read(packageRoot + "/docs/alsa.md"), as: UTF8.self)
+            let own = try asoundrcSnippet(docs, marker: "asoundrc-own")
+            let system = try ALSAConfiguration.system()
+            let hasBlueALSA = system.contains("pcm.bluealsa.@args")
+            try #require(hasBlueALSA, "no BlueALSA pcm.bluealsa in the system's ALSA configuration: run scripts/bootstrap")
+            let usersOldLine = "pcm.audioroute { type file slave.pcm \"null\" file \"\(dir)/user.raw\" format \"raw\" }\n"
+            try writeFile(dir + "/.asoundrc", benchConfiguration(dir) + usersOldLine + asoundrcSnippet(docs) + own)
+            let runtime = dir + "/run"
+            let environment = ["HOME": dir, "XDG_RUNTIME_DIR": runtime, "XDG_CONFIG_HOME": dir + "/config"]
+            try AlsaRouteConfigWriter(runtimeDirectory: runtime).write(AlsaRouteConfig(output: deviceA, input: nil))
+            // Two frames (S16_LE stereo): each channel becomes the mean of both.
+            try AtomicFile.write([0x00, 0x10, 0x00, 0x20, 0x00, 0x30, 0x00, 0x40], to: dir + "/in.raw")
+            let result = try run(
+                "/usr/bin/aplay", ["-q", "-D", "audioroute_mono", "-t", "raw", "-f", "S16_LE", "-c", "2", "-r", "48000", dir + "/in.raw"],
+                environment: environment)
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            let written = fileBytes(dir + "/a.raw") ?? []
+            #expect(Array(written.prefix(8)) == [0x00, 0x18, 0x00, 0x18, 0x00, 0x38, 0x00, 0x38])
+            #expect(written.dropFirst(8).allSatisfy { $0 == 0 }, "aplay pads its last period with silence")
+            #expect(fileBytes(dir + "/user.raw") == nil, "the user's own pcm.audioroute was replaced by the route file's")
+        }
+    }
+
+    /// Every ALSA definition in the documentation's fenced blocks (README.md, docs/*.md)
+    /// overrides (`pcm.!name`), and each block defining one loads over the system's
+    /// configuration: a reader copying one into ~/.asoundrc must not merge it into the system's.
+    @Test func documentedALSADefinitionsOverride() throws {
+        var checked = 0
+        for file in ["README.md"] + markdownFiles(in: "docs") {
+            let text = String(decoding: try AtomicFile.read(packageRoot + "/" + file), as: UTF8.self)
+            for block in fencedBlocks(text) {
+                var defines = false
+                for line in block.split(separator: "\n") {
+                    let definition = line.drop { $0 == " " || $0 == "\t" }
+                    guard definition.hasPrefix("pcm.") || definition.hasPrefix("ctl.") else { continue }
+                    defines = true
+                    checked += 1
+                    #expect(definition.dropFirst(4).hasPrefix("!"), "\(file): \(line)")
+                }
+                guard defines else { continue }
+                var configuration = try ALSAConfiguration.system()
+                do { try configuration.load(text: block) } catch { Issue.record("\(file): \(error):\n\(block)") }
+            }
+        }
+        #expect(checked > 0, "the documentation defines no PCM at all: is docs/alsa.md's example gone?")
+    }
 }
 
-/// The first fenced block after the `<!-- asoundrc -->` marker.
-private func asoundrcSnippet(_ docs: String) throws -> String {
-    guard let marker = docs.firstRange(of: "<!-- asoundrc -->") else { throw TestFailure("docs/alsa.md has no asoundrc marker") }
+/// The first fenced block after the `<!-- <marker> -->` line.
+private func asoundrcSnippet(_ docs: String, marker name: String = "asoundrc") throws -> String {
+    guard let marker = docs.firstRange(of: "<!-- \(name) -->") else { throw TestFailure("docs/alsa.md has no \(name) marker") }
     let rest = docs[marker.upperBound...]
     guard let open = rest.firstRange(of: "```\n") else { throw TestFailure("no fenced block") }
     let body = rest[open.upperBound...]
     guard let close = body.firstRange(of: "```") else { throw TestFailure("unterminated fenced block") }
     return String(body[..<close.lowerBound])
+}
+
+/// The `.md` files of a directory of the package, as paths relative to its root.
+private func markdownFiles(in directory: String) -> [String] {
+    guard let handle = opendir(packageRoot + "/" + directory) else { return [] }
+    defer { closedir(handle) }
+    var files: [String] = []
+    while let entry = readdir(handle) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name.hasSuffix(".md") { files.append(directory + "/" + name) }
+    }
+    return files.sorted()
+}
+
+/// Every fenced block of a Markdown text.
+private func fencedBlocks(_ text: String) -> [String] {
+    var blocks: [String] = []
+    var current: [Substring]?
+    for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        if line.hasPrefix("```") {
+            if let block = current { blocks.append(block.joined(separator: "\n")) }
+            current = current == nil ? [] : nil
+        } else {
+            current?.append(line)
+        }
+    }
+    return blocks
 }
 
 private let packageRoot: String = {

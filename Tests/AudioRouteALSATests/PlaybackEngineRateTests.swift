@@ -15,10 +15,10 @@ import Glibc
 private func rateConfiguration(_ dir: String) throws -> PCMConfigurationSource {
     var configuration = try ALSAConfiguration.system()
     try configuration.load(text: """
-        pcm.rate_a { type file slave.pcm "null" file "\(dir)/a.raw" format "raw" }
-        pcm.rate_b { type file slave.pcm "null" file "\(dir)/b.raw" format "raw" }
-        pcm.rate_c_file { type file slave.pcm "null" file "\(dir)/c.raw" format "raw" }
-        pcm.rate_c { type plug slave.pcm "rate_c_file" }
+        pcm.!rate_a { type file slave.pcm "null" file "\(dir)/a.raw" format "raw" }
+        pcm.!rate_b { type file slave.pcm "null" file "\(dir)/b.raw" format "raw" }
+        pcm.!rate_c_file { type file slave.pcm "null" file "\(dir)/c.raw" format "raw" }
+        pcm.!rate_c { type plug slave.pcm "rate_c_file" }
 
         """)
     return .custom(configuration)

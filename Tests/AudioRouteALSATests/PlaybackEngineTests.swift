@@ -13,10 +13,10 @@ import Glibc
 /// Three file PCMs, and a plug in front of the third (as `audioroute` is).
 private func devices(_ dir: String) -> String {
     """
-    pcm.player_a { type file slave.pcm "null" file "\(dir)/a.raw" format "raw" }
-    pcm.player_b { type file slave.pcm "null" file "\(dir)/b.raw" format "raw" }
-    pcm.player_c_file { type file slave.pcm "null" file "\(dir)/c.raw" format "raw" }
-    pcm.player_c { type plug slave.pcm "player_c_file" }
+    pcm.!player_a { type file slave.pcm "null" file "\(dir)/a.raw" format "raw" }
+    pcm.!player_b { type file slave.pcm "null" file "\(dir)/b.raw" format "raw" }
+    pcm.!player_c_file { type file slave.pcm "null" file "\(dir)/c.raw" format "raw" }
+    pcm.!player_c { type plug slave.pcm "player_c_file" }
 
     """
 }

@@ -53,8 +53,8 @@ import Testing
         // (AUDIOROUTE_ALSA_PCM, docs/alsa.md), so no hardware is needed.
         let benchConf = dir + "/bench.conf"
         try writeFile(benchConf, """
-            pcm.routetest_speaker { type file slave.pcm "null" file "\(speakerFile)" format "raw" }
-            pcm.routetest_headset { type file slave.pcm "null" file "\(headsetFile)" format "raw" }
+            pcm.!routetest_speaker { type file slave.pcm "null" file "\(speakerFile)" format "raw" }
+            pcm.!routetest_headset { type file slave.pcm "null" file "\(headsetFile)" format "raw" }
 
             """)
         try bench.loadLaptop(cardProperties: [AudioRouteProperty.alsaPCM: "routetest_speaker"])

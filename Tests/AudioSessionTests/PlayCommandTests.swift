@@ -25,7 +25,7 @@ import Testing
             let daemon = try RealDaemon(address: bus.address, directory: dir)
             defer { daemon.kill() }
             try AtomicFile.write(
-                Array("pcm.playtest { type file slave.pcm \"null\" file \"\(dir)/out.raw\" format \"raw\" }\n".utf8),
+                Array("pcm.!playtest { type file slave.pcm \"null\" file \"\(dir)/out.raw\" format \"raw\" }\n".utf8),
                 to: dir + "/.asoundrc")
             let format = WAVFormat(encoding: .signed16, channels: 2, sampleRate: 48000)
             let samples = (0..<9600).map { Double(($0 * 31) % 2000 - 1000) / 32768 }

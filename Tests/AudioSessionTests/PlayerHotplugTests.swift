@@ -92,8 +92,8 @@ private func waitUntil(seconds: Double = 15, _ condition: () -> Bool) async thro
 
             let sink = productsDirectory + "/audioroute"
             let devices = """
-                pcm.demo_builtin { type file slave.pcm "null" file "|exec '\(sink)' demo-sink '\(dir)/speaker.raw'" format "raw" }
-                pcm.demo_headphones { type file slave.pcm "null" file "|exec '\(sink)' demo-sink '\(dir)/headset.raw'" format "raw" }
+                pcm.!demo_builtin { type file slave.pcm "null" file "|exec '\(sink)' demo-sink '\(dir)/speaker.raw'" format "raw" }
+                pcm.!demo_headphones { type file slave.pcm "null" file "|exec '\(sink)' demo-sink '\(dir)/headset.raw'" format "raw" }
 
                 """
             try AtomicFile.write(Array(devices.utf8), to: dir + "/devices.conf")

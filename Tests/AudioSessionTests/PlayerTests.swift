@@ -112,12 +112,12 @@ private let endedNoResume = AudioSessionNotification.interruption(InterruptionIn
 /// Two file PCMs, and `audioroute` on one of them, as the daemon's route file would define it.
 private func writeDevices(_ dir: String, route: String) throws {
     let text = """
-        pcm.dev_speaker { type file slave.pcm "null" file "\(dir)/speaker.raw" format "raw" }
-        pcm.dev_headset { type file slave.pcm "null" file "\(dir)/headset.raw" format "raw" }
+        pcm.!dev_speaker { type file slave.pcm "null" file "\(dir)/speaker.raw" format "raw" }
+        pcm.!dev_headset { type file slave.pcm "null" file "\(dir)/headset.raw" format "raw" }
 
         """
     try AtomicFile.write(Array(text.utf8), to: dir + "/devices.conf")
-    try AtomicFile.write(Array("pcm.audioroute { type plug slave.pcm \"\(route)\" }\n".utf8), to: dir + "/route.conf")
+    try AtomicFile.write(Array("pcm.!audioroute { type plug slave.pcm \"\(route)\" }\n".utf8), to: dir + "/route.conf")
 }
 
 private func contents(_ path: String) -> [UInt8] { (try? AtomicFile.read(path)) ?? [] }

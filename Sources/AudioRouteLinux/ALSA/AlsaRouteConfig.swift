@@ -113,7 +113,10 @@ public struct AlsaRouteConfig: Sendable, Hashable {
         String(String.UnicodeScalarView(value.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))
     }
 
-    /// The configuration file's text.
+    /// The configuration file's text. Each definition overrides (`pcm.!name`) one of
+    /// the same name loaded before it instead of merging into it: the file is the only
+    /// authority for its names (docs/decisions.md), and a merge into another definition's
+    /// fields (`@args`, a `card`) gives a PCM that fails to open or plays elsewhere.
     public var text: String {
         var lines = [
             "# Written by audiorouted on every route change; edits are overwritten.",
@@ -122,12 +125,12 @@ public struct AlsaRouteConfig: Sendable, Hashable {
         ]
         for (name, side) in [(Self.outputPCM, output), (Self.inputPCM, input)] {
             lines.append("# \(side.note)")
-            lines.append("pcm.\(name) {")
+            lines.append("pcm.!\(name) {")
             lines.append("    type plug")
             lines.append("    slave.pcm \(Self.quoted(side.pcm))")
             lines.append("}")
             if let card = side.control {
-                lines.append("ctl.\(name) {")
+                lines.append("ctl.!\(name) {")
                 lines.append("    type hw")
                 lines.append("    card \(Self.quoted(card))")
                 lines.append("}")
