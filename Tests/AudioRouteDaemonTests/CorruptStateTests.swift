@@ -244,6 +244,14 @@ private func fileType(_ path: String) -> mode_t? {
         }
     }
 
+    /// The cap holds while reading, not only by fstat's size: /proc files say 0 bytes.
+    @Test func theReadStopsAtTheCapWhateverTheSizeSays() throws {
+        #expect(throws: FileReadError.tooLarge(path: "/proc/self/maps", size: 17, limit: 16)) {
+            try AtomicFile.readRegularFile("/proc/self/maps", limit: 16)
+        }
+        #expect(try AtomicFile.readRegularFile("/proc/self/maps", limit: 1 << 20).count > 16)
+    }
+
     @Test func aFileWithoutSilentModeIsAnOlderFileAndReadsAsOff() throws {
         let state = try DaemonState(json: try JSON.parse(document()))
         #expect(state.silentMode == false)
