@@ -98,6 +98,7 @@ public struct DBusErrorReply: Error, Sendable, Hashable, CustomStringConvertible
     public init(_ error: RequestError) {
         switch error {
         case .refused(let refused): self.init(refused)
+        case .limitExceeded: self.init("org.freedesktop.DBus.Error.LimitsExceeded", error.description)
         case .notSaved: self.init("org.audioroute.Error.NotSaved", error.description)
         }
     }

@@ -234,7 +234,11 @@ public actor DBusService: Service {
             }
             return ([], "")
         case ("SetSilentMode", .bool(let on)?, _):
-            await routes.setSilentMode(on)
+            do throws(RequestError) {
+                try await routes.setSilentMode(on)
+            } catch {
+                throw DBusErrorReply(error)
+            }
             return ([], "")
         case ("Explain", _, _):
             let explanation = await routes.explanation

@@ -30,12 +30,16 @@ public struct SessionSnapshot: Sendable, Hashable {
 public enum RequestError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The tower refused it; nothing changed.
     case refused(SessionError)
+    /// The setting would take the saved state beyond its limits (`DaemonState.settingsProblem`,
+    /// which the message quotes); nothing changed.
+    case limitExceeded(String)
     /// It took effect but was not written to disk; a later save retries.
     case notSaved(SystemError)
 
     public var description: String {
         switch self {
         case .refused(let error): return error.description
+        case .limitExceeded(let problem): return "not kept: \(problem)"
         case .notSaved(let error): return "applied but not saved: \(error)"
         }
     }
@@ -67,7 +71,8 @@ public actor RouteService: Service {
     public nonisolated let events = Broadcast<DaemonEvent>()
 
     /// - Parameters:
-    ///   - initialState: the loaded state: sequences, user priorities and preferred inputs are restored from it.
+    ///   - initialState: the loaded state: sequences, user priorities, preferred inputs and silent mode are
+    ///     restored from it.
     ///   - watchers: the names of the watchers that will deliver ports (`source` in
     ///     `apply`). Until a watcher's `enumerated(source:)`, its ports are the ones
     ///     present before the daemon (re)started: they keep their remembered sequence
@@ -89,7 +94,10 @@ public actor RouteService: Service {
     ) {
         self.stateService = stateService
         self.state = initialState
-        self.tower = Tower(sequences: initialState.sequences)
+        var tower = Tower(sequences: initialState.sequences)
+        // No session and no port yet: nothing to announce.
+        if initialState.silentMode { _ = tower.setSilentMode(true) }
+        self.tower = tower
         self.alsa = alsa
         self.enumerating = Set(watchers)
         self.readyTimeout = readyTimeout
@@ -244,6 +252,11 @@ public actor RouteService: Service {
     /// Sets (or clears, with nil) a session's preferred input, and remembers it
     /// under the session's name, saved before this returns.
     public func setPreferredInput(_ uid: String?, session id: String) async throws(RequestError) {
+        if let name = sessionNames[id] {
+            var candidate = state
+            candidate.preferredInputs[name] = uid
+            if let problem = candidate.settingsProblem { throw .limitExceeded(problem) }
+        }
         do throws(SessionError) {
             publish(try tower.setPreferredInput(uid, session: id))
         } catch {
@@ -257,6 +270,9 @@ public actor RouteService: Service {
     /// A user's priority for a present port, saved before this returns; it
     /// applies again whenever the port is present.
     public func setPriority(_ priority: Int, for uid: String) async throws(RequestError) {
+        var candidate = state
+        candidate.priorities[uid] = priority
+        if let problem = candidate.settingsProblem { throw .limitExceeded(problem) }
         do throws(SessionError) {
             publish(try tower.setPriority(priority, for: uid))
         } catch {
@@ -270,12 +286,17 @@ public actor RouteService: Service {
         try tower.setPrefersInterruptionOnRouteDisconnect(value, session: id)
     }
 
-    /// Switches silent mode; announces `silentModeChanged` when it changed.
-    public func setSilentMode(_ on: Bool) {
-        guard tower.silentMode != on else { return }
-        let outcome = tower.setSilentMode(on)
-        events.send(.silentModeChanged(on))
-        publish(outcome)
+    /// Switches silent mode, saved before this returns (it applies again after a
+    /// restart); announces `silentModeChanged` when it changed.
+    public func setSilentMode(_ on: Bool) async throws(RequestError) {
+        if tower.silentMode != on {
+            let outcome = tower.setSilentMode(on)
+            events.send(.silentModeChanged(on))
+            publish(outcome)
+        }
+        // Saved even when unchanged: a repeated request retries a save that failed.
+        state.silentMode = on
+        try await persist()
     }
 
     private func persist() async throws(RequestError) {

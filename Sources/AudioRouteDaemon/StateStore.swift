@@ -35,14 +35,19 @@ public struct StateStore: Sendable {
         }
     }
 
-    /// The saved state, or defaults. A file that cannot be read or parsed is
-    /// moved aside to `state.json.corrupt-<UTC timestamp>` with a warning, so
-    /// that the daemon starts anyway and the user's data can still be recovered
-    /// by hand. Never throws: a daemon must start with a broken state file.
+    /// The saved state, or defaults. A file that cannot be read or parsed, or
+    /// holds a value beyond the state's limits (`DaemonState.maxFileBytes` and the
+    /// others), is moved aside to `state.json.corrupt-<UTC timestamp>` with a
+    /// warning naming the fault, so that the daemon starts anyway and the user's
+    /// data can still be recovered by hand. So is anything that is not a regular
+    /// file (a symbolic link, even to a valid file, a FIFO, a directory, a device):
+    /// it is refused without being read, and nothing blocks
+    /// (`AtomicFile.readRegularFile`). Never throws: a daemon must start with a
+    /// broken state file.
     public func load(logger: Logger) -> (DaemonState, LoadOutcome) {
         let reason: String
-        do throws(SystemError) {
-            let bytes = try AtomicFile.read(path)
+        do throws(FileReadError) {
+            let bytes = try AtomicFile.readRegularFile(path, limit: DaemonState.maxFileBytes)
             do throws(JSONSyntaxError) {
                 let json = try JSON.parse(bytes)
                 do throws(StateFileError) {
@@ -54,7 +59,7 @@ public struct StateStore: Sendable {
                 reason = "not JSON: \(error)"
             }
         } catch {
-            if error.errno == ENOENT { return (DaemonState(), .fresh) }
+            if case .system(let failure) = error, failure.errno == ENOENT { return (DaemonState(), .fresh) }
             reason = error.description
         }
         let aside = moveAside()
@@ -69,9 +74,16 @@ public struct StateStore: Sendable {
     /// Saves `state` atomically and durably (AtomicFile.write: temporary file,
     /// fsync, rename, fsync of the directory). After it returns, a crash or
     /// power loss at any moment leaves this state or a later one.
+    ///
+    /// What is written is `state.bounded()`, which `load` accepts: the oldest
+    /// sequences may be forgotten. Settings beyond `DaemonState.settingsProblem`'s
+    /// limits (which RouteService never accepts) fail with EFBIG rather than
+    /// write a file that `load` would refuse.
     public func save(_ state: DaemonState) throws(SystemError) {
+        let bytes = state.bounded().fileBytes
+        guard bytes.count <= DaemonState.maxFileBytes else { throw SystemError(errno: EFBIG, operation: "save", path: path) }
         try AtomicFile.createDirectory(directory, mode: 0o700)
-        try AtomicFile.write(state.fileBytes, to: path, mode: 0o600)
+        try AtomicFile.write(bytes, to: path, mode: 0o600)
     }
 
     private func moveAside() -> String? {

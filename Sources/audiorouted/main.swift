@@ -16,6 +16,12 @@ private func fail(_ message: String, status: Int32) -> Never {
     exit(status)
 }
 
+// A write to a peer that went away (standard error a pipe whose reader exited, as under
+// D-Bus activation's Exec=; a socket) must fail with EPIPE, not kill the daemon: systemd
+// sets SIGPIPE ignored for its services, nothing else does. First, before anything writes.
+// Inherited across exec, but the daemon starts no process.
+signal(SIGPIPE, SIG_IGN)
+
 let environment = processEnvironment()
 let options: DaemonOptions
 let paths: DaemonPaths

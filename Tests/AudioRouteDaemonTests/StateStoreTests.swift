@@ -184,6 +184,7 @@ private func sampleState() -> DaemonState {
             let (logger, _) = recordingLogger()
             var generator = SystemRandomNumberGenerator()
             var newerThanAcknowledged = 0
+            var acknowledgedSaves: UInt64 = 0
             for round in 0..<40 {
                 let child = try ChildProcess(writer, [store.directory])
                 // Let it save a few states, then kill it somewhere in the middle of one.
@@ -222,6 +223,7 @@ private func sampleState() -> DaemonState {
                     }
                 }
                 #expect(acknowledged >= 1, "round \(round): the writer saved nothing")
+                acknowledgedSaves += acknowledged
                 let (state, outcome) = store.load(logger: logger)
                 #expect(outcome == .loaded, "round \(round): \(outcome)")
                 // Saved-but-not-yet-printed is the only way to be ahead.
@@ -233,7 +235,7 @@ private func sampleState() -> DaemonState {
                 // The next round starts from a file left by a killed writer, as a restarted daemon would.
             }
             // Not asserted (it depends on timing), but shows how often a kill fell after the rename.
-            print("crash test: 40 kills, \(newerThanAcknowledged) landed between a rename and its acknowledgement")
+            print("crash test: 40 kills, \(acknowledgedSaves) acknowledged saves, \(newerThanAcknowledged) kills landed between a rename and its acknowledgement")
         }
     }
 }

@@ -87,6 +87,47 @@ public enum AtomicFile {
         }
     }
 
+    /// Reads a whole regular file of at most `limit` bytes, for a file that anyone who can
+    /// write its directory may have replaced (the daemon's state): anything else is refused
+    /// without being read, and nothing blocks. A symbolic link is refused (O_NOFOLLOW), not
+    /// followed: one to /dev/zero would read for ever, one to a FIFO would block. A FIFO is
+    /// opened with O_NONBLOCK, so a FIFO without a writer does not block the open, and is then
+    /// refused by fstat, as is a directory or a device; a socket cannot be opened (ENXIO) and
+    /// is named as one. A device is refused before it is opened (lstat), as opening some has
+    /// effects; fstat on the open descriptor is what decides (the file may change in between).
+    public static func readRegularFile(_ path: String, limit: Int) throws(FileReadError) -> [UInt8] {
+        var info = stat()
+        if lstat(path, &info) == 0, let kind = FileReadError.kind(of: info.st_mode) {
+            throw .notRegular(path: path, kind: kind)
+        }
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let error = errno
+            // ELOOP (a link, with O_NOFOLLOW) and ENXIO (a socket) name the kind of file better than strerror.
+            if lstat(path, &info) == 0, let kind = FileReadError.kind(of: info.st_mode) { throw .notRegular(path: path, kind: kind) }
+            throw .system(SystemError(errno: error, operation: "open", path: path))
+        }
+        defer { close(fd) }
+        guard fstat(fd, &info) == 0 else { throw .system(SystemError(errno: errno, operation: "fstat", path: path)) }
+        if let kind = FileReadError.kind(of: info.st_mode) { throw .notRegular(path: path, kind: kind) }
+        guard info.st_size <= limit else { throw .tooLarge(path: path, size: Int(info.st_size), limit: limit) }
+        // Read to the end, not st_size: the file may be growing; one byte more than `limit` is enough to refuse it.
+        var result: [UInt8] = []
+        result.reserveCapacity(Int(info.st_size))
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let wanted = min(chunk.count, limit + 1 - result.count)
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, wanted) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .system(SystemError(errno: errno, operation: "read", path: path))
+            }
+            if count == 0 { return result }
+            result.append(contentsOf: chunk[0..<count])
+            if result.count > limit { throw .tooLarge(path: path, size: result.count, limit: limit) }
+        }
+    }
+
     /// Creates `path` and any missing parents (`mkdir -p`). Directories it
     /// creates get `mode`; an existing directory is left as it is.
     public static func createDirectory(_ path: String, mode: mode_t = 0o700) throws(SystemError) {
@@ -109,5 +150,37 @@ public enum AtomicFile {
         guard fd >= 0 else { throw SystemError(errno: errno, operation: "open", path: directory) }
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw SystemError(errno: errno, operation: "fsync", path: directory) }
+    }
+}
+
+/// Why `AtomicFile.readRegularFile` did not read a file.
+public enum FileReadError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A system call failed (`errno` ENOENT: there is no such file).
+    case system(SystemError)
+    /// Not a regular file: `kind` says what it is ("a FIFO", "a symbolic link", ...).
+    case notRegular(path: String, kind: String)
+    /// Larger than the caller's limit (`size`: as much as was seen of it).
+    case tooLarge(path: String, size: Int, limit: Int)
+
+    public var description: String {
+        switch self {
+        case .system(let error): return error.description
+        case .notRegular(let path, let kind): return "\(path) is \(kind), not a regular file"
+        case .tooLarge(let path, let size, let limit): return "\(path) is larger than \(limit) bytes (\(size) or more)"
+        }
+    }
+
+    /// What a file of mode `mode` is, or nil for a regular file.
+    static func kind(of mode: mode_t) -> String? {
+        switch mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFDIR: return "a directory"
+        case S_IFLNK: return "a symbolic link"
+        case S_IFIFO: return "a FIFO"
+        case S_IFSOCK: return "a socket"
+        case S_IFCHR: return "a character device"
+        case S_IFBLK: return "a block device"
+        default: return "of unknown type \(mode & S_IFMT)"
+        }
     }
 }
