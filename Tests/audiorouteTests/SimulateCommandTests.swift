@@ -107,6 +107,9 @@ private func simulate(_ document: String) throws -> ProcessResult {
          "sessions[0].options: option allowBluetooth is not valid with category playback"),
         (#"{"ports": [{"uid": "x", "type": "builtInMic", "device": "d"}, {"uid": "x", "type": "builtInSpeaker", "device": "d"}]}"#,
          #"ports[1].uid: duplicate port uid "x""#),
+        (#"{"steps": [{"wake": true}, {"add": {"uid": "usbmic", "type": "usbAudio", "uid": "x", "device": "usb1"}}]}"#,
+         #"audioroute: error: steps[1].add: duplicate key "uid""#),
+        (#"{"steps": [], "steps": []}"#, #"audioroute: error: duplicate key "steps""#),
         (#"{"steps": [}"#, "invalid JSON: line 1, column 12"),
         ("", "invalid JSON: line 1, column 1: unexpected end of document"),
     ])
