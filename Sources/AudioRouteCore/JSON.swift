@@ -40,17 +40,62 @@ public indirect enum JSON: Sendable, Equatable {
     }
 }
 
-/// A syntax error, with the line and column where it was found.
+/// A syntax error, with the line and column where it was found. A key repeated
+/// in one object is refused too (the parser will not choose which value counts),
+/// and then `path` names the object.
 public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
     public var line: Int
     public var column: Int
     public var message: String
-    public var description: String { "line \(line), column \(column): \(message)" }
+    /// For a duplicate key, the object holding it (`message` names the key); nil
+    /// for other faults, whose position says all.
+    public var path: [JSON.PathComponent]?
+
+    public init(line: Int, column: Int, message: String, path: [JSON.PathComponent]? = nil) {
+        self.line = line
+        self.column = column
+        self.message = message
+        self.path = path
+    }
+
+    public var description: String {
+        guard let path else { return "line \(line), column \(column): \(message)" }
+        return "line \(line), column \(column): \(JSON.pathText(path)): \(message)"
+    }
+}
+
+extension JSON {
+    /// One step from a value into its members or elements.
+    public enum PathComponent: Sendable, Equatable {
+        case key(String)
+        case index(Int)
+    }
+
+    /// A path as JSONPath text: `$`, `$.steps[1].add`, `$.priorities["a b"]`
+    /// (keys that are not plain names in brackets, as JSON strings).
+    public static func pathText(_ path: [PathComponent]) -> String {
+        var text = "$"
+        for component in path {
+            switch component {
+            case .index(let index): text += "[\(index)]"
+            case .key(let key):
+                func isLetter(_ c: Unicode.Scalar) -> Bool { c == "_" || ("a"..."z").contains(c) || ("A"..."Z").contains(c) }
+                let scalars = key.unicodeScalars
+                if let first = scalars.first, isLetter(first), scalars.allSatisfy({ isLetter($0) || ("0"..."9").contains($0) }) {
+                    text += "." + key
+                } else {
+                    text += "[" + quoted(key) + "]"
+                }
+            }
+        }
+        return text
+    }
 }
 
 extension JSON {
     /// Parses a whole document. Nesting deeper than `maxDepth` is refused rather
-    /// than allowed to exhaust the stack.
+    /// than allowed to exhaust the stack, and a key repeated in one object is
+    /// refused with the object's path (RFC 8259 leaves the meaning to the reader).
     public static func parse(_ bytes: [UInt8], maxDepth: Int = 256) throws(JSONSyntaxError) -> JSON {
         var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
         parser.skipWhitespace()
@@ -73,10 +118,11 @@ private struct JSONParser {
         self.maxDepth = maxDepth
     }
 
-    func fault(_ message: String) -> JSONSyntaxError {
+    /// A fault at `position` (by default where the parser is).
+    func fault(_ message: String, at position: Int? = nil, path: [JSON.PathComponent]? = nil) -> JSONSyntaxError {
         var line = 1
         var column = 1
-        for byte in bytes[..<min(index, bytes.count)] {
+        for byte in bytes[..<min(position ?? index, bytes.count)] {
             if byte == UInt8(ascii: "\n") {
                 line += 1
                 column = 1
@@ -84,7 +130,7 @@ private struct JSONParser {
                 column += 1
             }
         }
-        return JSONSyntaxError(line: line, column: column, message: message)
+        return JSONSyntaxError(line: line, column: column, message: message, path: path)
     }
 
     mutating func skipWhitespace() {
@@ -127,15 +173,33 @@ private struct JSONParser {
             index += 1
             return .object(members)
         }
+        // Keys seen, once an object is too big for a linear search to be cheap.
+        var keys: Set<String> = []
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fault("expected a string key") }
+            let keyStart = index
             let key = try string()
+            let repeated: Bool
+            if members.count < 16 {
+                repeated = members.contains { $0.key == key }
+            } else {
+                if keys.isEmpty { keys = Set(members.map(\.key)) }
+                repeated = !keys.insert(key).inserted
+            }
+            // The path is filled in by the enclosing values as the error goes up.
+            if repeated { throw fault("duplicate key \(JSON.quoted(key))", at: keyStart, path: []) }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fault("expected ':'") }
             index += 1
             skipWhitespace()
-            members.append(JSON.Member(key, try value(depth: depth)))
+            let value: JSON
+            do throws(JSONSyntaxError) {
+                value = try self.value(depth: depth)
+            } catch {
+                throw error.inside(.key(key))
+            }
+            members.append(JSON.Member(key, value))
             skipWhitespace()
             guard index < bytes.count else { throw fault("unterminated object") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -158,7 +222,11 @@ private struct JSONParser {
         }
         while true {
             skipWhitespace()
-            elements.append(try value(depth: depth))
+            do throws(JSONSyntaxError) {
+                elements.append(try value(depth: depth))
+            } catch {
+                throw error.inside(.index(elements.count))
+            }
             skipWhitespace()
             guard index < bytes.count else { throw fault("unterminated array") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -290,7 +358,24 @@ private struct JSONParser {
     }
 }
 
+extension JSONSyntaxError {
+    /// The error seen from the value holding the one it came from.
+    fileprivate func inside(_ component: JSON.PathComponent) -> JSONSyntaxError {
+        guard let path else { return self }
+        var error = self
+        error.path = [component] + path
+        return error
+    }
+}
+
 extension JSON {
+    /// `text` as a JSON string literal, for messages.
+    static func quoted(_ text: String) -> String {
+        var out: [UInt8] = []
+        writeString(text, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// Compact JSON text with `", "` and `": "` separators, members in order.
     public var text: String { String(decoding: bytes, as: UTF8.self) }
 

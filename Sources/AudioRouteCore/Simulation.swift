@@ -49,6 +49,8 @@ extension Scenario {
         do {
             json = try JSON.parse(bytes)
         } catch {
+            // A repeated key is named like the other faults of structure, by its path.
+            if let path = error.path { throw ScenarioError(path: Node.path(path), message: error.message) }
             throw ScenarioError(path: "", message: "invalid JSON: \(error)")
         }
         let root = Node(json, "")
@@ -94,6 +96,16 @@ struct Node {
     func fail(_ message: String) -> ScenarioError { ScenarioError(path: path, message: message) }
 
     func child(_ key: String) -> String { path.isEmpty ? key : path + "." + key }
+
+    /// A parser's path in the form nodes name theirs (`steps[1].add`, empty for the document).
+    static func path(_ components: [JSON.PathComponent]) -> String {
+        components.reduce("") { path, component in
+            switch component {
+            case .key(let key): Node(.null, path).child(key)
+            case .index(let index): "\(path)[\(index)]"
+            }
+        }
+    }
 
     func members() throws(ScenarioError) -> [JSON.Member] {
         guard case .object(let members) = value else { throw fail("expected an object, found \(value.typeName)") }

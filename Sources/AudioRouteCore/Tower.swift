@@ -130,9 +130,9 @@ public struct Tower: Sendable {
     private var activations: UInt64 = 0
     /// The ALSA PCMs of the route's ports as announced, to notice configuration changes.
     private var routeConfiguration: [String?] = []
-    /// The devices the route plays to (or, with no output, records from), to tell
-    /// a profile switch on one device from a move to another device.
-    private var routeDevices: [String] = []
+    /// The devices of the route's ports, outputs and inputs, to tell a profile
+    /// switch on the same devices from a move to another device.
+    private var routeDevices: Set<String> = []
 
     /// An empty tower; `sequences` is the last-in memory restored from disk.
     /// Ports arrive through `addPorts` (with `restoring: true` at start-up).
@@ -259,7 +259,7 @@ public struct Tower: Sendable {
         var outcome = TowerOutcome()
         outcome.portChanges.append(PortChange(kind: .updated, port: updated))
         alignBluetoothPriority(with: index, into: &outcome)
-        settle(.routeConfigurationChange, portEvent: false, into: &outcome)
+        settle(.routeConfigurationChange, portEvent: false, updated: port.uid, into: &outcome)
         return outcome
     }
 
@@ -426,18 +426,24 @@ public struct Tower: Sendable {
 
     // MARK: Internals
 
-    /// The devices of the route's outputs, or of its inputs when it has no output.
-    private static func devices(of route: Route, in ports: [Port]) -> [String] {
-        let side = route.outputs.isEmpty ? route.inputs : route.outputs
-        return side.compactMap { uid in ports.first { $0.uid == uid }?.device }
+    /// The devices of the ports `uids`.
+    private static func devices(of uids: [String], in ports: [Port]) -> Set<String> {
+        Set(uids.compactMap { uid in ports.first { $0.uid == uid }?.device })
+    }
+
+    /// The devices of a route's outputs and inputs.
+    private static func devices(of route: Route, in ports: [Port]) -> Set<String> {
+        devices(of: route.outputs + route.inputs, in: ports)
     }
 
     /// Whether the route would still play to the same devices once `uids` are gone
-    /// (a Bluetooth profile leaving a headset that keeps another).
+    /// (a Bluetooth profile leaving a headset that keeps another). Outputs only:
+    /// what matters is whether the sound still goes where it went. Only asked of
+    /// playback, which records nothing, so this is also the route's devices.
     private func keepsRouteDevices(after uids: [String], request: RouteRequest) -> Bool {
         let remaining = ports.filter { !uids.contains($0.uid) }
-        let after = Self.devices(of: resolveRoute(request, ports: remaining).route(in: remaining), in: remaining)
-        return !after.isEmpty && after == routeDevices
+        let after = Self.devices(of: resolveRoute(request, ports: remaining).route(in: remaining).outputs, in: remaining)
+        return !after.isEmpty && after == Self.devices(of: route.outputs, in: ports)
     }
 
     /// Forgets the interruptions `id` caused; with `notify`, tells each session
@@ -466,7 +472,10 @@ public struct Tower: Sendable {
 
     /// Re-resolves, announces a route change if the route moved, and announces
     /// what each session's derived state (ducked, hints, silenced) became.
-    private mutating func settle(_ reason: RouteChangeReason, portEvent: Bool, into outcome: inout TowerOutcome) {
+    /// `portEvent` is an arrival or removal; `updated` the uid of an updated port.
+    private mutating func settle(
+        _ reason: RouteChangeReason, portEvent: Bool, updated: String? = nil, into outcome: inout TowerOutcome
+    ) {
         let request = controllingSession?.request ?? RouteRequest()
         let resolution = resolveRoute(request, ports: ports)
         let newRoute = resolution.route(in: ports)
@@ -474,13 +483,23 @@ public struct Tower: Sendable {
         let newDevices = Self.devices(of: newRoute, in: ports)
         if newRoute != route {
             var why = reason
-            if portEvent && !newDevices.isEmpty && newDevices == routeDevices {
-                // A profile coming or going on a device that stays in the route
+            // Outputs and inputs both: a port of another device taking one side
+            // moves the route to that device even if the other side stays.
+            let sameDevices = !newDevices.isEmpty && newDevices == routeDevices
+            if portEvent && sameDevices {
+                // A profile coming or going on devices that stay the route's
                 // (A2DP <-> HFP) is a new configuration, not a new device (spec §6).
                 why = .routeConfigurationChange
             } else if !portEvent && resolution.lacksSuitableRoute {
                 // A port event keeps its own reason; otherwise an empty needed side says so.
                 why = .noSuitableRouteForCategory
+            } else if let updated, !sameDevices {
+                // An update that moves the route to other devices is announced as the
+                // arrival or departure it amounts to: the route took the port on a side
+                // it was not on (an LE headset's microphone transport appearing), or left it.
+                let taken = newRoute.outputs.contains(updated) && !route.outputs.contains(updated)
+                    || newRoute.inputs.contains(updated) && !route.inputs.contains(updated)
+                why = taken ? .newDeviceAvailable : .oldDeviceUnavailable
             }
             outcome.change = RouteChange(reason: why, previous: route, current: newRoute)
         } else if newConfiguration != routeConfiguration {

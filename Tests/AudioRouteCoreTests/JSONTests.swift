@@ -48,23 +48,54 @@ struct JSONTests {
         ("[]", .array([])), ("[1, \"a\", null]", .array([.integer(1), .string("a"), .null])),
         ("{}", .object([])),
         (" \t\r\n{ \"b\" : 1 , \"a\" : [ true ] } \n", .object([JSON.Member("b", 1), JSON.Member("a", .array([true]))])),
-        ("{\"a\": 1, \"a\": 2}", .object([JSON.Member("a", 1), JSON.Member("a", 2)])),
     ])
     func valid(text: String, expected: JSON) throws {
         #expect(try JSON.parse(text) == expected)
     }
 
-    @Test("object members keep document order, and subscript finds the first")
+    @Test("object members keep document order, and subscript finds the first of a value built with a repeated key")
     func memberOrder() throws {
-        let value = try JSON.parse("{\"z\": 1, \"a\": 2, \"z\": 3}")
+        let value = try JSON.parse("{\"z\": 1, \"a\": 2, \"y\": 3}")
         guard case .object(let members) = value else {
             Issue.record("not an object")
             return
         }
-        #expect(members.map(\.key) == ["z", "a", "z"])
+        #expect(members.map(\.key) == ["z", "a", "y"])
         #expect(value["z"] == .integer(1))
+        #expect(JSON.object([JSON.Member("z", 1), JSON.Member("z", 3)])["z"] == .integer(1))
         #expect(value["missing"] == nil)
         #expect(JSON.array([])["z"] == nil)
+    }
+
+    @Test("a repeated key is refused with the path of its object and the key's position", arguments: [
+        ("{\"a\": 1, \"a\": 2}", "$", "a", 10),
+        ("{\"steps\": [{\"wake\": true}, {\"add\": {\"uid\": \"x\", \"uid\": \"y\"}}]}", "$.steps[1].add", "uid", 49),
+        ("[[], [{\"k\": [0, {\"b\": 1, \"b\": 1}]}]]", "$[1][0].k[1]", "b", 26),
+        ("{\"a b\": {\"\\\"\": 1, \"\\\"\": 2}, \"c\": 3}", "$[\"a b\"]", "\\\"", 19),
+        // Same text once unescaped.
+        ("{\"x\": {\"é\": 1, \"\\u00e9\": 2}}", "$.x", "é", 16),
+    ])
+    func duplicateKeys(text: String, path: String, key: String, column: Int) throws {
+        let error = try #require(syntaxError(Array(text.utf8)))
+        #expect(error.message == "duplicate key \"\(key)\"")
+        #expect(error.path.map(JSON.pathText) == path)
+        #expect(error.line == 1)
+        #expect(error.column == column)
+        #expect(error.description == "line 1, column \(column): \(path): duplicate key \"\(key)\"")
+    }
+
+    @Test("a repeated key in a large object is found too, and distinct keys pass")
+    func duplicateKeysInLargeObjects() throws {
+        let keys = (0..<100).map { "\"k\($0)\": \($0)" }
+        #expect(throws: Never.self) { try JSON.parse("{" + keys.joined(separator: ", ") + "}") }
+        for repeated in [0, 15, 16, 99] {
+            let text = "{\"outer\": {" + (keys + ["\"k\(repeated)\": 0"]).joined(separator: ", ") + "}}"
+            let error = try #require(syntaxError(Array(text.utf8)), "k\(repeated)")
+            #expect(error.message == "duplicate key \"k\(repeated)\"")
+            #expect(error.path == [.key("outer")])
+        }
+        // A syntax fault carries no path.
+        #expect(syntaxError(Array("{\"a\": [1,]}".utf8))?.path == nil)
     }
 
     @Test("syntax faults are named", arguments: [

@@ -235,12 +235,12 @@ struct ResolverProperties {
     }
 }
 
-/// The reason a successful step's route change must carry, where the spec fixes it.
-/// The devices a route plays to, or records from when it plays nothing.
-private func routeDevices(_ route: Route, _ ports: [Port]) -> [String] {
-    (route.outputs.isEmpty ? route.inputs : route.outputs).compactMap { uid in ports.first { $0.uid == uid }?.device }
+/// The devices of a route's ports, outputs and inputs.
+private func routeDevices(_ route: Route, _ ports: [Port]) -> Set<String> {
+    Set((route.outputs + route.inputs).compactMap { uid in ports.first { $0.uid == uid }?.device })
 }
 
+/// The reason a successful step's route change must carry, where the spec fixes it.
 private func expectedReason(_ step: Scenario.Step) -> RouteChangeReason? {
     switch step {
     case .add: return .newDeviceAvailable
@@ -311,6 +311,64 @@ struct TowerProperties {
                 }
                 #expect(after == resolve(simulator.tower.controllingSession?.request ?? RouteRequest(), simulator.tower.ports))
             }
+        }
+    }
+
+    @Test("a port event that moves the route is a configuration change only if the route's devices stay the same (issue 14)")
+    func configurationChangeKeepsDevices() async {
+        await propertyCheck(count: 500, input: towerRuns) { run in
+            guard var simulator = try? Simulator(scenario: run.scenario) else {
+                Issue.record("the generated scenario should load")
+                return
+            }
+            for step in run.scenario.steps {
+                let before = simulator.tower.route
+                let devicesBefore = routeDevices(before, simulator.tower.ports)
+                guard let outcome = try? simulator.apply(step), simulator.tower.route != before else { continue }
+                let reason = outcome.change?.reason
+                let sameDevices = devicesBefore == routeDevices(simulator.tower.route, simulator.tower.ports)
+                switch step {
+                case .add, .remove, .update:
+                    if reason == .routeConfigurationChange { #expect(sameDevices, "\(step) moved \(before) to \(simulator.tower.route)") }
+                    // Moving to other devices names the arrival or departure (an update
+                    // leaving a needed side empty says so instead, as other requests do).
+                    if !sameDevices, case .update = step {
+                        #expect([.newDeviceAvailable, .oldDeviceUnavailable, .noSuitableRouteForCategory].contains(reason), "\(step)")
+                    }
+                default: continue
+                }
+            }
+        }
+    }
+
+    @Test("the generated runs move the route by port events both within and across devices (the property above is not vacuous)")
+    func portEventMovesAreGenerated() throws {
+        var seen = Set<String>()
+        var rng = SplitMix64(seed: 14)
+        for _ in 0..<2000 {
+            // As towerRuns draws them: some of the pool's ports, sessions in random configurations.
+            let ports = portPool.filter { _ in Bool.random(using: &rng) }
+            let sessions = sessionPool.map { Session(id: $0, configuration: randomRequest(for: [], using: &rng).configuration) }
+            var simulator = try Simulator(scenario: Scenario(ports: ports, sessions: sessions, steps: []))
+            for _ in 0..<30 {
+                let step = randomStep(using: &rng)
+                let (before, ports) = (simulator.tower.route, simulator.tower.ports)
+                guard let outcome = try? simulator.apply(step), simulator.tower.route != before, let reason = outcome.change?.reason else { continue }
+                let same = routeDevices(before, ports) == routeDevices(simulator.tower.route, simulator.tower.ports)
+                switch step {
+                case .add: seen.insert("add \(same ? "same" : "other") \(reason.rawValue)")
+                case .remove: seen.insert("remove \(same ? "same" : "other") \(reason.rawValue)")
+                case .update: seen.insert("update \(same ? "same" : "other") \(reason.rawValue)")
+                default: break
+                }
+            }
+        }
+        for expected in [
+            "add same routeConfigurationChange", "add other newDeviceAvailable",
+            "remove same routeConfigurationChange", "remove other oldDeviceUnavailable",
+            "update same routeConfigurationChange", "update other newDeviceAvailable", "update other oldDeviceUnavailable",
+        ] {
+            #expect(seen.contains(expected), "never generated: \(expected); seen \(seen.sorted())")
         }
     }
 

@@ -160,6 +160,35 @@ struct RouteChangeReasonTests {
         #expect(tower.resolution.lacksSuitableRoute)
     }
 
+    @Test("a port of another device taking or leaving the input is a new or old device, though the output stays (issue 14)")
+    func anotherDevicesInput() throws {
+        var tower = try activeTower(laptop, .playAndRecord)
+        #expect(tower.route == Route(inputs: ["mic"], outputs: ["spk"]))
+        let plugged = try tower.addPorts([port("usbmic", .usbAudio, device: "usb1", direction: .input)])
+        #expect(plugged.change == RouteChange(reason: .newDeviceAvailable, previous: Route(inputs: ["mic"], outputs: ["spk"]), current: Route(inputs: ["usbmic"], outputs: ["spk"])))
+        let unplugged = try tower.removePorts(["usbmic"])
+        #expect(unplugged.change == RouteChange(reason: .oldDeviceUnavailable, previous: Route(inputs: ["usbmic"], outputs: ["spk"]), current: Route(inputs: ["mic"], outputs: ["spk"])))
+    }
+
+    @Test("the built-in mic leaving while the output is on line out is oldDeviceUnavailable (issue 14)")
+    func inputLeavesBesideLineOut() throws {
+        var tower = try activeTower(laptop + [port("line", .lineOut, sequence: 5)], .playAndRecord)
+        #expect(tower.route == Route(inputs: ["mic"], outputs: ["line"]))
+        let outcome = try tower.removePorts(["mic"])
+        #expect(outcome.change == RouteChange(reason: .oldDeviceUnavailable, previous: Route(inputs: ["mic"], outputs: ["line"]), current: Route(outputs: ["line"])))
+    }
+
+    @Test("an update that moves the route to other devices is the arrival or departure it amounts to")
+    func updateMovingToAnotherDevice() throws {
+        var tower = try activeTower(laptop + [port("le", .bluetoothLE, device: "buds", direction: .output, sequence: 5)], .playAndRecord, options: .allowBluetooth)
+        #expect(tower.route == Route(inputs: ["mic"], outputs: ["le"]))
+        // The headset's microphone transport appears: the input moves to the headset.
+        let gained = try tower.updatePort(port("le", .bluetoothLE, device: "buds", direction: .duplex))
+        #expect(gained.change == RouteChange(reason: .newDeviceAvailable, previous: Route(inputs: ["mic"], outputs: ["le"]), current: Route(inputs: ["le"], outputs: ["le"])))
+        let lost = try tower.updatePort(port("le", .bluetoothLE, device: "buds", direction: .output))
+        #expect(lost.change == RouteChange(reason: .oldDeviceUnavailable, previous: Route(inputs: ["le"], outputs: ["le"]), current: Route(inputs: ["mic"], outputs: ["le"])))
+    }
+
     @Test("outside port events an empty needed side names the reason, even for an override (docs/decisions.md)")
     func noSuitableRouteOutranksOverride() throws {
         var tower = try activeTower([port("spk", .builtInSpeaker), port("rcv", .builtInReceiver)], .playAndRecord)

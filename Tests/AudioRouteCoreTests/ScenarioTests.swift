@@ -112,6 +112,22 @@ struct ScenarioParseTests {
         ScenarioFault(withSteps(#"[{"preferInput": {"session": "app"}}]"#), "steps[0].preferInput", #"missing key "uid""#),
         ScenarioFault(withSteps(#"[{"setPriority": {"uid": "spk", "priority": 4294967296}}]"#), "steps[0].setPriority.priority", "priority out of range"),
         ScenarioFault(withSteps(#"[{"open": {"id": "app2", "category": "jazz"}}]"#), "steps[0].open.category", #"unknown category "jazz""#),
+        // A repeated key is refused where the parser meets it, named by the object holding it.
+        ScenarioFault(#"{"steps": [], "ports": [], "steps": [{"wake": true}]}"#, "", #"duplicate key "steps""#),
+        ScenarioFault(
+            withSteps(#"[{"wake": true}, {"add": {"uid": "usbmic", "type": "usbAudio", "uid": "spk", "device": "usb1"}}]"#),
+            "steps[1].add", #"duplicate key "uid""#),
+        ScenarioFault(
+            #"{"ports": [{"uid": "a", "type": "headphones", "device": "d"}, {"uid": "b", "type": "HDMI", "device": "e", "device": "e"}]}"#,
+            "ports[1]", #"duplicate key "device""#),
+        ScenarioFault(
+            withSteps(#"[{"add": [{"uid": "a", "type": "headphones", "device": "d"}, {"uid": "b", "type": "HDMI", "device": "e", "type": "HDMI"}]}]"#),
+            "steps[0].add[1]", #"duplicate key "type""#),
+        ScenarioFault(
+            #"{"sessions": [{"id": "app", "category": "playback", "options": [], "category": "playback"}]}"#, "sessions[0]",
+            #"duplicate key "category""#),
+        // Even where the first value alone would be refused: the repeat is found first.
+        ScenarioFault(#"{"stpes": [], "stpes": []}"#, "", #"duplicate key "stpes""#),
     ])
     func faults(_ fault: ScenarioFault) throws {
         let error = try #require(parseFault(fault.document))

@@ -437,20 +437,55 @@ struct DevicePortTests {
 
 @Suite("Profile switches on one device")
 struct ProfileSwitchTests {
-    @Test("HFP coming and going on a headset in the route is a configuration change")
+    @Test("HFP coming and going on a headset that is the whole route is a configuration change")
     func hfpArrivesAndLeaves() throws {
-        var tower = try activeTower(phone, .playAndRecord, options: [.allowBluetooth, .allowBluetoothA2DP])
+        // No built-in microphone: the headset is all the route has, before and after.
+        var tower = try activeTower([port("spk", .builtInSpeaker, device: "internal", sequence: 1)], .playAndRecord, options: [.allowBluetooth, .allowBluetoothA2DP])
         let connect = try tower.addPorts([port("bt-a2dp", .bluetoothA2DP, device: "bt")])
         #expect(connect.change?.reason == .newDeviceAvailable)
-        #expect(tower.route == Route(inputs: ["mic"], outputs: ["bt-a2dp"]))
+        #expect(tower.route == Route(outputs: ["bt-a2dp"]))
         let hfp = try tower.addPorts([port("bt-hfp", .bluetoothHFP, device: "bt", direction: .duplex)])
         #expect(tower.route == Route(inputs: ["bt-hfp"], outputs: ["bt-hfp"]))
         #expect(hfp.change?.reason == .routeConfigurationChange)
         let gone = try tower.removePorts(["bt-hfp"])
-        #expect(tower.route == Route(inputs: ["mic"], outputs: ["bt-a2dp"]))
+        #expect(tower.route == Route(outputs: ["bt-a2dp"]))
         #expect(gone.change?.reason == .routeConfigurationChange)
         let off = try tower.removePorts(["bt-a2dp"])
         #expect(off.change?.reason == .oldDeviceUnavailable)
+    }
+
+    @Test("HFP taking the input from the built-in mic moves the route to the headset: a new device, then an old one")
+    func hfpTakesTheInput() throws {
+        // The route's devices go from {bt, internal} to {bt}: not a profile switch on the same devices.
+        var tower = try activeTower(phone, .playAndRecord, options: [.allowBluetooth, .allowBluetoothA2DP])
+        _ = try tower.addPorts([port("bt-a2dp", .bluetoothA2DP, device: "bt")])
+        #expect(tower.route == Route(inputs: ["mic"], outputs: ["bt-a2dp"]))
+        let hfp = try tower.addPorts([port("bt-hfp", .bluetoothHFP, device: "bt", direction: .duplex)])
+        #expect(tower.route == Route(inputs: ["bt-hfp"], outputs: ["bt-hfp"]))
+        #expect(hfp.change?.reason == .newDeviceAvailable)
+        let gone = try tower.removePorts(["bt-hfp"])
+        #expect(tower.route == Route(inputs: ["mic"], outputs: ["bt-a2dp"]))
+        #expect(gone.change?.reason == .oldDeviceUnavailable)
+    }
+
+    @Test("a wired headset's mic switch: a configuration change when the headset is the whole route, else a new device")
+    func headsetMicSwitch() throws {
+        var alone = try activeTower([port("spk", .builtInSpeaker, device: "internal", sequence: 1)], .playAndRecord)
+        _ = try alone.addPorts([port("hp", .headphones, device: "jack")])
+        let mic = try alone.addPorts([port("hsmic", .headsetMic, device: "jack")])
+        #expect(alone.route == Route(inputs: ["hsmic"], outputs: ["hp"]))
+        #expect(mic.change?.reason == .routeConfigurationChange)
+        #expect(try alone.removePorts(["hsmic"]).change?.reason == .routeConfigurationChange)
+
+        // With a built-in mic the input moves from the machine to the headset.
+        var withMic = try activeTower(laptop, .playAndRecord)
+        let headphones = try withMic.addPorts([port("hp", .headphones, device: "jack")])
+        #expect(headphones.change?.reason == .newDeviceAvailable)
+        #expect(withMic.route == Route(inputs: ["mic"], outputs: ["hp"]))
+        let headsetMic = try withMic.addPorts([port("hsmic", .headsetMic, device: "jack")])
+        #expect(withMic.route == Route(inputs: ["hsmic"], outputs: ["hp"]))
+        #expect(headsetMic.change?.reason == .newDeviceAvailable)
+        #expect(try withMic.removePorts(["hsmic"]).change?.reason == .oldDeviceUnavailable)
     }
 
     @Test("a profile leaving a headset that keeps playing does not interrupt playback")

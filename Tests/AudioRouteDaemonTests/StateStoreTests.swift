@@ -45,7 +45,6 @@ private func sampleState() -> DaemonState {
         (#"{"version": 1, "sequenceCounter": 1, "sequences": {"a": 2}, "priorities": {}, "preferredInputs": {}}"#, #"$.sequences["a"]"#),
         (#"{"version": 1, "sequenceCounter": 1, "sequences": {"a": 1}, "priorities": {"p": "high"}, "preferredInputs": {}}"#, #"$.priorities["p"]"#),
         (#"{"version": 1, "sequenceCounter": 0, "sequences": {}, "priorities": {}}"#, "$.preferredInputs"),
-        (#"{"version": 1, "sequenceCounter": 0, "sequences": {}, "priorities": {"a": 1, "a": 2}, "preferredInputs": {}}"#, #"$.priorities["a"]"#),
         (#"{"version": 1, "sequenceCounter": 0, "sequences": {}, "priorities": {}, "preferredInputs": {"app": 7}}"#, #"$.preferredInputs["app"]"#),
     ])
     func faultsNameTheirJSONPath(_ document: String, _ path: String) throws {
@@ -55,6 +54,20 @@ private func sampleState() -> DaemonState {
             Issue.record("accepted \(document)")
         } catch {
             #expect(error.path == path)
+        }
+    }
+
+    @Test func aRepeatedKeyBuiltInCodeIsRefusedByTheStateItself() throws {
+        // The parser refuses a repeated key in a file (StateStoreTests); a value built in code can still have one.
+        let json = JSON.object([
+            JSON.Member("version", 1), JSON.Member("sequenceCounter", 0), JSON.Member("sequences", .object([])),
+            JSON.Member("priorities", .object([JSON.Member("a", 1), JSON.Member("a", 2)])), JSON.Member("preferredInputs", .object([])),
+        ])
+        do {
+            _ = try DaemonState(json: json)
+            Issue.record("accepted a repeated key")
+        } catch {
+            #expect(error.description == #"$.priorities["a"]: duplicate key"#)
         }
     }
 }
@@ -110,6 +123,21 @@ private func sampleState() -> DaemonState {
             // The next save starts afresh beside the kept file.
             try store.save(DaemonState())
             #expect(store.load(logger: logger).1 == .loaded)
+        }
+    }
+
+    @Test func aFileRepeatingAKeyIsMovedAsideWithAReasonNamingIt() async throws {
+        try await withTemporaryDirectory { dir in
+            let store = StateStore(directory: dir)
+            try writeText(store.path, #"{"version": 1, "sequenceCounter": 0, "sequences": {}, "priorities": {"a": 1, "a": 2}, "preferredInputs": {}}"#)
+            let (logger, _) = recordingLogger()
+            let (state, outcome) = store.load(logger: logger)
+            #expect(state == DaemonState())
+            guard case .movedAside(_?, let reason) = outcome else {
+                Issue.record("not moved aside: \(outcome)")
+                return
+            }
+            #expect(reason.hasSuffix(#"$.priorities: duplicate key "a""#), "\(reason)")
         }
     }
 

@@ -139,8 +139,9 @@ func events(_ objects: [JSON], from start: Int) -> [MonitorEvent] { objects.drop
         objects = try monitor.waitForLines(7)
         #expect(events(objects, from: 5) == [
             MonitorEvent("portAdded", "newDeviceAvailable", uid: IDs.headsetMic, outputs: [IDs.headphones], inputs: [IDs.headsetMic]),
-            // The mic joins the headset already in the route (docs/decisions.md, profile switches).
-            MonitorEvent("routeChange", "routeConfigurationChange", outputs: [IDs.headphones], inputs: [IDs.headsetMic]),
+            // The input moves from the built-in mic to the headset: a device the route
+            // did not have (docs/decisions.md, profile switches).
+            MonitorEvent("routeChange", "newDeviceAvailable", outputs: [IDs.headphones], inputs: [IDs.headsetMic]),
         ])
         #expect(objects[5]["port"]?["device"] == objects[3]["port"]?["device"])
 

@@ -51,6 +51,21 @@ private func simulate(_ document: String) throws -> ProcessResult {
         #expect(line["error"] == .null)
     }
 
+    @Test func anotherDevicesMicComingAndGoingIsANewThenAnOldDevice() throws {
+        // Issue 14's reproduction: the output stays on the speaker, the input moves to usb1 and back.
+        let document = """
+            {"ports":[{"uid":"spk","type":"builtInSpeaker","device":"internal"},{"uid":"mic","type":"builtInMic","device":"internal"}],
+             "sessions":[{"id":"v","category":"playAndRecord"}],
+             "steps":[{"activate":"v"},{"add":{"uid":"usbmic","type":"usbAudio","direction":"input","device":"usb1"}},{"remove":"usbmic"}]}
+            """
+        let result = try simulate(document)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let lines = try result.stdoutLines.map { try JSON.parse(String($0)) }
+        #expect(lines.count == 4)
+        #expect(lines.dropFirst(2).map { $0["change"]?["reason"] } == ["newDeviceAvailable", "oldDeviceUnavailable"])
+        #expect(lines[2]["route"] == Route(inputs: ["usbmic"], outputs: ["spk"]).json)
+    }
+
     @Test func aRefusedStepIsReportedAndTheRunGoesOn() throws {
         let document = """
             {"ports": [{"uid": "spk", "type": "builtInSpeaker", "device": "internal"}],
@@ -92,6 +107,9 @@ private func simulate(_ document: String) throws -> ProcessResult {
          "sessions[0].options: option allowBluetooth is not valid with category playback"),
         (#"{"ports": [{"uid": "x", "type": "builtInMic", "device": "d"}, {"uid": "x", "type": "builtInSpeaker", "device": "d"}]}"#,
          #"ports[1].uid: duplicate port uid "x""#),
+        (#"{"steps": [{"wake": true}, {"add": {"uid": "usbmic", "type": "usbAudio", "uid": "x", "device": "usb1"}}]}"#,
+         #"audioroute: error: steps[1].add: duplicate key "uid""#),
+        (#"{"steps": [], "steps": []}"#, #"audioroute: error: duplicate key "steps""#),
         (#"{"steps": [}"#, "invalid JSON: line 1, column 12"),
         ("", "invalid JSON: line 1, column 1: unexpected end of document"),
     ])
