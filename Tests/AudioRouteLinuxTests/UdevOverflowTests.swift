@@ -34,12 +34,8 @@ import Testing
         let state = bench.root + "/scratch/daemon"
         let daemon = try bench.start(
             ["--state-dir", state + "/state", "--runtime-dir", state + "/run"], binary: DaemonHotplugTests.daemonBinary,
-            // libudev refuses a /sys that is not sysfs, unless told this (systemd's knob for tests).
-            environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address, "UMOCKDEV_DIR": "", "SYSTEMD_DEVICE_VERIFY_SYSFS": "0"],
-            launcher: [
-                "/usr/bin/unshare", "--net", "--mount", "--propagation", "private",
-                "/bin/sh", "-ec", "mount --bind \"$0/sys\" /sys; exec \"$@\"", bench.root,
-            ])
+            environment: Self.environment(bus),
+            launcher: Self.namespace(bench))
         defer { _ = try? daemon.stop(SIGKILL) }
         let pid = daemon.process.processIdentifier
         let address = ["--bus-address", bus.address]
@@ -97,12 +93,111 @@ import Testing
         print("overflow: receive buffer \(buffer) bytes, \(dropped) uevents dropped by the kernel (\(dropped - filled) of them the headset's and DAC's), recovered")
     }
 
+    /// A storm of ~10,000 port events (real uevents through the kernel, sent faster than the
+    /// daemon applies them) with a client subscribed, against the shipped build
+    /// (scripts/build-daemon): VmHWM stays under 12 MiB, VmRSS comes back within 0.5 MiB of
+    /// where it was, the client gets every port change, and the ports end exactly right.
+    @Test func aStormLeavesTheShippedDaemonWhereItWas() throws {
+        let binary = UmockdevBench.packageRoot + "/.build-daemon/release/audiorouted"
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            Issue.record("no \(binary): run ./scripts/build-daemon first (the README's test command does)")
+            return
+        }
+        let bus = try PrivateBus()
+        defer { bus.close() }
+        let bench = try UmockdevBench()
+        defer { bench.close() }
+        try bench.load("usb-headset-razer-blackshark-v3-pro")
+        try bench.load("usb-dac-actions-usb-audio")
+        let state = bench.root + "/scratch/daemon"
+        let daemon = try bench.start(
+            ["--state-dir", state + "/state", "--runtime-dir", state + "/run"], binary: binary, environment: Self.environment(bus),
+            launcher: Self.namespace(bench))
+        defer { _ = try? daemon.stop(SIGKILL) }
+        let pid = daemon.process.processIdentifier
+        let address = ["--bus-address", bus.address]
+        let uevents = Uevents(daemon: pid, testbed: bench.root)
+        try Self.waitForPorts(bench, address, toBe: try bench.run(["ports", "--direct", "--json"]).stdout, daemon: daemon)
+        let monitor = try bench.start(["monitor", "--json"] + address)
+        defer { _ = try? monitor.stop(SIGTERM) }
+        try monitor.waitForLines(1)
+        usleep(3_000_000)  // past the daemon's 2 s restore window: start-up is over
+        let before = try Self.memory(pid)
+
+        // 2,500 unplug/replug cycles of the headset (4,999 port events: its first add is of a
+        // card already there), then 5,000 priority changes of the DAC and one back (5,001).
+        var peak = before.hwm
+        var samples: [String] = []
+        let sender = try uevents.start(["cycles", "2500", IDs.headsetUSB])
+        let changes = Uevents(daemon: pid, testbed: bench.root)
+        var changer: Process?
+        while sender.isRunning || changer?.isRunning != false {
+            if !sender.isRunning && changer == nil { changer = try changes.start(["changes", "5000", Self.dacCard]) }
+            let now = try Self.memory(pid)
+            peak = max(peak, now.hwm)
+            samples.append(String(format: "%.2f", Double(now.rss) / 1024))
+            usleep(100_000)
+        }
+        #expect(sender.terminationStatus == 0 && changer?.terminationStatus == 0)
+        try uevents.send("remove", IDs.headsetUSB) { try bench.send("unplug \(IDs.headsetUSB)") }
+
+        // Quiet again once the client has every port change.
+        let expected = try bench.run(["ports", "--direct", "--json"]).stdout
+        try Self.waitForPorts(bench, address, toBe: expected, daemon: daemon, timeout: 120)
+        let portLines = { monitor.lines.filter { $0.hasPrefix("{\"event\": \"port") }.count }
+        let resynced = daemon.stderr.contains("uevents were lost")
+        let wanted = 2 * 2_499 + 2 * 2_500 + 5_001  // the headset has two ports; the DAC one
+        let deadline = Date().addingTimeInterval(60)
+        while !resynced && portLines() < wanted && Date() < deadline { usleep(100_000) }
+        usleep(2_000_000)  // the coalesced state save
+        let after = try Self.memory(pid)
+        let report =
+            "VmRSS \(before.rss) KiB before (\(before.anonymous) anonymous), VmHWM \(after.hwm) KiB, VmRSS \(after.rss) KiB after (\(after.anonymous) anonymous); \(portLines()) port changes heard; resynced: \(resynced); samples (MiB): \(samples.joined(separator: " "))"
+        print("storm: " + report)
+        #expect(after.hwm <= 12 * 1024, "\(report)")
+        #expect(after.rss <= before.rss + 512, "\(report)")
+        // Every port change reaches the client, unless the kernel dropped uevents (then a
+        // re-enumeration announced their net effect instead).
+        if !resynced { #expect(portLines() == wanted, "\(report)") }
+        #expect(try daemon.stop(SIGTERM) == 0, "\(daemon.stderr)")
+    }
+
+    static let dacCard = "/devices/pci0000:00/0000:00:12.0/usb2/2-4/2-4:1.0/sound/card3"
+
+    /// The daemon in a network namespace of its own (its uevent socket reaches nothing outside,
+    /// and nothing outside reaches it) and a mount namespace with the testbed's sysfs on /sys.
+    static func namespace(_ bench: UmockdevBench) -> [String] {
+        [
+            "/usr/bin/unshare", "--net", "--mount", "--propagation", "private",
+            "/bin/sh", "-ec", "mount --bind \"$0/sys\" /sys; exec \"$@\"", bench.root,
+        ]
+    }
+
+    /// libudev refuses a /sys that is not sysfs, unless told this (systemd's knob for tests).
+    static func environment(_ bus: PrivateBus) -> [String: String] {
+        ["DBUS_SESSION_BUS_ADDRESS": bus.address, "UMOCKDEV_DIR": "", "SYSTEMD_DEVICE_VERIFY_SYSFS": "0"]
+    }
+
+    /// VmRSS and VmHWM of a process, and the anonymous part of its RSS (the rest is mapped
+    /// files: code), in KiB.
+    static func memory(_ pid: Int32) throws -> (rss: Int, hwm: Int, anonymous: Int) {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let rollup = try String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8)
+        func field(_ name: String, in text: String) -> Int {
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return -1 }
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
+        }
+        return (field("VmRSS", in: status), field("VmHWM", in: status), field("Anonymous", in: rollup))
+    }
+
     /// Waits until the daemon's ports (`audioroute ports --json`) are `expected` (the JSON of
     /// `ports --direct`), uid for uid and field for field, except the daemon's sequence numbers.
-    static func waitForPorts(_ bench: UmockdevBench, _ address: [String], toBe expected: String, daemon: UmockdevBench.Running) throws {
+    static func waitForPorts(
+        _ bench: UmockdevBench, _ address: [String], toBe expected: String, daemon: UmockdevBench.Running, timeout: TimeInterval = 15
+    ) throws {
         let want = try comparable(expected)
         var got: [String] = []
-        let deadline = Date().addingTimeInterval(15)
+        let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             let run = try bench.run(["ports", "--json"] + address)
             if run.status == 0 {
@@ -130,7 +225,7 @@ import Testing
 }
 
 /// uevents sent into the daemon's network namespace as udevd sends them (libudev's monitor
-/// format on the "udev" netlink group), by a Python helper run there with nsenter.
+/// format on the "udev" netlink group), by scripts/send_uevents.py run there with nsenter.
 struct Uevents {
     let daemon: Int32
     let testbed: String
@@ -156,10 +251,20 @@ struct Uevents {
     /// How many messages the kernel dropped for the daemon's uevent socket.
     func drops() throws -> Int { Int(try helper(["drops"])) ?? -1 }
 
+    /// Starts the helper with `arguments` (a long send) and returns at once.
+    func start(_ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/nsenter")
+        process.arguments = ["--net=/proc/\(daemon)/ns/net", "/usr/bin/python3", Self.script, String(daemon), testbed] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
     private func helper(_ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/nsenter")
-        process.arguments = ["--net=/proc/\(daemon)/ns/net", "/usr/bin/python3", "-c", Self.script, String(daemon), testbed] + arguments
+        process.arguments = ["--net=/proc/\(daemon)/ns/net", "/usr/bin/python3", Self.script, String(daemon), testbed] + arguments
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -174,122 +279,6 @@ struct Uevents {
         return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    static let script = #"""
-import ctypes, json, os, socket, struct, sys, time
-
-pid, root, command, args = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
-NETLINK_KOBJECT_UEVENT, UDEV_GROUP = 15, 2
-
-def murmur2(data):
-    # libudev's string_hash32 (MurmurHash2, seed 0), on a little-endian machine.
-    m, h = 0x5bd1e995, len(data)
-    n = len(data) - len(data) % 4
-    for i in range(0, n, 4):
-        k = (int.from_bytes(data[i:i + 4], "little") * m) & 0xffffffff
-        k = ((k ^ (k >> 24)) * m) & 0xffffffff
-        h = ((h * m) & 0xffffffff) ^ k
-    rest = data[n:]
-    if len(rest) == 3: h ^= rest[2] << 16
-    if len(rest) >= 2: h ^= rest[1] << 8
-    if rest: h = ((h ^ rest[0]) * m) & 0xffffffff
-    h = ((h ^ (h >> 13)) * m) & 0xffffffff
-    return h ^ (h >> 15)
-
-def message(properties):
-    # struct monitor_netlink_header: "libudev", magic (big-endian), header size, properties
-    # offset and length (native), subsystem hash (big-endian, for the socket filter), devtype
-    # hash, tag bloom filter (none).
-    body = b"".join(("%s=%s" % kv).encode() + b"\0" for kv in properties.items())
-    return (b"libudev\0" + struct.pack(">I", 0xfeedcafe) + struct.pack("=III", 40, 40, len(body))
-            + struct.pack(">I", murmur2(properties["SUBSYSTEM"].encode())) + struct.pack("=III", 0, 0, 0) + body)
-
-def sender():
-    s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_KOBJECT_UEVENT)
-    s.bind((0, 0))
-    return s
-
-def emit(s, action, properties):
-    properties = dict(properties, ACTION=action, SEQNUM=str(time.monotonic_ns()))
-    s.sendto(message(properties), (0, UDEV_GROUP))
-
-def devices(devpath):
-    found = []
-    for directory, _, files in os.walk(root + "/sys" + devpath):
-        if "uevent" in files:
-            found.append(directory[len(root) + 4:])
-    return sorted(found, key=lambda p: (os.path.basename(p).startswith("controlC"), p.count("/")))
-
-def properties(devpath):
-    with open(root + "/sys" + devpath + "/uevent") as f:
-        values = dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
-    values["DEVPATH"] = devpath
-    return values
-
-def uevent_sockets():
-    """(inode, drops) of the daemon's NETLINK_KOBJECT_UEVENT sockets."""
-    with open("/proc/%d/net/netlink" % pid) as f:
-        rows = [line.split() for line in f.readlines()[1:]]
-    # sk Eth Pid Groups Rmem Wmem Dump Locks Drops Inode
-    mine = {int(r[9]): int(r[8]) for r in rows if int(r[1]) == NETLINK_KOBJECT_UEVENT}
-    result = []
-    for fd in os.listdir("/proc/%d/fd" % pid):
-        try:
-            target = os.readlink("/proc/%d/fd/%s" % (pid, fd))
-        except OSError:
-            continue
-        if target.startswith("socket:[") and int(target[8:-1]) in mine:
-            result.append((int(fd), mine[int(target[8:-1])]))
-    if not result:
-        sys.exit("no uevent socket in process %d" % pid)
-    return result
-
-if command == "save":
-    devpath, path = args
-    with open(path, "w") as f:
-        json.dump([properties(device) for device in devices(devpath)], f)
-elif command == "send":
-    action, path = args
-    with open(path) as f:
-        found = json.load(f)
-    if action == "remove":
-        found.reverse()
-    s = sender()
-    for device in found:
-        emit(s, action, device)
-elif command == "cycles":
-    # count x (add, then remove) of a device tree present in the testbed throughout.
-    count, devpath = int(args[0]), args[1]
-    found = [properties(device) for device in devices(devpath)]
-    s = sender()
-    for _ in range(count):
-        for device in found:
-            emit(s, "add", device)
-        for device in reversed(found):
-            emit(s, "remove", device)
-elif command == "changes":
-    # count change events of one device, AUDIOROUTE_PRIORITY alternating 60 and 61: each a port update.
-    count, devpath = int(args[0]), args[1]
-    base = properties(devpath)
-    s = sender()
-    for i in range(count):
-        emit(s, "change", dict(base, AUDIOROUTE_PRIORITY=str(60 + i % 2)))
-elif command == "fill":
-    s = sender()
-    for _ in range(int(args[0])):
-        emit(s, "change", {"DEVPATH": "/devices/virtual/sound/timer", "SUBSYSTEM": "sound"})
-elif command == "drops":
-    print(sum(drops for _, drops in uevent_sockets()))
-elif command == "shrink":
-    libc = ctypes.CDLL(None, use_errno=True)
-    pidfd = os.pidfd_open(pid)
-    for fd, _ in uevent_sockets():
-        mine = libc.syscall(438, pidfd, fd, 0)  # pidfd_getfd: the daemon's socket, shared
-        if mine < 0:
-            sys.exit("pidfd_getfd: " + os.strerror(ctypes.get_errno()))
-        s = socket.socket(fileno=mine)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, int(args[0]))
-        print(s.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF))
-        s.detach()
-        os.close(mine)
-"""#
+    /// scripts/send_uevents.py (shared with scripts/profile-daemon-order).
+    static let script = UmockdevBench.packageRoot + "/scripts/send_uevents.py"
 }
