@@ -183,19 +183,6 @@ struct BluezModelTests {
         #expect(o.ports().ports.values.first?.map(\.type) == [.bluetoothLE])
     }
 
-    @Test("port events: removals, then updates, then a device's arrivals at once")
-    func diff() {
-        let a = Port(uid: "bt:A:a2dp", type: .bluetoothA2DP, device: "bt:A")
-        let h = Port(uid: "bt:A:hfp", type: .bluetoothHFP, device: "bt:A")
-        var renamed = a
-        renamed.name = "New"
-        let b = Port(uid: "bt:B:a2dp", type: .bluetoothA2DP, device: "bt:B")
-        #expect(bluezPortEvents(from: [:], to: ["bt:A": [a, h]]) == [.added([a, h])])
-        #expect(bluezPortEvents(from: ["bt:A": [a, h]], to: ["bt:A": [a, h]]) == [])
-        #expect(bluezPortEvents(from: ["bt:A": [a, h]], to: ["bt:A": [renamed], "bt:B": [b]]) == [.removed(["bt:A:hfp"]), .updated(renamed), .added([b])])
-        #expect(bluezPortEvents(from: ["bt:A": [a, h], "bt:B": [b]], to: [:]) == [.removed(["bt:A:a2dp", "bt:A:hfp"]), .removed(["bt:B:a2dp"])])
-    }
-
     @Test("the same address on two object paths gives one device, deterministically")
     func duplicateAddress() {
         var o = objects([BluetoothUUID.a2dpSink])

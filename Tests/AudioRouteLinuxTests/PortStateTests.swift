@@ -50,9 +50,68 @@ struct Harness {
     }
 
     var uids: Set<String> { Set(tower.ports.map(\.uid)) }
+
+    /// The uids of the ports a card alone implies.
+    static func portUIDs(of card: CardRecord) -> Set<String> {
+        Set(CardClassifier.classify(card, jacks: [], hasEarpiece: false).ports.map(\.uid))
+    }
 }
 
 @Suite struct PortStateTests {
+    /// After lost uevents the loop re-enumerates (`.resynced`): whatever the events had
+    /// built, the announced ports become exactly what the re-enumerated cards and jacks imply,
+    /// announced as normal port events the tower accepts, with one warning per overflow.
+    @Test func aResyncAnnouncesTheDifferenceFromTheReenumeration() throws {
+        let log = LogCapture()
+        var h = Harness(logger: log.logger)
+        let laptop = Cards.hdaLaptop()
+        let headphone = Cards.jack(laptop, "HDA Intel Front Headphone", event: 9, supported: .headphoneInsert, state: .headphoneInsert)
+        try h.apply(.card(laptop))
+        try h.apply(.jack(headphone))
+        try h.apply(.card(Cards.usbHeadset()))
+        try h.apply(.card(Cards.webcam()))
+        let before = h.events.count
+
+        // Meanwhile, unseen: the headset left, a DAC came, the headphones were pulled,
+        // the webcam's priority changed; the laptop card is as it was.
+        var pulled = headphone
+        pulled.state = []
+        var webcam = Cards.webcam()
+        webcam.properties["AUDIOROUTE_PRIORITY"] = "70"
+        let cards = [laptop, Cards.usbDAC(), webcam]
+        try h.apply(.resynced(cards: cards, jacks: [pulled]))
+
+        // What a watcher started now would announce.
+        var fresh = Harness(logger: LogCapture().logger)
+        try fresh.apply(.jack(pulled))
+        for card in cards { try fresh.apply(.card(card)) }
+        #expect(h.uids == fresh.uids)
+        // Field for field, but for the tower's plug order (sequence), which differs by history.
+        let unsequenced: (Port) -> Port = { port in
+            var port = port
+            port.sequence = 0
+            return port
+        }
+        #expect(Set(h.tower.ports.map(unsequenced)) == Set(fresh.tower.ports.map(unsequenced)))
+        #expect(Set(h.state.ports) == Set(fresh.state.ports))
+        let events = Array(h.events[before...])
+        let headset = Cards.usbHeadset()
+        let gone = Harness.portUIDs(of: headset)
+        #expect(events.contains { if case .removed(let uids) = $0 { Set(uids).isSuperset(of: gone) } else { false } }, "\(events)")
+        #expect(events.contains { if case .added(let ports) = $0 { Set(ports.map(\.uid)) == Harness.portUIDs(of: Cards.usbDAC()) } else { false } }, "\(events)")
+        #expect(events.contains { if case .updated(let port) = $0 { port.priority == 70 } else { false } }, "\(events)")
+        #expect(log.count(.warning, containing: "uevents were lost") == 1)
+
+        // A second overflow that finds nothing new: no port events, one more warning.
+        try h.apply(.resynced(cards: cards, jacks: [pulled]))
+        #expect(h.events.count == before + events.count)
+        #expect(log.count(.warning, containing: "uevents were lost") == 2)
+
+        // Events after a resync apply to what it found: the DAC leaves normally.
+        try h.apply(.cardRemoved(syspath: Cards.usbDAC().syspath, action: "remove"))
+        #expect(!h.uids.isEmpty && h.uids == fresh.uids.subtracting(Harness.portUIDs(of: Cards.usbDAC())))
+    }
+
     @Test func arrivalsAreOneEventPerDeviceAndRemovalsClean() throws {
         var h = Harness(logger: LogCapture().logger)
         try h.apply(.card(Cards.usbHeadset()))

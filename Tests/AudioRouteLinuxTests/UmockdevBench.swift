@@ -141,15 +141,18 @@ final class UmockdevBench: @unchecked Sendable {
     }
 
     /// Starts the program at `path` (a built product: `audioroute`, `audiorouted`)
-    /// under umockdev-wrapper against this testbed, with `environment` added.
+    /// under umockdev-wrapper against this testbed, with `environment` added. `launcher`
+    /// runs instead of umockdev-wrapper when given (its last argument is followed by the
+    /// program's path and arguments); it must exec the program, so the pid stays the same.
     private func process(
-        path: String, _ arguments: [String], environment extra: [String: String] = [:], stdout: URL, stderr: URL
+        path: String, _ arguments: [String], environment extra: [String: String] = [:], launcher: [String] = [], stdout: URL, stderr: URL
     ) throws -> Process {
         _ = FileManager.default.createFile(atPath: stdout.path, contents: nil)
         _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/umockdev-wrapper")
-        process.arguments = [path] + arguments
+        let command = (launcher.isEmpty ? ["/usr/bin/umockdev-wrapper"] : launcher) + [path] + arguments
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         var environment = ProcessInfo.processInfo.environment
         environment["UMOCKDEV_DIR"] = root
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = systemBus
@@ -274,12 +277,14 @@ final class UmockdevBench: @unchecked Sendable {
         }
     }
 
-    /// Starts `audioroute` (or another built product, `binary`) under the testbed.
-    func start(_ arguments: [String], binary: String = UmockdevBench.binary, environment: [String: String] = [:]) throws -> Running {
+    /// Starts `audioroute` (or another built product, `binary`) under the testbed (through
+    /// `launcher` instead of umockdev-wrapper when given: see `process`).
+    func start(_ arguments: [String], binary: String = UmockdevBench.binary, environment: [String: String] = [:], launcher: [String] = []) throws -> Running {
         let name = UUID().uuidString
         let out = scratch.appendingPathComponent("\(name).out")
         let err = scratch.appendingPathComponent("\(name).err")
-        return Running(process: try process(path: binary, arguments, environment: environment, stdout: out, stderr: err), out: out, err: err)
+        return Running(
+            process: try process(path: binary, arguments, environment: environment, launcher: launcher, stdout: out, stderr: err), out: out, err: err)
     }
 
     /// Starts `executable ARGS` (a built product: `audioroute`, `audiorouted`)

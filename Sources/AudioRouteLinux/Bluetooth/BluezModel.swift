@@ -422,28 +422,3 @@ public struct BluezObjects: Sendable, Hashable {
         }
     }
 }
-
-/// The events that take a consumer from `old` ports to `new` ports, device by
-/// device in id order: removals first, then updates (same uid, new fields), then
-/// arrivals (all of a device's new ports at once).
-public func bluezPortEvents(from old: [String: [Port]], to new: [String: [Port]]) -> [PortEvent] {
-    var removals: [PortEvent] = []
-    var updates: [PortEvent] = []
-    var additions: [PortEvent] = []
-    for id in Set(old.keys).union(new.keys).sorted() {
-        let before = old[id] ?? []
-        let after = new[id] ?? []
-        let gone = before.filter { port in !after.contains { $0.uid == port.uid } }.map(\.uid)
-        if !gone.isEmpty { removals.append(.removed(gone)) }
-        var arrived: [Port] = []
-        for port in after {
-            if let previous = before.first(where: { $0.uid == port.uid }) {
-                if previous != port { updates.append(.updated(port)) }
-            } else {
-                arrived.append(port)
-            }
-        }
-        if !arrived.isEmpty { additions.append(.added(arrived)) }
-    }
-    return removals + updates + additions
-}

@@ -397,7 +397,7 @@ final class BluezLoop: @unchecked Sendable {
         objects = new
         let (ports, faults) = objects.ports(bluealsa: bluealsa)
         report(faults)
-        for event in bluezPortEvents(from: published, to: ports) { continuation.yield(.event(event)) }
+        for event in PortEvent.diff(from: published, to: ports) { continuation.yield(.event(event)) }
         published = ports
     }
 

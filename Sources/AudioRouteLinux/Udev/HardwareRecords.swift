@@ -165,4 +165,8 @@ public enum HardwareEvent: Sendable, Hashable {
     case fault(key: String, message: String)
     /// The initial enumeration is complete.
     case enumerated
+    /// The monitor's receive buffer overflowed (ENOBUFS): uevents were lost. These are
+    /// every card and jack present now, re-enumerated after the overflow; they replace
+    /// what the events had built.
+    case resynced(cards: [CardRecord], jacks: [JackRecord])
 }

@@ -12,6 +12,8 @@ final class UdevEventLoop {
     private let monitor: UdevMonitor?
     private let epoll: Epoll?
     private let stop: StopSignal?
+    /// When full, no more is read until the consumer catches up (see `Backlog`).
+    private let backlog: Backlog?
     private let emit: (HardwareEvent) -> Void
 
     private struct OpenJack {
@@ -53,10 +55,11 @@ final class UdevEventLoop {
     private static let stopToken: UInt64 = 1
 
     /// - Parameter stop: nil for a one-shot enumeration (no monitor).
-    init(stop: StopSignal?, emit: @escaping (HardwareEvent) -> Void) throws(UdevError) {
+    init(stop: StopSignal?, backlog: Backlog? = nil, emit: @escaping (HardwareEvent) -> Void) throws(UdevError) {
         context = try UdevContext()
         self.emit = emit
         self.stop = stop
+        self.backlog = backlog
         if let stop {
             // The monitor is enabled before enumerating, so nothing that happens
             // in between is lost (duplicates are harmless: the state diffs).
@@ -77,12 +80,23 @@ final class UdevEventLoop {
     /// Reports every jack switch device and every card present now, then `.enumerated`.
     func enumerate() {
         // Jacks first: a card's first classification then already includes them.
+        let (jackRecords, cardRecords) = readPresent()
+        for jack in jackRecords { emit(.jack(jack)) }
+        for card in cardRecords { emit(.card(card)) }
+        emit(.enumerated)
+    }
+
+    /// Opens every jack switch device and reads every card present now (the jacks must
+    /// all be closed).
+    private func readPresent() -> (jacks: [JackRecord], cards: [CardRecord]) {
+        var jackRecords: [JackRecord] = []
+        var cardRecords: [CardRecord] = []
         if let inputs = try? UdevEnumerator(context) {
             inputs.match(subsystem: "input")
             inputs.match(sysname: "event*")
             for path in inputs.syspaths() {
-                guard let device = context.device(syspath: path) else { continue }
-                consider(input: device, action: "add")
+                guard let device = context.device(syspath: path), let jack = open(jack: device) else { continue }
+                jackRecords.append(jack)
             }
         }
         if let cards = try? UdevEnumerator(context) {
@@ -90,10 +104,23 @@ final class UdevEventLoop {
             cards.match(sysname: "card*")
             for path in cards.syspaths() {
                 guard let device = context.device(syspath: path), Self.isCardName(device.sysname) else { continue }
-                emit(.card(snapshot(card: device)))
+                cardRecords.append(snapshot(card: device))
             }
         }
-        emit(.enumerated)
+        return (jackRecords, cardRecords)
+    }
+
+    /// After an overflow of the monitor's buffer (uevents lost): drops what is still queued
+    /// (older than what sysfs shows now), forgets what the events had built, and reports
+    /// every card and jack present as one `.resynced`. Jacks are reopened: a lost remove
+    /// and add may have put another device behind the same syspath.
+    private func resync() {
+        monitor?.discardQueued()
+        for syspath in Array(jacks.keys) { close(jack: syspath, announce: false) }
+        removed = []
+        cardCache = [:]
+        let (jackRecords, cardRecords) = readPresent()
+        emit(.resynced(cards: cardRecords, jacks: jackRecords))
     }
 
     // MARK: The loop
@@ -131,7 +158,13 @@ final class UdevEventLoop {
             switch token {
             case Self.stopToken: return false
             case Self.monitorToken:
-                while let device = monitor.receive() { handle(device) }
+                receiving: while backlog?.isFull != true {
+                    switch monitor.receive() {
+                    case .device(let device): handle(device)
+                    case .none: break receiving
+                    case .overflowed: resync()  // then on with what came after
+                    }
+                }
             default:
                 if let syspath = jackByToken[token] { readJack(syspath) }
             }
@@ -186,7 +219,7 @@ final class UdevEventLoop {
         case "input":
             guard sysname.hasPrefix("event") else { return }
             if action == "remove" {
-                close(jack: syspath)
+                close(jack: syspath, announce: true)
             } else {
                 consider(input: device, action: action)
             }
@@ -299,31 +332,38 @@ final class UdevEventLoop {
             }
             return
         }
+        if let jack = open(jack: device) { emit(.jack(jack)) }
+    }
+
+    /// Opens and watches an input device if it is a jack switch device of a sound card;
+    /// faults are reported, and nil returned.
+    private func open(jack device: UdevDevice) -> JackRecord? {
+        let syspath = device.syspath
         // Only switch devices that hang below a sound card are jacks; the card is
         // found in the device path (.../sound/cardN/inputM/eventK), not in sysfs.
-        guard let card = Self.cardPath(of: syspath) else { return }
+        guard let card = Self.cardPath(of: syspath) else { return nil }
         let inputDevice = device.parent()
         let name = inputDevice?.attribute("name")?.value.trimmingASCIIWhitespace()
             ?? inputDevice?.properties().values["NAME"].map { String($0.filter { $0 != "\"" }) }
         guard let node = device.devnode else {
             emit(.fault(key: "\(syspath)#no-node", message: "input device \(syspath) on \(card.sysname) has no device node: ignored"))
-            return
+            return nil
         }
         let evdev: EvdevSwitchDevice
         do {
             evdev = try EvdevSwitchDevice(path: node)
         } catch {
             emit(.fault(key: "\(syspath)#open", message: "input device \(syspath) on \(card.sysname): \(error): ignored"))
-            return
+            return nil
         }
         guard let supported = evdev.supportedSwitches(), !supported.intersection(.jackSwitches).isEmpty else {
             let label = name ?? evdev.name() ?? node
             emit(.fault(key: "\(syspath)#not-switch", message: "input device \(CardClassifier.quoted(label)) on \(card.sysname) is not a jack switch device: ignored"))
-            return
+            return nil
         }
         guard let raw = evdev.switchState() else {
             emit(.fault(key: "\(syspath)#state", message: "cannot read the switch state of \(node) (EVIOCGSW): ignored"))
-            return
+            return nil
         }
         let state = raw.intersection(supported)
         var token: UInt64 = 0
@@ -334,25 +374,25 @@ final class UdevEventLoop {
                 try epoll.add(evdev.fd, token: token)
             } catch {
                 emit(.fault(key: "\(syspath)#epoll", message: "cannot watch \(node): \(error): ignored"))
-                return
+                return nil
             }
             jackByToken[token] = syspath
         }
         jacks[syspath] = OpenJack(device: evdev, token: token, cardSyspath: card.syspath, supported: supported, state: state, pending: state)
         let properties = device.properties().values
-        emit(.jack(JackRecord(syspath: syspath, cardSyspath: card.syspath, name: name ?? evdev.name() ?? node, properties: properties, supported: supported, state: state)))
+        return JackRecord(syspath: syspath, cardSyspath: card.syspath, name: name ?? evdev.name() ?? node, properties: properties, supported: supported, state: state)
     }
 
     private func readJack(_ syspath: String) {
         guard var jack = jacks[syspath] else { return }
-        while true {
+        while backlog?.isFull != true {
             switch jack.device.read(into: &readBuffer) {
             case .drained:
                 jacks[syspath] = jack
                 return
             case .gone:
                 jacks[syspath] = jack
-                close(jack: syspath)
+                close(jack: syspath, announce: true)
                 return
             case .events(let events):
                 for event in events {
@@ -372,12 +412,13 @@ final class UdevEventLoop {
                 }
             }
         }
+        jacks[syspath] = jack
     }
 
-    private func close(jack syspath: String) {
+    private func close(jack syspath: String, announce: Bool) {
         guard let jack = jacks.removeValue(forKey: syspath) else { return }
         epoll?.remove(jack.device.fd)
         jackByToken[jack.token] = nil
-        emit(.jackRemoved(syspath: syspath))
+        if announce { emit(.jackRemoved(syspath: syspath)) }
     }
 }

@@ -136,9 +136,34 @@ final class UdevMonitor {
 
     var fd: Int32 { udev_monitor_get_fd(raw) }
 
-    /// The next queued device event, or nil when none is waiting (the socket is non-blocking).
-    func receive() -> UdevDevice? {
-        udev_monitor_receive_device(raw).map(UdevDevice.init(owning:))
+    /// What one read of the monitor gives.
+    enum Received {
+        case device(UdevDevice)
+        /// Nothing is waiting (the socket is non-blocking), or what came was not for us.
+        case none
+        /// The receive buffer overflowed since the last read: the kernel dropped uevents.
+        case overflowed
+    }
+
+    /// The next queued device event, if any.
+    func receive() -> Received {
+        if let device = udev_monitor_receive_device(raw) { return .device(UdevDevice(owning: device)) }
+        return errno == ENOBUFS ? .overflowed : .none
+    }
+
+    /// Drops every queued message unread; returns how many. After an overflow they are
+    /// older than what sysfs shows, and re-applied after a re-enumeration they would undo it.
+    @discardableResult
+    func discardQueued() -> Int {
+        var count = 0
+        while true {
+            // A zero-length read consumes one whole datagram.
+            if recv(fd, nil, 0, Int32(MSG_DONTWAIT)) >= 0 {
+                count += 1
+            } else if errno != EINTR && errno != ENOBUFS {
+                return count
+            }
+        }
     }
 }
 

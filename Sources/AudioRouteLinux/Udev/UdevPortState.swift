@@ -100,39 +100,79 @@ public struct UdevPortState: Sendable {
 
         case .enumerated:
             return []
+
+        case .resynced(let newCards, let newJacks):
+            return resync(cards: newCards, jacks: newJacks)
         }
+    }
+
+    /// Replaces every card and jack with a re-enumeration's, classifies them all afresh,
+    /// and announces the difference from what was announced before, as normal port events.
+    private mutating func resync(cards newCards: [CardRecord], jacks newJacks: [JackRecord]) -> [PortEvent] {
+        let before = announced
+        let present = Set(newCards.map(\.syspath))
+        removedCards.formUnion(cards.keys.filter { !present.contains($0) })
+        removedCards.subtract(present)
+        var byPath: [String: CardRecord] = [:]
+        for card in newCards {
+            if earpieces[card.syspath] == nil || cards[card.syspath]?.attributes["id"] != card.attributes["id"] {
+                earpieces[card.syspath] = CardClassifier.mayHaveEarpiece(card) && earpiece(card)
+            }
+            byPath[card.syspath] = card
+        }
+        for syspath in earpieces.keys where !present.contains(syspath) { earpieces[syspath] = nil }
+        cards = byPath
+        jacks = Dictionary(newJacks.map { ($0.syspath, $0) }) { _, last in last }
+        announced = [:]
+        owners = [:]
+        for syspath in cards.keys.sorted() { announce(classify(syspath), for: syspath) }
+        let events = PortEvent.diff(from: before, to: announced)
+        let counts = events.reduce(into: (added: 0, removed: 0, updated: 0)) { counts, event in
+            switch event {
+            case .added(let ports): counts.added += ports.count
+            case .removed(let uids): counts.removed += uids.count
+            case .updated: counts.updated += 1
+            }
+        }
+        logger.warning(
+            "uevents were lost (the udev monitor's receive buffer overflowed): re-enumerated \(cards.count) cards and \(jacks.count) jacks; ports added \(counts.added), removed \(counts.removed), updated \(counts.updated)"
+        )
+        for event in events { logger.debug("port event", metadata: ["event": "\(event)"]) }
+        return events
     }
 
     /// Re-classifies one card and announces the difference.
     private mutating func reconcile(_ cardSyspath: String) -> [PortEvent] {
-        var desired: [Port] = []
-        if let card = cards[cardSyspath] {
-            let cardJacks = jacks.values.filter { $0.cardSyspath == cardSyspath }.sorted { $0.syspath < $1.syspath }
-            let result = CardClassifier.classify(card, jacks: cardJacks, hasEarpiece: earpieces[cardSyspath] ?? false)
-            for note in result.notes { once(note.level, note.key, note.message) }
-            for port in result.ports {
-                if let owner = owners[port.uid], owner != cardSyspath {
-                    once(.warning, "uid-clash:\(cardSyspath):\(port.uid)", "\(card.sysname): port uid \(port.uid) is already owned by \(owner): port dropped")
-                    continue
-                }
-                desired.append(port)
-            }
-        }
         let previous = announced[cardSyspath] ?? []
-        var events: [PortEvent] = []
-        let removed = previous.filter { old in !desired.contains { $0.uid == old.uid } }.map(\.uid)
-        if !removed.isEmpty { events.append(.removed(removed)) }
-        for port in desired {
-            if let old = previous.first(where: { $0.uid == port.uid }), old != port { events.append(.updated(port)) }
-        }
-        let added = desired.filter { new in !previous.contains { $0.uid == new.uid } }
-        if !added.isEmpty { events.append(.added(added)) }
-
-        for uid in removed { owners[uid] = nil }
-        for port in added { owners[port.uid] = cardSyspath }
-        if desired.isEmpty { announced[cardSyspath] = nil } else { announced[cardSyspath] = desired }
+        let desired = classify(cardSyspath)
+        let events = PortEvent.diff(from: [cardSyspath: previous], to: [cardSyspath: desired])
+        for uid in previous.map(\.uid) where !desired.contains(where: { $0.uid == uid }) { owners[uid] = nil }
+        announce(desired, for: cardSyspath)
         for event in events { logger.debug("port event", metadata: ["event": "\(event)"]) }
         return events
+    }
+
+    /// The ports a card implies now, less any whose uid another card owns.
+    private mutating func classify(_ cardSyspath: String) -> [Port] {
+        guard let card = cards[cardSyspath] else { return [] }
+        var desired: [Port] = []
+        let cardJacks = jacks.values.filter { $0.cardSyspath == cardSyspath }.sorted { $0.syspath < $1.syspath }
+        let result = CardClassifier.classify(card, jacks: cardJacks, hasEarpiece: earpieces[cardSyspath] ?? false)
+        for note in result.notes { once(note.level, note.key, note.message) }
+        for port in result.ports {
+            if let owner = owners[port.uid], owner != cardSyspath {
+                once(.warning, "uid-clash:\(cardSyspath):\(port.uid)", "\(card.sysname): port uid \(port.uid) is already owned by \(owner): port dropped")
+                continue
+            }
+            desired.append(port)
+        }
+        return desired
+    }
+
+    /// Records `ports` as what `cardSyspath` has announced, and their uids as its own.
+    private mutating func announce(_ ports: [Port], for cardSyspath: String) {
+        for port in ports { owners[port.uid] = cardSyspath }
+        if ports.isEmpty { announced[cardSyspath] = nil } else { announced[cardSyspath] = ports }
     }
 
     private mutating func once(_ level: ClassificationNote.Level, _ key: String, _ message: String) {
