@@ -181,6 +181,16 @@ private func fileType(_ path: String) -> mode_t? {
     return lstat(path, &info) == 0 ? info.st_mode & S_IFMT : nil
 }
 
+/// `state` saved by a StateStore in `directory` and loaded back (which must succeed).
+private func savedAndLoaded(_ state: DaemonState, in directory: String) throws -> DaemonState {
+    let store = StateStore(directory: directory)
+    try store.save(state)
+    let (logger, _) = recordingLogger()
+    let (loaded, outcome) = store.load(logger: logger)
+    #expect(outcome == .loaded)
+    return loaded
+}
+
 @Suite struct CorruptStateTests {
     @Test func theCorpusIsLarge() {
         // The issue asks for about 30 at least; what each is, is in the list above.
@@ -235,11 +245,7 @@ private func fileType(_ path: String) -> mode_t? {
             for n in 0..<DaemonState.maxPriorities { state.priorities["bt-00:11:22:33:\(n)-a2dp"] = n % 2 == 0 ? 1000 : -1000 }
             for n in 0..<DaemonState.maxPreferredInputs { state.preferredInputs["org.example.App\(n)"] = "usb-mic-\(n)" }
             state.preferredInputs["org.example.App0"] = String(repeating: "u", count: DaemonState.maxStringBytes)
-            let store = StateStore(directory: dir)
-            try store.save(state)
-            let (logger, _) = recordingLogger()
-            let (loaded, outcome) = store.load(logger: logger)
-            #expect(outcome == .loaded)
+            let loaded = try savedAndLoaded(state, in: dir)
             #expect(loaded == state)
         }
     }
@@ -277,11 +283,7 @@ private func fileType(_ path: String) -> mode_t? {
         for n in 0..<10 { _ = small.sequences.arrival(of: "port-\(n)") }
         #expect(small.bounded() == small)
         try await withTemporaryDirectory { dir in
-            let store = StateStore(directory: dir)
-            try store.save(state)
-            let (logger, _) = recordingLogger()
-            let (loaded, outcome) = store.load(logger: logger)
-            #expect(outcome == .loaded)
+            let loaded = try savedAndLoaded(state, in: dir)
             #expect(loaded == bounded)
         }
     }
@@ -304,11 +306,7 @@ private func fileType(_ path: String) -> mode_t? {
         #expect(kept.values.min() == UInt64(600 - kept.count + 1))
         #expect(kept.values.max() == 600)
         try await withTemporaryDirectory { dir in
-            let store = StateStore(directory: dir)
-            try store.save(state)
-            let (logger, _) = recordingLogger()
-            let (loaded, outcome) = store.load(logger: logger)
-            #expect(outcome == .loaded)
+            let loaded = try savedAndLoaded(state, in: dir)
             #expect(loaded == bounded)
         }
     }
