@@ -141,7 +141,7 @@ import Testing
         var samples: [String] = []
         let sample = {
             let now = try Self.memory(pid)
-            samples.append(String(format: "%.2f", Double(now.rss) / 1024))
+            samples.append(String(format: "%.2f", now.rss))
         }
         let updates = { monitor.lines.dropFirst(warmLines).filter { $0.hasPrefix("{\"event\": \"portUpdated") }.count }
         let changer = try uevents.start(["changes", "5000", Self.dacCard])
@@ -174,10 +174,10 @@ import Testing
         usleep(2_000_000)  // the coalesced state save
         let after = try Self.memory(pid)
         let report =
-            "VmRSS \(before.rss) KiB before (smaps \(before.exact), \(before.anonymous) anonymous), VmHWM \(after.hwm) KiB, VmRSS \(after.rss) KiB after (smaps \(after.exact), \(after.anonymous) anonymous); \(portLines()) port changes heard, \(dropped) uevents dropped by the kernel; samples (MiB): \(samples.joined(separator: " "))"
+            "VmRSS \(before.rssKiB) KiB before (smaps \(before.exactKiB), \(before.anonymousKiB) anonymous), VmHWM \(after.peakKiB) KiB, VmRSS \(after.rssKiB) KiB after (smaps \(after.exactKiB), \(after.anonymousKiB) anonymous); \(portLines()) port changes heard, \(dropped) uevents dropped by the kernel; samples (MiB): \(samples.joined(separator: " "))"
         print("storm: " + report)
-        #expect(after.hwm <= 12 * 1024, "\(report)")
-        #expect(after.exact <= before.exact + 512, "\(report)")
+        #expect(after.peakKiB <= 12 * 1024, "\(report)")
+        #expect(after.exactKiB <= before.exactKiB + 512, "\(report)")
         // Every port change reaches the client, unless the kernel dropped uevents: then the
         // re-enumeration announced their net effect instead.
         if dropped == 0 { #expect(portLines() == wanted, "\(report)") } else { #expect(daemon.stderr.contains("uevents were lost")) }
@@ -200,17 +200,10 @@ import Testing
         ["DBUS_SESSION_BUS_ADDRESS": bus.address, "UMOCKDEV_DIR": "", "SYSTEMD_DEVICE_VERIFY_SYSFS": "0"]
     }
 
-    /// VmRSS and VmHWM of a process; its RSS counted page by page (smaps_rollup: VmRSS comes
-    /// from counters that proc(5) calls inaccurate, by tens of pages per thread), and the
-    /// anonymous part of that (the rest is mapped files: code), in KiB.
-    static func memory(_ pid: Int32) throws -> (rss: Int, hwm: Int, exact: Int, anonymous: Int) {
-        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        let rollup = try String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8)
-        func field(_ name: String, in text: String) -> Int {
-            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return -1 }
-            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
-        }
-        return (field("VmRSS", in: status), field("VmHWM", in: status), field("Rss", in: rollup), field("Anonymous", in: rollup))
+    /// The process's memory (ProcessMemory), or an error if it cannot be read.
+    static func memory(_ pid: Int32) throws -> ProcessMemory {
+        guard let memory = ProcessMemory(pid: pid) else { throw TestFailure("cannot read the memory of \(pid)") }
+        return memory
     }
 
     /// Waits until the daemon's ports (`audioroute ports --json`) are `expected` (the JSON of
