@@ -1,13 +1,16 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+// Dependencies point inward: Core knows nothing else; System is the one Swift module that
+// imports Glibc; DBus, Watchers and ALSA wrap their C library once, on top of System.
+let log = Target.Dependency.product(name: "Logging", package: "swift-log")
+let lifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+
 let package = Package(
     name: "AudioRoute",
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "AudioRouteCore", targets: ["AudioRouteCore"]),
-        .library(name: "AudioRouteLinux", targets: ["AudioRouteLinux"]),
-        .library(name: "AudioRouteALSA", targets: ["AudioRouteALSA"]),
         .library(name: "AudioSession", targets: ["AudioSession"]),
         .library(name: "AudioSessionNotifications", targets: ["AudioSessionNotifications"]),
         .executable(name: "audioroute", targets: ["audioroute"]),
@@ -22,137 +25,127 @@ let package = Package(
     targets: [
         // Pure Swift: model, validation, resolver, tower, simulation. No C, no Foundation.
         .target(name: "AudioRouteCore"),
-        // libudev, evdev ioctls and epoll, wrapped once in AudioRouteLinux.
+
+        // C: module maps and small shims, nothing else.
+        // Linux and glibc interfaces Swift's Glibc module lacks (eventfd, signalfd, epoll,
+        // evdev ioctls, prctl, posix_spawn's closefrom, mallopt). Imported by AudioRouteSystem only.
+        .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
-        // sd-bus (BlueZ and BlueALSA over D-Bus). Module map and shim.h only.
+        // sd-bus and sd_notify.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
-        // libbluetooth: bdaddr helpers, HCI adapter probe. Module map and shim.h only.
+        // libbluetooth: bdaddr helpers, HCI adapter probe.
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
-        // libasound: module map plus shim.h, nothing else.
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
-        // The Swift runtime's executor hooks (audiorouted's one-thread executor). Module map and shim.h only.
+        // The Swift runtime's executor hooks (the one-thread executor).
         .systemLibrary(name: "CSwiftConcurrency"),
-        // glibc's posix_spawn_file_actions_addclosefrom_np, for children that inherit only 0-2. Module map and shim.h only.
-        .systemLibrary(name: "CPosixSpawn"),
-        // The daemon's side of the system: hardware watchers, BlueZ and D-Bus over sd-bus, the
-        // route's ALSA file (text, no libasound). No Foundation.
+
+        // The one Swift module that imports Glibc: Errno, owned descriptors, threads, signals,
+        // atomic files, child processes, the one-thread executor and its poll loop. No Foundation.
+        .target(name: "AudioRouteSystem", dependencies: ["CLinux", "CSwiftConcurrency"]),
+        // sd-bus wrapped once: connections, messages, the server and the client. No Foundation.
+        .target(name: "AudioRouteDBus", dependencies: ["AudioRouteSystem", "CSystemd", "CLinux", log]),
+        // The v1 D-Bus contract, once: names, signatures, errors, the wire encoding of ports,
+        // routes and sessions. Used by the daemon and by clients.
+        .target(name: "AudioRouteIPC", dependencies: ["AudioRouteCore", "AudioRouteDBus", "AudioRouteSystem"]),
+        // The hardware, as ports: Udev/ (libudev, evdev) and Bluetooth/ (BlueZ over sd-bus).
         .target(
-            name: "AudioRouteLinux",
-            dependencies: [
-                "AudioRouteCore", "CUdev", "CSystemd", "CBluetooth", "CSwiftConcurrency",
-                .product(name: "Logging", package: "swift-log"),
-            ]
+            name: "AudioRouteWatchers",
+            dependencies: ["AudioRouteCore", "AudioRouteSystem", "AudioRouteDBus", "CUdev", "CBluetooth", "CLinux", log]
         ),
-        // The clients' side: libasound (configuration trees, PCMs, the player's output engine).
-        // Apart from AudioRouteLinux so that audiorouted, which never plays audio, does not load
-        // libasound (docs/daemon.md, Memory). No Foundation.
-        .target(
-            name: "AudioRouteALSA",
-            dependencies: ["AudioRouteCore", "CALSA"]
-        ),
-        // The daemon's services: route tower, persisted state, readiness. No Foundation.
+        // libasound, for clients: configuration trees, PCMs, the player's output engine. The
+        // daemon, which never plays audio, does not load it.
+        .target(name: "AudioRouteALSA", dependencies: ["AudioRouteCore", "AudioRouteSystem", "CALSA"]),
+
+        // The daemon's services: route tower, persisted state, readiness, the D-Bus service.
         .target(
             name: "AudioRouteDaemon",
             dependencies: [
-                "AudioRouteCore",
-                "AudioRouteLinux",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "AudioRouteCore", "AudioRouteWatchers", "AudioRouteIPC", "AudioRouteDBus", "AudioRouteSystem",
+                log, lifecycle,
             ]
         ),
-        .executableTarget(
-            name: "audiorouted",
-            dependencies: [
-                "AudioRouteDaemon",
-                "AudioRouteLinux",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
-        ),
-        // The client library: an app's AVAudioSession-like session on audiorouted. No Foundation.
+        .executableTarget(name: "audiorouted", dependencies: ["AudioRouteDaemon", "AudioRouteSystem", log, lifecycle]),
+
+        // The client library: an app's AVAudioSession-like session on audiorouted, and the
+        // player. No Foundation, no hardware watchers.
         .target(
             name: "AudioSession",
-            dependencies: [
-                "AudioRouteCore",
-                "AudioRouteLinux",
-                "AudioRouteALSA",
-                .product(name: "Logging", package: "swift-log"),
-            ]
+            dependencies: ["AudioRouteCore", "AudioRouteIPC", "AudioRouteDBus", "AudioRouteALSA", "AudioRouteSystem", log]
         ),
         // NotificationCenter bridging with iOS names and userInfo keys; the only client code that imports Foundation.
         .target(name: "AudioSessionNotifications", dependencies: ["AudioSession", "AudioRouteCore"]),
-        // Test helper: one AudioSession in its own process, driven by commands on stdin (client tests).
-        .executableTarget(name: "audiosession-probe", dependencies: ["AudioSession", "AudioRouteCore"]),
-        // Test helper: saves state in a loop until killed (the crash-safety test kills it).
-        .executableTarget(name: "audiorouted-state-writer", dependencies: ["AudioRouteDaemon"]),
+        // `audioroute demo`: a simulated phone, the real daemon, the player through a story.
         .executableTarget(
             name: "audioroute",
             dependencies: [
-                "AudioRouteCore",
-                "AudioRouteLinux",
-                "AudioRouteALSA",
-                "AudioSession",
-                "CPosixSpawn",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                "AudioRouteCore", "AudioSession", "AudioRouteIPC", "AudioRouteWatchers", "AudioRouteALSA", "AudioRouteSystem", "CLinux",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"), log,
             ]
         ),
+
+        // Benchmarks (docs/benchmarks.md): not products; `swift run -c release <name>`.
+        .executableTarget(name: "audioroute-bench", dependencies: ["AudioRouteCore"], path: "Benchmarks/audioroute-bench"),
         .executableTarget(
-            name: "audioroute-bench",
-            dependencies: ["AudioRouteCore"]
+            name: "audioroute-bluez-bench", dependencies: ["AudioRouteCore", "AudioRouteWatchers", "AudioRouteSystem"],
+            path: "Benchmarks/audioroute-bluez-bench"
         ),
-        // BlueZ watcher latency and idle wake-ups against the dbusmock bench (docs/benchmarks.md).
         .executableTarget(
-            name: "audioroute-bluez-bench",
-            dependencies: ["AudioRouteCore", "AudioRouteLinux"]
+            name: "player-bench", dependencies: ["AudioRouteCore", "AudioRouteALSA", "AudioSession", "AudioRouteSystem"],
+            path: "Benchmarks/player-bench"
         ),
-        // Release-mode benchmark of the player's output engine: CPU per second of audio, reroute gap (docs/benchmarks.md).
         .executableTarget(
-            name: "player-bench",
-            dependencies: ["AudioRouteCore", "AudioRouteLinux", "AudioRouteALSA"]
+            name: "udev-bench", dependencies: ["AudioRouteCore", "AudioRouteWatchers", "AudioRouteSystem"],
+            path: "Benchmarks/udev-bench"
         ),
-        // Release-mode benchmark of the udev watcher under umockdev (docs/benchmarks.md).
-        .executableTarget(
-            name: "udev-bench",
-            dependencies: ["AudioRouteCore", "AudioRouteLinux"]
+
+        // Test helpers (not products): one AudioSession in its own process driven on stdin;
+        // a state writer the crash-safety test kills.
+        .executableTarget(name: "audiosession-probe", dependencies: ["AudioSession", "AudioRouteCore", "AudioRouteSystem"], path: "Tests/Helpers/audiosession-probe"),
+        .executableTarget(name: "audiorouted-state-writer", dependencies: ["AudioRouteDaemon", "AudioRouteSystem"], path: "Tests/Helpers/audiorouted-state-writer"),
+        // What the test targets share: temporary directories, child processes, the private
+        // bus, the mock daemon, the umockdev and dbusmock testbeds, the running daemon.
+        .target(
+            name: "AudioRouteTestKit",
+            dependencies: [
+                "AudioRouteCore", "AudioRouteSystem", "AudioRouteDBus", "AudioRouteWatchers", "AudioRouteDaemon", "AudioSession", "CLinux", log,
+            ],
+            path: "Tests/AudioRouteTestKit"
         ),
-        // The harness pieces the test targets share: temporary directories, child
-        // processes, systemd's notify socket, a private dbus-daemon. Tests only.
-        .target(name: "AudioRouteTestSupport", dependencies: ["CPosixSpawn"], path: "Tests/Support"),
+
+        // Test targets mirror Sources/.
         .testTarget(
             name: "AudioRouteCoreTests",
-            dependencies: [
-                "AudioRouteCore",
-                .product(name: "PropertyBased", package: "swift-property-based"),
-            ]
+            dependencies: ["AudioRouteCore", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
+        .testTarget(name: "AudioRouteSystemTests", dependencies: ["AudioRouteSystem", "AudioRouteTestKit"]),
+        .testTarget(name: "AudioRouteDBusTests", dependencies: ["AudioRouteDBus", "AudioRouteSystem", "AudioRouteTestKit", log]),
+        .testTarget(name: "AudioRouteIPCTests", dependencies: ["AudioRouteIPC", "AudioRouteCore", "AudioRouteTestKit"]),
         .testTarget(
-            name: "AudioRouteLinuxTests",
-            dependencies: [
-                "AudioRouteCore", "AudioRouteLinux", "AudioRouteALSA", "audioroute", "CALSA", "AudioRouteTestSupport",
-                .product(name: "Logging", package: "swift-log"),
-            ]
+            name: "AudioRouteWatchersTests",
+            dependencies: ["AudioRouteWatchers", "AudioRouteCore", "AudioRouteDBus", "AudioRouteSystem", "AudioRouteTestKit", log]
         ),
         .testTarget(
             name: "AudioRouteALSATests",
-            dependencies: ["AudioRouteALSA", "AudioRouteCore", "AudioRouteLinux", "AudioRouteTestSupport"]
-        ),
-        .testTarget(
-            name: "audiorouteTests",
-            dependencies: ["AudioRouteCore", "CPosixSpawn"]
-        ),
-        .testTarget(
-            name: "AudioSessionTests",
-            dependencies: ["AudioSession", "AudioSessionNotifications", "AudioRouteCore", "AudioRouteLinux", "AudioRouteALSA", "AudioRouteTestSupport"]
+            dependencies: ["AudioRouteALSA", "AudioRouteCore", "AudioRouteSystem", "AudioSession", "AudioRouteTestKit"]
         ),
         .testTarget(
             name: "AudioRouteDaemonTests",
             dependencies: [
-                "AudioRouteDaemon", "AudioRouteTestSupport",
-                "AudioRouteLinux", "AudioRouteALSA",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "AudioRouteDaemon", "AudioRouteIPC", "AudioRouteWatchers", "AudioRouteDBus", "AudioRouteSystem",
+                "AudioRouteALSA", "AudioRouteTestKit", "CLinux", log, lifecycle,
             ]
+        ),
+        .testTarget(
+            name: "AudioSessionTests",
+            dependencies: [
+                "AudioSession", "AudioSessionNotifications", "AudioRouteIPC", "AudioRouteCore", "AudioRouteALSA",
+                "AudioRouteSystem", "AudioRouteTestKit",
+            ]
+        ),
+        .testTarget(name: "AudioRouteDemoTests", dependencies: ["audioroute", "AudioRouteCore", "AudioRouteALSA", "AudioRouteTestKit"]),
+        .testTarget(
+            name: "audiorouteTests",
+            dependencies: ["audioroute", "AudioRouteCore", "AudioRouteWatchers", "AudioRouteSystem", "AudioRouteTestKit"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,7 +2,10 @@
 // access policy, value encodings and per-object introspection. docs/dbus-api.md
 // and dbus/org.audioroute.AudioRoute1.xml are the reference.
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteIPC
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 
 /// Names and limits of the D-Bus API, version 1.
 public enum DBusAPI {

@@ -3,7 +3,10 @@
 // answers each call when the route service has, so a slow request never holds
 // the bus, and a flooding client is capped by the server.
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteIPC
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import Logging
 import ServiceLifecycle
 

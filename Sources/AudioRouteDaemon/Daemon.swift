@@ -1,6 +1,9 @@
 // Command-line options, paths and the service group of `audiorouted`.
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteIPC
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import Logging
 import ServiceLifecycle
 

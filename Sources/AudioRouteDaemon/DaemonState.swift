@@ -1,5 +1,6 @@
 // What the daemon remembers across restarts, and its JSON form.
 import AudioRouteCore
+import AudioRouteIPC
 
 /// The persisted state: everything a user set, plus connection order.
 ///

@@ -1,7 +1,10 @@
 // The daemon's heart: one actor owns the tower, takes port events from every
 // watcher, keeps the ALSA route file current and announces what changed.
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteIPC
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import Logging
 import ServiceLifecycle
 
@@ -34,7 +37,7 @@ public enum RequestError: Error, Sendable, Hashable, CustomStringConvertible {
     /// which the message quotes); nothing changed.
     case limitExceeded(String)
     /// It took effect but was not written to disk; a later save retries.
-    case notSaved(SystemError)
+    case notSaved(Errno)
 
     public var description: String {
         switch self {
@@ -300,7 +303,7 @@ public actor RouteService: Service {
     }
 
     private func persist() async throws(RequestError) {
-        do throws(SystemError) {
+        do throws(Errno) {
             try await stateService.persist(state, version: nextVersion())
         } catch {
             throw .notSaved(error)
@@ -330,7 +333,7 @@ public actor RouteService: Service {
         let config = AlsaRouteConfig(route: tower.route, ports: tower.ports)
         guard force || config != written else { return }
         for problem in config.problems { logger.warning("\(problem)") }
-        do throws(SystemError) {
+        do throws(Errno) {
             try alsa.write(config)
             written = config
         } catch {

@@ -1,6 +1,8 @@
 // Saving the state: at once for what a user set, coalesced for what hardware
 // does (a dock with six ports arriving is one write, not six).
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import Logging
 import ServiceLifecycle
 
@@ -56,7 +58,7 @@ public actor StateService: Service {
 
     /// Records snapshot `version` and writes the latest state now. Throws when
     /// the write fails; the state stays pending and a later save retries it.
-    public func persist(_ state: DaemonState, version: UInt64) throws(SystemError) {
+    public func persist(_ state: DaemonState, version: UInt64) throws(Errno) {
         record(state, version: version)
         try flush()
     }
@@ -97,14 +99,14 @@ public actor StateService: Service {
     }
 
     private func saveLogging() {
-        do throws(SystemError) {
+        do throws(Errno) {
             try flush()
         } catch {
             logger.error("cannot save state", metadata: ["path": "\(store.path)", "error": "\(error)"])
         }
     }
 
-    private func flush() throws(SystemError) {
+    private func flush() throws(Errno) {
         guard latest != saved else { return }
         let snapshot = latest
         try store.save(snapshot)

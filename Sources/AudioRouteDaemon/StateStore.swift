@@ -1,7 +1,9 @@
 // The state file: where it lives, how it is written so that no crash loses
 // it, and what happens when it cannot be read.
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import Logging
 
 #if canImport(Glibc)
@@ -59,7 +61,7 @@ public struct StateStore: Sendable {
                 reason = "not JSON: \(error)"
             }
         } catch {
-            if case .system(let failure) = error, failure.errno == ENOENT { return (DaemonState(), .fresh) }
+            if case .system(let failure) = error, failure.code == .noSuchFileOrDirectory { return (DaemonState(), .fresh) }
             reason = error.description
         }
         let aside = moveAside()
@@ -79,9 +81,9 @@ public struct StateStore: Sendable {
     /// sequences may be forgotten. Settings beyond `DaemonState.settingsProblem`'s
     /// limits (which RouteService never accepts) fail with EFBIG rather than
     /// write a file that `load` would refuse.
-    public func save(_ state: DaemonState) throws(SystemError) {
+    public func save(_ state: DaemonState) throws(Errno) {
         let bytes = state.bounded().fileBytes
-        guard bytes.count <= DaemonState.maxFileBytes else { throw SystemError(errno: EFBIG, operation: "save", path: path) }
+        guard bytes.count <= DaemonState.maxFileBytes else { throw Errno(Errno.Code(EFBIG), "save", path: path) }
         try AtomicFile.createDirectory(directory, mode: 0o700)
         try AtomicFile.write(bytes, to: path, mode: 0o600)
     }

@@ -3,7 +3,8 @@
 // The session is opened on first use and re-opened when the daemon comes back.
 
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
 import Glibc
 import Logging
 import Synchronization

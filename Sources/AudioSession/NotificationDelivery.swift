@@ -6,7 +6,8 @@
 // that needs the actor's state (session signals, the daemon leaving and coming back)
 // still goes through the actor, and the order of the signals is kept (SignalGate).
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
 import Logging
 import Synchronization
 

@@ -2,7 +2,8 @@
 // DBusValue trees into the library's types. Unit tests feed it values directly.
 
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
 
 /// Names of the D-Bus API, version 1.
 public enum AudioRouteBusAPI {

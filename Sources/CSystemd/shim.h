@@ -1,10 +1,6 @@
-// sd-bus, the poll/eventfd/signalfd calls of the daemon's loops and mallopt (Glibc's
-// module map exports none of these headers).
+// sd-bus and sd_notify from libsystemd. Nothing else: poll, eventfd and friends are in CLinux.
 #ifndef AUDIOROUTE_CSYSTEMD_SHIM_H
 #define AUDIOROUTE_CSYSTEMD_SHIM_H
 #include <systemd/sd-bus.h>
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <sys/signalfd.h>
-#include <malloc.h>
+#include <systemd/sd-daemon.h>
 #endif

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
-import AudioRouteLinux
-import CPosixSpawn
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
+import CLinux
 import Glibc
 #endif
 

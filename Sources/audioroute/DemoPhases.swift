@@ -1,5 +1,8 @@
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteIPC
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import AudioRouteALSA
 import AudioSession
 import Synchronization

@@ -1,5 +1,7 @@
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import Logging
 
 /// The hardware watchers `--direct` runs in-process. This is the one place that

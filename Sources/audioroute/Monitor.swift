@@ -1,6 +1,8 @@
 import ArgumentParser
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import AudioSession
 import Glibc
 import Synchronization

@@ -1,6 +1,9 @@
 import ArgumentParser
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteIPC
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import AudioSession
 import Glibc
 

@@ -2,7 +2,9 @@
 // thread (SingleThreadExecutor: no idle wake-ups, docs/daemon.md).
 import AudioRouteCore
 import AudioRouteDaemon
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import Logging
 
 #if canImport(Glibc)
@@ -43,7 +45,7 @@ let executor = SingleThreadExecutor.shared
 guard executor.install() else { fail("another executor is installed", status: 1) }
 // Before any thread exists, so that every thread leaves SIGTERM/SIGINT to the loop's signalfd.
 let signals: AsyncStream<Int32>
-do throws(SystemError) {
+do throws(Errno) {
     signals = try SignalStream.make([SIGTERM, SIGINT], loop: executor)
 } catch {
     fail("cannot take SIGTERM and SIGINT: \(error)", status: 1)

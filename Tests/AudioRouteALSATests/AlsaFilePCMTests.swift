@@ -1,7 +1,10 @@
 // The real libasound output path with no hardware: `file` PCMs (test-bench.md).
 // Route A then route B: opening `audioroute` writes into A's file, then B's.
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteIPC
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import AudioRouteALSA
 import Testing
 

@@ -4,7 +4,9 @@
 // did not play, so the devices' files together are the uninterrupted
 // resampled stream; a rate change applies from the next period.
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import AudioRouteALSA
 import Testing
 

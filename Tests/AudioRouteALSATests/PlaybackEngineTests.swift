@@ -2,7 +2,11 @@
 // for devices (test-bench.md). A reroute mid-file must leave, across the
 // devices' files, exactly the source: no frame lost, none repeated.
 import AudioRouteCore
-import AudioRouteLinux
+import AudioSession
+import AudioRouteIPC
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import AudioRouteALSA
 import Testing
 
@@ -273,7 +277,7 @@ private func expected(_ file: WAVFile, _ frames: Range<Int>, _ gains: OutputGain
                 Issue.record("a directory decoded")
             } catch let error as WAVFileError {
                 guard case let .unreadable(cause) = error else { Issue.record("\(error)"); return }
-                #expect(cause.errno == EISDIR)
+                #expect(cause.code == .isDirectory)
             }
             try writeFile(dir + "/text.wav", "hello")
             #expect(throws: WAVFileError.invalid(path: dir + "/text.wav", .notWAV(reason: "no RIFF header (starts with hell)"))) {

@@ -3,8 +3,11 @@
 // keeps within the limits; silent mode across a restart; and the built daemon
 // with a FIFO or a link to /dev/zero as its state.
 import AudioRouteCore
+import AudioRouteIPC
 import AudioRouteDaemon
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import Logging
 import Synchronization
 import Testing

@@ -2,8 +2,11 @@
 // client processes (Tests/Fixtures/dbus/client.py, dbus-python) calling it and
 // recording its signals.
 import AudioRouteCore
+import AudioRouteIPC
 import AudioRouteDaemon
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import FoundationEssentials
 import Testing
 

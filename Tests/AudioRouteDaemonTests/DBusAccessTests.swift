@@ -1,8 +1,11 @@
 // Access on the system bus (docs/security.md): reads and a session's own calls
 // for everyone; routing-wide changes for root and group audio only, decided by
 // the caller's credentials as the bus reports them.
+import AudioRouteIPC
 import AudioRouteDaemon
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import Testing
 
 #if canImport(Glibc)

@@ -1,8 +1,11 @@
 // A USB headset plugged on a umockdev testbed: the daemon's real udev watcher
 // sees it, and two client processes receive RouteChanged(newDeviceAvailable)
 // with the previous and the current route, and PortsChanged(added).
+import AudioRouteIPC
 import AudioRouteDaemon
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import Testing
 
 #if canImport(Glibc)

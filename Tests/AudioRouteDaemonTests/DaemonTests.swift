@@ -1,7 +1,10 @@
 // sd_notify, option parsing, and the built audiorouted binary end to end.
 import AudioRouteCore
+import AudioRouteIPC
 import AudioRouteDaemon
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import Logging
 import Testing
 

@@ -1,7 +1,7 @@
 // audiorouted's logging under journald: `<N>` priority prefixes when standard error is the
 // journal's stream (JOURNAL_STREAM names its device and inode), swift-log's format otherwise.
 import AudioRouteDaemon
-import AudioRouteTestSupport
+import AudioRouteTestKit
 import Glibc
 import Logging
 import Testing

@@ -2,6 +2,7 @@
 // which the README's test command runs first): a seeded fuzzer, one call of the bus's
 // largest size, and a flood of sessions. Memory must come back once the callers are gone
 // (docs/security.md, "Limits"; figures in docs/benchmarks.md).
+import AudioRouteIPC
 import AudioRouteDaemon
 import Testing
 

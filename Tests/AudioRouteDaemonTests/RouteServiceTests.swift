@@ -1,8 +1,11 @@
 // RouteService and StateService in a ServiceGroup: watchers in, ALSA file and
 // broadcast out, state restored and saved.
 import AudioRouteCore
+import AudioRouteIPC
 import AudioRouteDaemon
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import AudioRouteALSA
 import Logging
 import ServiceLifecycle
@@ -593,7 +596,7 @@ enum PortChangeMatcher {
             let service = StateService(store: store, initial: DaemonState(), coalescing: .milliseconds(20), logger: logger)
             let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [service], logger: logger))
             let task = Task { try await group.run() }
-            await #expect(throws: SystemError.self) { try await service.persist(DaemonState.crashTestSample(1), version: 1) }
+            await #expect(throws: Errno.self) { try await service.persist(DaemonState.crashTestSample(1), version: 1) }
             await service.submit(DaemonState.crashTestSample(2), version: 2)
             var errors: [RecordingLogHandler.Entry] = []
             for _ in 0..<500 where errors.isEmpty {

@@ -2,8 +2,11 @@
 // (docs/daemon.md, "Memory"): it builds from this checkout with the toolchain and
 // packages scripts/bootstrap installs, and what it makes is the daemon.
 import AudioRouteCore
-import AudioRouteLinux
-import AudioRouteTestSupport
+import AudioRouteIPC
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
+import AudioRouteTestKit
 import Testing
 
 #if canImport(Glibc)

@@ -1,10 +1,11 @@
 // Signals of the built daemon: SIGPIPE, which it ignores (a write to a peer that went
 // away fails with EPIPE instead of killing it).
+import AudioRouteIPC
 import AudioRouteDaemon
 import Testing
 
 #if canImport(Glibc)
-import CPosixSpawn
+import CLinux
 import Glibc
 #endif
 

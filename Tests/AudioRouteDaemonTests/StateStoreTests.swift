@@ -1,7 +1,9 @@
 // The state file: its JSON, atomic writes, and what happens to a bad file.
 import AudioRouteCore
 import AudioRouteDaemon
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import Logging
 import Testing
 

@@ -1,8 +1,10 @@
 // File helpers and a log handler that records, without Foundation. The harness
 // shared with the other test targets (temporary directories, child processes,
-// the notify socket, a private bus) is in Tests/Support.
-@_exported import AudioRouteTestSupport
-import AudioRouteLinux
+// the notify socket, a private bus) is in AudioRouteTestKit.
+@_exported import AudioRouteTestKit
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import Logging
 import Synchronization
 
@@ -10,20 +12,6 @@ import Synchronization
 import Glibc
 #endif
 
-func readText(_ path: String) throws -> String { String(decoding: try AtomicFile.read(path), as: UTF8.self) }
-
-func writeText(_ path: String, _ text: String) throws { try AtomicFile.write(Array(text.utf8), to: path) }
-
-func directoryEntries(_ path: String) -> [String] {
-    guard let dir = opendir(path) else { return [] }
-    defer { closedir(dir) }
-    var names: [String] = []
-    while let entry = readdir(dir) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-        if name != "." && name != ".." { names.append(name) }
-    }
-    return names.sorted()
-}
 
 /// A log handler that keeps every message, for asserting on warnings.
 struct RecordingLogHandler: LogHandler {

@@ -1,45 +1,10 @@
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import AudioSession
 import Glibc
 import Testing
-
-/// The built audiorouted on a private session bus (no system bus: no BlueZ), with
-/// temporary state and runtime directories; READY=1 on NOTIFY_SOCKET says it serves.
-final class RealDaemon: @unchecked Sendable {
-    let process: ChildProcess
-    let directory: String
-
-    /// - Parameters:
-    ///   - testbed: a umockdev testbed's root: the daemon runs under `umockdev-wrapper` with
-    ///     `UMOCKDEV_DIR` set, so its udev watcher sees the testbed's devices.
-    init(address: String, directory: String, testbed: String? = nil) throws {
-        self.directory = directory
-        let socket = try NotifySocket(path: directory + "/notify-\(UInt32.random(in: 0...UInt32.max))")
-        var environment = [
-            "DBUS_SESSION_BUS_ADDRESS": address, "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/audioroute-no-system-bus",
-            "NOTIFY_SOCKET": socket.name,
-        ]
-        let arguments = ["--state-dir", directory + "/state", "--runtime-dir", directory + "/run", "--log-level", "debug"]
-        if let testbed {
-            environment["UMOCKDEV_DIR"] = testbed
-            process = try ChildProcess("/usr/bin/umockdev-wrapper", [productsDirectory + "/audiorouted"] + arguments, environment: environment)
-        } else {
-            process = try ChildProcess(productsDirectory + "/audiorouted", arguments, environment: environment)
-        }
-        guard socket.receive(seconds: 20) == "READY=1" else {
-            process.signal(SIGKILL)
-            throw TestFailure("audiorouted did not get ready: \(process.availableStderr())")
-        }
-    }
-
-    func kill() {
-        process.signal(SIGKILL)
-        _ = process.wait(seconds: 10)
-    }
-
-    deinit { kill() }
-}
 
 /// Sessions of several app processes against the real daemon: arbitration, the CLI,
 /// and the daemon killed and restarted.
@@ -116,7 +81,7 @@ final class RealDaemon: @unchecked Sendable {
             defer { daemon.kill() }
             #expect(music.await { $0["notification"] == .string("mediaServicesWereReset") } != nil)
             // The new daemon holds the session again with its category, inactive.
-            let status = try CLIMockTests.run(["status", "--json", "--bus-address", bus.address])
+            let status = try CLI.run(["status", "--json", "--bus-address", bus.address])
             #expect(status.status == 0, "\(status.err)")
             let document = try JSON.parse(status.out)
             guard case .array(let sessions)? = document["sessions"] else {
@@ -137,47 +102,47 @@ final class RealDaemon: @unchecked Sendable {
             let daemon = try RealDaemon(address: bus.address, directory: directory)
             defer { daemon.kill() }
             let address = ["--bus-address", bus.address]
-            let status = try CLIMockTests.run(["status"] + address)
+            let status = try CLI.run(["status"] + address)
             #expect(status.status == 0, "\(status.err)")
             #expect(status.out.contains("Route"))
             #expect(status.out.contains("Silent mode: off"))
-            let monitor = try ChildProcess(CLIMockTests.audioroute, ["monitor", "--json"] + address)
+            let monitor = try ChildProcess(CLI.audioroute, ["monitor", "--json"] + address)
             var lines = LineReader(fd: monitor.stdout)
             #expect(try lines.next(seconds: 10).map { try JSON.parse($0) }?["event"] == .string("ready"))
-            #expect(try CLIMockTests.run(["silent", "on"] + address).status == 0)
+            #expect(try CLI.run(["silent", "on"] + address).status == 0)
             let silentLine = try lines.next(seconds: 10).map { try JSON.parse($0) }
             #expect(silentLine?["event"] == .string("silentMode"))
             #expect(silentLine?["on"] == .bool(true))
             monitor.signal(SIGINT)
             #expect(monitor.wait(seconds: 10) == 0)
-            let json = try JSON.parse(try CLIMockTests.run(["status", "--json"] + address).out)
+            let json = try JSON.parse(try CLI.run(["status", "--json"] + address).out)
             #expect(json["silentMode"] == .bool(true))
-            let unknown = try CLIMockTests.run(["priority", "no-such-port", "10"] + address)
+            let unknown = try CLI.run(["priority", "no-such-port", "10"] + address)
             #expect(unknown.status == 1)
             #expect(unknown.err.contains("no-such-port"))
-            let explain = try CLIMockTests.run(["explain", "--json"] + address)
+            let explain = try CLI.run(["explain", "--json"] + address)
             #expect(explain.status == 0, "\(explain.err)")
             #expect(try JSON.parse(explain.out)["outputRule"] != nil)
             // The override holds while the command runs; outside playAndRecord it is refused.
-            let override = try CLIMockTests.run(["override", "speaker"] + address + ["--", "/bin/true"])
+            let override = try CLI.run(["override", "speaker"] + address + ["--", "/bin/true"])
             #expect(override.status == 0, "\(override.err)")
             #expect(override.out.hasPrefix("route: outputs "))
             // Without a command it holds until SIGINT.
-            let holding = try ChildProcess(CLIMockTests.audioroute, ["override", "speaker"] + address)
+            let holding = try ChildProcess(CLI.audioroute, ["override", "speaker"] + address)
             var holdingLines = LineReader(fd: holding.stdout)
             #expect(holdingLines.next(seconds: 10)?.hasPrefix("route: outputs ") == true)
             #expect(try await Self.waitForSession(bus.address, app: "audioroute-override") { $0["active"] == .bool(true) })
             holding.signal(SIGINT)
             #expect(holding.wait(seconds: 10) == 128 + SIGINT)
-            let badOverride = try CLIMockTests.run(["override", "speaker", "--category", "playback"] + address + ["--", "/bin/true"])
+            let badOverride = try CLI.run(["override", "speaker", "--category", "playback"] + address + ["--", "/bin/true"])
             #expect(badOverride.status == 1)
             #expect(badOverride.err.contains("playAndRecord"), "\(badOverride.err)")
-            let badInput = try CLIMockTests.run(["prefer-input", "no-such-input"] + address)
+            let badInput = try CLI.run(["prefer-input", "no-such-input"] + address)
             #expect(badInput.status == 1)
             #expect(badInput.err.contains("no-such-input"), "\(badInput.err)")
-            let session = try CLIMockTests.run(["session", "--category", "playback", "--activate"] + address + ["--", "/bin/sh", "-c", "exit 7"])
+            let session = try CLI.run(["session", "--category", "playback", "--activate"] + address + ["--", "/bin/sh", "-c", "exit 7"])
             #expect(session.status == 7, "\(session.err)")
-            let refused = try CLIMockTests.run(["session", "--category", "playback", "--options", "defaultToSpeaker"] + address + ["--", "/bin/true"])
+            let refused = try CLI.run(["session", "--category", "playback", "--options", "defaultToSpeaker"] + address + ["--", "/bin/true"])
             #expect(refused.status == 1)
             #expect(refused.err.contains("defaultToSpeaker"))
         }
@@ -186,7 +151,7 @@ final class RealDaemon: @unchecked Sendable {
     /// The sessions `status --json` lists for `app`, polled until `match` holds (10 s).
     static func waitForSession(_ address: String, app: String, _ match: (JSON) -> Bool) async throws -> Bool {
         for _ in 0..<200 {
-            let status = try CLIMockTests.run(["status", "--json", "--bus-address", address])
+            let status = try CLI.run(["status", "--json", "--bus-address", address])
             if status.status == 0, case .array(let sessions)? = try JSON.parse(status.out)["sessions"],
                 let mine = sessions.first(where: { $0["app"] == .string(app) }), match(mine)
             {
@@ -203,7 +168,7 @@ final class RealDaemon: @unchecked Sendable {
             defer { bus.close() }
             var daemon = try RealDaemon(address: bus.address, directory: directory)
             let held = try ChildProcess(
-                CLIMockTests.audioroute,
+                CLI.audioroute,
                 ["session", "--bus-address", bus.address, "--category", "playback", "--app", "script", "--activate", "--", "/bin/sleep", "30"])
             #expect(try await Self.waitForSession(bus.address, app: "script") { $0["active"] == .bool(true) })
             daemon.kill()

@@ -1,5 +1,7 @@
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import AudioSession
 import Glibc
 import Testing

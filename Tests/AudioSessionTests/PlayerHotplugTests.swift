@@ -6,7 +6,9 @@
 // is a pipe to `audioroute demo-sink` (docs/demo.md), so that playback runs at the real
 // rate and is still going when the plug arrives.
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import AudioRouteALSA
 import AudioSession
 import Glibc

@@ -3,7 +3,9 @@
 // 1.5, enableRate read at preparation, clamping, currentTime in source time,
 // and a reroute at 1.5 that loses and repeats no source position.
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import AudioRouteALSA
 import AudioSession
 import Glibc

@@ -1,7 +1,9 @@
 // The player's policy (pure) and the player through the real libasound, with
 // `file` PCMs standing for devices (test-bench.md).
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
 import AudioSession
 import Glibc
 import Testing

@@ -3,7 +3,9 @@
 // the cooperative pool); every command takes the same lock as the thread's
 // write, so commands land between periods.
 import AudioRouteCore
-import AudioRouteLinux
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteIPC
 import AudioRouteALSA
 import Glibc
 import Synchronization
@@ -341,7 +343,7 @@ public final class AudioPlayer: Sendable {
 
     /// Starts the thread (called under the lock; it waits for the lock before its first period).
     private func startThread() -> Int32 {
-        AudioRouteLinux.startThread { [self] in
+        AudioRouteSystem.startThread { [self] in
             while step() == .next {
                 while waiting.load(ordering: .sequentiallyConsistent) > 0 { sched_yield() }
             }

@@ -1,0 +1,137 @@
+// Player output engine benchmark (docs/benchmarks.md, "Player").
+//
+//   swift build -c release --product player-bench
+//   .build/release/player-bench [--seconds 600] [--reroutes 500]
+//
+// cpu:     the engine renders and writes N seconds of a 48 kHz stereo WAV to
+//          libasound's `null` PCM (which does not pace), for each case: 16-bit
+//          at unity gain (bytes copied), 16-bit with volume/pan/duck (every
+//          sample converted), float32 with gains, 16-bit at rate 1.5 (the
+//          varispeed resampler, unity gain; "a second of audio" is a second
+//          of output). Reported: process CPU time
+//          (user + system, getrusage) per second of audio. The null PCM's own
+//          cost is included; there is no device or file I/O.
+// reroute: a 48 kHz stereo 16-bit file plays through `file` PCMs (null slave,
+//          files in a temporary directory) with a 100 ms buffer; after every
+//          4 periods of 1024 frames the engine reroutes to the other PCM. The
+//          gap is from the `reroute` call to the return of the first period
+//          write on the new PCM (CLOCK_MONOTONIC). A file PCM does not play:
+//          its drain is immediate, so a real device's drain of the frames it
+//          had already committed (not rewindable) is not in these figures.
+
+import AudioRouteCore
+import AudioRouteSystem
+
+import AudioSession
+import AudioRouteALSA
+import Glibc
+
+func nanoseconds(_ clock: clockid_t) -> UInt64 {
+    var ts = timespec()
+    clock_gettime(clock, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+func option(_ name: String, _ fallback: Int) -> Int {
+    let arguments = CommandLine.arguments
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let value = Int(arguments[index + 1]) else {
+        return fallback
+    }
+    return value
+}
+
+/// `seconds` of a 48 kHz stereo tone-ish signal in `encoding`.
+func makeFile(_ encoding: SampleEncoding, seconds: Int) throws -> WAVFile {
+    let frames = 48_000 * seconds
+    var samples = [Double](repeating: 0, count: frames * 2)
+    var state: UInt32 = 1
+    for index in 0..<samples.count {
+        state = state &* 1_664_525 &+ 1_013_904_223
+        samples[index] = (Double(state >> 16) / 65536 - 0.5) * 0.8
+    }
+    let format = WAVFormat(encoding: encoding, channels: 2, sampleRate: 48_000)
+    return try WAVFile(bytes: WAVFile.encode(samples, format: format))
+}
+
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+    let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+    let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    return user + system
+}
+
+func cpu(seconds: Int) throws {
+    print("cpu: \(seconds) s of 48 kHz stereo to the null PCM, periods of 1024 frames")
+    let cases: [(String, SampleEncoding, OutputGains, Double)] = [
+        ("s16, unity (bytes copied)", .signed16, .unity, 1),
+        ("s16, volume 0.8 pan -0.3 duck 0.5", .signed16, OutputGains(volume: 0.8, pan: -0.3, gain: 0.5), 1),
+        ("float32, volume 0.8 pan -0.3 duck 0.5", .float32, OutputGains(volume: 0.8, pan: -0.3, gain: 0.5), 1),
+        ("s16, unity, rate 1.5 (varispeed)", .signed16, .unity, 1.5),
+    ]
+    for (name, encoding, gains, rate) in cases {
+        // A 10 s file played from the start again until `seconds` have been written.
+        let file = try makeFile(encoding, seconds: 10)
+        let engine = try PlaybackEngine(file: file, device: "null", periodFrames: 1024)
+        engine.gains = gains
+        engine.rate = rate
+        let start = cpuSeconds()
+        let wall = nanoseconds(CLOCK_MONOTONIC)
+        var written = 0
+        while written < seconds * 48_000 {
+            let frames = try engine.writeNextPeriod()
+            if frames == 0 { try engine.seek(to: 0) }
+            written += frames
+        }
+        let used = cpuSeconds() - start
+        let elapsed = Double(nanoseconds(CLOCK_MONOTONIC) - wall) / 1e9
+        let perSecond = used / Double(seconds) * 1000
+        print("  \(name): CPU \(fmt(used)) s for \(seconds) s of audio = \(fmt(perSecond)) ms per second of audio (\(fmt(perSecond / 10)) % of one core); wall \(fmt(elapsed)) s")
+    }
+}
+
+func reroutes(count: Int) throws {
+    var template = Array("/tmp/player-bench-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { fatalError("mkdtemp") }
+    let dir = String(cString: made)
+    defer {
+        unlink(dir + "/a.raw")
+        unlink(dir + "/b.raw")
+        rmdir(dir)
+    }
+    var configuration = try ALSAConfiguration.system()
+    try configuration.load(text: """
+        pcm.!bench_a { type file slave.pcm "null" file "\(dir)/a.raw" format "raw" }
+        pcm.!bench_b { type file slave.pcm "null" file "\(dir)/b.raw" format "raw" }
+        """)
+    let file = try makeFile(.signed16, seconds: 10)
+    let engine = try PlaybackEngine(file: file, device: "bench_a", configuration: .custom(configuration), periodFrames: 1024)
+    var gaps: [UInt64] = []
+    var rewound = 0
+    for index in 0..<count {
+        for _ in 0..<4 where try engine.writeNextPeriod() == 0 { try engine.seek(to: 0) }
+        let start = nanoseconds(CLOCK_MONOTONIC)
+        let report = try engine.reroute(to: index % 2 == 0 ? "bench_b" : "bench_a")
+        try engine.writeNextPeriod()
+        gaps.append(nanoseconds(CLOCK_MONOTONIC) - start)
+        rewound += report.rewoundFrames
+    }
+    gaps.sort()
+    func at(_ fraction: Double) -> String { fmt(Double(gaps[min(gaps.count - 1, Int(Double(gaps.count) * fraction))]) / 1e6) }
+    print("reroute: \(count) reroutes between two file PCMs, 100 ms buffer, 1024-frame periods")
+    print("  gap (reroute call -> first period written on the new PCM): p50 \(at(0.5)) ms, p99 \(at(0.99)) ms, max \(fmt(Double(gaps.last!) / 1e6)) ms")
+    print("  frames taken back per reroute (mean): \(rewound / count)")
+}
+
+func fmt(_ value: Double) -> String {
+    let scaled = (value * 1000).rounded() / 1000
+    return "\(scaled)"
+}
+
+do {
+    try cpu(seconds: option("--seconds", 600))
+    try reroutes(count: option("--reroutes", 500))
+} catch {
+    print("player-bench: \(error)")
+    exit(1)
+}

@@ -1,0 +1,179 @@
+// The ALSA side of a route: a configuration file that defines `audioroute`
+// (output) and `audioroute_capture` (input) as plug devices on the PCMs of the
+// current route, rewritten on every route change. An ALSA client that opens
+// `audioroute` plays to wherever the route is at the moment it opens.
+import AudioRouteCore
+import AudioRouteSystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The configuration text for one route. Building it is a pure function of the
+/// route's first output and first input port.
+public struct AlsaRouteConfig: Sendable, Hashable {
+    /// The PCM that follows the route's output.
+    public static let outputPCM = "audioroute"
+    /// The PCM that follows the route's input.
+    public static let inputPCM = "audioroute_capture"
+
+    /// One side of the route, as it will be written.
+    public struct Side: Sendable, Hashable {
+        /// The PCM the plug device opens: the port's, or "null".
+        public var pcm: String
+        /// The control device for the port's card, when it has one.
+        public var control: String?
+        /// Why the side is what it is, for the comment above it.
+        public var note: String
+    }
+
+    public let output: Side
+    public let input: Side
+    /// PCM strings that were refused (and replaced by "null"), naming the port and fault.
+    public let problems: [String]
+
+    /// The configuration for `output` and `input` (nil: that side of the route is empty).
+    public init(output: Port?, input: Port?) {
+        var problems: [String] = []
+        self.output = Self.side(output, direction: "output", problems: &problems)
+        self.input = Self.side(input, direction: "input", problems: &problems)
+        self.problems = problems
+    }
+
+    /// The configuration for `route`: its first output and first input. A
+    /// multiRoute route's further outputs are not reachable through `audioroute`.
+    public init(route: Route, ports: [Port]) {
+        let output = route.outputs.first.flatMap { uid in ports.first { $0.uid == uid } }
+        let input = route.inputs.first.flatMap { uid in ports.first { $0.uid == uid } }
+        self.init(output: output, input: input)
+    }
+
+    private static func side(_ port: Port?, direction: String, problems: inout [String]) -> Side {
+        guard let port else {
+            return Side(pcm: "null", control: nil, note: "no \(direction) port in the current route: the null device")
+        }
+        let about = "\(direction) \(comment(port.name)) (uid \(comment(port.uid)), \(port.type.rawValue))"
+        guard let pcm = port.alsa else {
+            return Side(pcm: "null", control: nil, note: "\(about) has no ALSA PCM: the null device")
+        }
+        if let fault = fault(in: pcm) {
+            problems.append("port \(port.uid): ALSA PCM refused: \(fault)")
+            return Side(pcm: "null", control: nil, note: "\(about): its ALSA PCM was refused (\(fault)): the null device")
+        }
+        return Side(pcm: pcm, control: controlCard(forPCM: pcm), note: about)
+    }
+
+    /// Why `pcm` cannot be written into the configuration, or nil. Control
+    /// characters (a newline would end the string and start new definitions)
+    /// are refused; quotes and backslashes are escaped by `quoted`.
+    static func fault(in pcm: String) -> String? {
+        if pcm.isEmpty { return "empty name" }
+        if pcm.utf8.count > 256 { return "longer than 256 bytes" }
+        if pcm.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return "control character in name" }
+        return nil
+    }
+
+    /// The card of an `hw:`/`plughw:` PCM (`plughw:CARD=PCH,DEV=0` → `PCH`,
+    /// `hw:1,0` → `1`), whose control device is `hw:CARD=<card>`. Other PCMs
+    /// (bluealsa, file, user-defined) have no card control: nil.
+    public static func controlCard(forPCM pcm: String) -> String? {
+        guard let colon = pcm.firstIndex(of: ":") else { return nil }
+        let kind = pcm[..<colon]
+        guard kind == "hw" || kind == "plughw" else { return nil }
+        let arguments = pcm[pcm.index(after: colon)...].split(separator: ",")
+        var card: Substring?
+        for (offset, argument) in arguments.enumerated() {
+            if argument.hasPrefix("CARD=") {
+                card = argument.dropFirst(5)
+            } else if offset == 0 && !argument.contains("=") {
+                card = argument
+            }
+        }
+        guard var name = card else { return nil }
+        if name.count >= 2, name.first == "\"", name.last == "\"" { name = name.dropFirst().dropLast() }
+        guard !name.isEmpty, fault(in: String(name)) == nil else { return nil }
+        return String(name)
+    }
+
+    /// The control device for a card: `hw:CARD=<card>`.
+    public static func controlName(forPCM pcm: String) -> String? { controlCard(forPCM: pcm).map { "hw:CARD=" + $0 } }
+
+    /// `value` as an ALSA configuration string: double quotes, with `"` and
+    /// `\` escaped (alsa-lib's quoted strings take backslash escapes).
+    static func quoted(_ value: String) -> String {
+        var result = "\""
+        for character in value.unicodeScalars {
+            if character == "\"" || character == "\\" { result.unicodeScalars.append("\\") }
+            result.unicodeScalars.append(character)
+        }
+        return result + "\""
+    }
+
+    /// A port name or uid made safe for a `#` comment: one line.
+    static func comment(_ value: String) -> String {
+        String(String.UnicodeScalarView(value.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))
+    }
+
+    /// The configuration file's text. Each definition overrides (`pcm.!name`) one of
+    /// the same name loaded before it instead of merging into it: the file is the only
+    /// authority for its names (docs/decisions.md), and a merge into another definition's
+    /// fields (`@args`, a `card`) gives a PCM that fails to open or plays elsewhere.
+    public var text: String {
+        var lines = [
+            "# Written by audiorouted on every route change; edits are overwritten.",
+            "# Include it from ~/.asoundrc (docs/alsa.md), then open \"\(Self.outputPCM)\" / \"\(Self.inputPCM)\".",
+            "",
+        ]
+        for (name, side) in [(Self.outputPCM, output), (Self.inputPCM, input)] {
+            lines.append("# \(side.note)")
+            lines.append("pcm.!\(name) {")
+            lines.append("    type plug")
+            lines.append("    slave.pcm \(Self.quoted(side.pcm))")
+            lines.append("}")
+            if let card = side.control {
+                lines.append("ctl.!\(name) {")
+                lines.append("    type hw")
+                lines.append("    card \(Self.quoted(card))")
+                lines.append("}")
+            }
+            lines.append("")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Writes the route's ALSA configuration to `<runtime dir>/audioroute/asound.conf`.
+public struct AlsaRouteConfigWriter: Sendable {
+    /// `$XDG_RUNTIME_DIR/audioroute` (or the system runtime directory).
+    public let directory: String
+
+    /// Mode of the directory when it is created: 0700 for a user's runtime
+    /// directory, 0755 for a system instance whose file every user's clients read.
+    public let directoryMode: mode_t
+
+    public init(runtimeDirectory: String, directoryMode: mode_t = 0o700) {
+        directory = runtimeDirectory + "/audioroute"
+        self.directoryMode = directoryMode
+    }
+
+    /// The file ALSA clients include.
+    public var path: String { directory + "/asound.conf" }
+
+    /// Atomically replaces the file: an ALSA client opening `audioroute` while
+    /// the route changes reads the old route or the new one, never half a file.
+    /// The file is 0644: the directory's mode decides who can reach it.
+    ///
+    /// Not fsynced: a runtime file (tmpfs), rewritten at every start of the daemon,
+    /// that a power loss takes with it; the write is on the way of every route change
+    /// to the clients. The directory is made when it is missing (the first write, or
+    /// someone removed it), not checked at every write.
+    public func write(_ config: AlsaRouteConfig) throws(Errno) {
+        let bytes = Array(config.text.utf8)
+        do {
+            try AtomicFile.write(bytes, to: path, mode: 0o644, durable: false)
+        } catch where error.code == .noSuchFileOrDirectory {
+            try AtomicFile.createDirectory(directory, mode: directoryMode)
+            try AtomicFile.write(bytes, to: path, mode: 0o644, durable: false)
+        }
+    }
+}

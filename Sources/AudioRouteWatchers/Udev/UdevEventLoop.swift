@@ -1,0 +1,427 @@
+import AudioRouteSystem
+import AudioRouteDBus
+import CUdev
+import CLinux
+import Glibc
+
+/// Reads sound cards and jack switches from libudev and evdev and turns them
+/// into `HardwareEvent` snapshots. Lives on one thread: it owns every handle.
+///
+/// Event-driven only: after enumeration it sleeps in `epoll_wait` with no
+/// timeout on the netlink monitor, the jack devices and a stop eventfd; or
+/// another loop polls its epoll descriptor and calls `dispatchReady()`.
+final class UdevEventLoop {
+    let context: UdevContext
+    private let monitor: UdevMonitor?
+    private let epoll: Epoll?
+    private let stop: StopSignal?
+    /// When full, no more is read until the consumer catches up (see `Backlog`).
+    private let backlog: Backlog?
+    private let emit: (HardwareEvent) -> Void
+
+    private struct OpenJack {
+        let device: EvdevSwitchDevice
+        let token: UInt64
+        let cardSyspath: String
+        let supported: SwitchSet
+        /// Switch state as of the last SYN_REPORT, and as built from events since.
+        var state: SwitchSet
+        var pending: SwitchSet
+    }
+
+    private var jacks: [String: OpenJack] = [:]
+    private var jackByToken: [UInt64: String] = [:]
+    private var nextToken: UInt64 = 2
+    /// Devices whose `remove` was seen: under umockdev the sysfs directory can
+    /// outlive the event briefly, so snapshots must not count them.
+    private var removed: Set<String> = []
+    private var readBuffer = [input_event](repeating: input_event(), count: 64)
+
+    /// Everything known about a card, kept from its events. Snapshots are built
+    /// from this, not from sysfs: a watcher that lags behind a storm of events
+    /// would otherwise read a later state of sysfs and miss whole plug/unplug
+    /// cycles. sysfs is read only to bootstrap a card first met mid-life
+    /// (enumeration, or an event for a card whose `add` came before the watcher).
+    private struct CardCache {
+        var sysname: String
+        var properties: [String: String]
+        var faults: [String]
+        var attributes: [String: String]
+        var attributeFaults: Set<String> = []
+        /// Syspaths of its PCM and control children.
+        var children: Set<String>
+        var parent: CardParent
+    }
+    private var cardCache: [String: CardCache] = [:]
+
+    private static let monitorToken: UInt64 = 0
+    private static let stopToken: UInt64 = 1
+
+    /// - Parameter stop: nil for a one-shot enumeration (no monitor).
+    init(stop: StopSignal?, backlog: Backlog? = nil, emit: @escaping (HardwareEvent) -> Void) throws(UdevError) {
+        context = try UdevContext()
+        self.emit = emit
+        self.stop = stop
+        self.backlog = backlog
+        if let stop {
+            // The monitor is enabled before enumerating, so nothing that happens
+            // in between is lost (duplicates are harmless: the state diffs).
+            let monitor = try UdevMonitor(context, subsystems: ["sound", "input"])
+            let epoll = try Epoll()
+            try epoll.add(monitor.fd, token: Self.monitorToken)
+            try epoll.add(stop.fd, token: Self.stopToken)
+            self.monitor = monitor
+            self.epoll = epoll
+        } else {
+            monitor = nil
+            epoll = nil
+        }
+    }
+
+    // MARK: Enumeration
+
+    /// Reports every jack switch device and every card present now, then `.enumerated`.
+    func enumerate() {
+        // Jacks first: a card's first classification then already includes them.
+        let (jackRecords, cardRecords) = readPresent()
+        for jack in jackRecords { emit(.jack(jack)) }
+        for card in cardRecords { emit(.card(card)) }
+        emit(.enumerated)
+    }
+
+    /// Opens every jack switch device and reads every card present now (the jacks must
+    /// all be closed).
+    private func readPresent() -> (jacks: [JackRecord], cards: [CardRecord]) {
+        var jackRecords: [JackRecord] = []
+        var cardRecords: [CardRecord] = []
+        if let inputs = try? UdevEnumerator(context) {
+            inputs.match(subsystem: "input")
+            inputs.match(sysname: "event*")
+            for path in inputs.syspaths() {
+                guard let device = context.device(syspath: path), let jack = open(jack: device) else { continue }
+                jackRecords.append(jack)
+            }
+        }
+        if let cards = try? UdevEnumerator(context) {
+            cards.match(subsystem: "sound")
+            cards.match(sysname: "card*")
+            for path in cards.syspaths() {
+                guard let device = context.device(syspath: path), Self.isCardName(device.sysname) else { continue }
+                cardRecords.append(snapshot(card: device))
+            }
+        }
+        return (jackRecords, cardRecords)
+    }
+
+    /// After an overflow of the monitor's buffer (uevents lost): drops what is still queued
+    /// (older than what sysfs shows now), forgets what the events had built, and reports
+    /// every card and jack present as one `.resynced`. Jacks are reopened: a lost remove
+    /// and add may have put another device behind the same syspath.
+    private func resync() {
+        monitor?.discardQueued()
+        for syspath in Array(jacks.keys) { close(jack: syspath, announce: false) }
+        removed = []
+        cardCache = [:]
+        let (jackRecords, cardRecords) = readPresent()
+        emit(.resynced(cards: cardRecords, jacks: jackRecords))
+    }
+
+    // MARK: The loop
+
+    /// Runs until the stop signal fires.
+    func run() {
+        guard let epoll else { return }
+        while true {
+            let count = epoll.wait(into: &ready, timeoutMilliseconds: -1)
+            guard dispatch(count) else { return }
+        }
+    }
+
+    /// The descriptor to poll when another loop runs this one (readable when a source is):
+    /// see ``dispatchReady()``.
+    var pollDescriptor: Int32? { epoll?.descriptor.raw }
+
+    /// Handles whatever is ready now, without blocking; false once stopped (or failed).
+    func dispatchReady() -> Bool {
+        guard let epoll else { return false }
+        return dispatch(epoll.wait(into: &ready, timeoutMilliseconds: 0))
+    }
+
+    private var ready = [epoll_event](repeating: epoll_event(), count: 16)
+
+    /// Handles `count` entries of `ready`; false when stopped or epoll failed.
+    private func dispatch(_ count: Int) -> Bool {
+        guard let monitor else { return false }
+        if count < 0 {
+            emit(.fault(key: "epoll", message: "epoll_wait failed: \(String(cString: strerror(errno))); udev watcher stops"))
+            return false
+        }
+        for index in 0..<count {
+            let token = ready[index].data.u64
+            switch token {
+            case Self.stopToken: return false
+            case Self.monitorToken:
+                receiving: while backlog?.isFull != true {
+                    switch monitor.receive() {
+                    case .device(let device): handle(device)
+                    case .none: break receiving
+                    case .overflowed: resync()  // then on with what came after
+                    }
+                }
+            default:
+                if let syspath = jackByToken[token] { readJack(syspath) }
+            }
+        }
+        return true
+    }
+
+    private func handle(_ device: UdevDevice) {
+        let action = device.action ?? "change"
+        let syspath = device.syspath
+        let sysname = device.sysname
+        switch device.subsystem {
+        case "sound":
+            if Self.isCardName(sysname) {
+                if action == "remove" {
+                    removed = removed.filter { !$0.hasPrefix(syspath + "/") }
+                    removed.insert(syspath)
+                    cardCache[syspath] = nil
+                    emit(.cardRemoved(syspath: syspath, action: action))
+                    return
+                }
+                removed.remove(syspath)
+                var cache: CardCache
+                if let known = cardCache[syspath] {
+                    cache = known  // a change, or a repeated add: same card instance
+                } else if action == "add" {
+                    // A new card: its children follow as events (the control device last).
+                    cache = CardCache(sysname: sysname, properties: [:], faults: [], attributes: [:], children: [], parent: readParent(device))
+                } else {
+                    cache = bootstrap(device)
+                }
+                refresh(&cache, from: device)
+                cardCache[syspath] = cache
+                emit(.card(record(syspath, cache)))
+            } else if PCMDevice.parse(sysname) != nil || sysname.hasPrefix("controlC") {
+                if action == "remove" { removed.insert(syspath) } else { removed.remove(syspath) }
+                // The card is the child's parent in the device path; no sysfs lookup.
+                let cardPath = String(syspath[..<(syspath.lastIndex(of: "/") ?? syspath.endIndex)])
+                let cardName = String(cardPath.split(separator: "/").last ?? "")
+                guard Self.isCardName(cardName) else { return }
+                if cardCache[cardPath] == nil {
+                    guard action != "remove", !removed.contains(cardPath), let card = context.device(syspath: cardPath) else { return }
+                    cardCache[cardPath] = bootstrap(card)
+                }
+                if action == "remove" {
+                    cardCache[cardPath]?.children.remove(syspath)
+                } else {
+                    cardCache[cardPath]?.children.insert(syspath)
+                }
+                emit(.card(record(cardPath, cardCache[cardPath]!)))
+            }
+        case "input":
+            guard sysname.hasPrefix("event") else { return }
+            if action == "remove" {
+                close(jack: syspath, announce: true)
+            } else {
+                consider(input: device, action: action)
+            }
+        default:
+            break
+        }
+    }
+
+    // MARK: Cards
+
+    /// Reads a card, its PCM and control children, and its parent from sysfs.
+    func snapshot(card device: UdevDevice) -> CardRecord {
+        let cache = bootstrap(device)
+        cardCache[device.syspath] = cache
+        return record(device.syspath, cache)
+    }
+
+    /// A card met mid-life: its children and parent from sysfs.
+    private func bootstrap(_ device: UdevDevice) -> CardCache {
+        var children: Set<String> = []
+        if let enumerator = try? UdevEnumerator(context) {
+            enumerator.match(parent: device)
+            for path in enumerator.syspaths() where path != device.syspath && !removed.contains(path) {
+                let name = path.split(separator: "/").last.map(String.init) ?? ""
+                if PCMDevice(sysname: name) != nil || name.hasPrefix("controlC") { children.insert(path) }
+            }
+        }
+        var cache = CardCache(sysname: device.sysname, properties: [:], faults: [], attributes: [:], children: children, parent: readParent(device))
+        refresh(&cache, from: device)
+        return cache
+    }
+
+    /// Takes the card's properties from `device` (the event's, when it is one)
+    /// and its `id`/`number` attributes from sysfs while they can be read.
+    private func refresh(_ cache: inout CardCache, from device: UdevDevice) {
+        let (properties, invalid) = device.properties()
+        cache.properties = properties
+        cache.faults = invalid.sorted().map { "property \($0) is not valid UTF-8" }
+        // Read once per card instance: the kernel sends no uevent when they change,
+        // so re-reading them on every change event would buy nothing but syscalls.
+        for name in ["id", "number"] where cache.attributes[name] == nil || cache.attributeFaults.contains(name) {
+            guard let value = device.attribute(name) else { continue }
+            cache.attributes[name] = value.value.trimmingASCIIWhitespace()
+            if value.valid { cache.attributeFaults.remove(name) } else { cache.attributeFaults.insert(name) }
+        }
+        cache.faults += cache.attributeFaults.sorted().map { "attribute \($0) is not valid UTF-8" }
+    }
+
+    private func record(_ syspath: String, _ cache: CardCache) -> CardRecord {
+        var pcms: [PCMDevice] = []
+        var hasControl = false
+        for path in cache.children where !removed.contains(path) {
+            let name = path.split(separator: "/").last.map(String.init) ?? ""
+            if let pcm = PCMDevice(sysname: name) {
+                pcms.append(pcm)
+            } else if name.hasPrefix("controlC") {
+                hasControl = true
+            }
+        }
+        return CardRecord(
+            syspath: syspath, sysname: cache.sysname, properties: cache.properties, attributes: cache.attributes,
+            pcms: pcms, hasControl: hasControl, parent: cache.parent, faults: cache.faults)
+    }
+
+    private func readParent(_ device: UdevDevice) -> CardParent {
+        var parent = CardParent()
+        if let up = device.parent() {
+            parent.subsystem = up.subsystem
+            parent.driver = up.driver
+            if up.subsystem == "pci" {
+                parent.pciClass = up.attribute("class")?.value
+                parent.isGraphicsAudioFunction = isGraphicsAudioFunction(up.syspath)
+            }
+        }
+        return parent
+    }
+
+    /// HDMI audio of a GPU is function 1 (or higher) of a PCI device whose function 0
+    /// is a display controller (PCI class 0x03xxxx).
+    private func isGraphicsAudioFunction(_ syspath: String) -> Bool {
+        guard let slash = syspath.lastIndex(of: "/"), let dot = syspath.lastIndex(of: "."), dot > slash else { return false }
+        guard syspath[syspath.index(after: dot)...] != "0" else { return false }
+        let sibling = syspath[..<dot] + ".0"
+        guard let function0 = context.device(syspath: String(sibling)), let pciClass = function0.attribute("class")?.value else { return false }
+        return pciClass.hasPrefix("0x03")
+    }
+
+    /// The syspath of the card a device path lies below, if any.
+    static func cardPath(of syspath: String) -> (syspath: String, sysname: String)? {
+        let parts = syspath.split(separator: "/", omittingEmptySubsequences: false)
+        guard let index = parts.lastIndex(where: { isCardName(String($0)) }), index > 0, parts[index - 1] == "sound" else { return nil }
+        return (parts[...index].joined(separator: "/"), String(parts[index]))
+    }
+
+    static func isCardName(_ name: String) -> Bool {
+        name.hasPrefix("card") && name.count > 4 && name.dropFirst(4).allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
+    // MARK: Jacks
+
+    private func consider(input device: UdevDevice, action: String) {
+        let syspath = device.syspath
+        if var known = jacks[syspath] {
+            // A change or a repeated add: re-read the switches.
+            if let state = known.device.switchState() {
+                known.state = state.intersection(known.supported)
+                known.pending = known.state
+                jacks[syspath] = known
+                emit(.jackState(syspath: syspath, state: known.state))
+            }
+            return
+        }
+        if let jack = open(jack: device) { emit(.jack(jack)) }
+    }
+
+    /// Opens and watches an input device if it is a jack switch device of a sound card;
+    /// faults are reported, and nil returned.
+    private func open(jack device: UdevDevice) -> JackRecord? {
+        let syspath = device.syspath
+        // Only switch devices that hang below a sound card are jacks; the card is
+        // found in the device path (.../sound/cardN/inputM/eventK), not in sysfs.
+        guard let card = Self.cardPath(of: syspath) else { return nil }
+        let inputDevice = device.parent()
+        let name = inputDevice?.attribute("name")?.value.trimmingASCIIWhitespace()
+            ?? inputDevice?.properties().values["NAME"].map { String($0.filter { $0 != "\"" }) }
+        guard let node = device.devnode else {
+            emit(.fault(key: "\(syspath)#no-node", message: "input device \(syspath) on \(card.sysname) has no device node: ignored"))
+            return nil
+        }
+        let evdev: EvdevSwitchDevice
+        do {
+            evdev = try EvdevSwitchDevice(path: node)
+        } catch {
+            emit(.fault(key: "\(syspath)#open", message: "input device \(syspath) on \(card.sysname): \(error): ignored"))
+            return nil
+        }
+        guard let supported = evdev.supportedSwitches(), !supported.intersection(.jackSwitches).isEmpty else {
+            let label = name ?? evdev.name() ?? node
+            emit(.fault(key: "\(syspath)#not-switch", message: "input device \(CardClassifier.quoted(label)) on \(card.sysname) is not a jack switch device: ignored"))
+            return nil
+        }
+        guard let raw = evdev.switchState() else {
+            emit(.fault(key: "\(syspath)#state", message: "cannot read the switch state of \(node) (EVIOCGSW): ignored"))
+            return nil
+        }
+        let state = raw.intersection(supported)
+        var token: UInt64 = 0
+        if let epoll {
+            token = nextToken
+            nextToken += 1
+            do {
+                try epoll.add(evdev.fd, token: token)
+            } catch {
+                emit(.fault(key: "\(syspath)#epoll", message: "cannot watch \(node): \(error): ignored"))
+                return nil
+            }
+            jackByToken[token] = syspath
+        }
+        jacks[syspath] = OpenJack(device: evdev, token: token, cardSyspath: card.syspath, supported: supported, state: state, pending: state)
+        let properties = device.properties().values
+        return JackRecord(syspath: syspath, cardSyspath: card.syspath, name: name ?? evdev.name() ?? node, properties: properties, supported: supported, state: state)
+    }
+
+    private func readJack(_ syspath: String) {
+        guard var jack = jacks[syspath] else { return }
+        while backlog?.isFull != true {
+            switch jack.device.read(into: &readBuffer) {
+            case .drained:
+                jacks[syspath] = jack
+                return
+            case .gone:
+                jacks[syspath] = jack
+                close(jack: syspath, announce: true)
+                return
+            case .events(let events):
+                for event in events {
+                    if event.type == UInt16(EV_SW) {
+                        let bit = SwitchSet(code: Int(event.code))
+                        if event.value != 0 { jack.pending.insert(bit) } else { jack.pending.remove(bit) }
+                        jack.pending.formIntersection(jack.supported)
+                    } else if event.type == UInt16(EV_SYN) && event.code == UInt16(SYN_DROPPED) {
+                        // The kernel dropped events: the only truth left is the current state.
+                        jack.pending = (jack.device.switchState() ?? jack.pending).intersection(jack.supported)
+                    } else if event.type == UInt16(EV_SYN) && event.code == UInt16(SYN_REPORT) {
+                        if jack.pending != jack.state {
+                            jack.state = jack.pending
+                            emit(.jackState(syspath: syspath, state: jack.state))
+                        }
+                    }
+                }
+            }
+        }
+        jacks[syspath] = jack
+    }
+
+    private func close(jack syspath: String, announce: Bool) {
+        guard let jack = jacks.removeValue(forKey: syspath) else { return }
+        epoll?.remove(jack.device.fd)
+        jackByToken[jack.token] = nil
+        if announce { emit(.jackRemoved(syspath: syspath)) }
+    }
+}

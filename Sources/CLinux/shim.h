@@ -1,0 +1,52 @@
+// The Linux and glibc interfaces Swift's Glibc module does not export, or cannot import
+// (function-like ioctl macros, variadic prctl, _GNU_SOURCE-only declarations). Only
+// AudioRouteSystem imports this module.
+#ifndef AUDIOROUTE_CLINUX_SHIM_H
+#define AUDIOROUTE_CLINUX_SHIM_H
+
+#include <poll.h>
+#include <spawn.h>
+#include <malloc.h>
+#include <linux/input.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+
+/// glibc 2.34+; <spawn.h> declares it only under _GNU_SOURCE. A child spawned while another
+/// thread holds a descriptor opened without O_CLOEXEC (libasound's popen for a `file "|cmd"`
+/// PCM) must not keep a copy: that pipe would never reach its end.
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+
+/// eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK). The flags are used here, not in Swift: in a release
+/// build clang may give the header's EFD_* enum to another module that includes it.
+static inline int clinux_eventfd_cloexec_nonblock(void) {
+    return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+/// EVIOCGBIT(ev, len): the event codes of type `ev` the device supports (ev 0: the types).
+static inline int clinux_eviocgbit(int fd, unsigned int ev, void *buf, unsigned int len) {
+    return ioctl(fd, EVIOCGBIT(ev, len), buf);
+}
+
+/// EVIOCGSW(len): the current state of every switch.
+static inline int clinux_eviocgsw(int fd, void *buf, unsigned int len) {
+    return ioctl(fd, EVIOCGSW(len), buf);
+}
+
+/// EVIOCGNAME(len): the device's name.
+static inline int clinux_eviocgname(int fd, char *buf, unsigned int len) {
+    return ioctl(fd, EVIOCGNAME(len), buf);
+}
+
+/// Names the calling thread (prctl is variadic, so it does not import).
+static inline int clinux_set_thread_name(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
+static const unsigned int clinux_epollin = EPOLLIN;
+static const unsigned int clinux_epollerr = EPOLLERR;
+static const unsigned int clinux_epollhup = EPOLLHUP;
+
+#endif

@@ -1,0 +1,128 @@
+// The configuration text: what it defines, parsed back by the real libasound
+// parser, and that hostile port names and PCM strings cannot inject definitions.
+import AudioRouteCore
+import AudioRouteIPC
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
+import AudioRouteALSA
+import Testing
+
+private let headphones = Port(uid: "pci-0000:00:1f.3-hp", type: .headphones, device: "pci-0000:00:1f.3", alsa: "plughw:CARD=PCH,DEV=0")
+private let headsetMic = Port(uid: "pci-0000:00:1f.3-mic", type: .headsetMic, device: "pci-0000:00:1f.3", alsa: "plughw:CARD=PCH,DEV=0")
+private let a2dp = Port(
+    uid: "bt-00:11:22:33:44:55-a2dp", type: .bluetoothA2DP, device: "bt:00:11:22:33:44:55",
+    alsa: "bluealsa:DEV=00:11:22:33:44:55,PROFILE=a2dp")
+
+/// A parsed tree behind a class, because #expect cannot take ~Copyable operands.
+private final class Parsed {
+    let tree: ALSAConfiguration
+    init(_ tree: consuming ALSAConfiguration) { self.tree = tree }
+    func string(at key: String) -> String? { tree.string(at: key) }
+    func contains(_ key: String) -> Bool { tree.contains(key) }
+}
+
+private func parsed(_ config: AlsaRouteConfig) throws -> Parsed {
+    var tree = try ALSAConfiguration()
+    try tree.load(text: config.text)
+    return Parsed(tree)
+}
+
+@Suite struct AlsaRouteConfigTests {
+    @Test func cardPortsGetPlugDevicesAndTheirCardsControl() throws {
+        let config = AlsaRouteConfig(output: headphones, input: headsetMic)
+        let tree = try parsed(config)
+        #expect(tree.string(at: "pcm.audioroute.type") == "plug")
+        #expect(tree.string(at: "pcm.audioroute.slave.pcm") == "plughw:CARD=PCH,DEV=0")
+        #expect(tree.string(at: "pcm.audioroute_capture.type") == "plug")
+        #expect(tree.string(at: "pcm.audioroute_capture.slave.pcm") == "plughw:CARD=PCH,DEV=0")
+        #expect(tree.string(at: "ctl.audioroute.type") == "hw")
+        #expect(tree.string(at: "ctl.audioroute.card") == "PCH")
+        #expect(tree.string(at: "ctl.audioroute_capture.card") == "PCH")
+        #expect(config.problems.isEmpty)
+    }
+
+    @Test func emptySidesPointAtNullAndSaySo() throws {
+        let config = AlsaRouteConfig(route: .empty, ports: [headphones])
+        let tree = try parsed(config)
+        #expect(tree.string(at: "pcm.audioroute.slave.pcm") == "null")
+        #expect(tree.string(at: "pcm.audioroute_capture.slave.pcm") == "null")
+        #expect(!tree.contains("ctl.audioroute"))
+        #expect(!tree.contains("ctl.audioroute_capture"))
+        #expect(config.text.contains("# no output port in the current route: the null device"))
+        #expect(config.text.contains("# no input port in the current route: the null device"))
+    }
+
+    @Test func theRoutesFirstPortsAreUsed() throws {
+        let usb = Port(uid: "usb-dac", type: .usbAudio, device: "usb-dac", direction: .output, alsa: "plughw:CARD=DAC,DEV=0")
+        let config = AlsaRouteConfig(
+            route: Route(inputs: [headsetMic.uid], outputs: [usb.uid, headphones.uid]), ports: [headphones, headsetMic, usb])
+        let tree = try parsed(config)
+        #expect(tree.string(at: "pcm.audioroute.slave.pcm") == "plughw:CARD=DAC,DEV=0")
+        #expect(tree.string(at: "ctl.audioroute.card") == "DAC")
+        #expect(tree.string(at: "ctl.audioroute_capture.card") == "PCH")
+    }
+
+    @Test func bluetoothPCMsHaveNoCardControl() throws {
+        let tree = try parsed(AlsaRouteConfig(output: a2dp, input: nil))
+        #expect(tree.string(at: "pcm.audioroute.slave.pcm") == "bluealsa:DEV=00:11:22:33:44:55,PROFILE=a2dp")
+        #expect(!tree.contains("ctl.audioroute"))
+    }
+
+    @Test func aPortWithoutAPCMIsTheNullDevice() throws {
+        let bare = Port(uid: "hdmi", type: .HDMI, device: "gpu")
+        let config = AlsaRouteConfig(output: bare, input: nil)
+        #expect(try parsed(config).string(at: "pcm.audioroute.slave.pcm") == "null")
+        #expect(config.text.contains("has no ALSA PCM"))
+    }
+
+    @Test(arguments: [
+        ("plughw:CARD=PCH,DEV=0", "PCH"), ("hw:CARD=Headset,DEV=1", "Headset"), ("hw:1,0", "1"),
+        ("plughw:CARD=\"USB\",DEV=0", "USB"), ("plughw:DEV=0,CARD=X", "X"),
+    ])
+    func cardControlsAreDerivedFromHardwarePCMs(_ pcm: String, _ card: String) {
+        #expect(AlsaRouteConfig.controlCard(forPCM: pcm) == card)
+        #expect(AlsaRouteConfig.controlName(forPCM: pcm) == "hw:CARD=" + card)
+    }
+
+    @Test(arguments: ["bluealsa:DEV=00:11:22:33:44:55,PROFILE=sco", "routetest_a", "default", "dmix:CARD=PCH", "hw:DEV=0", "null"])
+    func otherPCMsHaveNoControl(_ pcm: String) {
+        #expect(AlsaRouteConfig.controlCard(forPCM: pcm) == nil)
+    }
+
+    @Test func quotesAndBackslashesInAPCMAreEscapedNotInterpreted() throws {
+        let hostile = #"x" } pcm.evil { type null } pcm.y { slave.pcm "\"#
+        let port = Port(uid: "p", type: .usbAudio, device: "d", direction: .output, alsa: hostile)
+        let config = AlsaRouteConfig(output: port, input: nil)
+        let tree = try parsed(config)
+        #expect(tree.string(at: "pcm.audioroute.slave.pcm") == hostile)
+        #expect(!tree.contains("pcm.evil"))
+        #expect(!tree.contains("pcm.y"))
+        #expect(config.problems.isEmpty)
+    }
+
+    @Test(arguments: ["plughw:CARD=PCH\n}\npcm.evil { type null", "a\rb", "tab\there", "", "del\u{7F}"])
+    func controlCharactersInAPCMAreRefusedAndTheSideIsNull(_ hostile: String) throws {
+        let port = Port(uid: "usb-1", type: .usbAudio, device: "d", direction: .input, alsa: hostile)
+        let config = AlsaRouteConfig(output: headphones, input: port)
+        let tree = try parsed(config)
+        #expect(tree.string(at: "pcm.audioroute_capture.slave.pcm") == "null")
+        #expect(!tree.contains("pcm.evil"))
+        #expect(config.problems.count == 1)
+        #expect(config.problems.first?.hasPrefix("port usb-1: ALSA PCM refused: ") == true)
+        // The other side is unaffected.
+        #expect(tree.string(at: "pcm.audioroute.slave.pcm") == "plughw:CARD=PCH,DEV=0")
+    }
+
+    @Test func aHostilePortNameStaysInsideItsComment() throws {
+        let port = Port(
+            uid: "u\npcm.evil2 { type null }", type: .usbAudio, device: "d", name: "USB\npcm.evil { type null }\n#",
+            direction: .output, alsa: "plughw:CARD=U,DEV=0")
+        let config = AlsaRouteConfig(output: port, input: nil)
+        let tree = try parsed(config)
+        #expect(!tree.contains("pcm.evil"))
+        #expect(!tree.contains("pcm.evil2"))
+        #expect(tree.string(at: "pcm.audioroute.slave.pcm") == "plughw:CARD=U,DEV=0")
+        for line in config.text.split(separator: "\n") where line.contains("evil") { #expect(line.hasPrefix("#")) }
+    }
+}

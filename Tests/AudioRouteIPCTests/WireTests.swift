@@ -1,0 +1,122 @@
+import AudioRouteCore
+@testable import AudioRouteWatchers
+@testable import AudioRouteDBus
+import AudioRouteSystem
+import Testing
+
+@testable import AudioSession
+
+/// Decoding of the daemon's D-Bus values and errors, fed directly.
+@Suite struct WireTests {
+    static func port(_ uid: String, _ type: String = "usbAudio", direction: String = "output", alsa: String = "plughw:CARD=H,DEV=0")
+        -> DBusValue
+    {
+        .structure([
+            .string(uid), .string(type), .string(direction), .string("usb-1"), .string("Headset"), .string(alsa), .int32(100),
+            .uint64(7),
+        ])
+    }
+
+    @Test func aPortDecodesEveryField() throws {
+        let port = try Wire.port(Self.port("usb/out"))
+        #expect(port.uid == "usb/out")
+        #expect(port.portType == .usbAudio)
+        #expect(port.direction == .output)
+        #expect(port.device == "usb-1")
+        #expect(port.portName == "Headset")
+        #expect(port.alsa == "plughw:CARD=H,DEV=0")
+        #expect(port.priority == 100)
+        #expect(port.sequence == 7)
+        #expect(port.port.type == .usbAudio)
+    }
+
+    @Test func anEmptyAlsaNameIsNone() throws {
+        #expect(try Wire.port(Self.port("spk", "builtInSpeaker", alsa: "")).alsa == nil)
+    }
+
+    @Test func aRouteIsOutputsThenInputs() throws {
+        let route = try Wire.route(
+            .structure([.array([Self.port("usb/out")]), .array([Self.port("usb/in", direction: "input")])]))
+        #expect(route.outputs.map(\.uid) == ["usb/out"])
+        #expect(route.inputs.map(\.uid) == ["usb/in"])
+        #expect(route.route == Route(inputs: ["usb/in"], outputs: ["usb/out"]))
+    }
+
+    @Test func badShapesAreNamedErrors() {
+        #expect(throws: AudioSessionError.badReply("port x: unknown port type \"toaster\"")) {
+            try Wire.port(Self.port("x", "toaster"))
+        }
+        #expect(throws: AudioSessionError.badReply("port x: unknown direction \"sideways\"")) {
+            try Wire.port(Self.port("x", direction: "sideways"))
+        }
+        #expect(throws: AudioSessionError.badReply("a port is not (ssssssit): (si)")) {
+            try Wire.port(.structure([.string("x"), .int32(1)]))
+        }
+        #expect(throws: AudioSessionError.self) { try Wire.route(.array([])) }
+    }
+
+    @Test func routeChangedCarriesReasonAndBothRoutes() throws {
+        let previous = DBusValue.structure([.array([Self.port("spk", "builtInSpeaker")]), .array([])])
+        let current = DBusValue.structure([.array([Self.port("usb/out")]), .array([])])
+        let change = try Wire.routeChange([.string("newDeviceAvailable"), previous, current])
+        #expect(change.reason == .newDeviceAvailable)
+        #expect(change.previousRoute.outputs.map(\.uid) == ["spk"])
+        #expect(change.currentRoute.outputs.map(\.uid) == ["usb/out"])
+        #expect(throws: AudioSessionError.badReply("RouteChanged: unknown reason \"because\"")) {
+            try Wire.routeChange([.string("because"), previous, current])
+        }
+    }
+
+    @Test func interruptionsMapTypeReasonAndShouldResume() throws {
+        let began = try Wire.interruption([.string("began"), .string("routeDisconnected"), .bool(false)])
+        #expect(began == InterruptionInfo(type: .began, reason: .routeDisconnected, options: []))
+        let ended = try Wire.interruption([.string("ended"), .string(""), .bool(true)])
+        #expect(ended == InterruptionInfo(type: .ended, reason: nil, options: .shouldResume))
+        // should_resume means nothing on began.
+        #expect(try Wire.interruption([.string("began"), .string("default"), .bool(true)]).options == [])
+        #expect(throws: AudioSessionError.self) { try Wire.interruption([.string("paused"), .string(""), .bool(false)]) }
+    }
+
+    @Test func sessionsAndExplanationDecode() throws {
+        let sessions = try Wire.sessions(.array([
+            .structure([
+                .objectPath("/org/audioroute/AudioRoute1/session/1"), .string(":1.5"), .string("music"), .string("playback"),
+                .string("default"), .array([.string("mixWithOthers")]), .bool(true),
+            ])
+        ]))
+        #expect(sessions.count == 1)
+        #expect(sessions[0].app == "music")
+        #expect(sessions[0].options == ["mixWithOthers"])
+        #expect(sessions[0].isActive)
+        let explanation = try Wire.explanation([
+            .string("priority"), .string("sameDevice"), .array([.structure([.string("spk"), .array([.string("lower priority")])])]),
+        ])
+        #expect(explanation.outputRule == "priority")
+        #expect(explanation.ports.first?.reasons == ["lower priority"])
+    }
+
+    @Test func errorNamesBecomeTypedErrors() {
+        let bus = "the bus at unix:path=/x"
+        func map(_ name: String, _ message: String = "m") -> AudioSessionError {
+            Wire.error(.remote(name: name, message: message), bus: bus)
+        }
+        #expect(map("org.audioroute.Error.InvalidOption") == .invalidOption("m"))
+        #expect(map("org.audioroute.Error.InvalidOverride") == .invalidOverride("m"))
+        #expect(map("org.audioroute.Error.UnknownName") == .unknownName("m"))
+        #expect(map("org.audioroute.Error.UnknownPort") == .unknownPort("m"))
+        #expect(map("org.audioroute.Error.NotAnInput") == .notAnInput("m"))
+        #expect(map("org.audioroute.Error.NotOwner") == .notOwner("m"))
+        #expect(map("org.audioroute.Error.NotSaved") == .notSaved("m"))
+        #expect(map("org.freedesktop.DBus.Error.InvalidArgs") == .invalidArguments("m"))
+        #expect(map("org.freedesktop.DBus.Error.LimitsExceeded") == .limitsExceeded("m"))
+        #expect(map("org.freedesktop.DBus.Error.AccessDenied") == .accessDenied("m"))
+        #expect(map("org.freedesktop.DBus.Error.ServiceUnknown") == .daemonUnavailable(bus: bus, detail: "m"))
+        #expect(map("org.example.Strange", "") == .remote(name: "org.example.Strange", message: ""))
+        let local = Wire.error(.bus(BusError(operation: "connect", errno: 2)), bus: bus)
+        guard case .daemonUnavailable(bus, _) = local else {
+            Issue.record("a local failure is daemonUnavailable, got \(local)")
+            return
+        }
+        #expect(AudioSessionError.daemonUnavailable(bus: bus, detail: "x").description.contains("org.audioroute.AudioRoute1"))
+    }
+}

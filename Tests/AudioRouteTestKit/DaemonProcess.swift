@@ -1,0 +1,250 @@
+// Driving the D-Bus API from tests: scripted client processes, a running daemon.
+import AudioRouteIPC
+import AudioRouteDaemon
+import Glibc
+
+/// A child process driven line by line: commands on its standard input, answers
+/// and events on its standard output. SIGKILLed and reaped if the test forgets.
+public final class ScriptedProcess {
+    public let pid: pid_t
+    private let input: Int32
+    private let output: Int32
+    private var buffer: [UInt8] = []
+    /// Lines read and not yet taken by `take`.
+    public private(set) var lines: [String] = []
+    private var exited = false
+
+    public init(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        var inPipe: [Int32] = [0, 0]
+        var outPipe: [Int32] = [0, 0]
+        guard pipe(&inPipe) == 0, pipe(&outPipe) == 0 else { throw TestFailure("pipe: errno \(errno)") }
+        for fd in inPipe + outPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        let result = spawn(path, arguments, environment: environment, actions: &actions)
+        Glibc.close(inPipe[0])
+        Glibc.close(outPipe[1])
+        guard case .success(let child) = result else {
+            Glibc.close(inPipe[1])
+            Glibc.close(outPipe[0])
+            throw TestFailure("cannot start \(path): \(result)")
+        }
+        pid = child
+        input = inPipe[1]
+        output = outPipe[0]
+    }
+
+    public func send(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+            if n <= 0 { return }
+            offset += n
+        }
+    }
+
+    /// Reads whatever arrives within `seconds` (or until a full line, if `untilLine`).
+    private func pump(seconds: Double) -> Bool {
+        var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, Int32(max(0, seconds) * 1000)) == 1 else { return false }
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+        guard count > 0 else { return false }
+        buffer += chunk[0..<count]
+        while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+            lines.append(String(decoding: buffer[..<newline], as: UTF8.self))
+            buffer.removeSubrange(...newline)
+        }
+        return true
+    }
+
+    /// Takes the first line (already read or arriving within `seconds`) that satisfies `matching`.
+    public func take(seconds: Double = 10, _ matching: (String) -> Bool) -> String? {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while true {
+            if let index = lines.firstIndex(where: matching) { return lines.remove(at: index) }
+            let left = deadline - ContinuousClock.now
+            if left <= .zero { return nil }
+            let secondsLeft = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+            if !pump(seconds: secondsLeft) && ContinuousClock.now >= deadline { return nil }
+        }
+    }
+
+    /// Reads for `seconds` and returns every line matching (none taken).
+    public func collect(seconds: Double, _ matching: (String) -> Bool) -> [String] {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline { _ = pump(seconds: 0.05) }
+        return lines.filter(matching)
+    }
+
+    /// Waits up to `seconds` for the process to exit by itself, then kills it.
+    public func finish(seconds: Double) {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while !exited && ContinuousClock.now < deadline {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                exited = true
+                return
+            }
+            usleep(10_000)
+        }
+        kill()
+    }
+
+    public func kill(_ signal: Int32 = SIGKILL) {
+        guard !exited else { return }
+        Glibc.kill(pid, signal)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        exited = true
+    }
+
+    deinit {
+        kill()
+        Glibc.close(input)
+        Glibc.close(output)
+    }
+}
+
+/// A test client of audiorouted: Tests/Fixtures/dbus/client.py on the private bus.
+public final class APIClient {
+    public static let script = fixturesDirectory + "/dbus/client.py"
+    public let process: ScriptedProcess
+    public let uniqueName: String
+
+    /// - Parameter runAs: a command that starts the client as another user ("setpriv", "--reuid=…", …).
+    public init(address: String, runAs: [String] = []) throws {
+        let command = runAs + ["/usr/bin/python3", Self.script, address]
+        process = try ScriptedProcess(command[0], Array(command.dropFirst()))
+        guard let ready = process.take(seconds: 20, { $0.hasPrefix("{\"ready\"") }) else { throw TestFailure("the client did not start") }
+        uniqueName = String(ready.split(separator: "\"")[3])
+    }
+
+    /// Calls a method and returns the reply line: `{"reply": …}` or `{"error": NAME, …}`.
+    @discardableResult
+    public func call(_ path: String, _ interface: String, _ member: String, _ signature: String = "", _ arguments: String = "[]", seconds: Double = 20) -> String {
+        process.send("[\"call\", \(json(path)), \(json(interface)), \(json(member)), \(json(signature)), \(arguments)]")
+        return process.take(seconds: seconds) { $0.hasPrefix("{\"reply\"") || $0.hasPrefix("{\"error\"") } ?? "(no reply)"
+    }
+
+    public func manager(_ member: String, _ signature: String = "", _ arguments: String = "[]") -> String {
+        call(DBusAPI.managerPath, DBusAPI.managerInterface, member, signature, arguments)
+    }
+
+    public func session(_ path: String, _ member: String, _ signature: String = "", _ arguments: String = "[]") -> String {
+        call(path, DBusAPI.sessionInterface, member, signature, arguments)
+    }
+
+    public func property(_ path: String, _ interface: String, _ name: String) -> String {
+        call(path, DBusAPI.propertiesInterface, "Get", "ss", "[\(json(interface)), \(json(name))]")
+    }
+
+    /// Opens a session with a category (and options) and returns its path.
+    public func openSession(_ app: String, category: String, mode: String = "default", options: [String] = []) throws -> String {
+        let reply = manager("OpenSession", "s", "[\(json(app))]")
+        guard reply.hasPrefix("{\"reply\": \"/org/audioroute/AudioRoute1/session/") else { throw TestFailure("OpenSession: \(reply)") }
+        let path = String(reply.split(separator: "\"")[3])
+        let set = session(path, "SetCategory", "ssas", "[\(json(category)), \(json(mode)), [\(options.map(json).joined(separator: ", "))]]")
+        guard set == "{\"reply\": null}" else { throw TestFailure("SetCategory: \(set)") }
+        return path
+    }
+
+    /// The next signal `member` (optionally with `args`, as JSON) within `seconds`.
+    public func signal(_ member: String, path: String? = nil, args: String? = nil, seconds: Double = 10) -> String? {
+        process.take(seconds: seconds) { line in
+            line.hasPrefix("{\"signal\": \(json(member))") && (path.map { line.contains("\"path\": \(json($0))") } ?? true)
+                && (args.map { line.hasSuffix("\"args\": \($0)}") } ?? true)
+        }
+    }
+
+    /// Every signal `member` seen within `seconds`.
+    public func signals(_ member: String, seconds: Double) -> [String] {
+        process.collect(seconds: seconds) { $0.hasPrefix("{\"signal\": \(json(member))") }
+    }
+}
+
+/// A JSON string literal (the test strings need no escapes beyond these).
+public func json(_ text: String) -> String {
+    "\"" + text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
+}
+
+/// Tests/Fixtures.
+public let fixturesDirectory: String = {
+    let file = #filePath
+    var parts = file.split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(2)
+    return parts.joined(separator: "/") + "/Fixtures"
+}()
+
+/// audiorouted on a private session bus with temporary directories, ready (READY=1) when made.
+public final class RunningDaemon {
+    public static let binary = productsDirectory + "/audiorouted"
+    public let bus: PrivateBus
+    public let directory: String
+    public let child: ChildProcess
+
+    /// The shipped build (scripts/build-daemon), which the README's test command makes before
+    /// the suite: what memory figures are about.
+    public static let shipped = fixturesDirectory + "/../../.build-daemon/release/audiorouted"
+
+    /// - Parameters:
+    ///   - wrapper: a program to run the daemon under (umockdev-wrapper), with `environment`.
+    ///   - binary: the daemon to run: this package's debug build unless a test needs the shipped one.
+    ///   - logLevel: nil for the daemon's default (what memory is measured at).
+    public init(
+        arguments: [String] = [], wrapper: String? = nil, environment: [String: String] = [:], bus: PrivateBus? = nil,
+        binary: String = RunningDaemon.binary, logLevel: String? = "debug"
+    ) throws {
+        guard access(binary, X_OK) == 0 else { throw TestFailure("no daemon at \(binary) (scripts/build-daemon makes the shipped one)") }
+        self.bus = try bus ?? PrivateBus()
+        directory = try makeTemporaryDirectory()
+        let socket = try NotifySocket(path: directory + "/notify")
+        var env = environment
+        env["NOTIFY_SOCKET"] = socket.name
+        env["DBUS_SESSION_BUS_ADDRESS"] = env["DBUS_SESSION_BUS_ADDRESS"] ?? self.bus.address
+        env["DBUS_SYSTEM_BUS_ADDRESS"] = env["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unix:path=\(directory)/no-system-bus"
+        let daemonArguments = ["--state-dir", directory + "/state", "--runtime-dir", directory + "/run"] + (logLevel.map { ["--log-level", $0] } ?? []) + arguments
+        if let wrapper {
+            child = try ChildProcess(wrapper, [binary] + daemonArguments, environment: env)
+        } else {
+            child = try ChildProcess(binary, daemonArguments, environment: env)
+        }
+        guard socket.receive(seconds: 30) == "READY=1" else {
+            throw TestFailure("audiorouted did not get ready: \(child.availableStderr())")
+        }
+    }
+
+    deinit {
+        child.signal(SIGKILL)
+        _ = child.wait(seconds: 10)
+        bus.close()
+        removeTree(directory)
+    }
+}
+
+/// A private bus of type system that admits every uid, like the real system bus.
+public func makeSystemBus(in directory: String) throws -> PrivateBus {
+    let configuration = directory + "/system-bus.conf"
+    try writeText(
+        configuration,
+        """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>system</type>
+          <listen>unix:path=\(directory)/unused</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow user="*"/>
+            <allow own="*"/>
+            <allow send_destination="*"/>
+            <allow receive_sender="*"/>
+          </policy>
+        </busconfig>
+        """)
+    return try PrivateBus(configuration: configuration)
+}

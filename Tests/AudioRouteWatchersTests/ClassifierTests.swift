@@ -1,0 +1,296 @@
+import AudioRouteCore
+import Testing
+
+@testable import AudioRouteWatchers
+@testable import AudioRouteDBus
+import AudioRouteSystem
+
+/// Cards as the event loop would read them, shaped after the fixtures in Tests/Fixtures/udev.
+enum Cards {
+    static func usbHeadset() -> CardRecord {
+        CardRecord(
+            syspath: "/sys/devices/pci0000:00/0000:00:14.0/usb1/1-11/1-11.4/1-11.4:1.0/sound/card2",
+            properties: [
+                "ID_BUS": "usb", "ID_PATH": "pci-0000:00:14.0-usb-0:11.4:1.0", "SOUND_FORM_FACTOR": "headset",
+                "ID_MODEL": "BlackShark_V3_Pro", "ID_MODEL_ENC": "BlackShark\\x20V3\\x20Pro", "ID_SERIAL": "Razer_Inc_BlackShark_V3_Pro",
+                "ID_USB_INTERFACES": ":010100:010200:030000:", "SOUND_INITIALIZED": "1",
+            ],
+            attributes: ["id": "Pro", "number": "2"],
+            pcms: [PCMDevice(device: 0, playback: true), PCMDevice(device: 0, playback: false)],
+            parent: CardParent(subsystem: "usb", driver: "snd-usb-audio"))
+    }
+
+    static func usbDAC() -> CardRecord {
+        CardRecord(
+            syspath: "/sys/devices/pci0000:00/0000:00:12.0/usb2/2-4/2-4:1.0/sound/card3",
+            properties: [
+                "ID_BUS": "usb", "ID_PATH": "pci-0000:00:12.0-usb-0:4:1.0", "ID_MODEL": "USB_AUDIO", "ID_MODEL_ENC": "USB\\x20AUDIO",
+                "ID_SERIAL": "ACTIONS_USB_AUDIO_4512482ADF0FEEEE", "ID_SERIAL_SHORT": "4512482ADF0FEEEE", "ID_USB_INTERFACE_NUM": "00",
+            ],
+            attributes: ["id": "AUDIO", "number": "3"],
+            pcms: [PCMDevice(device: 0, playback: true)],
+            parent: CardParent(subsystem: "usb"))
+    }
+
+    static func webcam() -> CardRecord {
+        CardRecord(
+            syspath: "/sys/devices/pci0000:00/0000:00:1d.7/usb1/1-3/1-3:1.2/sound/card4",
+            properties: [
+                "ID_BUS": "usb", "ID_PATH": "pci-0000:00:1d.7-usb-0:3:1.2", "ID_MODEL": "0804", "ID_MODEL_ID": "0804",
+                "ID_MODEL_FROM_DATABASE": "Webcam C250", "ID_SERIAL": "046d_0804_8C1CA450", "ID_SERIAL_SHORT": "8C1CA450",
+                "ID_USB_INTERFACE_NUM": "02", "SOUND_FORM_FACTOR": "webcam",
+            ],
+            attributes: ["id": "U0x46d0x804", "number": "4"],
+            pcms: [PCMDevice(device: 0, playback: false)])
+    }
+
+    static func hdaLaptop() -> CardRecord {
+        CardRecord(
+            syspath: "/sys/devices/pci0000:00/0000:00:1b.0/sound/card0",
+            properties: ["ID_BUS": "pci", "ID_PATH": "pci-0000:00:1b.0", "SOUND_FORM_FACTOR": "internal"],
+            attributes: ["id": "Intel", "number": "0"],
+            pcms: [PCMDevice(device: 0, playback: true), PCMDevice(device: 0, playback: false), PCMDevice(device: 3, playback: true)],
+            parent: CardParent(subsystem: "pci", driver: "snd_hda_intel", pciClass: "0x040300"))
+    }
+
+    static func gpuHDMI() -> CardRecord {
+        CardRecord(
+            syspath: "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.1/sound/card1",
+            properties: ["ID_BUS": "pci", "ID_PATH": "pci-0000:01:00.1", "ID_MODEL_FROM_DATABASE": "GF114 HDMI Audio Controller"],
+            attributes: ["id": "NVidia", "number": "1"],
+            pcms: [PCMDevice(device: 3, playback: true), PCMDevice(device: 7, playback: true)],
+            parent: CardParent(subsystem: "pci", driver: "snd_hda_intel", pciClass: "0x040300", isGraphicsAudioFunction: true))
+    }
+
+    static func pinePhone() -> CardRecord {
+        CardRecord(
+            syspath: "/sys/devices/platform/sound/sound/card5",
+            properties: ["ID_PATH": "platform-sound", "SOUND_FORM_FACTOR": "internal"],
+            attributes: ["id": "PinePhone", "number": "5"],
+            pcms: [PCMDevice(device: 0, playback: true), PCMDevice(device: 0, playback: false)],
+            parent: CardParent(subsystem: "platform", driver: "asoc-simple-card"))
+    }
+
+    static func jack(_ card: CardRecord, _ name: String, event: Int, supported: SwitchSet, state: SwitchSet = []) -> JackRecord {
+        JackRecord(syspath: card.syspath + "/input\(event)/event\(event)", cardSyspath: card.syspath, name: name, supported: supported, state: state)
+    }
+}
+
+func summary(_ ports: [Port]) -> [String] {
+    ports.map { "\($0.uid) \($0.type.rawValue) \($0.direction.rawValue) \($0.device) \($0.alsa ?? "-")" }
+}
+
+@Suite struct ClassifierTests {
+    @Test func usbHeadsetGivesUSBOutputAndInputOnOneDevice() {
+        let ports = CardClassifier.classify(Cards.usbHeadset()).ports
+        #expect(summary(ports) == [
+            "pci-0000:00:14.0-usb-0:11.4:1.0/output usbAudio output pci-0000:00:14.0-usb-0:11.4:1.0 plughw:CARD=Pro,DEV=0",
+            "pci-0000:00:14.0-usb-0:11.4:1.0/input usbAudio input pci-0000:00:14.0-usb-0:11.4:1.0 plughw:CARD=Pro,DEV=0",
+        ])
+        #expect(ports.allSatisfy { $0.name == "BlackShark V3 Pro" && $0.priority == 100 })
+    }
+
+    @Test func usbDACGivesOutputOnlyWithSerialUID() {
+        let ports = CardClassifier.classify(Cards.usbDAC()).ports
+        #expect(summary(ports) == ["usb-ACTIONS_USB_AUDIO_4512482ADF0FEEEE-00/output usbAudio output usb-ACTIONS_USB_AUDIO_4512482ADF0FEEEE-00 plughw:CARD=AUDIO,DEV=0"])
+        #expect(ports.first?.name == "USB AUDIO")
+    }
+
+    @Test func webcamGivesInputOnlyNamedFromDatabase() {
+        let ports = CardClassifier.classify(Cards.webcam()).ports
+        #expect(summary(ports) == ["usb-046d_0804_8C1CA450-02/input usbAudio input usb-046d_0804_8C1CA450-02 plughw:CARD=U0x46d0x804,DEV=0"])
+        #expect(ports.first?.name == "Webcam C250")
+    }
+
+    @Test func internalCodecGivesSpeakerAndMic() {
+        let ports = CardClassifier.classify(Cards.hdaLaptop()).ports
+        #expect(summary(ports) == [
+            "pci-0000:00:1b.0/speaker builtInSpeaker output pci-0000:00:1b.0 plughw:CARD=Intel,DEV=0",
+            "pci-0000:00:1b.0/mic builtInMic input pci-0000:00:1b.0 plughw:CARD=Intel,DEV=0",
+        ])
+    }
+
+    @Test func gpuFunctionGivesOneHDMIPortPerPlaybackPCM() {
+        let ports = CardClassifier.classify(Cards.gpuHDMI()).ports
+        #expect(summary(ports) == [
+            "pci-0000:01:00.1/hdmi-3 HDMI output pci-0000:01:00.1 plughw:CARD=NVidia,DEV=3",
+            "pci-0000:01:00.1/hdmi-7 HDMI output pci-0000:01:00.1 plughw:CARD=NVidia,DEV=7",
+        ])
+        #expect(ports.allSatisfy { $0.priority == 50 })
+    }
+
+    @Test func phoneWithEarpieceAlsoGivesReceiver() {
+        let plain = CardClassifier.classify(Cards.pinePhone()).ports.map(\.type)
+        #expect(plain == [.builtInSpeaker, .builtInMic])
+        let phone = CardClassifier.classify(Cards.pinePhone(), hasEarpiece: true).ports
+        #expect(phone.map(\.type) == [.builtInSpeaker, .builtInReceiver, .builtInMic])
+        #expect(phone.first { $0.type == .builtInReceiver }?.alsa == "plughw:CARD=PinePhone,DEV=0")
+        var byRule = Cards.pinePhone()
+        byRule.properties["AUDIOROUTE_RECEIVER"] = "1"
+        #expect(CardClassifier.classify(byRule).ports.map(\.type) == [.builtInSpeaker, .builtInReceiver, .builtInMic])
+    }
+
+    @Test func headphoneJackAddsHeadphonesOnTheJackDevice() {
+        let card = Cards.hdaLaptop()
+        let jack = Cards.jack(card, "HDA Intel Front Headphone", event: 12, supported: .headphoneInsert, state: .headphoneInsert)
+        let ports = CardClassifier.classify(card, jacks: [jack]).ports
+        let headphones = ports.first { $0.type == .headphones }
+        #expect(headphones?.uid == "pci-0000:00:1b.0/headphones")
+        #expect(headphones?.device == "pci-0000:00:1b.0/jack")
+        #expect(headphones?.alsa == "plughw:CARD=Intel,DEV=0")
+        #expect(headphones?.priority == 100)
+        let unplugged = Cards.jack(card, "HDA Intel Front Headphone", event: 12, supported: .headphoneInsert, state: [])
+        #expect(!CardClassifier.classify(card, jacks: [unplugged]).ports.contains { $0.type == .headphones })
+    }
+
+    @Test func aJacksOwnALSAPCMOverridesTheCards() {
+        let card = Cards.hdaLaptop()
+        var jack = Cards.jack(card, "HDA Intel Front Headphone", event: 12, supported: .headphoneInsert, state: .headphoneInsert)
+        jack.properties["AUDIOROUTE_ALSA_PCM"] = "headphone_eq"
+        let ports = CardClassifier.classify(card, jacks: [jack]).ports
+        #expect(ports.first { $0.type == .headphones }?.alsa == "headphone_eq")
+        #expect(ports.first { $0.type == .builtInSpeaker }?.alsa == "plughw:CARD=Intel,DEV=0")
+        jack.properties["AUDIOROUTE_ALSA_PCM"] = "bad\u{1}name"
+        let result = CardClassifier.classify(card, jacks: [jack])
+        #expect(result.ports.first { $0.type == .headphones }?.alsa == "plughw:CARD=Intel,DEV=0")
+        #expect(result.notes.contains { $0.message.contains("AUDIOROUTE_ALSA_PCM") })
+    }
+
+    @Test func headsetJackGivesHeadphonesAndMicOnOneDevice() {
+        let card = Cards.hdaLaptop()
+        let both: SwitchSet = [.headphoneInsert, .microphoneInsert]
+        let jack = Cards.jack(card, "sof-soundwire Headset Jack", event: 15, supported: both, state: both)
+        let ports = CardClassifier.classify(card, jacks: [jack]).ports.filter { !$0.type.isBuiltIn }
+        #expect(ports.map(\.type) == [.headphones, .headsetMic])
+        #expect(Set(ports.map(\.device)) == ["pci-0000:00:1b.0/jack"])
+    }
+
+    @Test func lineOutAndPhysicalOnlyJacks() {
+        let card = Cards.hdaLaptop()
+        let line = Cards.jack(card, "HDA Intel Line Out", event: 11, supported: .lineoutInsert, state: .lineoutInsert)
+        let physical = Cards.jack(card, "Jack", event: 14, supported: .jackPhysicalInsert, state: .jackPhysicalInsert)
+        let ports = CardClassifier.classify(card, jacks: [line, physical]).ports.filter { !$0.type.isBuiltIn }
+        // SW_JACK_PHYSICAL_INSERT alone says something is in a jack, not what: no port.
+        #expect(summary(ports) == ["pci-0000:00:1b.0/line-out lineOut output pci-0000:00:1b.0/line plughw:CARD=Intel,DEV=0"])
+        #expect(ports.first?.priority == 90)
+    }
+
+    @Test func hdmiJacksGateHDMIPortsAndKeepThemOffTheSpeaker() {
+        var card = Cards.hdaLaptop()
+        card.pcms = [PCMDevice(device: 3, playback: true), PCMDevice(device: 0, playback: false), PCMDevice(device: 7, playback: true), PCMDevice(device: 0, playback: true)].sorted()
+        let off = Cards.jack(card, "HDA Intel PCH HDMI/DP,pcm=3", event: 16, supported: [.lineoutInsert, .videooutInsert])
+        let on = Cards.jack(card, "HDA Intel PCH HDMI/DP,pcm=7", event: 17, supported: [.lineoutInsert, .videooutInsert], state: .lineoutInsert)
+        let ports = CardClassifier.classify(card, jacks: [off, on]).ports
+        #expect(summary(ports) == [
+            "pci-0000:00:1b.0/speaker builtInSpeaker output pci-0000:00:1b.0 plughw:CARD=Intel,DEV=0",
+            "pci-0000:00:1b.0/mic builtInMic input pci-0000:00:1b.0 plughw:CARD=Intel,DEV=0",
+            "pci-0000:00:1b.0/hdmi-7 HDMI output pci-0000:00:1b.0/hdmi-7 plughw:CARD=Intel,DEV=7",
+        ])
+        var gpu = Cards.gpuHDMI()
+        gpu.pcms = [PCMDevice(device: 3, playback: true), PCMDevice(device: 7, playback: true)]
+        let gpuJack = Cards.jack(gpu, "HDA NVidia HDMI/DP,pcm=3", event: 20, supported: .lineoutInsert, state: .lineoutInsert)
+        let gpuOff = Cards.jack(gpu, "HDA NVidia HDMI/DP,pcm=7", event: 21, supported: .lineoutInsert)
+        #expect(CardClassifier.classify(gpu, jacks: [gpuJack, gpuOff]).ports.map(\.uid) == ["pci-0000:01:00.1/hdmi-3"])
+    }
+
+    @Test func udevPropertiesOverrideTypePriorityNameAndPCM() {
+        var card = Cards.usbHeadset()
+        card.properties["AUDIOROUTE_PORT_TYPE"] = "headphones, headsetMic"
+        card.properties["AUDIOROUTE_PRIORITY"] = "120"
+        card.properties["AUDIOROUTE_NAME"] = "Desk headset"
+        card.properties["AUDIOROUTE_ALSA_PCM"] = "routetest"
+        let ports = CardClassifier.classify(card).ports
+        #expect(ports.map(\.type) == [.headphones, .headsetMic])
+        #expect(ports.allSatisfy { $0.priority == 120 && $0.name == "Desk headset" && $0.alsa == "routetest" })
+        #expect(Set(ports.map(\.device)).count == 1)
+
+        var webcam = Cards.webcam()
+        webcam.properties["AUDIOROUTE_PRIORITY"] = "10"
+        #expect(CardClassifier.classify(webcam).ports.map(\.priority) == [10])
+    }
+
+    @Test func ignoredAndUnfinishedCardsGiveNothing() {
+        var dummy = Cards.hdaLaptop()
+        dummy.properties["AUDIOROUTE_IGNORE"] = "1"
+        let ignored = CardClassifier.classify(dummy)
+        #expect(ignored.ports.isEmpty)
+        #expect(ignored.notes.contains { $0.message.contains("AUDIOROUTE_IGNORE") })
+        var half = Cards.usbHeadset()
+        half.hasControl = false
+        #expect(CardClassifier.classify(half).ports.isEmpty)
+    }
+
+    @Test func virtualCardsAreNotPortsUnlessAskedFor() {
+        let loopback = CardRecord(
+            syspath: "/sys/devices/platform/snd_aloop.0/sound/card9", properties: ["ID_PATH": "platform-snd_aloop.0"],
+            attributes: ["id": "Loopback", "number": "9"], pcms: [PCMDevice(device: 0, playback: true), PCMDevice(device: 0, playback: false)],
+            parent: CardParent(subsystem: "platform", driver: "snd_aloop"))
+        let ignored = CardClassifier.classify(loopback)
+        #expect(ignored.ports.isEmpty)
+        #expect(ignored.notes.contains { $0.message.contains("virtual card (driver snd_aloop)") })
+        var byID = loopback
+        byID.parent.driver = nil
+        #expect(CardClassifier.classify(byID).ports.isEmpty)
+        var wanted = loopback
+        wanted.properties["AUDIOROUTE_IGNORE"] = "0"
+        #expect(CardClassifier.classify(wanted).ports.map(\.type) == [.builtInSpeaker, .builtInMic])
+    }
+
+    @Test func garbageIsReportedNotTrusted() {
+        var card = Cards.usbHeadset()
+        card.pcms = []
+        let noPCM = CardClassifier.classify(card)
+        #expect(noPCM.ports.isEmpty)
+        #expect(noPCM.notes.map(\.level) == [.notice])
+
+        var bad = Cards.hdaLaptop()
+        bad.attributes["id"] = "bad id\u{1}"
+        bad.attributes["number"] = "many"
+        bad.properties["AUDIOROUTE_PRIORITY"] = "high"
+        bad.properties["AUDIOROUTE_PORT_TYPE"] = "builtInSpeaker,loudspeaker"
+        bad.properties["ID_PATH"] = "pci 0000"
+        bad.properties["ID_SERIAL"] = nil
+        let result = CardClassifier.classify(bad)
+        // No trustworthy uid source left: no ports rather than a uid from the card index.
+        #expect(result.ports.isEmpty)
+        let keys = Set(result.notes.map { $0.key.split(separator: "#").last.map(String.init) ?? "" })
+        #expect(keys.isSuperset(of: ["bad-id", "bad-number", "bad-path", "no-uid"]))
+        #expect(result.notes.allSatisfy { !$0.message.contains("\u{1}") })
+
+        var partly = Cards.hdaLaptop()
+        partly.properties["AUDIOROUTE_PRIORITY"] = "high"
+        partly.properties["AUDIOROUTE_PORT_TYPE"] = "builtInSpeaker,loudspeaker"
+        let kept = CardClassifier.classify(partly)
+        #expect(kept.ports.map(\.type) == [.builtInSpeaker])
+        #expect(kept.ports.first?.priority == 0)
+        #expect(kept.notes.count == 2)
+    }
+
+    @Test func uidNeverComesFromTheCardIndex() {
+        var first = Cards.usbDAC()
+        var second = first
+        second.attributes["number"] = "7"
+        second.syspath = second.syspath.replacingCard("card3", with: "card7")
+        first.attributes["number"] = "3"
+        #expect(CardClassifier.classify(first).ports.map(\.uid) == CardClassifier.classify(second).ports.map(\.uid))
+        var noPath = Cards.hdaLaptop()
+        noPath.properties["ID_PATH"] = nil
+        #expect(CardClassifier.classify(noPath).ports.first?.uid == "card-Intel/speaker")
+    }
+
+    @Test func pcmNamesParse() {
+        #expect(PCMDevice(sysname: "pcmC1D3p") == PCMDevice(device: 3, playback: true))
+        #expect(PCMDevice(sysname: "pcmC10D12c") == PCMDevice(device: 12, playback: false))
+        for bad in ["pcmC1D3", "pcmCxD3p", "pcmC1D-3p", "controlC1", "pcmC1D3pp", ""] { #expect(PCMDevice(sysname: bad) == nil) }
+        #expect(JackRecord(syspath: "", cardSyspath: "", name: "HDA Intel PCH HDMI/DP,pcm=10", supported: [], state: []).hdmiPCM == 10)
+        #expect(JackRecord(syspath: "", cardSyspath: "", name: "HDA Intel PCH Headphone", supported: [], state: []).hdmiPCM == nil)
+    }
+}
+
+extension String {
+    func replacingCard(_ old: String, with new: String) -> String {
+        var parts = split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        for index in parts.indices where parts[index] == old { parts[index] = new }
+        return parts.joined(separator: "/")
+    }
+}

@@ -1,0 +1,200 @@
+import AudioRouteCore
+import AudioRouteSystem
+import AudioRouteDBus
+import AudioRouteWatchers
+import Glibc
+import Testing
+
+/// The built `audioroute` against the dbusmock stand-in: real processes, a private bus.
+@Suite(.serialized) struct CLIMockTests {
+    @Test func statusPortsAndSettings() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let mock = try await MockDaemon(address: bus.address, directory: directory)
+            defer { mock.kill() }
+            let address = ["--bus-address", bus.address]
+
+            let status = try CLI.run(["status"] + address)
+            #expect(status.status == 0)
+            #expect(status.out.contains("outputs: spk (builtInSpeaker)"))
+            #expect(status.out.contains(" * spk  builtInSpeaker  output  \"Speaker\"  priority=0  sequence=1"))
+            #expect(status.out.contains("   mic  builtInMic  input"))
+            #expect(status.out.contains("Silent mode: off"))
+
+            let json = try CLI.run(["status", "--json"] + address)
+            let document = try JSON.parse(json.out)
+            guard case .array(let outputs)? = document["route"]?["outputs"], case .array(let ports)? = document["ports"] else {
+                Issue.record("status --json: \(json.out)")
+                return
+            }
+            #expect(outputs.first?["uid"] == .string("spk"))
+            #expect(ports.count == 2)
+            #expect(document["silentMode"] == .bool(false))
+
+            let list = try CLI.run(["ports", "--json"] + address)
+            #expect(list.status == 0)
+            guard case .array(let listed) = try JSON.parse(list.out) else {
+                Issue.record("ports --json: \(list.out)")
+                return
+            }
+            #expect(listed.map { $0["uid"] } == [.string("spk"), .string("mic")])
+
+            #expect(try CLI.run(["silent", "on"] + address).status == 0)
+            let refused = try CLI.run(["priority", "spk", "5000"] + address)
+            #expect(refused.status != 0)
+            #expect(refused.err.contains("-1000...1000"))
+            #expect(try CLI.run(["priority", "spk", "20"] + address).status == 0)
+
+            let client = try await DBusClientConnection.connect(.address(bus.address))
+            defer { client.close() }
+            let manager = "/org/audioroute/AudioRoute1"
+            #expect(try await MockDaemon.calls(client, path: manager, method: "SetSilentMode") == [[.bool(true)]])
+            #expect(try await MockDaemon.calls(client, path: manager, method: "SetPortPriority") == [[.string("spk"), .int32(20)]])
+        }
+    }
+
+    @Test func twoMonitorsReceiveTheRouteChange() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let mock = try await MockDaemon(address: bus.address, directory: directory)
+            defer { mock.kill() }
+            // The second monitor stamps its lines (--timestamps); the first does not.
+            let monitors = try (0..<2).map { index in
+                try ChildProcess(CLI.audioroute, ["monitor", "--json", "--bus-address", bus.address] + (index == 1 ? ["--timestamps"] : []))
+            }
+            var readers = monitors.map { LineReader(fd: $0.stdout) }
+            for index in readers.indices {
+                let ready = try readers[index].next(seconds: 10).map { try JSON.parse($0) }
+                #expect(ready?["event"] == .string("ready"), "monitor \(index): \(monitors[index].availableStderr())")
+                #expect(ready?["current"]?["outputs"] == .array([.string("spk")]))
+            }
+            // In text, the stamp is a "[seconds.microseconds] " prefix.
+            let started = CLI.monotonicNanoseconds()
+            let text = try ChildProcess(CLI.audioroute, ["monitor", "--timestamps", "--bus-address", bus.address])
+            var textReader = LineReader(fd: text.stdout)
+            let first = textReader.next(seconds: 10) ?? ""
+            let stamp = first.split(separator: "]", maxSplits: 1)
+            let parts = stamp.first.map { $0.dropFirst().split(separator: ".") } ?? []
+            #expect(first.hasPrefix("[") && stamp.count == 2 && stamp[1].hasPrefix(" route now: "), "\(first)")
+            #expect(parts.count == 2 && parts[1].count == 6, "\(first)")
+            if parts.count == 2, let seconds = Int64(parts[0]), let micros = Int64(parts[1]) {
+                let nanoseconds = seconds * 1_000_000_000 + micros * 1000
+                #expect(nanoseconds >= started / 1000 * 1000 && nanoseconds <= CLI.monotonicNanoseconds(), "\(first)")
+            }
+            text.signal(SIGTERM)
+            #expect(text.wait(seconds: 10) == 0)
+
+            let client = try await DBusClientConnection.connect(.address(bus.address))
+            defer { client.close() }
+            let sent = CLI.monotonicNanoseconds()
+            _ = try await client.call(
+                destination: "org.audioroute.AudioRoute1", path: "/org/audioroute/AudioRoute1", interface: "org.audioroute.AudioRoute1",
+                member: "EmitRouteChange")
+            for index in readers.indices {
+                guard let line = readers[index].next(seconds: 10) else {
+                    Issue.record("monitor \(index) printed no route change")
+                    continue
+                }
+                let read = CLI.monotonicNanoseconds()
+                let object = try JSON.parse(line)
+                if index == 1 {
+                    guard case .integer(let stamp) = object["monotonicNs"] else {
+                        Issue.record("no monotonicNs with --timestamps: \(line)")
+                        continue
+                    }
+                    // Written after the change was asked for and before this test read it.
+                    #expect(stamp >= sent && stamp <= read, "\(sent) <= \(stamp) <= \(read)")
+                } else {
+                    #expect(object["monotonicNs"] == nil, "\(line)")
+                }
+                #expect(object["event"] == .string("routeChange"))
+                #expect(object["reason"] == .string("newDeviceAvailable"))
+                #expect(object["previous"]?["outputs"] == .array([.string("spk")]))
+                #expect(object["current"]?["outputs"] == .array([.string("usb/out")]))
+                #expect(object["current"]?["inputs"] == .array([.string("usb/in")]))
+            }
+            // The daemon goes away: each monitor says so and keeps running; then it is back.
+            mock.kill()
+            for index in readers.indices {
+                #expect(readers[index].next(seconds: 10)?.contains("mediaServicesWereLost") == true)
+            }
+            let again = try await MockDaemon(address: bus.address, directory: directory)
+            defer { again.kill() }
+            for index in readers.indices {
+                #expect(readers[index].next(seconds: 10)?.contains("mediaServicesWereReset") == true)
+                monitors[index].signal(SIGTERM)
+                #expect(monitors[index].wait(seconds: 10) == 0)
+            }
+        }
+    }
+
+    @Test func sessionHoldsASessionWhileTheCommandRuns() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let mock = try await MockDaemon(address: bus.address, directory: directory)
+            defer { mock.kill() }
+            let result = try CLI.run([
+                "session", "--bus-address", bus.address, "--category", "playback", "--options", "mixWithOthers", "--activate",
+                "--", "/bin/sh", "-c", "exit 3",
+            ])
+            #expect(result.status == 3, "\(result.err)")
+            let client = try await DBusClientConnection.connect(.address(bus.address))
+            defer { client.close() }
+            let path = "/org/audioroute/AudioRoute1/session/1"
+            #expect(try await MockDaemon.calls(client, path: path, method: "SetCategory") == [[.string("playback"), .string("default"), .array([.string("mixWithOthers")])]])
+            #expect(try await MockDaemon.calls(client, path: path, method: "SetActive") == [[.bool(true), .bool(false)], [.bool(false), .bool(true)]])
+            #expect(try await MockDaemon.calls(client, path: path, method: "Close").count == 1)
+
+            // SIGTERM goes on to the command; the exit status is the command's.
+            let held = try ChildProcess(CLI.audioroute, ["session", "--bus-address", bus.address, "--category", "playback", "--", "/bin/sleep", "30"])
+            var waited = 0
+            while try await MockDaemon.calls(client, path: path, method: "SetCategory").count < 2 && waited < 500 {
+                try await Task.sleep(for: .milliseconds(20))
+                waited += 1
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            held.signal(SIGTERM)
+            #expect(held.wait(seconds: 10) == 128 + SIGTERM)
+
+            // A refused category runs nothing and exits 1 with the daemon's message.
+            let refused = try CLI.run(["session", "--bus-address", bus.address, "--category", "playback", "--options", "defaultToSpeaker", "--", "/bin/true"])
+            #expect(refused.status == 1)
+            #expect(refused.err.contains("option defaultToSpeaker is not valid with category playback"))
+        }
+    }
+}
+
+extension CLIMockTests {
+    @Test func probeRepliesAndErrors() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let mock = try await MockDaemon(address: bus.address, directory: directory)
+            defer { mock.kill() }
+            let probe = try Probe(address: bus.address, app: "music")
+            #expect(probe.next()?["ready"] == .bool(true))
+            #expect(probe.call("category playback")?["reply"] == .string("category"))
+            #expect(probe.call("category playback default defaultToSpeaker")?["error"] == .string("invalidOption"))
+            #expect(probe.call("activate")?["reply"] == .string("activate"))
+            mock.kill()
+            #expect(probe.await { $0["notification"] == .string("mediaServicesWereLost") } != nil)
+        }
+    }
+}
+
+extension CLIMockTests {
+    /// A bus with nobody owning org.audioroute.AudioRoute1.
+    @Test func noDaemonOnTheBusIsAClearError() throws {
+        let bus = try PrivateBus()
+        defer { bus.close() }
+        for command in [["status"], ["ports"], ["monitor"], ["silent", "on"]] {
+            let result = try CLI.run(command + ["--bus-address", bus.address])
+            #expect(result.status == 1)
+            #expect(result.err.contains("org.audioroute.AudioRoute1"))
+            #expect(result.err.contains(bus.address))
+        }
+    }
+}
