@@ -132,7 +132,7 @@ let package = Package(
             name: "AudioRouteDaemonTests",
             dependencies: [
                 "AudioRouteDaemon", "AudioRouteIPC", "AudioRouteWatchers", "AudioRouteDBus", "AudioRouteSystem",
-                "AudioRouteALSA", "AudioRouteTestKit", "CLinux", log, lifecycle,
+                "AudioRouteALSA", "AudioRouteTestKit", "audioroute", "CLinux", log, lifecycle,
             ]
         ),
         .testTarget(

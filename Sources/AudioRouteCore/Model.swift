@@ -316,16 +316,52 @@ public enum RouteChangeReason: String, Sendable, Hashable, Codable, CaseIterable
     }
 }
 
+/// A route with its ports described, outputs then inputs: what a client is told
+/// (AVAudioSessionRouteDescription), what the route's ALSA file is written from.
+public struct RoutePorts: Sendable, Hashable, Codable {
+    public var outputs: [Port]
+    public var inputs: [Port]
+
+    public init(outputs: [Port] = [], inputs: [Port] = []) {
+        self.outputs = outputs
+        self.inputs = inputs
+    }
+
+    /// `route`'s ports as `describe` gives them; a uid it does not know is left out.
+    public init(_ route: Route, describe: (String) -> Port?) {
+        self.init(outputs: route.outputs.compactMap(describe), inputs: route.inputs.compactMap(describe))
+    }
+
+    /// The route by uids.
+    public var route: Route { Route(inputs: inputs.map(\.uid), outputs: outputs.map(\.uid)) }
+}
+
 /// A route change, announced exactly when the resolved route differs.
 public struct RouteChange: Sendable, Hashable, Codable {
     public var reason: RouteChangeReason
     public var previous: Route
     public var current: Route
+    /// The ports of `previous`, described as the tower knows them after the change: a port
+    /// that has just gone as it was when it went. Listeners need not keep ports of their own.
+    public var previousPorts: RoutePorts
+    /// The ports of `current`.
+    public var currentPorts: RoutePorts
 
-    public init(reason: RouteChangeReason, previous: Route, current: Route) {
+    /// A change between two routes by uid; the port descriptions are empty unless given.
+    public init(
+        reason: RouteChangeReason, previous: Route, current: Route, previousPorts: RoutePorts = RoutePorts(),
+        currentPorts: RoutePorts = RoutePorts()
+    ) {
         self.reason = reason
         self.previous = previous
         self.current = current
+        self.previousPorts = previousPorts
+        self.currentPorts = currentPorts
+    }
+
+    /// A change between two described routes.
+    public init(reason: RouteChangeReason, previous: RoutePorts, current: RoutePorts) {
+        self.init(reason: reason, previous: previous.route, current: current.route, previousPorts: previous, currentPorts: current)
     }
 }
 

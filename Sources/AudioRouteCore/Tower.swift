@@ -501,15 +501,26 @@ public struct Tower: Sendable {
                     || newRoute.inputs.contains(updated) && !route.inputs.contains(updated)
                 why = taken ? .newDeviceAvailable : .oldDeviceUnavailable
             }
-            outcome.change = RouteChange(reason: why, previous: route, current: newRoute)
+            outcome.change = described(why, previous: route, current: newRoute, outcome: outcome)
         } else if newConfiguration != routeConfiguration {
-            outcome.change = RouteChange(reason: .routeConfigurationChange, previous: route, current: newRoute)
+            outcome.change = described(.routeConfigurationChange, previous: route, current: newRoute, outcome: outcome)
         }
         route = newRoute
         routeConfiguration = newConfiguration
         routeDevices = newDevices
         self.resolution = resolution
         announceDerivedState(into: &outcome)
+    }
+
+    /// The change with both routes' ports described: present ports as they are now, a port
+    /// this request removed as it was when it went.
+    private func described(_ reason: RouteChangeReason, previous: Route, current: Route, outcome: TowerOutcome) -> RouteChange {
+        let describe: (String) -> Port? = { uid in
+            port(uid) ?? outcome.portChanges.last { $0.kind == .removed && $0.port.uid == uid }?.port
+        }
+        return RouteChange(
+            reason: reason, previous: previous, current: current, previousPorts: RoutePorts(previous, describe: describe),
+            currentPorts: RoutePorts(current, describe: describe))
     }
 
     private mutating func announceDerivedState(into outcome: inout TowerOutcome) {

@@ -26,9 +26,6 @@ public actor DBusService: Service {
     /// Open sessions by number (path `…/session/N`).
     private var sessions: [Int: OpenSession] = [:]
     private var nextSession = 1
-    /// Every port seen, so a route change can still describe a port that has just gone.
-    private var known: [String: Port] = [:]
-    private var departed: [String: Port] = [:]
 
     public init(server: BusServer, routes: RouteService, policy: AccessPolicy, logger: Logger) {
         self.server = server
@@ -47,7 +44,6 @@ public actor DBusService: Service {
 
     public func run() async throws {
         let updates = routes.events.subscribe()
-        for port in await routes.ports { known[port.uid] = port }
         let server = self.server
         let lost: BusError? = await withTaskGroup(of: BusError?.self) { group in
             group.addTask {
@@ -89,35 +85,24 @@ public actor DBusService: Service {
     private func announce(_ event: DaemonEvent) {
         switch event {
         case .portChanged(let change):
-            if change.kind == .removed {
-                known[change.port.uid] = nil
-                departed[change.port.uid] = change.port
-            } else {
-                known[change.port.uid] = change.port
-                departed[change.port.uid] = nil
-            }
-            server.emit(
-                path: DBusAPI.managerPath, interface: DBusAPI.managerInterface, member: "PortsChanged",
-                signature: "s" + DBusAPI.portSignature, values: [.string(change.kind.rawValue), DBusAPI.value(of: change.port)])
+            emit(DBusAPI.Manager.portsChanged, DBusAPI.portsChangedArguments(change.kind, change.port))
         case .routeChanged(let change):
-            let describe: (String) -> Port? = { self.known[$0] ?? self.departed[$0] }
-            server.emit(
-                path: DBusAPI.managerPath, interface: DBusAPI.managerInterface, member: "RouteChanged",
-                signature: "s" + DBusAPI.routeSignature + DBusAPI.routeSignature,
-                values: [
-                    .string(change.reason.rawValue), DBusAPI.value(of: change.previous, describe: describe),
-                    DBusAPI.value(of: change.current, describe: describe),
-                ])
-            departed = [:]
+            // The change describes both routes' ports, a port that has just gone included.
+            emit(DBusAPI.Manager.routeChanged, DBusAPI.routeChangedArguments(change))
         case .silentModeChanged(let on):
-            server.emit(path: DBusAPI.managerPath, interface: DBusAPI.managerInterface, member: "SilentModeChanged", signature: "b", values: [.bool(on)])
+            emit(DBusAPI.Manager.silentModeChanged, [.bool(on)])
         case .session(let event):
-            guard let number = Self.sessionNumber(event.session), let owner = sessions[number]?.owner else { return }
+            guard let number = DBusAPI.sessionNumber(event.session), let owner = sessions[number]?.owner else { return }
             let signal = DBusAPI.signal(for: event.kind)
             server.emit(
                 path: event.session, interface: DBusAPI.sessionInterface, member: signal.member, signature: signal.signature,
                 values: signal.values, destination: owner)
         }
+    }
+
+    /// A broadcast of the manager object.
+    private func emit(_ signal: BusSignalMember, _ values: [DBusValue]) {
+        server.emit(path: DBusAPI.managerPath, interface: signal.interface, member: signal.name, signature: signal.signature, values: values)
     }
 
     // MARK: Calls
@@ -129,7 +114,7 @@ public actor DBusService: Service {
     }
 
     private func close(_ number: Int, reason: String) async {
-        let path = Self.sessionPath(number)
+        let path = DBusAPI.sessionPath(number)
         do throws(SessionError) {
             try await routes.closeSession(path)
         } catch {
@@ -161,8 +146,8 @@ public actor DBusService: Service {
     private func target(_ path: String) throws(DBusErrorReply) -> Target {
         if path == DBusAPI.managerPath { return .manager }
         if path == DBusAPI.sessionsPath { return .sessionsNode }
-        if let number = Self.sessionNumber(path), sessions[number] != nil { return .session(number) }
-        throw DBusErrorReply("org.freedesktop.DBus.Error.UnknownObject", "no object at \(path)")
+        if let number = DBusAPI.sessionNumber(path), sessions[number] != nil { return .session(number) }
+        throw DBusErrorReply(.unknownObject, "no object at \(path)")
     }
 
     private func dispatch(_ call: BusCall) async throws(DBusErrorReply) -> ([DBusValue], String) {
@@ -176,46 +161,46 @@ public actor DBusService: Service {
         // The server named the interface of a call that names none (the contract's one interface with that member).
         let interface = call.interface
         guard interfaces.contains(interface) else {
-            throw DBusErrorReply("org.freedesktop.DBus.Error.UnknownInterface", "\(call.path) has no interface \(call.interface)")
+            throw DBusErrorReply(.unknownInterface, "\(call.path) has no interface \(call.interface)")
         }
         guard let expected = DBusAPI.methods[interface]?[call.member] else {
-            throw DBusErrorReply("org.freedesktop.DBus.Error.UnknownMethod", "\(interface) has no method \(call.member)")
+            throw DBusErrorReply(.unknownMethod, "\(interface) has no method \(call.member)")
         }
         try DBusAPI.check(signature: call.signature, expected: expected, arguments: call.arguments)
         if case .session(let number) = target, interface == DBusAPI.sessionInterface, sessions[number]?.owner != call.sender {
-            throw DBusErrorReply("org.audioroute.Error.NotOwner", "\(call.path) belongs to another client; only \(sessions[number]?.owner ?? "?") may use it")
+            throw DBusErrorReply(.notOwner, "\(call.path) belongs to another client; only \(sessions[number]?.owner ?? "?") may use it")
         }
         guard policy.allows(interface: interface, member: call.member, credentials: call.credentials) else {
             throw DBusErrorReply(
-                "org.freedesktop.DBus.Error.AccessDenied", "\(call.member) changes routing for everyone: only root and members of group audio may call it")
+                .accessDenied, "\(call.member) changes routing for everyone: only root and members of group audio may call it")
         }
         let args = call.arguments
         switch (interface, target) {
         case (DBusAPI.introspectableInterface, .manager):
-            return ([.string(DBusAPI.introspection(interface: DBusAPI.managerInterface, children: ["session"]))], "s")
+            return ([.string(DBusAPI.introspection(interface: DBusAPI.managerInterface, children: ["session"]))], DBusAPI.Standard.introspect.output)
         case (DBusAPI.introspectableInterface, .sessionsNode):
-            return ([.string(DBusAPI.introspection(interface: nil, children: sessions.keys.sorted().map(String.init)))], "s")
+            return ([.string(DBusAPI.introspection(interface: nil, children: sessions.keys.sorted().map(String.init)))], DBusAPI.Standard.introspect.output)
         case (DBusAPI.introspectableInterface, .session):
-            return ([.string(DBusAPI.introspection(interface: DBusAPI.sessionInterface, children: []))], "s")
+            return ([.string(DBusAPI.introspection(interface: DBusAPI.sessionInterface, children: []))], DBusAPI.Standard.introspect.output)
         case (DBusAPI.propertiesInterface, _):
-            throw DBusErrorReply("org.freedesktop.DBus.Error.UnknownMethod", "call \(DBusAPI.propertiesInterface) by its interface name")
+            throw DBusErrorReply(.unknownMethod, "call \(DBusAPI.propertiesInterface) by its interface name")
         case (DBusAPI.managerInterface, _):
             return try await manager(call.member, args, call: call)
         case (DBusAPI.sessionInterface, .session(let number)):
             return try await session(number, call.member, args)
         default:
-            throw DBusErrorReply("org.freedesktop.DBus.Error.UnknownMethod", "\(interface) has no method \(call.member)")
+            throw DBusErrorReply(.unknownMethod, "\(interface) has no method \(call.member)")
         }
     }
 
     private func manager(_ member: String, _ args: [DBusValue], call: BusCall) async throws(DBusErrorReply) -> ([DBusValue], String) {
         let sender = call.sender
         switch (member, args.first, args.dropFirst().first) {
-        case ("OpenSession", .string(let app)?, _):
+        case (DBusAPI.Manager.openSession.name, .string(let app)?, _):
             let uid = try admitSession(from: sender, credentials: call.credentials)
             let number = nextSession
             nextSession += 1
-            let path = Self.sessionPath(number)
+            let path = DBusAPI.sessionPath(number)
             // Recorded first: events of the opening are addressed to the owner.
             sessions[number] = OpenSession(owner: sender, uid: uid, app: app)
             do throws(SessionError) {
@@ -225,8 +210,8 @@ public actor DBusService: Service {
                 throw DBusErrorReply(error)
             }
             logger.debug("session opened", metadata: ["session": "\(path)", "owner": "\(sender)", "app": "\(app)"])
-            return ([.objectPath(path)], "o")
-        case ("SetPortPriority", .string(let uid)?, .int32(let priority)?):
+            return ([.objectPath(path)], DBusAPI.Manager.openSession.output)
+        case (DBusAPI.Manager.setPortPriority.name, .string(let uid)?, .int32(let priority)?):
             guard DBusAPI.priorityRange.contains(Int(priority)) else {
                 throw .invalidArgs("priority \(priority) is outside \(DBusAPI.priorityRange.lowerBound)…\(DBusAPI.priorityRange.upperBound)")
             }
@@ -236,29 +221,24 @@ public actor DBusService: Service {
                 throw DBusErrorReply(error)
             }
             return ([], "")
-        case ("SetSilentMode", .bool(let on)?, _):
+        case (DBusAPI.Manager.setSilentMode.name, .bool(let on)?, _):
             do throws(RequestError) {
                 try await routes.setSilentMode(on)
             } catch {
                 throw DBusErrorReply(error)
             }
             return ([], "")
-        case ("Explain", _, _):
-            let explanation = await routes.explanation
-            let ports: [DBusValue] = explanation.ports.map { port in
-                let chosen = port.chosen.map { "\($0.side.rawValue): chosen by rule \($0.rule.rawValue)" }
-                return .structure([.string(port.uid), .array((chosen + port.reasons).map(DBusValue.string))])
-            }
-            return ([.string(explanation.outputRule.rawValue), .string(explanation.inputRule.rawValue), .array(ports)], "ssa(sas)")
+        case (DBusAPI.Manager.explain.name, _, _):
+            return (DBusAPI.explainReply(await routes.explanation), DBusAPI.Manager.explain.output)
         default:
-            throw DBusErrorReply("org.freedesktop.DBus.Error.UnknownMethod", "\(DBusAPI.managerInterface) has no method \(member)")
+            throw DBusErrorReply(.unknownMethod, "\(DBusAPI.managerInterface) has no method \(member)")
         }
     }
 
     /// Whether `sender` may open one more session: within its own limit, its user's and the
     /// daemon's (docs/security.md). Returns the sender's uid.
     private func admitSession(from sender: String, credentials: Result<BusCredentials, BusError>?) throws(DBusErrorReply) -> UInt32 {
-        func refuse(_ message: String) -> DBusErrorReply { DBusErrorReply("org.freedesktop.DBus.Error.LimitsExceeded", message) }
+        func refuse(_ message: String) -> DBusErrorReply { DBusErrorReply(.limitsExceeded, message) }
         let owned = sessions.values.filter { $0.owner == sender }
         guard owned.count < DBusAPI.maxSessionsPerName else {
             throw refuse("\(sender) already holds \(owned.count) sessions; at most \(DBusAPI.maxSessionsPerName)")
@@ -270,7 +250,7 @@ public actor DBusService: Service {
         guard case .success(let caller)? = credentials, let uid = caller.uid else {
             let why: String
             if case .failure(let error)? = credentials { why = "\(error)" } else { why = "the bus gave no user id" }
-            throw DBusErrorReply("org.freedesktop.DBus.Error.AccessDenied", "cannot tell which user \(sender) is: \(why)")
+            throw DBusErrorReply(.accessDenied, "cannot tell which user \(sender) is: \(why)")
         }
         let connections = Set(sessions.values.filter { $0.uid == uid }.map(\.owner))
         guard connections.count < DBusAPI.maxConnectionsPerUser else {
@@ -280,39 +260,39 @@ public actor DBusService: Service {
     }
 
     private func session(_ number: Int, _ member: String, _ args: [DBusValue]) async throws(DBusErrorReply) -> ([DBusValue], String) {
-        let path = Self.sessionPath(number)
+        let path = DBusAPI.sessionPath(number)
         do {
             switch (member, args.first) {
-            case ("SetCategory", .string(let category)?):
+            case (DBusAPI.Session.setCategory.name, .string(let category)?):
                 guard case .string(let mode) = args[1], case .array(let items) = args[2] else { throw DBusErrorReply.invalidArgs("bad arguments") }
                 var names: [String] = []
                 for case .string(let name) in items { names.append(name) }
                 let parsed = (try DBusAPI.category(category), try DBusAPI.mode(mode), try DBusAPI.options(names))
                 try await routes.setCategory(parsed.0, mode: parsed.1, options: parsed.2, session: path)
-            case ("SetActive", .bool(let active)?):
+            case (DBusAPI.Session.setActive.name, .bool(let active)?):
                 guard case .bool(let notify) = args[1] else { throw DBusErrorReply.invalidArgs("bad arguments") }
                 try await routes.setActive(active, session: path, notifyOthers: notify)
-            case ("OverrideOutput", .string(let name)?):
+            case (DBusAPI.Session.overrideOutput.name, .string(let name)?):
                 try await routes.overrideOutput(try DBusAPI.outputOverride(name), session: path)
-            case ("SetPreferredInput", .string(let uid)?):
+            case (DBusAPI.Session.setPreferredInput.name, .string(let uid)?):
                 do throws(RequestError) {
                     try await routes.setPreferredInput(uid.isEmpty ? nil : uid, session: path)
                 } catch {
                     throw DBusErrorReply(error)
                 }
-            case ("SetPrefersInterruptionOnRouteDisconnect", .bool(let value)?):
+            case (DBusAPI.Session.setPrefersInterruptionOnRouteDisconnect.name, .bool(let value)?):
                 try await routes.setPrefersInterruptionOnRouteDisconnect(value, session: path)
-            case ("Close", _):
-                await close(number, reason: "Close")
+            case (DBusAPI.Session.close.name, _):
+                await close(number, reason: DBusAPI.Session.close.name)
             default:
-                throw DBusErrorReply("org.freedesktop.DBus.Error.UnknownMethod", "\(DBusAPI.sessionInterface) has no method \(member)")
+                throw DBusErrorReply(.unknownMethod, "\(DBusAPI.sessionInterface) has no method \(member)")
             }
         } catch let error as DBusErrorReply {
             throw error
         } catch let error as SessionError {
             throw DBusErrorReply(error)
         } catch {
-            throw DBusErrorReply("org.freedesktop.DBus.Error.Failed", "\(error)")
+            throw DBusErrorReply(.failed, "\(error)")
         }
         return ([], "")
     }
@@ -323,7 +303,7 @@ public actor DBusService: Service {
     private func answerProperties(_ call: BusCall) async throws(DBusErrorReply) {
         let target = try target(call.path)
         guard let expected = DBusAPI.methods[DBusAPI.propertiesInterface]?[call.member] else {
-            throw DBusErrorReply("org.freedesktop.DBus.Error.UnknownMethod", "\(DBusAPI.propertiesInterface) has no method \(call.member)")
+            throw DBusErrorReply(.unknownMethod, "\(DBusAPI.propertiesInterface) has no method \(call.member)")
         }
         try DBusAPI.check(signature: call.signature, expected: expected, arguments: call.arguments)
         guard case .string(let interface)? = call.arguments.first else { throw .invalidArgs("expected an interface name") }
@@ -331,19 +311,19 @@ public actor DBusService: Service {
         switch (target, interface) {
         case (.manager, DBusAPI.managerInterface): all = await managerProperties()
         case (.session(let number), DBusAPI.sessionInterface): all = await sessionProperties(number)
-        default: throw DBusErrorReply("org.freedesktop.DBus.Error.UnknownInterface", "\(call.path) has no interface \(interface)")
+        default: throw DBusErrorReply(.unknownInterface, "\(call.path) has no interface \(interface)")
         }
         switch call.member {
-        case "GetAll":
+        case DBusAPI.Standard.getAll.name:
             server.replyProperties(call.token, all)
-        case "Get":
+        case DBusAPI.Standard.get.name:
             guard case .string(let name) = call.arguments[1] else { throw .invalidArgs("expected a property name") }
             guard let value = all.first(where: { $0.0 == name })?.1 else {
-                throw DBusErrorReply("org.freedesktop.DBus.Error.UnknownProperty", "\(interface) has no property \(name)")
+                throw DBusErrorReply(.unknownProperty, "\(interface) has no property \(name)")
             }
             server.replyVariant(call.token, value)
         default:
-            throw DBusErrorReply("org.freedesktop.DBus.Error.PropertyReadOnly", "every property of \(interface) is read-only")
+            throw DBusErrorReply(.propertyReadOnly, "every property of \(interface) is read-only")
         }
     }
 
@@ -352,45 +332,40 @@ public actor DBusService: Service {
         let byUID = Dictionary(ports.map { ($0.uid, $0) }, uniquingKeysWith: { a, _ in a })
         var list: [DBusValue] = []
         for (number, open) in sessions.sorted(by: { $0.key < $1.key }) {
-            guard let snapshot = await routes.snapshot(of: Self.sessionPath(number)) else { continue }
-            let configuration = snapshot.session.configuration
+            let path = DBusAPI.sessionPath(number)
+            guard let snapshot = await routes.snapshot(of: path) else { continue }
             list.append(
-                .structure([
-                    .objectPath(Self.sessionPath(number)), .string(open.owner), .string(open.app), .string(configuration.category.rawValue),
-                    .string(configuration.mode.rawValue), .array(configuration.options.names.map(DBusValue.string)),
-                    .bool(snapshot.session.isActive),
-                ]))
+                DBusAPI.value(
+                    of: SessionSummary(
+                        path: path, owner: open.owner, app: open.app, configuration: snapshot.session.configuration,
+                        isActive: snapshot.session.isActive)))
         }
+        typealias Manager = DBusAPI.Manager
         return [
-            ("Version", TypedValue(.uint32(DBusAPI.version), signature: "u")),
-            ("Route", TypedValue(DBusAPI.value(of: route, describe: { byUID[$0] }), signature: DBusAPI.routeSignature)),
-            ("Ports", TypedValue(.array(ports.map(DBusAPI.value(of:))), signature: "a" + DBusAPI.portSignature)),
-            ("SilentMode", TypedValue(.bool(silent), signature: "b")),
-            ("Sessions", TypedValue(.array(list), signature: "a(ossssasb)")),
+            Self.property(Manager.versionProperty, .uint32(DBusAPI.version)),
+            Self.property(Manager.routeProperty, DBusAPI.value(of: RoutePorts(route, describe: { byUID[$0] }))),
+            Self.property(Manager.portsProperty, .array(ports.map(DBusAPI.value(of:)))),
+            Self.property(Manager.silentModeProperty, .bool(silent)),
+            Self.property(Manager.sessionsProperty, .array(list)),
         ]
     }
 
     private func sessionProperties(_ number: Int) async -> [(String, TypedValue)] {
-        guard let snapshot = await routes.snapshot(of: Self.sessionPath(number)) else { return [] }
+        guard let snapshot = await routes.snapshot(of: DBusAPI.sessionPath(number)) else { return [] }
         let configuration = snapshot.session.configuration
+        typealias Session = DBusAPI.Session
         return [
-            ("Category", TypedValue(.string(configuration.category.rawValue), signature: "s")),
-            ("Mode", TypedValue(.string(configuration.mode.rawValue), signature: "s")),
-            ("Options", TypedValue(.array(configuration.options.names.map(DBusValue.string)), signature: "as")),
-            ("Active", TypedValue(.bool(snapshot.session.isActive), signature: "b")),
-            ("PreferredInput", TypedValue(.string(snapshot.session.preferredInput ?? ""), signature: "s")),
-            ("OtherAudioPlaying", TypedValue(.bool(snapshot.isOtherAudioPlaying), signature: "b")),
-            ("SecondaryAudioShouldBeSilencedHint", TypedValue(.bool(snapshot.secondaryAudioShouldBeSilencedHint), signature: "b")),
+            Self.property(Session.categoryProperty, .string(configuration.category.rawValue)),
+            Self.property(Session.modeProperty, .string(configuration.mode.rawValue)),
+            Self.property(Session.optionsProperty, .array(configuration.options.names.map(DBusValue.string))),
+            Self.property(Session.activeProperty, .bool(snapshot.session.isActive)),
+            Self.property(Session.preferredInputProperty, .string(snapshot.session.preferredInput ?? "")),
+            Self.property(Session.otherAudioPlayingProperty, .bool(snapshot.isOtherAudioPlaying)),
+            Self.property(Session.secondaryAudioShouldBeSilencedHintProperty, .bool(snapshot.secondaryAudioShouldBeSilencedHint)),
         ]
     }
 
-    // MARK: Paths
-
-    static func sessionPath(_ number: Int) -> String { DBusAPI.sessionsPath + "/\(number)" }
-
-    static func sessionNumber(_ path: String) -> Int? {
-        let prefix = DBusAPI.sessionsPath + "/"
-        guard path.hasPrefix(prefix), let number = Int(path.dropFirst(prefix.count)), number > 0 else { return nil }
-        return number
+    private static func property(_ property: BusProperty, _ value: DBusValue) -> (String, TypedValue) {
+        (property.name, TypedValue(value, signature: property.signature))
     }
 }

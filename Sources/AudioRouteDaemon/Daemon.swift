@@ -7,10 +7,6 @@ import AudioRouteWatchers
 import Logging
 import ServiceLifecycle
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A command line that cannot be used, said plainly.
 public struct UsageError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String
@@ -115,18 +111,6 @@ public struct DaemonPaths: Sendable, Hashable {
     }
 }
 
-/// The process environment as a dictionary.
-public func processEnvironment() -> [String: String] {
-    var result: [String: String] = [:]
-    var index = 0
-    while let entry = environ[index] {
-        let text = String(cString: entry)
-        if let equals = text.firstIndex(of: "=") { result[String(text[..<equals])] = String(text[text.index(after: equals)...]) }
-        index += 1
-    }
-    return result
-}
-
 /// Builds and runs the daemon's services.
 public enum Daemon {
     /// Loads the state, starts the state and route services, one service per
@@ -178,7 +162,7 @@ public enum Daemon {
         }
         if let server {
             // Last in the list, so it stops first: no call reaches a stopped route service.
-            let policy = AccessPolicy(enforced: bus != .session, audioGroup: groupID("audio"))
+            let policy = AccessPolicy(enforced: bus != .session, audioGroup: CurrentProcess.groupID(named: "audio"))
             services.append(.init(service: DBusService(server: server, routes: routeService, policy: policy, logger: logger), serviceName: "dbus"))
         }
         let group = ServiceGroup(
@@ -210,14 +194,8 @@ public enum Daemon {
         }
     }
 
-    /// The gid of group `name`, if it exists.
-    static func groupID(_ name: String) -> UInt32? {
-        guard let group = getgrnam(name) else { return nil }
-        return group.pointee.gr_gid
-    }
-
     private static func notify(_ state: String, logger: Logger) {
-        do throws(SystemdNotify.NotifyError) {
+        do throws(Errno) {
             try SystemdNotify.notify(state)
         } catch {
             logger.warning("\(error)")

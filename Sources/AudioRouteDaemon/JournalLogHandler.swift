@@ -2,11 +2,8 @@
 // (systemd sets JOURNAL_STREAM), each line carries its syslog priority as a `<N>`
 // prefix (sd-daemon(3)) and no time stamp, which journald adds itself. Elsewhere
 // (a terminal, a test, a file) swift-log's StreamLogHandler writes as before.
+import AudioRouteSystem
 import Logging
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A swift-log handler writing one line per message to a file descriptor in the form
 /// journald reads from a service's standard error: `<4>audiorouted.udev: message key=value`.
@@ -33,15 +30,9 @@ public struct JournalLogHandler: LogHandler {
         if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let own = event.metadata { merged.merge(own) { _, new in new } }
         let line = Self.line(level: event.level, label: label, message: event.message.description, metadata: merged)
-        // One write per line: lines from the daemon's threads do not interleave.
-        let bytes = Array(line.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }  // nowhere to log to: nothing else to do
-            offset += written
-        }
+        // One write per line: lines from the daemon's threads do not interleave. A failure
+        // leaves nowhere to log to: nothing else to do.
+        BorrowedDescriptor(fd).write(line)
     }
 
     /// The syslog priority journald reads from the `<N>` prefix.
@@ -73,9 +64,8 @@ public struct JournalLogHandler: LogHandler {
         guard let value = environment["JOURNAL_STREAM"] else { return false }
         let parts = value.split(separator: ":")
         guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return false }
-        return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
+        guard let status = try? BorrowedDescriptor(fd).status else { return false }
+        return status.device == device && status.inode == inode
     }
 }
 

@@ -133,7 +133,7 @@ public actor RouteService: Service {
     // MARK: Service
 
     public func run() async throws {
-        writeALSA(force: true)
+        writeALSA(RoutePorts(tower.route, describe: tower.port), force: true)
         await waitForEnumerations()
         onReady()
         // Parked until SIGTERM/SIGINT: no timers, no wake-ups while idle. The
@@ -321,7 +321,7 @@ public actor RouteService: Service {
         for change in outcome.portChanges { events.send(.portChanged(change)) }
         if let change = outcome.change {
             // The file first: a client that reacts to the announcement opens the new route.
-            writeALSA(force: false)
+            writeALSA(change.currentPorts, force: false)
             logger.info("route changed", metadata: ["reason": "\(change.reason.rawValue)", "route": "\(change.current)"])
             events.send(.routeChanged(change))
         }
@@ -329,8 +329,8 @@ public actor RouteService: Service {
         for warning in outcome.warnings { logger.warning("\(warning)") }
     }
 
-    private func writeALSA(force: Bool) {
-        let config = AlsaRouteConfig(route: tower.route, ports: tower.ports)
+    private func writeALSA(_ route: RoutePorts, force: Bool) {
+        let config = AlsaRouteConfig(route: route)
         guard force || config != written else { return }
         for problem in config.problems { logger.warning("\(problem)") }
         do throws(Errno) {

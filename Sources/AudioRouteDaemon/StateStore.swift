@@ -6,10 +6,6 @@ import AudioRouteDBus
 import AudioRouteWatchers
 import Logging
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Reads and writes `<directory>/state.json`.
 public struct StateStore: Sendable {
     /// The state directory (created 0700 on the first save).
@@ -83,31 +79,27 @@ public struct StateStore: Sendable {
     /// write a file that `load` would refuse.
     public func save(_ state: DaemonState) throws(Errno) {
         let bytes = state.bounded().fileBytes
-        guard bytes.count <= DaemonState.maxFileBytes else { throw Errno(Errno.Code(EFBIG), "save", path: path) }
+        guard bytes.count <= DaemonState.maxFileBytes else { throw Errno(.fileTooLarge, "save", path: path) }
         try AtomicFile.createDirectory(directory, mode: 0o700)
         try AtomicFile.write(bytes, to: path, mode: 0o600)
     }
 
     private func moveAside() -> String? {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        var parts = tm()
-        var seconds = now.tv_sec
-        gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let stamp = "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+        let stamp = UTCTime.now().basicISO8601
         for attempt in 0..<100 {
             let target = path + ".corrupt-" + stamp + (attempt == 0 ? "" : "-\(attempt)")
             // link + unlink rather than rename: never replaces an earlier corrupt file.
-            if link(path, target) == 0 {
-                unlink(path)
+            do throws(Errno) {
+                try FileNames.link(path, to: target)
+                try? FileNames.unlink(path)
                 return target
+            } catch where error.code == .fileExists {
+                continue
+            } catch {
+                // link can fail where rename works (a directory in the way, a filesystem without links).
+                guard (try? FileStatus(path: target, followLinks: false)) == nil else { return nil }
+                return (try? FileNames.rename(path, to: target)) != nil ? target : nil
             }
-            if errno == EEXIST { continue }
-            // link can fail where rename works (a directory in the way, a filesystem without links).
-            var info = stat()
-            if lstat(target, &info) != 0, rename(path, target) == 0 { return target }
-            return nil
         }
         return nil
     }

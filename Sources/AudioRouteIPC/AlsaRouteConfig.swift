@@ -5,10 +5,6 @@
 import AudioRouteCore
 import AudioRouteSystem
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The configuration text for one route. Building it is a pure function of the
 /// route's first output and first input port.
 public struct AlsaRouteConfig: Sendable, Hashable {
@@ -42,10 +38,13 @@ public struct AlsaRouteConfig: Sendable, Hashable {
 
     /// The configuration for `route`: its first output and first input. A
     /// multiRoute route's further outputs are not reachable through `audioroute`.
+    public init(route: RoutePorts) {
+        self.init(output: route.outputs.first, input: route.inputs.first)
+    }
+
+    /// The configuration for `route`, its uids described by `ports`.
     public init(route: Route, ports: [Port]) {
-        let output = route.outputs.first.flatMap { uid in ports.first { $0.uid == uid } }
-        let input = route.inputs.first.flatMap { uid in ports.first { $0.uid == uid } }
-        self.init(output: output, input: input)
+        self.init(route: RoutePorts(route, describe: { uid in ports.first { $0.uid == uid } }))
     }
 
     private static func side(_ port: Port?, direction: String, problems: inout [String]) -> Side {
@@ -149,9 +148,9 @@ public struct AlsaRouteConfigWriter: Sendable {
 
     /// Mode of the directory when it is created: 0700 for a user's runtime
     /// directory, 0755 for a system instance whose file every user's clients read.
-    public let directoryMode: mode_t
+    public let directoryMode: UInt32
 
-    public init(runtimeDirectory: String, directoryMode: mode_t = 0o700) {
+    public init(runtimeDirectory: String, directoryMode: UInt32 = 0o700) {
         directory = runtimeDirectory + "/audioroute"
         self.directoryMode = directoryMode
     }

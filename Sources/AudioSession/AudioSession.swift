@@ -5,7 +5,7 @@
 import AudioRouteCore
 import AudioRouteSystem
 import AudioRouteDBus
-import Glibc
+import AudioRouteIPC
 import Logging
 import Synchronization
 
@@ -77,11 +77,7 @@ public actor AudioSession {
     }
 
     private static func programName() -> String {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { readlink("/proc/self/exe", $0.baseAddress!.assumingMemoryBound(to: CChar.self), 4095) }
-        guard count > 0 else { return "" }
-        let path = String(decoding: buffer[0..<count], as: UTF8.self)
-        return String(path.split(separator: "/").last ?? "")
+        String(CurrentProcess.executablePath?.split(separator: "/").last ?? "")
     }
 
     // MARK: Notifications
@@ -159,14 +155,14 @@ public actor AudioSession {
             return connection
         }
         connection = client
-        let name = AudioRouteBusAPI.busName
+        let name = DBusAPI.busName
         do {
             try await client.addMatch(
                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(name)'")
-            try await client.addMatch("type='signal',sender='\(name)',path='\(AudioRouteBusAPI.managerPath)',interface='\(AudioRouteBusAPI.managerInterface)'")
+            try await client.addMatch(DBusAPI.signalMatch(interface: DBusAPI.managerInterface, path: DBusAPI.managerPath))
             // The daemon sends session signals to their owner only; this match also takes them
             // if they are ever broadcast (the path check in `handle` keeps other sessions' out).
-            try await client.addMatch("type='signal',sender='\(name)',interface='\(AudioRouteBusAPI.sessionInterface)'")
+            try await client.addMatch(DBusAPI.signalMatch(interface: DBusAPI.sessionInterface))
             daemonOwner = try await client.nameOwner(name)
             gate.open()
         } catch {
@@ -203,7 +199,7 @@ public actor AudioSession {
     public func close() async {
         if let connection, let sessionPath {
             _ = try? await connection.call(
-                destination: AudioRouteBusAPI.busName, path: sessionPath, interface: AudioRouteBusAPI.sessionInterface, member: "Close")
+                destination: DBusAPI.busName, path: sessionPath, interface: DBusAPI.sessionInterface, member: DBusAPI.Session.close.name)
         }
         sessionPath = nil
         wantsSession = false
@@ -218,29 +214,17 @@ public actor AudioSession {
         switch (signal.interface, signal.member) {
         case ("org.freedesktop.DBus", "NameOwnerChanged"):
             guard signal.sender == "org.freedesktop.DBus", signal.arguments.count == 3,
-                case .string(let name) = signal.arguments[0], name == AudioRouteBusAPI.busName,
+                case .string(let name) = signal.arguments[0], name == DBusAPI.busName,
                 case .string(let newOwner) = signal.arguments[2]
             else { return }
             await ownerChanged(to: newOwner.isEmpty ? nil : newOwner)
-        case (AudioRouteBusAPI.managerInterface, _):
+        case (DBusAPI.managerInterface, _):
             guard signal.sender != nil, signal.sender == daemonOwner else { return }
             if let notification = NotificationDelivery.broadcast(signal, logger: logger) { post(notification) }
-        case (AudioRouteBusAPI.sessionInterface, _):
+        case (DBusAPI.sessionInterface, _):
             guard signal.sender != nil, signal.sender == daemonOwner, signal.path == sessionPath else { return }
-            do {
-                switch signal.member {
-                case "Interruption": post(.interruption(try Wire.interruption(signal.arguments)))
-                case "Ducked": post(.ducked)
-                case "Unducked": post(.unducked)
-                case "Silenced": post(.silenced)
-                case "Unsilenced": post(.unsilenced)
-                case "SilenceSecondaryAudioHint":
-                    guard let first = signal.arguments.first,
-                        let type = SilenceSecondaryAudioHintType(rawValue: try Wire.string(first, "SilenceSecondaryAudioHint"))
-                    else { throw AudioSessionError.badReply("SilenceSecondaryAudioHint is not begin/end") }
-                    post(.silenceSecondaryAudioHint(type))
-                default: return
-                }
+            do throws(AudioSessionError) {
+                if let notification = try Wire.sessionNotification(member: signal.member, signal.arguments) { post(notification) }
             } catch {
                 logger.warning("audioroute: ignoring \(signal.member) from the daemon: \(error)")
             }
@@ -297,60 +281,60 @@ public actor AudioSession {
 
     private func openSession() async throws(AudioSessionError) -> String {
         let client = try await ensureConnection()
-        let reply = try await managerCall(client, "OpenSession", "s", [.string(appName)])
+        let reply = try await managerCall(client, DBusAPI.Manager.openSession, [.string(appName)])
         guard case .objectPath(let path)? = reply.first else { throw .badReply("OpenSession did not return an object path") }
         sessionPath = path
         wantsSession = true
         if category != .soloAmbient || mode != .default || !categoryOptions.isEmpty {
-            _ = try await sessionCall(client, path, "SetCategory", "ssas", [
-                .string(category.rawValue), .string(mode.rawValue), .array(categoryOptions.names.map { .string($0) }),
-            ])
+            _ = try await sessionCall(
+                client, path, DBusAPI.Session.setCategory, DBusAPI.setCategoryArguments(category, mode: mode, options: categoryOptions))
         }
         if !prefersInterruptionOnRouteDisconnect {
-            _ = try await sessionCall(client, path, "SetPrefersInterruptionOnRouteDisconnect", "b", [.bool(false)])
+            _ = try await sessionCall(client, path, DBusAPI.Session.setPrefersInterruptionOnRouteDisconnect, [.bool(false)])
         }
         return path
     }
 
+    /// Calls `method` on the manager object.
     private func managerCall(
-        _ client: DBusClientConnection, _ member: String, _ signature: String = "", _ arguments: [DBusValue] = []
+        _ client: DBusClientConnection, _ method: BusMethod, _ arguments: [DBusValue] = []
     ) async throws(AudioSessionError) -> [DBusValue] {
-        do {
-            return try await client.call(
-                destination: AudioRouteBusAPI.busName, path: AudioRouteBusAPI.managerPath, interface: AudioRouteBusAPI.managerInterface,
-                member: member, signature: signature, arguments: arguments)
-        } catch {
-            throw Wire.error(error, bus: bus.description)
-        }
+        try await call(client, DBusAPI.managerPath, method, arguments)
     }
 
+    /// Calls `method` on the session at `path`.
     private func sessionCall(
-        _ client: DBusClientConnection, _ path: String, _ member: String, _ signature: String = "", _ arguments: [DBusValue] = []
+        _ client: DBusClientConnection, _ path: String, _ method: BusMethod, _ arguments: [DBusValue] = []
+    ) async throws(AudioSessionError) -> [DBusValue] {
+        try await call(client, path, method, arguments)
+    }
+
+    private func call(
+        _ client: DBusClientConnection, _ path: String, _ method: BusMethod, _ arguments: [DBusValue]
     ) async throws(AudioSessionError) -> [DBusValue] {
         do {
             return try await client.call(
-                destination: AudioRouteBusAPI.busName, path: path, interface: AudioRouteBusAPI.sessionInterface,
-                member: member, signature: signature, arguments: arguments)
+                destination: DBusAPI.busName, path: path, interface: method.interface, member: method.name, signature: method.input,
+                arguments: arguments)
         } catch {
             throw Wire.error(error, bus: bus.description)
         }
     }
 
-    private func managerProperty(_ name: String) async throws(AudioSessionError) -> DBusValue {
+    private func managerProperty(_ property: BusProperty) async throws(AudioSessionError) -> DBusValue {
         let client = try await ensureConnection()
-        do {
-            return try await client.property(
-                destination: AudioRouteBusAPI.busName, path: AudioRouteBusAPI.managerPath, interface: AudioRouteBusAPI.managerInterface, name: name)
-        } catch {
-            throw Wire.error(error, bus: bus.description)
-        }
+        return try await self.property(client, DBusAPI.managerPath, property)
     }
 
-    private func sessionProperty(_ name: String) async throws(AudioSessionError) -> DBusValue {
+    private func sessionProperty(_ property: BusProperty) async throws(AudioSessionError) -> DBusValue {
         let path = try await ensureSession()
         let client = try await ensureConnection()
+        return try await self.property(client, path, property)
+    }
+
+    private func property(_ client: DBusClientConnection, _ path: String, _ property: BusProperty) async throws(AudioSessionError) -> DBusValue {
         do {
-            return try await client.property(destination: AudioRouteBusAPI.busName, path: path, interface: AudioRouteBusAPI.sessionInterface, name: name)
+            return try await client.property(destination: DBusAPI.busName, path: path, interface: property.interface, name: property.name)
         } catch {
             throw Wire.error(error, bus: bus.description)
         }
@@ -363,9 +347,7 @@ public actor AudioSession {
     public func setCategory(_ category: Category, mode: Mode = .default, options: CategoryOptions = []) async throws(AudioSessionError) {
         let path = try await ensureSession()
         let client = try await ensureConnection()
-        _ = try await sessionCall(client, path, "SetCategory", "ssas", [
-            .string(category.rawValue), .string(mode.rawValue), .array(options.names.map { .string($0) }),
-        ])
+        _ = try await sessionCall(client, path, DBusAPI.Session.setCategory, DBusAPI.setCategoryArguments(category, mode: mode, options: options))
         self.category = category
         self.mode = mode
         self.categoryOptions = options
@@ -384,22 +366,22 @@ public actor AudioSession {
     public func setActive(_ active: Bool, options: SetActiveOptions = []) async throws(AudioSessionError) {
         let path = try await ensureSession()
         let client = try await ensureConnection()
-        _ = try await sessionCall(client, path, "SetActive", "bb", [.bool(active), .bool(options.contains(.notifyOthersOnDeactivation))])
+        _ = try await sessionCall(client, path, DBusAPI.Session.setActive, [.bool(active), .bool(options.contains(.notifyOthersOnDeactivation))])
     }
 
     /// Whether the daemon considers this session active (false after an interruption began).
     public var isActive: Bool {
-        get async throws(AudioSessionError) { try Wire.bool(try await sessionProperty("Active"), "Active") }
+        get async throws(AudioSessionError) { try Wire.bool(try await sessionProperty(DBusAPI.Session.activeProperty), "Active") }
     }
 
     /// The current route, with whole port descriptions.
     public var currentRoute: RouteDescription {
-        get async throws(AudioSessionError) { try Wire.route(try await managerProperty("Route")) }
+        get async throws(AudioSessionError) { try Wire.route(try await managerProperty(DBusAPI.Manager.routeProperty)) }
     }
 
     /// Every port present now.
     public var availablePorts: [PortDescription] {
-        get async throws(AudioSessionError) { try Wire.ports(try await managerProperty("Ports")) }
+        get async throws(AudioSessionError) { try Wire.ports(try await managerProperty(DBusAPI.Manager.portsProperty)) }
     }
 
     /// The input ports present now (AVAudioSession.availableInputs).
@@ -410,7 +392,7 @@ public actor AudioSession {
     /// The preferred input, if one is set and present.
     public var preferredInput: PortDescription? {
         get async throws(AudioSessionError) {
-            let uid = try Wire.string(try await sessionProperty("PreferredInput"), "PreferredInput")
+            let uid = try Wire.string(try await sessionProperty(DBusAPI.Session.preferredInputProperty), "PreferredInput")
             guard !uid.isEmpty else { return nil }
             return try await availablePorts.first { $0.uid == uid }
         }
@@ -425,7 +407,7 @@ public actor AudioSession {
     public func setPreferredInput(uid: String?) async throws(AudioSessionError) {
         let path = try await ensureSession()
         let client = try await ensureConnection()
-        _ = try await sessionCall(client, path, "SetPreferredInput", "s", [.string(uid ?? "")])
+        _ = try await sessionCall(client, path, DBusAPI.Session.setPreferredInput, [.string(uid ?? "")])
     }
 
     /// Overrides the output to the built-in speaker (playAndRecord only), or removes the override.
@@ -433,27 +415,28 @@ public actor AudioSession {
     public func overrideOutputAudioPort(_ override: OutputOverride) async throws(AudioSessionError) {
         let path = try await ensureSession()
         let client = try await ensureConnection()
-        _ = try await sessionCall(client, path, "OverrideOutput", "s", [.string(override.rawValue)])
+        _ = try await sessionCall(client, path, DBusAPI.Session.overrideOutput, [.string(override.rawValue)])
     }
 
     /// Whether a route disconnect interrupts this (playback) session. Default true.
     public func setPrefersInterruptionOnRouteDisconnect(_ value: Bool) async throws(AudioSessionError) {
         let path = try await ensureSession()
         let client = try await ensureConnection()
-        _ = try await sessionCall(client, path, "SetPrefersInterruptionOnRouteDisconnect", "b", [.bool(value)])
+        _ = try await sessionCall(client, path, DBusAPI.Session.setPrefersInterruptionOnRouteDisconnect, [.bool(value)])
         prefersInterruptionOnRouteDisconnect = value
     }
 
     /// True while another app's non-mixable session is active.
     public var secondaryAudioShouldBeSilencedHint: Bool {
         get async throws(AudioSessionError) {
-            try Wire.bool(try await sessionProperty("SecondaryAudioShouldBeSilencedHint"), "SecondaryAudioShouldBeSilencedHint")
+            try Wire.bool(
+                try await sessionProperty(DBusAPI.Session.secondaryAudioShouldBeSilencedHintProperty), "SecondaryAudioShouldBeSilencedHint")
         }
     }
 
     /// True while any other session is active.
     public var isOtherAudioPlaying: Bool {
-        get async throws(AudioSessionError) { try Wire.bool(try await sessionProperty("OtherAudioPlaying"), "OtherAudioPlaying") }
+        get async throws(AudioSessionError) { try Wire.bool(try await sessionProperty(DBusAPI.Session.otherAudioPlayingProperty), "OtherAudioPlaying") }
     }
 
     // MARK: The route manager (not per session)
@@ -462,28 +445,28 @@ public actor AudioSession {
     public func setPriority(_ priority: Int, forPort uid: String) async throws(AudioSessionError) {
         guard let value = Int32(exactly: priority) else { throw .invalidArguments("priority \(priority) is out of range") }
         let client = try await ensureConnection()
-        _ = try await managerCall(client, "SetPortPriority", "si", [.string(uid), .int32(value)])
+        _ = try await managerCall(client, DBusAPI.Manager.setPortPriority, [.string(uid), .int32(value)])
     }
 
     /// The ring/silent switch: silences ambient and soloAmbient sessions.
     public var silentMode: Bool {
-        get async throws(AudioSessionError) { try Wire.bool(try await managerProperty("SilentMode"), "SilentMode") }
+        get async throws(AudioSessionError) { try Wire.bool(try await managerProperty(DBusAPI.Manager.silentModeProperty), "SilentMode") }
     }
 
     public func setSilentMode(_ on: Bool) async throws(AudioSessionError) {
         let client = try await ensureConnection()
-        _ = try await managerCall(client, "SetSilentMode", "b", [.bool(on)])
+        _ = try await managerCall(client, DBusAPI.Manager.setSilentMode, [.bool(on)])
     }
 
     /// Every session the daemon holds.
     public var sessions: [SessionSummary] {
-        get async throws(AudioSessionError) { try Wire.sessions(try await managerProperty("Sessions")) }
+        get async throws(AudioSessionError) { try Wire.sessions(try await managerProperty(DBusAPI.Manager.sessionsProperty)) }
     }
 
     /// Which rule chose the current route, and why each other port lost.
-    public func explain() async throws(AudioSessionError) -> RouteExplanation {
+    public func explain() async throws(AudioSessionError) -> ExplainReply {
         let client = try await ensureConnection()
-        return try Wire.explanation(try await managerCall(client, "Explain"))
+        return try Wire.explanation(try await managerCall(client, DBusAPI.Manager.explain))
     }
 
     /// The object path of this session while open (nil before first use and while the daemon is away).

@@ -8,6 +8,7 @@
 import AudioRouteCore
 import AudioRouteSystem
 import AudioRouteDBus
+import AudioRouteIPC
 import Logging
 import Synchronization
 
@@ -58,7 +59,7 @@ final class NotificationDelivery: Sendable {
     /// leaves every other signal, and every signal while earlier ones are still on their way
     /// through the actor, to the actor.
     func intercept(_ signal: DBusSignal, gate: SignalGate, logger: Logger) -> Bool {
-        let fast = signal.interface == AudioRouteBusAPI.managerInterface
+        let fast = signal.interface == DBusAPI.managerInterface
         guard gate.pass(fast: fast) else { return false }
         // Taken: from the daemon, posted; from anyone else, dropped (as the actor would).
         if signal.sender != nil, signal.sender == owner, let notification = Self.broadcast(signal, logger: logger) {
@@ -72,13 +73,13 @@ final class NotificationDelivery: Sendable {
     static func broadcast(_ signal: DBusSignal, logger: Logger) -> AudioSessionNotification? {
         do {
             switch signal.member {
-            case "RouteChanged": return .routeChange(try Wire.routeChange(signal.arguments))
-            case "PortsChanged":
+            case DBusAPI.Manager.routeChanged.name: return .routeChange(try Wire.routeChange(signal.arguments))
+            case DBusAPI.Manager.portsChanged.name:
                 let (kind, port) = try Wire.portsChanged(signal.arguments)
                 return .portsChanged(kind, port)
-            case "SilentModeChanged":
+            case DBusAPI.Manager.silentModeChanged.name:
                 guard let first = signal.arguments.first else { return nil }
-                return .silentModeChanged(try Wire.bool(first, "SilentModeChanged"))
+                return .silentModeChanged(try Wire.bool(first, DBusAPI.Manager.silentModeChanged.name))
             default: return nil
             }
         } catch {

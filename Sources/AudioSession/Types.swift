@@ -2,6 +2,7 @@
 // description, a route description, notifications and typed errors.
 
 import AudioRouteCore
+import AudioRouteIPC
 
 /// One port as the daemon describes it (AVAudioSessionPortDescription).
 public struct PortDescription: Sendable, Hashable, CustomStringConvertible {
@@ -32,6 +33,13 @@ public struct PortDescription: Sendable, Hashable, CustomStringConvertible {
         self.sequence = sequence
     }
 
+    /// `port` as the library describes it.
+    public init(_ port: Port) {
+        self.init(
+            uid: port.uid, portType: port.type, portName: port.name, direction: port.direction, device: port.device, alsa: port.alsa,
+            priority: port.priority, sequence: port.sequence)
+    }
+
     /// The core model's port.
     public var port: Port {
         Port(uid: uid, type: portType, device: device, name: portName, direction: direction, priority: priority, sequence: sequence, alsa: alsa)
@@ -48,6 +56,11 @@ public struct RouteDescription: Sendable, Hashable, CustomStringConvertible {
     public init(outputs: [PortDescription] = [], inputs: [PortDescription] = []) {
         self.outputs = outputs
         self.inputs = inputs
+    }
+
+    /// `route` as the library describes it.
+    public init(_ route: RoutePorts) {
+        self.init(outputs: route.outputs.map(PortDescription.init), inputs: route.inputs.map(PortDescription.init))
     }
 
     /// The route by uids, as the core model and `audioroute simulate` print it.
@@ -101,6 +114,14 @@ public enum SilenceSecondaryAudioHintType: String, Sendable, Hashable {
 /// How a port changed in `portsChanged`.
 public enum PortChangeKind: String, Sendable, Hashable {
     case added, removed, updated
+
+    init(_ kind: PortChange.Kind) {
+        switch kind {
+        case .added: self = .added
+        case .removed: self = .removed
+        case .updated: self = .updated
+        }
+    }
 }
 
 /// Everything an `AudioSession` announces, in delivery order.
@@ -126,38 +147,12 @@ public enum AudioSessionNotification: Sendable, Hashable {
     case mediaServicesWereReset
 }
 
-/// A session as `Sessions` lists it.
-public struct SessionSummary: Sendable, Hashable {
-    public var path: String
-    public var owner: String
-    public var app: String
-    public var category: String
-    public var mode: String
-    public var options: [String]
-    public var isActive: Bool
-}
+/// A session as `Sessions` lists it (the contract's type).
+public typealias SessionSummary = AudioRouteIPC.SessionSummary
 
-/// Which rule chose the route and why each other port lost (`Explain`).
-public struct RouteExplanation: Sendable, Hashable {
-    public var outputRule: String
-    public var inputRule: String
-    /// Per port uid, the reasons.
-    public var ports: [(uid: String, reasons: [String])]
-
-    public static func == (a: Self, b: Self) -> Bool {
-        a.outputRule == b.outputRule && a.inputRule == b.inputRule
-            && a.ports.map(\.uid) == b.ports.map(\.uid) && a.ports.map(\.reasons) == b.ports.map(\.reasons)
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(outputRule)
-        hasher.combine(inputRule)
-        for port in ports {
-            hasher.combine(port.uid)
-            hasher.combine(port.reasons)
-        }
-    }
-}
+/// Which rule chose the route and why each other port lost, as `explain()` returns it (the
+/// contract's type; Core's `RouteExplanation` is the daemon's own, with typed rules).
+public typealias ExplainReply = AudioRouteIPC.ExplainReply
 
 /// Errors of the client library. The first group mirrors the daemon's D-Bus error names.
 public enum AudioSessionError: Error, Sendable, Hashable, CustomStringConvertible {

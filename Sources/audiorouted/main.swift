@@ -7,31 +7,25 @@ import AudioRouteDBus
 import AudioRouteWatchers
 import Logging
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 private func fail(_ message: String, status: Int32) -> Never {
-    var bytes = Array("audiorouted: \(message)\n".utf8)
-    if status == 2 { bytes += Array((DaemonOptions.usage + "\n").utf8) }
-    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-    exit(status)
+    BorrowedDescriptor.standardError.write("audiorouted: \(message)\n" + (status == 2 ? DaemonOptions.usage + "\n" : ""))
+    CurrentProcess.exit(status)
 }
 
 // A write to a peer that went away (standard error a pipe whose reader exited, as under
 // D-Bus activation's Exec=; a socket) must fail with EPIPE, not kill the daemon: systemd
 // sets SIGPIPE ignored for its services, nothing else does. First, before anything writes.
 // Inherited across exec, but the daemon starts no process.
-signal(SIGPIPE, SIG_IGN)
+CurrentProcess.ignoreBrokenPipe()
 
-let environment = processEnvironment()
+let environment = CurrentProcess.environment
 let options: DaemonOptions
 let paths: DaemonPaths
 do throws(UsageError) {
     options = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()))
     if options.help {
         print(DaemonOptions.usage)
-        exit(0)
+        CurrentProcess.exit(0)
     }
     paths = try options.paths(environment: environment)
 } catch {
@@ -46,7 +40,7 @@ guard executor.install() else { fail("another executor is installed", status: 1)
 // Before any thread exists, so that every thread leaves SIGTERM/SIGINT to the loop's signalfd.
 let signals: AsyncStream<Int32>
 do throws(Errno) {
-    signals = try SignalStream.make([SIGTERM, SIGINT], loop: executor)
+    signals = try SignalStream.make([SignalNumber.terminate, SignalNumber.interrupt], loop: executor)
 } catch {
     fail("cannot take SIGTERM and SIGINT: \(error)", status: 1)
 }
@@ -72,12 +66,12 @@ Task {
         try await Daemon.run(
             paths: paths, watchers: watchers, bus: bus, logger: logger,
             signals: signals, sleep: { try await executor.sleep(for: $0) }, executor: executor)
-        exit(0)
+        CurrentProcess.exit(0)
     } catch let error as StartupError {
         fail(error.description, status: 1)
     } catch {
         logger.critical("stopped on error", metadata: ["error": "\(error)"])
-        exit(1)
+        CurrentProcess.exit(1)
     }
 }
 executor.run()

@@ -299,7 +299,7 @@ struct TowerProperties {
                 guard let outcome = try? simulator.apply(step) else { continue }
                 let after = simulator.tower.route
                 if before != after {
-                    #expect(outcome.change == RouteChange(reason: outcome.change?.reason ?? .unknown, previous: before, current: after), "\(step)")
+                    #expect(outcome.change?.uids == RouteChange(reason: outcome.change?.reason ?? .unknown, previous: before, current: after), "\(step)")
                     // A port event names the reason, unless the route stays on the same
                     // devices (a profile switch): then it is a configuration change.
                     let sameDevices = !devicesBefore.isEmpty && devicesBefore == routeDevices(after, simulator.tower.ports)

@@ -419,7 +419,7 @@ struct NoSuitableRouteRuleTests {
         var tower = try activeTower([port("spk", .builtInSpeaker)], .playback)
         let outcome = try tower.setCategory(.record, session: "app")
         #expect(tower.route == Route())
-        #expect(outcome.change == RouteChange(reason: .noSuitableRouteForCategory, previous: Route(outputs: ["spk"]), current: Route()))
+        #expect(outcome.change?.uids == RouteChange(reason: .noSuitableRouteForCategory, previous: Route(outputs: ["spk"]), current: Route()))
     }
 }
 

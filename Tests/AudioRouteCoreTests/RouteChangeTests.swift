@@ -9,9 +9,25 @@ struct RouteChangeReasonTests {
     func newDevice() throws {
         var tower = try activeTower(laptop, .playback)
         let outcome = try tower.addPorts([port("hp", .headphones)])
-        #expect(outcome.change == RouteChange(reason: .newDeviceAvailable, previous: Route(outputs: ["spk"]), current: Route(outputs: ["hp"])))
+        #expect(outcome.change?.uids == RouteChange(reason: .newDeviceAvailable, previous: Route(outputs: ["spk"]), current: Route(outputs: ["hp"])))
         #expect(outcome.portChanges.map(\.kind) == [.added])
         #expect(outcome.portChanges.map(\.port.uid) == ["hp"])
+    }
+
+    @Test("a change describes both routes' ports: a port that has just gone as it was")
+    func describedPorts() throws {
+        var tower = try activeTower(phone + wiredHeadset(sequence: 10), .playAndRecord)
+        let hp = try #require(tower.port("hp"))
+        let hsmic = try #require(tower.port("hsmic"))
+        let change = try #require(try tower.removePorts(["hp", "hsmic"]).change)
+        #expect(change.previousPorts == RoutePorts(outputs: [hp], inputs: [hsmic]))
+        #expect(change.currentPorts == RoutePorts(outputs: [tower.port("rcv")!], inputs: [tower.port("mic")!]))
+        #expect(change.previousPorts.route == change.previous)
+        #expect(change.currentPorts.route == change.current)
+        // An arrival: the new port as the tower took it (with its sequence).
+        let arrived = try #require(try tower.addPorts([port("hp", .headphones)]).change)
+        #expect(arrived.currentPorts.outputs == [tower.port("hp")!])
+        #expect(arrived.previousPorts.outputs == [tower.port("rcv")!])
     }
 
     @Test("an arrival the route does not move to: no change, but portsChanged")
@@ -28,7 +44,7 @@ struct RouteChangeReasonTests {
         var tower = try activeTower(phone + wiredHeadset(sequence: 10), .playAndRecord)
         let outcome = try tower.removePorts(["hp", "hsmic"])
         #expect(
-            outcome.change
+            outcome.change?.uids
                 == RouteChange(reason: .oldDeviceUnavailable, previous: Route(inputs: ["hsmic"], outputs: ["hp"]), current: Route(inputs: ["mic"], outputs: ["rcv"])))
         #expect(outcome.portChanges.map(\.kind) == [.removed, .removed])
         #expect(outcome.portChanges.map(\.port.uid) == ["hp", "hsmic"])
@@ -47,7 +63,7 @@ struct RouteChangeReasonTests {
     func categoryChange() throws {
         var tower = try activeTower(phone, .playback)
         var outcome = try tower.setCategory(.playAndRecord, session: "app")
-        #expect(outcome.change == RouteChange(reason: .categoryChange, previous: Route(outputs: ["spk"]), current: Route(inputs: ["mic"], outputs: ["rcv"])))
+        #expect(outcome.change?.uids == RouteChange(reason: .categoryChange, previous: Route(outputs: ["spk"]), current: Route(inputs: ["mic"], outputs: ["rcv"])))
         outcome = try tower.setCategory(.playAndRecord, mode: .videoChat, session: "app")
         #expect(outcome.change?.reason == .categoryChange)
         #expect(tower.route.outputs == ["spk"])
@@ -59,9 +75,9 @@ struct RouteChangeReasonTests {
     func controllingSessionChange() throws {
         var tower = try makeTower(phone, sessions: [("call", .playAndRecord, .default, []), ("music", .playback, .default, [])])
         var outcome = try tower.setActive(true, session: "call")
-        #expect(outcome.change == RouteChange(reason: .categoryChange, previous: Route(outputs: ["spk"]), current: Route(inputs: ["mic"], outputs: ["rcv"])))
+        #expect(outcome.change?.uids == RouteChange(reason: .categoryChange, previous: Route(outputs: ["spk"]), current: Route(inputs: ["mic"], outputs: ["rcv"])))
         outcome = try tower.setActive(true, session: "music")
-        #expect(outcome.change == RouteChange(reason: .categoryChange, previous: Route(inputs: ["mic"], outputs: ["rcv"]), current: Route(outputs: ["spk"])))
+        #expect(outcome.change?.uids == RouteChange(reason: .categoryChange, previous: Route(inputs: ["mic"], outputs: ["rcv"]), current: Route(outputs: ["spk"])))
     }
 
     @Test("a change to a session that does not control the route announces nothing")
@@ -77,9 +93,9 @@ struct RouteChangeReasonTests {
     func overrideReason() throws {
         var tower = try activeTower(phone, .playAndRecord)
         var outcome = try tower.overrideOutput(.speaker, session: "app")
-        #expect(outcome.change == RouteChange(reason: .override, previous: Route(inputs: ["mic"], outputs: ["rcv"]), current: Route(inputs: ["mic"], outputs: ["spk"])))
+        #expect(outcome.change?.uids == RouteChange(reason: .override, previous: Route(inputs: ["mic"], outputs: ["rcv"]), current: Route(inputs: ["mic"], outputs: ["spk"])))
         outcome = try tower.overrideOutput(.none, session: "app")
-        #expect(outcome.change == RouteChange(reason: .override, previous: Route(inputs: ["mic"], outputs: ["spk"]), current: Route(inputs: ["mic"], outputs: ["rcv"])))
+        #expect(outcome.change?.uids == RouteChange(reason: .override, previous: Route(inputs: ["mic"], outputs: ["spk"]), current: Route(inputs: ["mic"], outputs: ["rcv"])))
     }
 
     @Test("override: the preferred input set and cleared")
@@ -97,7 +113,7 @@ struct RouteChangeReasonTests {
     func priorityReason() throws {
         var tower = try activeTower(laptop + [port("hp", .headphones, sequence: 5), port("hdmi", .HDMI, sequence: 6)], .playback)
         let outcome = try tower.setPriority(200, for: "hdmi")
-        #expect(outcome.change == RouteChange(reason: .override, previous: Route(outputs: ["hp"]), current: Route(outputs: ["hdmi"])))
+        #expect(outcome.change?.uids == RouteChange(reason: .override, previous: Route(outputs: ["hp"]), current: Route(outputs: ["hdmi"])))
         #expect(outcome.portChanges.map(\.kind) == [.updated])
         expectError(.unknownPort("nope")) { try tower.setPriority(1, for: "nope") }
     }
@@ -116,7 +132,7 @@ struct RouteChangeReasonTests {
     func configurationChange() throws {
         var tower = try activeTower(laptop + [port("usb", .usbAudio, direction: .output, sequence: 5, alsa: "plughw:CARD=A,DEV=0")], .playback)
         let outcome = try tower.updatePort(port("usb", .usbAudio, direction: .output, alsa: "plughw:CARD=A,DEV=1"))
-        #expect(outcome.change == RouteChange(reason: .routeConfigurationChange, previous: Route(outputs: ["usb"]), current: Route(outputs: ["usb"])))
+        #expect(outcome.change?.uids == RouteChange(reason: .routeConfigurationChange, previous: Route(outputs: ["usb"]), current: Route(outputs: ["usb"])))
         #expect(outcome.portChanges.map(\.kind) == [.updated])
         #expect(tower.port("usb")?.sequence == 5, "an update keeps the port's sequence")
         #expect(tower.port("usb")?.alsa == "plughw:CARD=A,DEV=1")
@@ -137,7 +153,7 @@ struct RouteChangeReasonTests {
         var tower = try activeTower(phone, .playAndRecord)
         _ = try tower.overrideOutput(.speaker, session: "app")
         let outcome = try tower.addPorts([port("usb", .usbAudio, direction: .duplex)])
-        #expect(outcome.change == RouteChange(reason: .newDeviceAvailable, previous: Route(inputs: ["mic"], outputs: ["spk"]), current: Route(inputs: ["usb"], outputs: ["usb"])))
+        #expect(outcome.change?.uids == RouteChange(reason: .newDeviceAvailable, previous: Route(inputs: ["mic"], outputs: ["spk"]), current: Route(inputs: ["usb"], outputs: ["usb"])))
     }
 
     @Test("a port event names the reason when it also interrupts and replaces the controlling session")
@@ -149,14 +165,14 @@ struct RouteChangeReasonTests {
         let outcome = try tower.removePorts(["usb"])
         #expect(events(outcome) == ["music:interruptionBegan(routeDisconnected)"])
         #expect(tower.controllingSession?.id == "call")
-        #expect(outcome.change == RouteChange(reason: .oldDeviceUnavailable, previous: Route(outputs: ["usb"]), current: Route(inputs: ["mic"], outputs: ["rcv"])))
+        #expect(outcome.change?.uids == RouteChange(reason: .oldDeviceUnavailable, previous: Route(outputs: ["usb"]), current: Route(inputs: ["mic"], outputs: ["rcv"])))
     }
 
     @Test("a port event names the reason even when it leaves a needed side empty")
     func removalLeavingNoRoute() throws {
         var tower = try activeTower([port("spk", .builtInSpeaker), port("mic", .builtInMic)], .record)
         let outcome = try tower.removePorts(["mic"])
-        #expect(outcome.change == RouteChange(reason: .oldDeviceUnavailable, previous: Route(inputs: ["mic"]), current: Route()))
+        #expect(outcome.change?.uids == RouteChange(reason: .oldDeviceUnavailable, previous: Route(inputs: ["mic"]), current: Route()))
         #expect(tower.resolution.lacksSuitableRoute)
     }
 
@@ -165,9 +181,9 @@ struct RouteChangeReasonTests {
         var tower = try activeTower(laptop, .playAndRecord)
         #expect(tower.route == Route(inputs: ["mic"], outputs: ["spk"]))
         let plugged = try tower.addPorts([port("usbmic", .usbAudio, device: "usb1", direction: .input)])
-        #expect(plugged.change == RouteChange(reason: .newDeviceAvailable, previous: Route(inputs: ["mic"], outputs: ["spk"]), current: Route(inputs: ["usbmic"], outputs: ["spk"])))
+        #expect(plugged.change?.uids == RouteChange(reason: .newDeviceAvailable, previous: Route(inputs: ["mic"], outputs: ["spk"]), current: Route(inputs: ["usbmic"], outputs: ["spk"])))
         let unplugged = try tower.removePorts(["usbmic"])
-        #expect(unplugged.change == RouteChange(reason: .oldDeviceUnavailable, previous: Route(inputs: ["usbmic"], outputs: ["spk"]), current: Route(inputs: ["mic"], outputs: ["spk"])))
+        #expect(unplugged.change?.uids == RouteChange(reason: .oldDeviceUnavailable, previous: Route(inputs: ["usbmic"], outputs: ["spk"]), current: Route(inputs: ["mic"], outputs: ["spk"])))
     }
 
     @Test("the built-in mic leaving while the output is on line out is oldDeviceUnavailable (issue 14)")
@@ -175,7 +191,7 @@ struct RouteChangeReasonTests {
         var tower = try activeTower(laptop + [port("line", .lineOut, sequence: 5)], .playAndRecord)
         #expect(tower.route == Route(inputs: ["mic"], outputs: ["line"]))
         let outcome = try tower.removePorts(["mic"])
-        #expect(outcome.change == RouteChange(reason: .oldDeviceUnavailable, previous: Route(inputs: ["mic"], outputs: ["line"]), current: Route(outputs: ["line"])))
+        #expect(outcome.change?.uids == RouteChange(reason: .oldDeviceUnavailable, previous: Route(inputs: ["mic"], outputs: ["line"]), current: Route(outputs: ["line"])))
     }
 
     @Test("an update that moves the route to other devices is the arrival or departure it amounts to")
@@ -184,9 +200,9 @@ struct RouteChangeReasonTests {
         #expect(tower.route == Route(inputs: ["mic"], outputs: ["le"]))
         // The headset's microphone transport appears: the input moves to the headset.
         let gained = try tower.updatePort(port("le", .bluetoothLE, device: "buds", direction: .duplex))
-        #expect(gained.change == RouteChange(reason: .newDeviceAvailable, previous: Route(inputs: ["mic"], outputs: ["le"]), current: Route(inputs: ["le"], outputs: ["le"])))
+        #expect(gained.change?.uids == RouteChange(reason: .newDeviceAvailable, previous: Route(inputs: ["mic"], outputs: ["le"]), current: Route(inputs: ["le"], outputs: ["le"])))
         let lost = try tower.updatePort(port("le", .bluetoothLE, device: "buds", direction: .output))
-        #expect(lost.change == RouteChange(reason: .oldDeviceUnavailable, previous: Route(inputs: ["le"], outputs: ["le"]), current: Route(inputs: ["mic"], outputs: ["le"])))
+        #expect(lost.change?.uids == RouteChange(reason: .oldDeviceUnavailable, previous: Route(inputs: ["le"], outputs: ["le"]), current: Route(inputs: ["mic"], outputs: ["le"])))
     }
 
     @Test("outside port events an empty needed side names the reason, even for an override (docs/decisions.md)")
@@ -194,7 +210,7 @@ struct RouteChangeReasonTests {
         var tower = try activeTower([port("spk", .builtInSpeaker), port("rcv", .builtInReceiver)], .playAndRecord)
         #expect(tower.route == Route(outputs: ["rcv"]))
         let outcome = try tower.overrideOutput(.speaker, session: "app")
-        #expect(outcome.change == RouteChange(reason: .noSuitableRouteForCategory, previous: Route(outputs: ["rcv"]), current: Route(outputs: ["spk"])))
+        #expect(outcome.change?.uids == RouteChange(reason: .noSuitableRouteForCategory, previous: Route(outputs: ["rcv"]), current: Route(outputs: ["spk"])))
     }
 
     @Test("silent mode and screen lock never move the route")

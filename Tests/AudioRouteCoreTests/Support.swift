@@ -120,3 +120,9 @@ func expectError<T>(
         #expect(error as? SessionError == expected, sourceLocation: sourceLocation)
     }
 }
+
+extension RouteChange {
+    /// The change by uids alone, as most tests compare it (the port descriptions are
+    /// checked where they are the point: RouteChangeReasonTests.describedPorts).
+    var uids: RouteChange { RouteChange(reason: reason, previous: previous, current: current) }
+}

@@ -291,7 +291,7 @@ struct RouteDisconnectTests {
         let outcome = try tower.removePorts(["hp"])
         #expect(events(outcome) == [])
         #expect(tower.session("app")?.isActive == true)
-        #expect(outcome.change == RouteChange(reason: .oldDeviceUnavailable, previous: Route(outputs: ["hp"]), current: Route(outputs: ["spk"])))
+        #expect(outcome.change?.uids == RouteChange(reason: .oldDeviceUnavailable, previous: Route(outputs: ["hp"]), current: Route(outputs: ["spk"])))
     }
 
     @Test("only playback is interrupted", arguments: [Category.ambient, .soloAmbient, .playAndRecord, .multiRoute])

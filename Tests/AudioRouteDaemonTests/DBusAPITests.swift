@@ -26,11 +26,6 @@ private func replyString(_ line: String) throws -> String {
 @Suite(.serialized) struct DBusIntrospectionTests {
     static let xmlPath = fixturesDirectory + "/../../dbus/org.audioroute.AudioRoute1.xml"
 
-    @Test func theEmbeddedXMLIsTheCheckedInFile() throws {
-        // scripts/gen-dbus-introspection regenerates the constant; the file is the single source.
-        #expect(audioRouteIntrospectionXML + "\n" == (try readText(Self.xmlPath)))
-    }
-
     @Test func liveIntrospectionServesTheCheckedInInterfaces() throws {
         let daemon = try RunningDaemon()
         let client = try APIClient(address: daemon.bus.address)
@@ -318,50 +313,5 @@ private func replyString(_ line: String) throws -> String {
         // The first daemon still serves.
         let client = try APIClient(address: daemon.bus.address)
         #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 1}")
-    }
-}
-
-/// The pure parts: argument checks, values, signals, introspection slicing.
-@Suite struct DBusAPIUnitTests {
-    @Test func signaturesAndStringLengthsAreCheckedToTheLastNestedString() {
-        #expect(throws: Never.self) { try DBusAPI.check(signature: "ssas", expected: "ssas", arguments: [.string("a"), .string("b"), .array([.string("c")])]) }
-        #expect(throws: DBusErrorReply("org.freedesktop.DBus.Error.InvalidArgs", "expected signature \"si\", got \"is\"")) {
-            try DBusAPI.check(signature: "is", expected: "si", arguments: [.int32(1), .string("a")])
-        }
-        let long = String(repeating: "é", count: 2049)  // 4098 bytes, 2049 characters
-        #expect(throws: DBusErrorReply("org.freedesktop.DBus.Error.InvalidArgs", "a string of 4098 bytes; at most 4096 are accepted")) {
-            try DBusAPI.check(signature: "ssas", expected: "ssas", arguments: [.string("a"), .string("b"), .array([.string("c"), .string(long)])])
-        }
-        #expect(throws: Never.self) {
-            try DBusAPI.check(signature: "s", expected: "s", arguments: [.string(String(repeating: "x", count: DBusAPI.maxStringBytes))])
-        }
-        #expect(throws: DBusErrorReply("org.freedesktop.DBus.Error.InvalidArgs", "a string that is not valid UTF-8")) {
-            try DBusAPI.check(signature: "s", expected: "s", arguments: [.invalidString])
-        }
-    }
-
-    @Test func sessionEventsBecomeTheDocumentedSignals() {
-        #expect(DBusAPI.signal(for: .interruptionBegan(reason: .routeDisconnected)).values == [.string("began"), .string("routeDisconnected"), .bool(false)])
-        #expect(DBusAPI.signal(for: .interruptionEnded(shouldResume: true)).values == [.string("ended"), .string(""), .bool(true)])
-        #expect(DBusAPI.signal(for: .silenceSecondaryAudioEnd).member == "SilenceSecondaryAudioHint")
-        #expect(DBusAPI.signal(for: .ducked).signature == "")
-    }
-
-    @Test func aRouteDescribesItsPortsAndLeavesOutUnknownOnes() {
-        let port = Port(uid: "usb", type: .usbAudio, device: "usb:1", name: "Headset", direction: .duplex, priority: 60, sequence: 3, alsa: "plughw:CARD=H,DEV=0")
-        let value = DBusAPI.value(of: Route(inputs: ["usb", "gone"], outputs: ["usb"]), describe: { $0 == "usb" ? port : nil })
-        let described = DBusValue.structure([
-            .string("usb"), .string("usbAudio"), .string("duplex"), .string("usb:1"), .string("Headset"), .string("plughw:CARD=H,DEV=0"),
-            .int32(60), .uint64(3),
-        ])
-        #expect(value == .structure([.array([described]), .array([described])]))
-    }
-
-    @Test func interfaceBlocksAreCutVerbatim() throws {
-        let block = try #require(DBusAPI.interfaceBlock(DBusAPI.sessionInterface))
-        #expect(block.hasPrefix("  <interface name=\"org.audioroute.Session1\">"))
-        #expect(block.hasSuffix("</interface>"))
-        #expect(audioRouteIntrospectionXML.contains(block))
-        #expect(DBusAPI.interfaceBlock("org.example.Nope") == nil)
     }
 }

@@ -7,7 +7,6 @@ import AudioRouteSystem
 import AudioRouteDBus
 import AudioRouteIPC
 import AudioRouteALSA
-import Glibc
 import Synchronization
 
 /// Why a player could not load its file or play it.
@@ -16,11 +15,14 @@ public enum AudioPlayerError: Error, Sendable, Hashable, CustomStringConvertible
     case file(WAVFileError)
     /// The output device could not be opened or written (libasound's error).
     case output(ALSAError)
+    /// The playback thread could not be started.
+    case thread(Errno)
 
     public var description: String {
         switch self {
         case .file(let error): error.description
         case .output(let error): error.description
+        case .thread(let error): error.description
         }
     }
 }
@@ -79,9 +81,9 @@ public final class AudioPlayer: Sendable {
 
     /// The daemon's route file, `$XDG_RUNTIME_DIR/audioroute/asound.conf`, if it exists.
     public static var defaultConfigurationFiles: [String] {
-        guard let runtime = getenv("XDG_RUNTIME_DIR") else { return [] }
-        let path = AlsaRouteConfigWriter(runtimeDirectory: String(cString: runtime)).path
-        return access(path, R_OK) == 0 ? [path] : []
+        guard let runtime = CurrentProcess.environment("XDG_RUNTIME_DIR") else { return [] }
+        let path = AlsaRouteConfigWriter(runtimeDirectory: runtime).path
+        return FileNames.isReadable(path) ? [path] : []
     }
 
     /// Loads the WAV file at `path` (the device is opened by `prepareToPlay` or `play`).
@@ -274,11 +276,10 @@ public final class AudioPlayer: Sendable {
             case .resume:
                 continuation.yield(.playingChanged(true))
                 if !s.threadRunning {
-                    let result = startThread()
-                    if result == 0 {
-                        s.threadRunning = true
+                    if let error = startThread() {
+                        fail(.thread(error), &s)
                     } else {
-                        fail(.output(ALSAError(code: -result, operation: "pthread_create")), &s)
+                        s.threadRunning = true
                     }
                 }
             case .reroute:
@@ -342,11 +343,12 @@ public final class AudioPlayer: Sendable {
     }
 
     /// Starts the thread (called under the lock; it waits for the lock before its first period).
-    private func startThread() -> Int32 {
+    /// Nil when it started.
+    private func startThread() -> Errno? {
         AudioRouteSystem.startThread { [self] in
             while step() == .next {
-                while waiting.load(ordering: .sequentiallyConsistent) > 0 { sched_yield() }
+                while waiting.load(ordering: .sequentiallyConsistent) > 0 { yieldThread() }
             }
-        } ?? 0
+        }.map { Errno(Errno.Code($0), "pthread_create", path: "player") }
     }
 }

@@ -3,10 +3,6 @@
 import AudioRouteCore
 import AudioRouteSystem
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Why a WAV file could not be loaded: the file itself, or its content.
 public enum WAVFileError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No file at the path (ENOENT).

@@ -2,16 +2,13 @@
 // the daemon's StateStore in a loop, printing each number once its save has
 // returned, until it is killed.
 import AudioRouteDaemon
+import AudioRouteSystem
 import Logging
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 let arguments = CommandLine.arguments
 guard arguments.count == 2 else {
-    _ = "usage: audiorouted-state-writer STATE_DIR\n".withCString { write(2, $0, strlen($0)) }
-    exit(2)
+    BorrowedDescriptor.standardError.write("usage: audiorouted-state-writer STATE_DIR\n")
+    CurrentProcess.exit(2)
 }
 let store = StateStore(directory: arguments[1])
 var number: UInt64 = 1
@@ -19,9 +16,9 @@ while true {
     do {
         try store.save(DaemonState.crashTestSample(number))
     } catch {
-        _ = "save failed: \(error)\n".withCString { write(2, $0, strlen($0)) }
-        exit(1)
+        BorrowedDescriptor.standardError.write("save failed: \(error)\n")
+        CurrentProcess.exit(1)
     }
-    _ = "\(number)\n".withCString { write(1, $0, strlen($0)) }
+    BorrowedDescriptor.standardOutput.write("\(number)\n")
     number += 1
 }

@@ -9,21 +9,12 @@
 //           | {"notification":"interruption","type":"began","reason":"default","shouldResume":false} ...
 
 import AudioRouteCore
+import AudioRouteSystem
 import AudioSession
 import Dispatch
-import Glibc
 
 func emit(_ members: [JSON.Member]) {
-    var bytes = Array(JSON.object(members).text.utf8)
-    bytes.append(UInt8(ascii: "\n"))
-    bytes.withUnsafeBytes { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let n = write(1, buffer.baseAddress! + offset, buffer.count - offset)
-            if n <= 0 { if errno == EINTR { continue } else { return } }
-            offset += n
-        }
-    }
+    BorrowedDescriptor.standardOutput.write(JSON.object(members).text + "\n")
 }
 
 func describe(_ error: AudioSessionError) -> [JSON.Member] {
@@ -79,9 +70,8 @@ func inputLines() -> AsyncStream<String> {
             var pending: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 4096)
             while true {
-                let n = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }
+                let n = (try? chunk.withUnsafeMutableBytes { (buffer) throws(Errno) in try BorrowedDescriptor.standardInput.read(into: buffer) }) ?? 0
+                if n == 0 { break }
                 pending += chunk[0..<n]
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     continuation.yield(String(decoding: pending[..<newline], as: UTF8.self))
@@ -121,7 +111,7 @@ func perform(_ words: [String], _ session: AudioSession) async throws(AudioSessi
 let arguments = CommandLine.arguments
 guard arguments.count == 3 else {
     emit([.init("error", "usage"), .init("message", "audiosession-probe BUS-ADDRESS APP")])
-    exit(2)
+    CurrentProcess.exit(2)
 }
 let session = AudioSession(bus: .address(arguments[1]), appName: arguments[2])
 let notifications = await session.notifications
@@ -131,7 +121,7 @@ do {
     emit([.init("ready", .bool(await session.isDaemonRunning))])
 } catch {
     emit(describe(error))
-    exit(1)
+    CurrentProcess.exit(1)
 }
 for await line in inputLines() {
     let words = line.split(separator: " ").map(String.init)

@@ -1,0 +1,202 @@
+// The D-Bus API, version 1, written once: bus and interface names, object paths, every
+// method, signal and property with its signatures, the limits and who may call what.
+// The daemon serves it (DBusService), clients call it (AudioSession); a test checks the
+// checked-in dbus/org.audioroute.AudioRoute1.xml against it. docs/dbus-api.md explains it.
+import AudioRouteDBus
+
+/// A method of the API: its interface, name, and the signatures of its arguments and reply.
+public struct BusMethod: Sendable, Hashable, CustomStringConvertible {
+    public let interface: String
+    public let name: String
+    /// The arguments' signature ("" for none).
+    public let input: String
+    /// The reply's signature ("" for none).
+    public let output: String
+
+    public init(_ interface: String, _ name: String, in input: String = "", out output: String = "") {
+        self.interface = interface
+        self.name = name
+        self.input = input
+        self.output = output
+    }
+
+    /// `interface.name`.
+    public var qualifiedName: String { interface + "." + name }
+    public var description: String { qualifiedName }
+}
+
+/// A signal of the API: its interface, name and signature.
+public struct BusSignalMember: Sendable, Hashable, CustomStringConvertible {
+    public let interface: String
+    public let name: String
+    public let signature: String
+
+    public init(_ interface: String, _ name: String, _ signature: String = "") {
+        self.interface = interface
+        self.name = name
+        self.signature = signature
+    }
+
+    public var description: String { interface + "." + name }
+}
+
+/// A read-only property of the API.
+public struct BusProperty: Sendable, Hashable, CustomStringConvertible {
+    public let interface: String
+    public let name: String
+    public let signature: String
+
+    public init(_ interface: String, _ name: String, _ signature: String) {
+        self.interface = interface
+        self.name = name
+        self.signature = signature
+    }
+
+    public var description: String { interface + "." + name }
+}
+
+/// Names, members and limits of the D-Bus API, version 1.
+public enum DBusAPI {
+    public static let busName = "org.audioroute.AudioRoute1"
+    public static let managerPath = "/org/audioroute/AudioRoute1"
+    public static let sessionsPath = managerPath + "/session"
+    public static let managerInterface = "org.audioroute.AudioRoute1"
+    public static let sessionInterface = "org.audioroute.Session1"
+    public static let propertiesInterface = "org.freedesktop.DBus.Properties"
+    public static let introspectableInterface = "org.freedesktop.DBus.Introspectable"
+    public static let peerInterface = "org.freedesktop.DBus.Peer"
+    /// The revision of version 1 (the `Version` property).
+    public static let version: UInt32 = 1
+    /// Longest string argument accepted, in UTF-8 bytes.
+    public static let maxStringBytes = 4096
+    /// Most values one call may carry (the largest call, SetCategory, needs a handful).
+    public static let maxValuesPerCall = 64
+    /// Most bytes of arguments one call may carry (strings count their bytes, other values 8).
+    public static let maxCallBytes = 16384
+    /// Most sessions one unique name (one connection) may hold.
+    public static let maxSessionsPerName = 16
+    /// Most connections of one user that may hold sessions at once.
+    public static let maxConnectionsPerUser = 16
+    /// Most sessions the daemon holds for everyone together.
+    public static let maxSessions = 512
+    /// A user's port priority must lie in this range.
+    public static let priorityRange = -1000...1000
+
+    /// A port: (uid, type, direction, device, name, alsa, priority, sequence).
+    public static let portSignature = "(ssssssit)"
+    /// A route: (outputs, inputs), each an array of ports.
+    public static let routeSignature = "(a\(portSignature)a\(portSignature))"
+    /// A session in `Sessions`: (path, owner, app, category, mode, options, active).
+    public static let sessionSummarySignature = "(ossssasb)"
+
+    /// The object path of session number `number`.
+    public static func sessionPath(_ number: Int) -> String { sessionsPath + "/\(number)" }
+
+    /// The number of a session's object path, or nil for any other path.
+    public static func sessionNumber(_ path: String) -> Int? {
+        let prefix = sessionsPath + "/"
+        guard path.hasPrefix(prefix), let number = Int(path.dropFirst(prefix.count)), number > 0 else { return nil }
+        return number
+    }
+
+    /// `org.audioroute.AudioRoute1` at `managerPath`: ports, routes, sessions, silent mode.
+    public enum Manager {
+        public static let openSession = BusMethod(managerInterface, "OpenSession", in: "s", out: "o")
+        public static let setPortPriority = BusMethod(managerInterface, "SetPortPriority", in: "si")
+        public static let setSilentMode = BusMethod(managerInterface, "SetSilentMode", in: "b")
+        public static let explain = BusMethod(managerInterface, "Explain", out: "ssa(sas)")
+
+        public static let routeChanged = BusSignalMember(managerInterface, "RouteChanged", "s" + routeSignature + routeSignature)
+        public static let portsChanged = BusSignalMember(managerInterface, "PortsChanged", "s" + portSignature)
+        public static let silentModeChanged = BusSignalMember(managerInterface, "SilentModeChanged", "b")
+
+        public static let versionProperty = BusProperty(managerInterface, "Version", "u")
+        public static let routeProperty = BusProperty(managerInterface, "Route", routeSignature)
+        public static let portsProperty = BusProperty(managerInterface, "Ports", "a" + portSignature)
+        public static let silentModeProperty = BusProperty(managerInterface, "SilentMode", "b")
+        public static let sessionsProperty = BusProperty(managerInterface, "Sessions", "a" + sessionSummarySignature)
+
+        public static let methods = [openSession, setPortPriority, setSilentMode, explain]
+        public static let signals = [routeChanged, portsChanged, silentModeChanged]
+        public static let properties = [versionProperty, routeProperty, portsProperty, silentModeProperty, sessionsProperty]
+    }
+
+    /// `org.audioroute.Session1` at `sessionPath(N)`: one client's session.
+    public enum Session {
+        public static let setCategory = BusMethod(sessionInterface, "SetCategory", in: "ssas")
+        public static let setActive = BusMethod(sessionInterface, "SetActive", in: "bb")
+        public static let overrideOutput = BusMethod(sessionInterface, "OverrideOutput", in: "s")
+        public static let setPreferredInput = BusMethod(sessionInterface, "SetPreferredInput", in: "s")
+        public static let setPrefersInterruptionOnRouteDisconnect = BusMethod(sessionInterface, "SetPrefersInterruptionOnRouteDisconnect", in: "b")
+        public static let close = BusMethod(sessionInterface, "Close")
+
+        /// Sent to the session's owner only, like every signal of this interface.
+        public static let interruption = BusSignalMember(sessionInterface, "Interruption", "ssb")
+        public static let ducked = BusSignalMember(sessionInterface, "Ducked")
+        public static let unducked = BusSignalMember(sessionInterface, "Unducked")
+        public static let silenceSecondaryAudioHint = BusSignalMember(sessionInterface, "SilenceSecondaryAudioHint", "s")
+        public static let silenced = BusSignalMember(sessionInterface, "Silenced")
+        public static let unsilenced = BusSignalMember(sessionInterface, "Unsilenced")
+
+        public static let categoryProperty = BusProperty(sessionInterface, "Category", "s")
+        public static let modeProperty = BusProperty(sessionInterface, "Mode", "s")
+        public static let optionsProperty = BusProperty(sessionInterface, "Options", "as")
+        public static let activeProperty = BusProperty(sessionInterface, "Active", "b")
+        public static let preferredInputProperty = BusProperty(sessionInterface, "PreferredInput", "s")
+        public static let otherAudioPlayingProperty = BusProperty(sessionInterface, "OtherAudioPlaying", "b")
+        public static let secondaryAudioShouldBeSilencedHintProperty = BusProperty(sessionInterface, "SecondaryAudioShouldBeSilencedHint", "b")
+
+        public static let methods = [setCategory, setActive, overrideOutput, setPreferredInput, setPrefersInterruptionOnRouteDisconnect, close]
+        public static let signals = [interruption, ducked, unducked, silenceSecondaryAudioHint, silenced, unsilenced]
+        public static let properties = [
+            categoryProperty, modeProperty, optionsProperty, activeProperty, preferredInputProperty, otherAudioPlayingProperty,
+            secondaryAudioShouldBeSilencedHintProperty,
+        ]
+    }
+
+    /// The standard interfaces the daemon answers itself (Peer is sd-bus's).
+    public enum Standard {
+        public static let get = BusMethod(propertiesInterface, "Get", in: "ss", out: "v")
+        public static let getAll = BusMethod(propertiesInterface, "GetAll", in: "s", out: "a{sv}")
+        public static let set = BusMethod(propertiesInterface, "Set", in: "ssv")
+        public static let introspect = BusMethod(introspectableInterface, "Introspect", out: "s")
+
+        public static let methods = [get, getAll, set, introspect]
+    }
+
+    /// Every method the daemon answers.
+    public static let allMethods = Manager.methods + Session.methods + Standard.methods
+
+    /// The input signature of every method, by interface and member.
+    public static let methods: [String: [String: String]] = {
+        var table: [String: [String: String]] = [:]
+        for method in allMethods { table[method.interface, default: [:]][method.name] = method.input }
+        return table
+    }()
+
+    /// The method `interface.member`, if the API has it.
+    public static func method(_ interface: String, _ member: String) -> BusMethod? {
+        allMethods.first { $0.interface == interface && $0.name == member }
+    }
+
+    /// Calls that change routing for everyone: on the system bus only root and
+    /// group `audio` may make them (docs/security.md). Everything else (reads,
+    /// a session's own lifecycle, category and activation) is open to all.
+    public static let privilegedMembers: Set<String> = Set(
+        [Manager.setPortPriority, Manager.setSilentMode, Session.overrideOutput, Session.setPreferredInput].map(\.qualifiedName))
+
+    /// What the server checks of every call before it decodes anything: the methods'
+    /// signatures and the limits above. The caller's credentials are fetched for OpenSession
+    /// (connections per user) and, where the policy is enforced, for the privileged members.
+    public static func contract(enforced: Bool) -> BusContract {
+        BusContract(
+            methods: methods,
+            credentialMembers: Set([Manager.openSession.qualifiedName]).union(enforced ? privilegedMembers : []),
+            limits: DecodeLimits(maxValues: maxValuesPerCall, maxStringBytes: maxStringBytes, maxBytes: maxCallBytes))
+    }
+
+    /// A match rule for the daemon's signals of `interface` (and, with `path`, that object only).
+    public static func signalMatch(sender: String = busName, interface: String, path: String? = nil) -> String {
+        "type='signal',sender='\(sender)'" + (path.map { ",path='\($0)'" } ?? "") + ",interface='\(interface)'"
+    }
+}

@@ -1,0 +1,319 @@
+// The wire form of the API's values, both ways: ports, routes, sessions, the session
+// signals and Explain's reply as the daemon sends them, and as clients read them back.
+// Every decoding failure names the fault.
+import AudioRouteCore
+import AudioRouteDBus
+
+/// A value from the other side that does not have the API's shape.
+public struct WireError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A session as `Sessions` lists it.
+public struct SessionSummary: Sendable, Hashable {
+    public var path: String
+    public var owner: String
+    public var app: String
+    public var category: String
+    public var mode: String
+    public var options: [String]
+    public var isActive: Bool
+
+    public init(path: String, owner: String, app: String, category: String, mode: String, options: [String], isActive: Bool) {
+        self.path = path
+        self.owner = owner
+        self.app = app
+        self.category = category
+        self.mode = mode
+        self.options = options
+        self.isActive = isActive
+    }
+
+    /// A session of `configuration`.
+    public init(path: String, owner: String, app: String, configuration: SessionConfiguration, isActive: Bool) {
+        self.init(
+            path: path, owner: owner, app: app, category: configuration.category.rawValue, mode: configuration.mode.rawValue,
+            options: configuration.options.names, isActive: isActive)
+    }
+}
+
+/// What `Explain` returns: which rule chose the route and why each other port lost, as text.
+public struct ExplainReply: Sendable, Hashable {
+    public var outputRule: String
+    public var inputRule: String
+    /// Per port uid, the reasons.
+    public var ports: [(uid: String, reasons: [String])]
+
+    public init(outputRule: String, inputRule: String, ports: [(uid: String, reasons: [String])]) {
+        self.outputRule = outputRule
+        self.inputRule = inputRule
+        self.ports = ports
+    }
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.outputRule == b.outputRule && a.inputRule == b.inputRule
+            && a.ports.map(\.uid) == b.ports.map(\.uid) && a.ports.map(\.reasons) == b.ports.map(\.reasons)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(outputRule)
+        hasher.combine(inputRule)
+        for port in ports {
+            hasher.combine(port.uid)
+            hasher.combine(port.reasons)
+        }
+    }
+}
+
+// MARK: Encoding (the daemon)
+
+extension DBusAPI {
+    /// A port as `(ssssssit)`.
+    public static func value(of port: Port) -> DBusValue {
+        .structure([
+            .string(port.uid), .string(port.type.rawValue), .string(port.direction.rawValue), .string(port.device), .string(port.name),
+            .string(port.alsa ?? ""), .int32(Int32(clamping: port.priority)), .uint64(port.sequence),
+        ])
+    }
+
+    /// A route as `(a(ssssssit)a(ssssssit))`: outputs, then inputs.
+    public static func value(of route: RoutePorts) -> DBusValue {
+        .structure([.array(route.outputs.map(value(of:))), .array(route.inputs.map(value(of:)))])
+    }
+
+    /// A session as `(ossssasb)`.
+    public static func value(of session: SessionSummary) -> DBusValue {
+        .structure([
+            .objectPath(session.path), .string(session.owner), .string(session.app), .string(session.category), .string(session.mode),
+            .array(session.options.map(DBusValue.string)), .bool(session.isActive),
+        ])
+    }
+
+    /// `RouteChanged`'s arguments.
+    public static func routeChangedArguments(_ change: RouteChange) -> [DBusValue] {
+        [.string(change.reason.rawValue), value(of: change.previousPorts), value(of: change.currentPorts)]
+    }
+
+    /// `PortsChanged`'s arguments.
+    public static func portsChangedArguments(_ kind: PortChange.Kind, _ port: Port) -> [DBusValue] {
+        [.string(kind.rawValue), value(of: port)]
+    }
+
+    /// `Explain`'s reply: the rules, and per port the side it was chosen for or why not.
+    public static func explainReply(_ explanation: RouteExplanation) -> [DBusValue] {
+        let ports: [DBusValue] = explanation.ports.map { port in
+            let chosen = port.chosen.map { "\($0.side.rawValue): chosen by rule \($0.rule.rawValue)" }
+            return .structure([.string(port.uid), .array((chosen + port.reasons).map(DBusValue.string))])
+        }
+        return [.string(explanation.outputRule.rawValue), .string(explanation.inputRule.rawValue), .array(ports)]
+    }
+
+    /// The signal a session event becomes: member, signature, values.
+    public static func signal(for kind: SessionEvent.Kind) -> (member: String, signature: String, values: [DBusValue]) {
+        let (signal, values): (BusSignalMember, [DBusValue])
+        switch kind {
+        case .interruptionBegan(let reason): (signal, values) = (Session.interruption, [.string("began"), .string(reason.rawValue), .bool(false)])
+        case .interruptionEnded(let shouldResume): (signal, values) = (Session.interruption, [.string("ended"), .string(""), .bool(shouldResume)])
+        case .ducked: (signal, values) = (Session.ducked, [])
+        case .unducked: (signal, values) = (Session.unducked, [])
+        case .silenceSecondaryAudioBegin: (signal, values) = (Session.silenceSecondaryAudioHint, [.string("begin")])
+        case .silenceSecondaryAudioEnd: (signal, values) = (Session.silenceSecondaryAudioHint, [.string("end")])
+        case .silenced: (signal, values) = (Session.silenced, [])
+        case .unsilenced: (signal, values) = (Session.unsilenced, [])
+        }
+        return (signal.name, signal.signature, values)
+    }
+}
+
+// MARK: Decoding (clients)
+
+extension DBusAPI {
+    /// A `(ssssssit)` port.
+    public static func port(_ value: DBusValue) throws(WireError) -> Port {
+        guard case .structure(let f) = value.unwrapped, f.count == 8,
+            case .string(let uid) = f[0], case .string(let type) = f[1], case .string(let direction) = f[2],
+            case .string(let device) = f[3], case .string(let name) = f[4], case .string(let alsa) = f[5],
+            case .int32(let priority) = f[6], case .uint64(let sequence) = f[7]
+        else { throw WireError("a port is not \(portSignature): \(value.typeName)") }
+        guard let portType = PortType(rawValue: type) else { throw WireError("port \(uid): unknown port type \"\(type)\"") }
+        guard let portDirection = PortDirection(rawValue: direction) else {
+            throw WireError("port \(uid): unknown direction \"\(direction)\"")
+        }
+        return Port(
+            uid: uid, type: portType, device: device, name: name, direction: portDirection, priority: Int(priority), sequence: sequence,
+            alsa: alsa.isEmpty ? nil : alsa)
+    }
+
+    /// An `a(ssssssit)` list of ports.
+    public static func ports(_ value: DBusValue) throws(WireError) -> [Port] {
+        guard case .array(let items) = value.unwrapped else { throw WireError("ports are not an array: \(value.typeName)") }
+        var result: [Port] = []
+        for item in items { result.append(try port(item)) }
+        return result
+    }
+
+    /// A `(a(ssssssit)a(ssssssit))` route: outputs, then inputs.
+    public static func route(_ value: DBusValue) throws(WireError) -> RoutePorts {
+        guard case .structure(let sides) = value.unwrapped, sides.count == 2 else {
+            throw WireError("a route is not \(routeSignature): \(value.typeName)")
+        }
+        return RoutePorts(outputs: try ports(sides[0]), inputs: try ports(sides[1]))
+    }
+
+    /// `RouteChanged`'s arguments.
+    public static func routeChange(_ arguments: [DBusValue]) throws(WireError) -> RouteChange {
+        guard arguments.count == 3, case .string(let name) = arguments[0] else {
+            throw WireError("RouteChanged is not (s, Route, Route)")
+        }
+        guard let reason = RouteChangeReason(rawValue: name) else { throw WireError("RouteChanged: unknown reason \"\(name)\"") }
+        return RouteChange(reason: reason, previous: try route(arguments[1]), current: try route(arguments[2]))
+    }
+
+    /// `PortsChanged`'s arguments.
+    public static func portsChanged(_ arguments: [DBusValue]) throws(WireError) -> (kind: PortChange.Kind, port: Port) {
+        guard arguments.count == 2, case .string(let name) = arguments[0] else { throw WireError("PortsChanged is not (s, Port)") }
+        guard let kind = PortChange.Kind(rawValue: name) else { throw WireError("PortsChanged: unknown change \"\(name)\"") }
+        return (kind, try port(arguments[1]))
+    }
+
+    /// The session event a session signal stands for; nil for a member the API does not have.
+    public static func sessionEvent(member: String, _ arguments: [DBusValue]) throws(WireError) -> SessionEvent.Kind? {
+        switch member {
+        case Session.interruption.name:
+            guard arguments.count == 3, case .string(let type) = arguments[0], case .string(let reasonName) = arguments[1],
+                case .bool(let shouldResume) = arguments[2]
+            else { throw WireError("Interruption is not (ssb)") }
+            switch InterruptionType(rawValue: type) {
+            case .began:
+                // should_resume means nothing on began; an empty reason is the default one.
+                guard let reason = InterruptionReason(rawValue: reasonName.isEmpty ? "default" : reasonName) else {
+                    throw WireError("Interruption: unknown reason \"\(reasonName)\"")
+                }
+                return .interruptionBegan(reason: reason)
+            case .ended: return .interruptionEnded(shouldResume: shouldResume)
+            case nil: throw WireError("Interruption: unknown type \"\(type)\"")
+            }
+        case Session.ducked.name: return .ducked
+        case Session.unducked.name: return .unducked
+        case Session.silenced.name: return .silenced
+        case Session.unsilenced.name: return .unsilenced
+        case Session.silenceSecondaryAudioHint.name:
+            guard let first = arguments.first else { throw WireError("SilenceSecondaryAudioHint is not begin/end") }
+            switch try string(first, member) {
+            case "begin": return .silenceSecondaryAudioBegin
+            case "end": return .silenceSecondaryAudioEnd
+            default: throw WireError("SilenceSecondaryAudioHint is not begin/end")
+            }
+        default: return nil
+        }
+    }
+
+    /// `Sessions`: `a(ossssasb)`.
+    public static func sessions(_ value: DBusValue) throws(WireError) -> [SessionSummary] {
+        guard case .array(let items) = value.unwrapped else { throw WireError("Sessions is not an array") }
+        var result: [SessionSummary] = []
+        for item in items {
+            guard case .structure(let f) = item, f.count == 7, case .objectPath(let path) = f[0], case .string(let owner) = f[1],
+                case .string(let app) = f[2], case .string(let category) = f[3], case .string(let mode) = f[4],
+                case .array(let options) = f[5], case .bool(let active) = f[6]
+            else { throw WireError("a session is not \(sessionSummarySignature): \(item.typeName)") }
+            var names: [String] = []
+            for option in options {
+                guard case .string(let name) = option else { throw WireError("session \(path): an option is not a string") }
+                names.append(name)
+            }
+            result.append(SessionSummary(path: path, owner: owner, app: app, category: category, mode: mode, options: names, isActive: active))
+        }
+        return result
+    }
+
+    /// `Explain`'s reply.
+    public static func explanation(_ arguments: [DBusValue]) throws(WireError) -> ExplainReply {
+        guard arguments.count == 3, case .string(let output) = arguments[0], case .string(let input) = arguments[1],
+            case .array(let items) = arguments[2]
+        else { throw WireError("Explain did not return (s, s, a(sas))") }
+        var ports: [(uid: String, reasons: [String])] = []
+        for item in items {
+            guard case .structure(let f) = item, f.count == 2, case .string(let uid) = f[0], case .array(let list) = f[1] else {
+                throw WireError("Explain: an entry is not (sas)")
+            }
+            var reasons: [String] = []
+            for reason in list {
+                guard case .string(let text) = reason else { throw WireError("Explain: port \(uid): a reason is not a string") }
+                reasons.append(text)
+            }
+            ports.append((uid, reasons))
+        }
+        return ExplainReply(outputRule: output, inputRule: input, ports: ports)
+    }
+
+    /// A boolean (a property's value, a signal's argument); `what` names it in the error.
+    public static func bool(_ value: DBusValue, _ what: String) throws(WireError) -> Bool {
+        guard case .bool(let flag) = value.unwrapped else { throw WireError("\(what) is not a boolean: \(value.typeName)") }
+        return flag
+    }
+
+    /// A string; `what` names it in the error.
+    public static func string(_ value: DBusValue, _ what: String) throws(WireError) -> String {
+        guard case .string(let text) = value.unwrapped else { throw WireError("\(what) is not a string: \(value.typeName)") }
+        return text
+    }
+}
+
+// MARK: Checking and reading calls (the daemon)
+
+extension DBusAPI {
+    /// Checks a call's signature against the API's, and every string's length.
+    public static func check(signature: String, expected: String, arguments: [DBusValue]) throws(DBusErrorReply) {
+        guard signature == expected else {
+            throw .invalidArgs("expected signature \"\(expected)\", got \"\(signature)\"")
+        }
+        for argument in arguments { try checkStrings(argument) }
+    }
+
+    private static func checkStrings(_ value: DBusValue) throws(DBusErrorReply) {
+        switch value {
+        case .string(let text), .objectPath(let text), .signature(let text):
+            if text.utf8.count > maxStringBytes { throw .invalidArgs("a string of \(text.utf8.count) bytes; at most \(maxStringBytes) are accepted") }
+        case .invalidString: throw .invalidArgs("a string that is not valid UTF-8")
+        case .array(let items), .structure(let items): for item in items { try checkStrings(item) }
+        case .dictionary(let entries):
+            for entry in entries {
+                try checkStrings(entry.key)
+                try checkStrings(entry.value)
+            }
+        case .variant(let inner): try checkStrings(inner)
+        default: break
+        }
+    }
+
+    public static func category(_ name: String) throws(DBusErrorReply) -> Category {
+        guard let value = Category(rawValue: name) else { throw .unknownName("unknown category \"\(name)\"") }
+        return value
+    }
+
+    public static func mode(_ name: String) throws(DBusErrorReply) -> Mode {
+        guard let value = Mode(rawValue: name) else { throw .unknownName("unknown mode \"\(name)\"") }
+        return value
+    }
+
+    public static func options(_ names: [String]) throws(DBusErrorReply) -> CategoryOptions {
+        var options: CategoryOptions = []
+        for name in names {
+            guard let option = CategoryOptions(name: name) else { throw .unknownName("unknown option \"\(name)\"") }
+            options.formUnion(option)
+        }
+        return options
+    }
+
+    public static func outputOverride(_ name: String) throws(DBusErrorReply) -> OutputOverride {
+        guard let value = OutputOverride(rawValue: name) else { throw .unknownName("unknown override \"\(name)\"; use none or speaker") }
+        return value
+    }
+
+    /// `SetCategory`'s arguments.
+    public static func setCategoryArguments(_ category: Category, mode: Mode, options: CategoryOptions) -> [DBusValue] {
+        [.string(category.rawValue), .string(mode.rawValue), .array(options.names.map(DBusValue.string))]
+    }
+}
