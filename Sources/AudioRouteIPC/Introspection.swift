@@ -40,8 +40,8 @@ extension DBusAPI {
     /// The `<interface name="...">…</interface>` block of `name` in the checked-in XML, verbatim.
     public static func interfaceBlock(_ name: String, in xml: String = audioRouteIntrospectionXML) -> String? {
         let opening = "  <interface name=\"\(name)\">"
-        guard let start = xml.range(of: opening) else { return nil }
-        guard let end = xml[start.upperBound...].range(of: "</interface>") else { return nil }
+        guard let start = xml.firstRange(of: opening) else { return nil }
+        guard let end = xml[start.upperBound...].firstRange(of: "</interface>") else { return nil }
         return String(xml[start.lowerBound..<end.upperBound])
     }
 
@@ -59,29 +59,5 @@ extension DBusAPI {
         for child in children { text += "  <node name=\"\(child)\"/>\n" }
         text += "</node>\n"
         return text
-    }
-}
-
-extension String {
-    /// The range of the first occurrence of `needle` (no Foundation).
-    func range(of needle: String) -> Range<String.Index>? { self[...].range(of: needle) }
-}
-
-extension Substring {
-    func range(of needle: String) -> Range<String.Index>? {
-        let target = Array(needle.utf8)
-        guard !target.isEmpty else { return nil }
-        var index = startIndex
-        while index < endIndex {
-            var i = index
-            var j = 0
-            while j < target.count, i < endIndex, utf8[i] == target[j] {
-                i = utf8.index(after: i)
-                j += 1
-            }
-            if j == target.count { return index..<i }
-            index = utf8.index(after: index)
-        }
-        return nil
     }
 }

@@ -55,13 +55,6 @@ enum Wire {
         }
     }
 
-    static func interruption(_ arguments: [DBusValue]) throws(AudioSessionError) -> InterruptionInfo {
-        guard case .interruption(let info)? = try sessionNotification(member: DBusAPI.Session.interruption.name, arguments) else {
-            throw .badReply("Interruption is not (ssb)")
-        }
-        return info
-    }
-
     static func sessions(_ value: DBusValue) throws(AudioSessionError) -> [SessionSummary] {
         try read { () throws(WireError) in try DBusAPI.sessions(value) }
     }

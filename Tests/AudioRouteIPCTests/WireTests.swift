@@ -6,6 +6,14 @@ import Testing
 
 @testable import AudioSession
 
+/// The interruption an `Interruption` signal with `arguments` stands for.
+private func interruption(_ arguments: [DBusValue]) throws(AudioSessionError) -> InterruptionInfo {
+    guard case .interruption(let info)? = try Wire.sessionNotification(member: "Interruption", arguments) else {
+        throw .badReply("not an interruption")
+    }
+    return info
+}
+
 /// Decoding of the daemon's D-Bus values and errors, fed directly.
 @Suite struct WireTests {
     static func port(_ uid: String, _ type: String = "usbAudio", direction: String = "output", alsa: String = "plughw:CARD=H,DEV=0")
@@ -68,13 +76,13 @@ import Testing
     }
 
     @Test func interruptionsMapTypeReasonAndShouldResume() throws {
-        let began = try Wire.interruption([.string("began"), .string("routeDisconnected"), .bool(false)])
+        let began = try interruption([.string("began"), .string("routeDisconnected"), .bool(false)])
         #expect(began == InterruptionInfo(type: .began, reason: .routeDisconnected, options: []))
-        let ended = try Wire.interruption([.string("ended"), .string(""), .bool(true)])
+        let ended = try interruption([.string("ended"), .string(""), .bool(true)])
         #expect(ended == InterruptionInfo(type: .ended, reason: nil, options: .shouldResume))
         // should_resume means nothing on began.
-        #expect(try Wire.interruption([.string("began"), .string("default"), .bool(true)]).options == [])
-        #expect(throws: AudioSessionError.self) { try Wire.interruption([.string("paused"), .string(""), .bool(false)]) }
+        #expect(try interruption([.string("began"), .string("default"), .bool(true)]).options == [])
+        #expect(throws: AudioSessionError.self) { try interruption([.string("paused"), .string(""), .bool(false)]) }
     }
 
     @Test func sessionsAndExplanationDecode() throws {
