@@ -6,46 +6,18 @@ import Glibc
 /// A child process driven line by line: commands on its standard input, answers
 /// and events on its standard output. SIGKILLed and reaped if the test forgets.
 public final class ScriptedProcess {
-    public let pid: pid_t
-    private let input: Int32
-    private let output: Int32
+    private let child: ChildProcess
+    public var pid: pid_t { child.pid }
+    private var output: Int32 { child.stdout }
     private var buffer: [UInt8] = []
     /// Lines read and not yet taken by `take`.
     public private(set) var lines: [String] = []
-    private var exited = false
 
     public init(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-        var inPipe: [Int32] = [0, 0]
-        var outPipe: [Int32] = [0, 0]
-        guard pipe(&inPipe) == 0, pipe(&outPipe) == 0 else { throw TestFailure("pipe: errno \(errno)") }
-        for fd in inPipe + outPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        let result = spawn(path, arguments, environment: environment, actions: &actions)
-        Glibc.close(inPipe[0])
-        Glibc.close(outPipe[1])
-        guard case .success(let child) = result else {
-            Glibc.close(inPipe[1])
-            Glibc.close(outPipe[0])
-            throw TestFailure("cannot start \(path): \(result)")
-        }
-        pid = child
-        input = inPipe[1]
-        output = outPipe[0]
+        child = try ChildProcess(path, arguments, environment: environment, input: .pipe, errorsToPipe: false)
     }
 
-    public func send(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
-            if n <= 0 { return }
-            offset += n
-        }
-    }
+    public func send(_ line: String) { child.send(Array((line + "\n").utf8)) }
 
     /// Reads whatever arrives within `seconds` (or until a full line, if `untilLine`).
     private func pump(seconds: Double) -> Bool {
@@ -83,30 +55,14 @@ public final class ScriptedProcess {
 
     /// Waits up to `seconds` for the process to exit by itself, then kills it.
     public func finish(seconds: Double) {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while !exited && ContinuousClock.now < deadline {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                exited = true
-                return
-            }
-            usleep(10_000)
-        }
-        kill()
+        if child.wait(seconds: seconds) == nil { child.kill() }
     }
 
+    /// Sends `signal` and reaps the process.
     public func kill(_ signal: Int32 = SIGKILL) {
-        guard !exited else { return }
-        Glibc.kill(pid, signal)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        exited = true
-    }
-
-    deinit {
-        kill()
-        Glibc.close(input)
-        Glibc.close(output)
+        guard child.exitStatus == nil else { return }
+        child.signal(signal)
+        _ = child.waitForExit()
     }
 }
 
