@@ -158,20 +158,10 @@ public final class RunningDaemon {
         guard access(binary, X_OK) == 0 else { throw TestFailure("no daemon at \(binary) (scripts/build-daemon makes the shipped one)") }
         self.bus = try bus ?? PrivateBus()
         directory = try makeTemporaryDirectory()
-        let socket = try NotifySocket(path: directory + "/notify")
         var env = environment
-        env["NOTIFY_SOCKET"] = socket.name
         env["DBUS_SESSION_BUS_ADDRESS"] = env["DBUS_SESSION_BUS_ADDRESS"] ?? self.bus.address
-        env["DBUS_SYSTEM_BUS_ADDRESS"] = env["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unix:path=\(directory)/no-system-bus"
-        let daemonArguments = ["--state-dir", directory + "/state", "--runtime-dir", directory + "/run"] + (logLevel.map { ["--log-level", $0] } ?? []) + arguments
-        if let wrapper {
-            child = try ChildProcess(wrapper, [binary] + daemonArguments, environment: env)
-        } else {
-            child = try ChildProcess(binary, daemonArguments, environment: env)
-        }
-        guard socket.receive(seconds: 30) == "READY=1" else {
-            throw TestFailure("audiorouted did not get ready: \(child.availableStderr())")
-        }
+        let daemonArguments = (logLevel.map { ["--log-level", $0] } ?? []) + arguments
+        child = try launchDaemon(binary, daemonArguments, directory: directory, environment: env, wrapper: wrapper, seconds: 30)
     }
 
     deinit {
@@ -203,4 +193,46 @@ public func makeSystemBus(in directory: String) throws -> PrivateBus {
         </busconfig>
         """)
     return try PrivateBus(configuration: configuration)
+}
+
+/// Starts `binary` (audiorouted) with its state and runtime directories in `directory`, no
+/// system bus unless `environment` names one, and waits up to `seconds` for READY=1 on a
+/// notify socket: the one way the tests start a daemon.
+func launchDaemon(
+    _ binary: String, _ arguments: [String], directory: String, environment: [String: String], wrapper: String?, seconds: Double
+) throws -> ChildProcess {
+    let socket = try NotifySocket(path: directory + "/notify-\(UInt32.random(in: 0...UInt32.max))")
+    var env = environment
+    env["NOTIFY_SOCKET"] = socket.name
+    env["DBUS_SYSTEM_BUS_ADDRESS"] = env["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unix:path=\(directory)/no-system-bus"
+    let all = ["--state-dir", directory + "/state", "--runtime-dir", directory + "/run"] + arguments
+    let child = try wrapper.map { try ChildProcess($0, [binary] + all, environment: env) } ?? ChildProcess(binary, all, environment: env)
+    guard socket.receive(seconds: seconds) == "READY=1" else {
+        child.kill()
+        throw TestFailure("audiorouted did not get ready: \(child.availableStderr())")
+    }
+    return child
+}
+
+/// The built audiorouted on a bus and in a directory the test owns (RunningDaemon owns
+/// its own): its udev watcher sees a umockdev testbed if `testbed` is given.
+public final class RealDaemon: @unchecked Sendable {
+    public let process: ChildProcess
+    public let directory: String
+
+    /// - Parameters:
+    ///   - testbed: a umockdev testbed's root: the daemon runs under `umockdev-wrapper` with
+    ///     `UMOCKDEV_DIR` set, so its udev watcher sees the testbed's devices.
+    public init(address: String, directory: String, testbed: String? = nil) throws {
+        self.directory = directory
+        var environment = ["DBUS_SESSION_BUS_ADDRESS": address]
+        environment["UMOCKDEV_DIR"] = testbed
+        process = try launchDaemon(
+            productsDirectory + "/audiorouted", ["--log-level", "debug"], directory: directory, environment: environment,
+            wrapper: testbed == nil ? nil : "/usr/bin/umockdev-wrapper", seconds: 20)
+    }
+
+    public func kill() { process.kill() }
+
+    deinit { kill() }
 }
