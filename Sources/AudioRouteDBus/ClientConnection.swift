@@ -98,7 +98,7 @@ public final class DBusClientConnection: Sendable {
         let loop = ClientLoop(choice: choice, wake: wake, signals: continuation, intercept: intercept)
         let started: Result<String, BusError> = await withCheckedContinuation { ready in
             loop.ready.withLock { $0 = ready }
-            do {
+            do throws(Errno) {
                 try startThread(name: ClientLoop.threadName) { loop.main() }
             } catch {
                 ready.resume(returning: .failure(BusError(error)))

@@ -50,13 +50,3 @@ public enum Poll {
         return Int(r)
     }
 }
-
-/// CLOCK_MONOTONIC: deadlines and durations that a wall-clock change does not move.
-public enum MonotonicClock {
-    /// Nanoseconds since an arbitrary start (boot).
-    public static func nanoseconds() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-    }
-}

@@ -54,9 +54,10 @@ public struct UCMProbe: Sendable {
     static func readText(_ path: String) -> String? {
         guard let file = try? FileDescriptor.open(path) else { return nil }
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16384)
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 16384, alignment: 1)
+        defer { chunk.deallocate() }
         while bytes.count < 1 << 20 {
-            guard let count = try? chunk.withUnsafeMutableBytes({ (buffer) throws(Errno) in try file.read(into: buffer) }), count > 0 else { break }
+            guard let count = try? file.read(into: chunk), count > 0 else { break }
             bytes.append(contentsOf: chunk[0..<count])
         }
         return String(decoding: bytes, as: UTF8.self)
