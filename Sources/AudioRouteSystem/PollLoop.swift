@@ -39,8 +39,8 @@ extension PollLoop {
 }
 
 /// A ``PollLoop`` on a thread of its own, named for per-thread figures and `top -H`. It runs
-/// until ``stop()``; the calls scheduled before `stop` run first. Sources still registered
-/// then are dropped on the thread (their handlers, and what those own, are released there).
+/// until ``stop()``; the calls scheduled before `stop` run first, those after it never. Sources
+/// still registered then are dropped on the thread (their handlers, and what those own, are released there).
 public final class PollThread: PollLoop, @unchecked Sendable {
     private struct Source {
         var id: UInt64
@@ -116,7 +116,8 @@ public final class PollThread: PollLoop, @unchecked Sendable {
                 defer { state.calls.removeAll() }
                 return state.calls
             }
-            for call in calls { call() }
+            // Calls scheduled after `stop` are dropped, unrun.
+            for call in calls where !stopped { call() }
             if stopped { break }
             // Sleeps only if nothing was scheduled meanwhile.
             guard let watched = state.withLock({ state -> [Source]? in
