@@ -8,10 +8,11 @@ import Synchronization
 /// ``run()``. That thread sleeps in a single poll(2), with no timeout unless a
 /// ``sleep(for:)`` is due, so an idle daemon makes no wake-ups.
 ///
-/// The same poll waits on the descriptors given to ``watch(fd:events:_:)``: a source such
-/// as the udev monitor, the D-Bus connection or a signalfd is read on the loop thread
-/// itself, so its events reach the daemon's tasks without waking another thread first
-/// (PipeWire's daemon works the same way: one loop).
+/// The same poll waits on the descriptors given to ``watch(fd:events:_:)``: it is a
+/// ``PollLoop``, so a source such as the udev monitor, the D-Bus connection or a signalfd is
+/// read on the loop thread itself, and its events reach the daemon's tasks without waking
+/// another thread first (PipeWire's daemon works the same way: one loop). Without this
+/// executor, the same components run on a ``PollThread``.
 ///
 /// Why not Dispatch, Swift's default executor on Linux: once one of its worker threads
 /// exists it arms a 1 Hz timer (its worker-pool monitor) that runs for the life of the
