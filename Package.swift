@@ -43,14 +43,14 @@ let package = Package(
         // atomic files, child processes, the one-thread executor and its poll loop. No Foundation.
         .target(name: "AudioRouteSystem", dependencies: ["CLinux", "CSwiftConcurrency"]),
         // sd-bus wrapped once: connections, messages, the server and the client. No Foundation.
-        .target(name: "AudioRouteDBus", dependencies: ["AudioRouteSystem", "CSystemd", "CLinux", log]),
+        .target(name: "AudioRouteDBus", dependencies: ["AudioRouteSystem", "CSystemd", log]),
         // The v1 D-Bus contract, once: names, signatures, errors, the wire encoding of ports,
         // routes and sessions. Used by the daemon and by clients.
         .target(name: "AudioRouteIPC", dependencies: ["AudioRouteCore", "AudioRouteDBus", "AudioRouteSystem"]),
         // The hardware, as ports: Udev/ (libudev, evdev) and Bluetooth/ (BlueZ over sd-bus).
         .target(
             name: "AudioRouteWatchers",
-            dependencies: ["AudioRouteCore", "AudioRouteSystem", "AudioRouteDBus", "CUdev", "CBluetooth", "CLinux", log]
+            dependencies: ["AudioRouteCore", "AudioRouteSystem", "AudioRouteDBus", "CUdev", "CBluetooth", log]
         ),
         // libasound, for clients: configuration trees, PCMs, the player's output engine. The
         // daemon, which never plays audio, does not load it.
@@ -84,7 +84,7 @@ let package = Package(
         ),
 
         // Benchmarks (docs/benchmarks.md): not products; `swift run -c release <name>`.
-        .executableTarget(name: "audioroute-bench", dependencies: ["AudioRouteCore"], path: "Benchmarks/audioroute-bench"),
+        .executableTarget(name: "audioroute-bench", dependencies: ["AudioRouteCore", "AudioRouteSystem"], path: "Benchmarks/audioroute-bench"),
         .executableTarget(
             name: "audioroute-bluez-bench", dependencies: ["AudioRouteCore", "AudioRouteWatchers", "AudioRouteSystem"],
             path: "Benchmarks/audioroute-bluez-bench"
