@@ -1,41 +1,28 @@
 import AudioRouteCore
 import AudioRouteSystem
-import AudioRouteDBus
-import AudioRouteWatchers
 import AudioSession
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import Synchronization
 
 /// Notifications of one session, collected so that the story can wait for one.
 final class DemoInbox: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    private var items: [AudioSessionNotification] = []
+    private let items = Mutex<[AudioSessionNotification]>([])
+    /// Set once, in `init`.
     private var task: Task<Void, Never>?
 
     init(_ session: AudioSession) async {
-        pthread_mutex_init(&mutex, nil)
         let stream = await session.notifications
         task = Task { [weak self] in
             for await item in stream { self?.append(item) }
         }
     }
 
-    private func append(_ item: AudioSessionNotification) {
-        pthread_mutex_lock(&mutex)
-        items.append(item)
-        pthread_mutex_unlock(&mutex)
-    }
+    private func append(_ item: AudioSessionNotification) { items.withLock { $0.append(item) } }
 
     /// Removes and returns the first notification `matches` accepts, waiting up to `seconds`.
     func take(_ what: String, seconds: Double = 15, _ matches: (AudioSessionNotification) -> Bool) async throws -> AudioSessionNotification {
         let deadline = MonotonicClock.milliseconds() + Int64(seconds * 1000)
         while MonotonicClock.milliseconds() < deadline {
-            pthread_mutex_lock(&mutex)
-            let index = items.firstIndex(where: matches)
-            let item = index.map { items.remove(at: $0) }
-            pthread_mutex_unlock(&mutex)
+            let item = items.withLock { items in items.firstIndex(where: matches).map { items.remove(at: $0) } }
             if let item { return item }
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -88,13 +75,8 @@ struct DemoDevices {
     /// One file per open of a device: name.raw, then name.raw.0001, .0002...
     func files() -> [String: Int] {
         var result: [String: Int] = [:]
-        guard let handle = opendir(dir) else { return result }
-        defer { closedir(handle) }
-        while let entry = readdir(handle) {
-            let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard device(of: file) != nil else { continue }
-            var info = stat()
-            if stat("\(dir)/\(file)", &info) == 0 { result[file] = Int(info.st_size) / 4 }
+        for file in (try? Directory.entries(dir)) ?? [] where device(of: file) != nil {
+            if let size = FileInfo.size("\(dir)/\(file)") { result[file] = size / 4 }
         }
         return result
     }
@@ -140,7 +122,7 @@ struct DemoDevices {
 
     /// The largest sample (0...1 of full scale) of `file` from frame `from` on (to frame `to`).
     func peak(_ file: String, from: Int, to: Int? = nil) -> Double {
-        guard let bytes = try? FileIO.readFile("\(dir)/\(file)"), bytes.count > from * 4 else { return 0 }
+        guard let bytes = try? AtomicFile.read("\(dir)/\(file)"), bytes.count > from * 4 else { return 0 }
         var peak = 0
         var index = from * 4
         let end = min(bytes.count, (to ?? Int.max / 8) * 4)
@@ -171,23 +153,19 @@ struct DemoStory {
         let emitterScript = root + "/share/demo/emitter.py"
         let fixture = root + "/share/demo/phone.umockdev"
         let bluezScript = root + "/scripts/bluez-testbench.py"
-        for path in [emitterScript, fixture, bluezScript] where access(path, R_OK) != 0 {
+        for path in [emitterScript, fixture, bluezScript] where !FileInfo.isReadable(path) {
             throw DemoError("missing \(path): the demo's fixtures ship with the package (share/demo, scripts)")
         }
-        var template = Array("/tmp/audioroute-demo-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw DemoError("mkdtemp: \(String(cString: strerror(errno)))") }
-        let dir = String(cString: made)
+        let dir = try Directory.makeTemporary(prefix: "/tmp/audioroute-demo-")
         demoRegistry.add(dir: dir)
-        for sub in ["out", "logs", "run", "state"] { mkdir(dir + "/" + sub, 0o700) }
-        var executable = [CChar](repeating: 0, count: 4096)
-        let length = readlink("/proc/self/exe", &executable, executable.count - 1)
-        let selfPath = String(decoding: executable[0..<max(0, length)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        for sub in ["out", "logs", "run", "state"] { try AtomicFile.createDirectory(dir + "/" + sub) }
+        let selfPath = Directory.currentExecutable() ?? ""
         guard !selfPath.contains("'") else { throw DemoError("the demo cannot run from a path with a quote: \(selfPath)") }
         var devices = DemoDevices(dir: dir + "/out", executable: selfPath)
         devices.fifos = benchCycles != nil
         let readers = benchCycles != nil ? try DemoFIFOReaders(devices) : nil
         let asoundrc = dir + "/asoundrc"
-        try writeFile(asoundrc, devices.configuration)
+        try AtomicFile.write(Array(devices.configuration.utf8), to: asoundrc, mode: 0o644, durable: false)
         timeline.event("harness", ["dir": .string(dir)], "temporary directory \(dir)")
 
         let sessionBus = try DemoChild(
@@ -214,7 +192,7 @@ struct DemoStory {
         timeline.event("testbed", ["root": .string(testbed)], "umockdev testbed: a phone (speaker, receiver, mic, headset jack)")
 
         let daemonPath = String(selfPath[..<(selfPath.lastIndex(of: "/") ?? selfPath.startIndex)]) + "/audiorouted"
-        guard access(daemonPath, X_OK) == 0 else { throw DemoError("no audiorouted next to \(selfPath): build every product first (swift build)") }
+        guard FileInfo.isExecutable(daemonPath) else { throw DemoError("no audiorouted next to \(selfPath): build every product first (swift build)") }
         let daemon = try DemoChild(
             "audiorouted", ["umockdev-wrapper", daemonPath, "--state-dir", dir + "/state", "--runtime-dir", dir + "/run"],
             environment: ["UMOCKDEV_DIR": testbed, "DBUS_SESSION_BUS_ADDRESS": busAddress, "DBUS_SYSTEM_BUS_ADDRESS": systemBus],
@@ -249,13 +227,5 @@ struct DemoStory {
             try await Task.sleep(for: .milliseconds(50))
         }
         throw DemoError("audiorouted did not answer within 15 s (see its log)")
-    }
-
-    func writeFile(_ path: String, _ text: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw DemoError("cannot write \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var bytes = Array(text.utf8)
-        bytes.withUnsafeMutableBytes { FileIO.writeAll(fd: fd, UnsafeRawBufferPointer($0)) }
     }
 }
