@@ -193,16 +193,6 @@ struct RerouteBench {
         if received != played { throw DemoError("the devices received \(received) frames, the player played \(played)") }
     }
 
-    func waitUntil(_ what: String, seconds: Double = 10, _ condition: () -> Bool) async throws {
-        let deadline = MonotonicClock.milliseconds() + Int64(seconds * 1000)
-        while !condition() {
-            guard MonotonicClock.milliseconds() < deadline else { throw DemoError("waited \(seconds) s for \(what)") }
-            // Never block a thread of the cooperative pool (the player's follow task needs
-            // one); the gap is stamped by the reader threads, not here.
-            try await Task.sleep(for: .milliseconds(1))
-        }
-    }
-
     func waitForSpeaker() async throws {
         try await waitUntil("the route file to name demo_builtin") {
             guard let text = try? AtomicFile.read(routeFile) else { return false }

@@ -183,4 +183,21 @@ final class DemoChild {
         send(line)
         return try readLine()
     }
+
+    /// Sends a command whose answer must start with "ok" (any case).
+    func expectOK(_ command: String) throws {
+        let answer = try ask(command)
+        guard answer.lowercased().hasPrefix("ok") else { throw DemoError("\(name): \(command): \(answer)") }
+    }
+}
+
+/// Polls `condition` every millisecond for up to `seconds`. Sleeps as a task: it never blocks
+/// a thread of the cooperative pool (the player's follow task needs one); what is timed is
+/// stamped elsewhere (the reader threads), not here.
+func waitUntil(_ what: String, seconds: Double = 10, _ condition: () -> Bool) async throws {
+    let deadline = MonotonicClock.milliseconds() + Int64(seconds * 1000)
+    while !condition() {
+        guard MonotonicClock.milliseconds() < deadline else { throw DemoError("waited \(seconds) s for \(what)") }
+        try await Task.sleep(for: .milliseconds(1))
+    }
 }

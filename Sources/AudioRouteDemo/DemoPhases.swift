@@ -111,15 +111,6 @@ struct Story {
         frames.isEmpty ? "none" : frames.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
     }
 
-    /// Polls `condition` every millisecond for up to `seconds`.
-    func waitUntil(_ what: String, seconds: Double = 10, _ condition: () -> Bool) async throws {
-        let deadline = MonotonicClock.milliseconds() + Int64(seconds * 1000)
-        while !condition() {
-            guard MonotonicClock.milliseconds() < deadline else { throw DemoError("waited \(seconds) s for \(what)") }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-    }
-
     /// Waits until the daemon's route file points `audioroute` at `pcm` (and says so).
     func waitForRoute(_ port: String, _ pcm: String) async throws {
         for _ in 0..<1500 {
@@ -133,11 +124,6 @@ struct Story {
     func routedPCM() -> String? {
         guard var configuration = try? ALSAConfiguration(), (try? configuration.load(file: routeFile)) != nil else { return nil }
         return configuration.string(at: "pcm.\(AlsaRouteConfig.outputPCM).slave.pcm")
-    }
-
-    func expectOK(_ child: DemoChild, _ command: String) throws {
-        let answer = try child.ask(command)
-        guard answer.lowercased().hasPrefix("ok") else { throw DemoError("\(child.name): \(command): \(answer)") }
     }
 }
 

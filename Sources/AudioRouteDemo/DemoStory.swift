@@ -178,7 +178,7 @@ struct DemoStory {
         let bluezReady = try bluez.readLine(seconds: 30)
         guard bluezReady.hasPrefix("ready ") else { throw DemoError("bluez-testbench said \(bluezReady)") }
         let systemBus = String(bluezReady.dropFirst("ready ".count))
-        try expectOK(bluez, #"{"cmd": "adapter", "name": "hci0", "alias": "demo-phone"}"#)
+        try bluez.expectOK(#"{"cmd": "adapter", "name": "hci0", "alias": "demo-phone"}"#)
         timeline.event("systemBus", ["address": .string(systemBus)], "private system bus with the BlueZ mock (adapter hci0) at \(systemBus)")
 
         let emitter = try DemoChild(
@@ -187,8 +187,8 @@ struct DemoStory {
         let emitterReady = try emitter.readLine(seconds: 30)
         guard emitterReady.hasPrefix("READY ") else { throw DemoError("umockdev emitter said \(emitterReady)") }
         let testbed = String(emitterReady.dropFirst("READY ".count))
-        try expectOK(emitter, "jackdev /dev/input/event20 14 0 PinePhone_Headset_Jack")
-        try expectOK(emitter, "load \(fixture)")
+        try emitter.expectOK("jackdev /dev/input/event20 14 0 PinePhone_Headset_Jack")
+        try emitter.expectOK("load \(fixture)")
         timeline.event("testbed", ["root": .string(testbed)], "umockdev testbed: a phone (speaker, receiver, mic, headset jack)")
 
         let daemonPath = String(selfPath[..<(selfPath.lastIndex(of: "/") ?? selfPath.startIndex)]) + "/audiorouted"
@@ -214,11 +214,6 @@ struct DemoStory {
         }
         try await Story(timeline: timeline, bus: bus, music: music, devices: devices, bluez: bluez, emitter: emitter,
                         routeFile: dir + "/run/audioroute/asound.conf", asoundrc: asoundrc, musicFile: dir + "/music.wav").play()
-    }
-
-    func expectOK(_ child: DemoChild, _ command: String) throws {
-        let answer = try child.ask(command)
-        guard answer.lowercased().hasPrefix("ok") else { throw DemoError("\(child.name): \(command): \(answer)") }
     }
 
     func waitForDaemon(_ session: AudioSession) async throws {

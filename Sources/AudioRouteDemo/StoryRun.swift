@@ -43,7 +43,7 @@ final class StoryRun {
     /// 2. A wired headset plugged: the player reroutes by itself.
     func wiredHeadsetPlugged() async throws {
         let mark = devices.files()
-        try story.expectOK(story.emitter, "jacks /dev/input/event20 2:1,4:1")
+        try story.emitter.expectOK("jacks /dev/input/event20 2:1,4:1")
         timeline.event("hardware", ["event": .string("wired headset plugged")], "wired headset plugged into the jack")
         try await arrives(on: "demo_headphones", since: mark, "the plug")
         try await audible("wired", on: "demo_headphones", output: Story.headphones, "music on the wired headset")
@@ -54,8 +54,8 @@ final class StoryRun {
         let mark = devices.files()
         let device = try story.bluez.ask(#"{"cmd": "device", "adapter": "hci0", "address": "\#(DemoStory.btAddress)", "alias": "Demo BT Headset"}"#)
         guard device.hasPrefix("ok") else { throw DemoError("bluez: \(device)") }
-        try story.expectOK(story.bluez, #"{"cmd": "connect", "adapter": "hci0", "address": "\#(DemoStory.btAddress)"}"#)
-        try story.expectOK(story.bluez, #"{"cmd": "props", "path": "\#(Story.btPath)", "iface": "org.bluez.Device1", "props": {"UUIDs": ["as", ["0000110b-0000-1000-8000-00805f9b34fb", "0000111e-0000-1000-8000-00805f9b34fb"]], "Class": ["u", 2360324], "ServicesResolved": ["b", true]}}"#)
+        try story.bluez.expectOK(#"{"cmd": "connect", "adapter": "hci0", "address": "\#(DemoStory.btAddress)"}"#)
+        try story.bluez.expectOK(#"{"cmd": "props", "path": "\#(Story.btPath)", "iface": "org.bluez.Device1", "props": {"UUIDs": ["as", ["0000110b-0000-1000-8000-00805f9b34fb", "0000111e-0000-1000-8000-00805f9b34fb"]], "Class": ["u", 2360324], "ServicesResolved": ["b", true]}}"#)
         timeline.event("hardware", ["event": .string("bluetooth headset connected")], "Bluetooth headset \(DemoStory.btAddress) connected (A2DP, HFP)")
         try await arrives(on: "bluealsa_a2dp", since: mark, "the Bluetooth connection")
         try await audible("bluetooth", on: "bluealsa_a2dp", output: Story.a2dp, "music on the Bluetooth headset (A2DP)")
@@ -67,7 +67,7 @@ final class StoryRun {
         try await navigation.setCategory(.playback, mode: .voicePrompt, options: [.duckOthers])
         try await navigation.setActive(true)
         _ = try await inbox.take("ducked") { $0 == .ducked }
-        try await story.waitUntil("the music player to duck") { player.sessionGain == duckGain }
+        try await waitUntil("the music player to duck") { player.sessionGain == duckGain }
         timeline.event("session", ["event": .string("ducked")], "navigation prompt active: the music player ducks to \(duckGain)")
         let duckStart = devices.files()
         // A buffer's worth may still be undimmed music on its way to the file.
@@ -76,7 +76,7 @@ final class StoryRun {
         let duckEnd = devices.files()
         try await navigation.setActive(false, options: .notifyOthersOnDeactivation)
         _ = try await inbox.take("unducked") { $0 == .unducked }
-        try await story.waitUntil("the music player to unduck") { player.sessionGain == 1 }
+        try await waitUntil("the music player to unduck") { player.sessionGain == 1 }
         await navigation.close()
         record("prompt", output: Story.a2dp, ["bluealsa_a2dp": Story.inFlightFrames + DemoStory.windowFrames + DemoStory.promptFrames], exact: false,
                duckStart, duckEnd, "prompt over ducked music, then unducked")
@@ -135,8 +135,8 @@ final class StoryRun {
 
     /// 7. The Bluetooth headset switches off: the player pauses (routeDisconnected).
     func bluetoothHeadsetSwitchesOff() async throws {
-        try story.expectOK(story.bluez, #"{"cmd": "props", "path": "\#(Story.btPath)", "iface": "org.bluez.Device1", "props": {"ServicesResolved": ["b", false]}}"#)
-        try story.expectOK(story.bluez, #"{"cmd": "disconnect", "adapter": "hci0", "address": "\#(DemoStory.btAddress)"}"#)
+        try story.bluez.expectOK(#"{"cmd": "props", "path": "\#(Story.btPath)", "iface": "org.bluez.Device1", "props": {"ServicesResolved": ["b", false]}}"#)
+        try story.bluez.expectOK(#"{"cmd": "disconnect", "adapter": "hci0", "address": "\#(DemoStory.btAddress)"}"#)
         timeline.event("hardware", ["event": .string("bluetooth headset disconnected")], "Bluetooth headset switched off")
         try await pauses("Bluetooth headset gone")
         try await story.waitForRoute(Story.headphones, "demo_headphones")
@@ -172,7 +172,7 @@ final class StoryRun {
 
     /// 10. The wired headset unplugged: the player pauses (oldDeviceUnavailable).
     func wiredHeadsetUnplugged() async throws {
-        try story.expectOK(story.emitter, "jacks /dev/input/event20 2:0,4:0")
+        try story.emitter.expectOK("jacks /dev/input/event20 2:0,4:0")
         timeline.event("hardware", ["event": .string("wired headset unplugged")], "wired headset unplugged")
         try await pauses("headset unplugged")
         try await story.waitForRoute(Story.speaker, "demo_builtin")
@@ -259,7 +259,7 @@ final class StoryRun {
 
     /// Waits for the player to stop by itself (unplug, interruption).
     private func pauses(_ why: String) async throws {
-        try await story.waitUntil("the music player to pause (\(why))") { !player.isPlaying }
+        try await waitUntil("the music player to pause (\(why))") { !player.isPlaying }
         log.flush()
     }
 
