@@ -43,11 +43,22 @@ final class DemoRegistry: Sendable {
                     _ = DemoRegistry.reap(process, milliseconds: 1000)
                 }
             }
-            for dir in dirs.reversed() { _ = try? DemoChild.run(["/bin/rm", "-rf", "--", dir]) }
+            for dir in dirs.reversed() { DemoRegistry.remove(dir) }
             // The main flow may fail because a signal is stopping its children: the exit
             // status is still the signal's.
             let number = signalled
             if number != 0 { Environment.exitImmediately(128 + number) }
+        }
+    }
+
+    /// rm -rf, again while the directory is still there: the player in this process may go
+    /// on for a moment, and a device's sink (started by libasound, not registered here) then
+    /// creates a file in it while the first removal runs.
+    static func remove(_ dir: String) {
+        for _ in 0..<20 {
+            _ = try? DemoChild.run(["/bin/rm", "-rf", "--", dir])
+            if FileInfo.size(dir) == nil { return }
+            MonotonicClock.sleep(nanoseconds: 50_000_000)
         }
     }
 

@@ -3,7 +3,6 @@ import AudioRouteCore
 import AudioRouteIPC
 import AudioRouteSystem
 import AudioSession
-import Synchronization
 
 /// The story's phases. The music app is the product's `AudioPlayer` following its
 /// session (`follow`): it reroutes, pauses, resumes and ducks by itself; the story only
@@ -129,25 +128,17 @@ struct Story {
 
 /// The music player's events (reroutes, pauses), printed on the timeline as the story
 /// goes (`flush`, from the story's own flow: the timeline is not shared across tasks).
-final class DemoPlayerLog: @unchecked Sendable {
-    private let items = Mutex<[AudioPlayerEvent]>([])
-    private var task: Task<Void, Never>?
+final class DemoPlayerLog {
+    private let items: Collected<AudioPlayerEvent>
     private let timeline: DemoTimeline
 
     init(_ player: AudioPlayer, timeline: DemoTimeline) {
         self.timeline = timeline
-        let events = player.events
-        task = Task { [weak self] in
-            for await event in events { self?.items.withLock { $0.append(event) } }
-        }
+        items = Collected(player.events)
     }
 
     func flush() {
-        let pending = items.withLock { items in
-            defer { items.removeAll() }
-            return items
-        }
-        for event in pending {
+        for event in items.takeAll() {
             switch event {
             case .rerouted(let report):
                 timeline.event(
@@ -163,7 +154,7 @@ final class DemoPlayerLog: @unchecked Sendable {
         }
     }
 
-    func stop() { task?.cancel() }
+    func stop() { items.stop() }
 }
 
 extension String {

@@ -3,33 +3,62 @@ import AudioRouteSystem
 import AudioSession
 import Synchronization
 
-/// Notifications of one session, collected so that the story can wait for one.
-final class DemoInbox: @unchecked Sendable {
-    private let items = Mutex<[AudioSessionNotification]>([])
-    /// Set once, in `init`.
-    private var task: Task<Void, Never>?
+/// The elements of a stream, collected as they come by a task of their own, for a flow that
+/// takes them when it is ready.
+final class Collected<Item: Sendable>: Sendable {
+    private final class Store: Sendable {
+        let items = Mutex<[Item]>([])
+    }
 
-    init(_ session: AudioSession) async {
-        let stream = await session.notifications
-        task = Task { [weak self] in
-            for await item in stream { self?.append(item) }
+    private let store: Store
+    private let task: Task<Void, Never>
+
+    init(_ stream: AsyncStream<Item>) {
+        let store = Store()
+        self.store = store
+        task = Task {
+            for await item in stream { store.items.withLock { $0.append(item) } }
         }
     }
 
-    private func append(_ item: AudioSessionNotification) { items.withLock { $0.append(item) } }
+    deinit { task.cancel() }
+
+    /// Removes and returns the first item `matches` accepts, if any.
+    func take(where matches: (Item) -> Bool) -> Item? {
+        store.items.withLock { items in items.firstIndex(where: matches).map { items.remove(at: $0) } }
+    }
+
+    /// Removes and returns every item, oldest first.
+    func takeAll() -> [Item] {
+        store.items.withLock { items in
+            defer { items.removeAll() }
+            return items
+        }
+    }
+
+    /// No more items.
+    func stop() { task.cancel() }
+}
+
+/// Notifications of one session, collected so that the story can wait for one.
+final class DemoInbox: Sendable {
+    private let items: Collected<AudioSessionNotification>
+
+    init(_ session: AudioSession) async {
+        items = Collected(await session.notifications)
+    }
 
     /// Removes and returns the first notification `matches` accepts, waiting up to `seconds`.
     func take(_ what: String, seconds: Double = 15, _ matches: (AudioSessionNotification) -> Bool) async throws -> AudioSessionNotification {
         let deadline = MonotonicClock.milliseconds() + Int64(seconds * 1000)
         while MonotonicClock.milliseconds() < deadline {
-            let item = items.withLock { items in items.firstIndex(where: matches).map { items.remove(at: $0) } }
-            if let item { return item }
+            if let item = items.take(where: matches) { return item }
             try await Task.sleep(for: .milliseconds(10))
         }
         throw DemoError("no \(what) within \(seconds) s")
     }
 
-    func stop() { task?.cancel() }
+    func stop() { items.stop() }
 }
 
 /// The demo's devices: each port's ALSA name is a `file` PCM writing raw frames here.
