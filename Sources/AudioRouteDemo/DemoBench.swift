@@ -110,11 +110,7 @@ struct RerouteBench {
         try await music.setCategory(.playback)
         try await music.setActive(true)
         try await waitForSpeaker()
-        try AtomicFile.write(Story.toneBytes(frames: 48_000, frequency: 440), to: dir + "/music.wav")
-        let player = try AudioPlayer(
-            contentsOf: dir + "/music.wav", configurationFiles: [asoundrc, routeFile], periodFrames: 480,
-            latencyMicroseconds: Story.latencyMicroseconds)
-        player.numberOfLoops = -1
+        let player = try Story.musicPlayer(file: dir + "/music.wav", configurationFiles: [asoundrc, routeFile])
         let following = await player.follow(music)
         defer { following.cancel() }
         // A second subscriber stamps when the session's newDeviceAvailable arrives: the

@@ -66,6 +66,17 @@ struct Story {
         return WAVFile.encode(samples, format: WAVFormat(encoding: .signed16, channels: 2, sampleRate: 48_000))
     }
 
+    /// The music app's player: a 1 s 440 Hz tone written to `file` and played in a loop (it
+    /// runs freely for as long as it is wanted), on `audioroute` as `configurationFiles` say.
+    static func musicPlayer(file: String, configurationFiles: [String]) throws -> AudioPlayer {
+        try AtomicFile.write(toneBytes(frames: 48_000, frequency: 440, level: musicLevel), to: file)
+        let player = try AudioPlayer(
+            contentsOf: file, device: AlsaRouteConfig.outputPCM, configurationFiles: configurationFiles,
+            periodFrames: 480, latencyMicroseconds: latencyMicroseconds)
+        player.numberOfLoops = -1
+        return player
+    }
+
     func config() -> PCMConfigurationSource { .systemPlus(files: [asoundrc, routeFile]) }
 
     /// The story: the music app starts, then each phase in turn, then the checks.
@@ -74,12 +85,7 @@ struct Story {
         try await music.setCategory(.playback)
         try await music.setActive(true)
         try await waitForRoute(Self.speaker, "demo_builtin")
-        // A 1 s tone played in a loop: the player runs freely for the whole story.
-        try AtomicFile.write(Self.toneBytes(frames: 48_000, frequency: 440, level: Self.musicLevel), to: musicFile)
-        let player = try AudioPlayer(
-            contentsOf: musicFile, device: AlsaRouteConfig.outputPCM, configurationFiles: [asoundrc, routeFile],
-            periodFrames: 480, latencyMicroseconds: Self.latencyMicroseconds)
-        player.numberOfLoops = -1
+        let player = try Self.musicPlayer(file: musicFile, configurationFiles: [asoundrc, routeFile])
         let following = await player.follow(music)
         defer { following.cancel() }
         let log = DemoPlayerLog(player, timeline: timeline)
