@@ -178,7 +178,6 @@ struct DemoStory {
     static let btAddress = "00:1B:66:AD:7E:01"
 
     func run() async throws {
-        // The harness.
         let emitterScript = root + "/share/demo/emitter.py"
         let fixture = root + "/share/demo/phone.umockdev"
         let bluezScript = root + "/scripts/bluez-testbench.py"
@@ -197,21 +196,55 @@ struct DemoStory {
         try AtomicFile.write(Array(devices.configuration.utf8), to: asoundrc, mode: 0o644, durable: false)
         timeline.event("harness", ["dir": .string(dir)], "temporary directory \(dir)")
 
+        // Each child lives as long as this: letting one go closes its standard streams.
+        let (sessionBus, busAddress) = try startSessionBus(dir)
+        let (bluez, systemBus) = try startBluez(dir, script: bluezScript)
+        let (emitter, testbed) = try startTestbed(dir, script: emitterScript, fixture: fixture)
+        let daemon = try startDaemon(dir, next: selfPath, testbed: testbed, emitter: emitter, busAddress: busAddress, systemBus: systemBus)
+        let bus = AudioSession.Bus.address(busAddress)
+        let music = AudioSession(bus: bus, appName: "music")
+        try await waitForDaemon(music)
+        timeline.event("daemon", ["pid": .integer(Int64(daemon.pid))], "audiorouted is up (pid \(daemon.pid))")
+
+        let routeFile = dir + "/run/audioroute/asound.conf"
+        if let benchCycles, let readers {
+            try await RerouteBench(
+                timeline: timeline, root: root, dir: dir, music: music, emitter: emitter, readers: readers, cycles: benchCycles,
+                routeFile: routeFile, asoundrc: asoundrc
+            ).run()
+        } else {
+            try await Story(timeline: timeline, bus: bus, music: music, devices: devices, bluez: bluez, emitter: emitter,
+                            routeFile: routeFile, asoundrc: asoundrc, musicFile: dir + "/music.wav").play()
+        }
+        withExtendedLifetime((sessionBus, bluez, emitter, daemon)) {}
+    }
+
+    /// A private session bus (dbus-daemon), and its address.
+    func startSessionBus(_ dir: String) throws -> (DemoChild, String) {
         let sessionBus = try DemoChild(
             "dbus-daemon", ["dbus-daemon", "--session", "--nofork", "--print-address=1", "--address=unix:path=\(dir)/session_bus"],
             log: dir + "/logs/dbus-daemon.log")
         let busAddress = try sessionBus.readLine()
         timeline.event("sessionBus", ["address": .string(busAddress)], "private session bus at \(busAddress)")
+        return (sessionBus, busAddress)
+    }
 
-        let bluez = try DemoChild("bluez-testbench", ["/usr/bin/python3", bluezScript], log: dir + "/logs/bluez.log")
+    /// A private system bus with the BlueZ mock and its adapter hci0; the mock and the bus's address.
+    func startBluez(_ dir: String, script: String) throws -> (DemoChild, String) {
+        let bluez = try DemoChild("bluez-testbench", ["/usr/bin/python3", script], log: dir + "/logs/bluez.log")
         let bluezReady = try bluez.readLine(seconds: 30)
         guard bluezReady.hasPrefix("ready ") else { throw DemoError("bluez-testbench said \(bluezReady)") }
         let systemBus = String(bluezReady.dropFirst("ready ".count))
         try bluez.expectOK(#"{"cmd": "adapter", "name": "hci0", "alias": "demo-phone"}"#)
         timeline.event("systemBus", ["address": .string(systemBus)], "private system bus with the BlueZ mock (adapter hci0) at \(systemBus)")
+        return (bluez, systemBus)
+    }
 
+    /// The umockdev testbed of the phone, with its headset jack, driven by the emitter; the
+    /// emitter and the testbed's root.
+    func startTestbed(_ dir: String, script: String, fixture: String) throws -> (DemoChild, String) {
         let emitter = try DemoChild(
-            "emitter", ["umockdev-wrapper", "/usr/bin/python3", emitterScript], environment: ["PYTHONUNBUFFERED": "1"],
+            "emitter", ["umockdev-wrapper", "/usr/bin/python3", script], environment: ["PYTHONUNBUFFERED": "1"],
             log: dir + "/logs/emitter.log")
         let emitterReady = try emitter.readLine(seconds: 30)
         guard emitterReady.hasPrefix("READY ") else { throw DemoError("umockdev emitter said \(emitterReady)") }
@@ -219,7 +252,11 @@ struct DemoStory {
         try emitter.expectOK("jackdev /dev/input/event20 14 0 PinePhone_Headset_Jack")
         try emitter.expectOK("load \(fixture)")
         timeline.event("testbed", ["root": .string(testbed)], "umockdev testbed: a phone (speaker, receiver, mic, headset jack)")
+        return (emitter, testbed)
+    }
 
+    /// The real audiorouted next to this executable, in the testbed, on the private buses.
+    func startDaemon(_ dir: String, next selfPath: String, testbed: String, emitter: DemoChild, busAddress: String, systemBus: String) throws -> DemoChild {
         let daemonPath = String(selfPath[..<(selfPath.lastIndex(of: "/") ?? selfPath.startIndex)]) + "/audiorouted"
         guard FileInfo.isExecutable(daemonPath) else { throw DemoError("no audiorouted next to \(selfPath): build every product first (swift build)") }
         let daemon = try DemoChild(
@@ -228,21 +265,7 @@ struct DemoStory {
             log: dir + "/logs/audiorouted.log")
         emitter.send("adopt \(daemon.pid)")
         _ = try emitter.readLine()
-
-        let bus = AudioSession.Bus.address(busAddress)
-        let music = AudioSession(bus: bus, appName: "music")
-        try await waitForDaemon(music)
-        timeline.event("daemon", ["pid": .integer(Int64(daemon.pid))], "audiorouted is up (pid \(daemon.pid))")
-
-        if let benchCycles, let readers {
-            try await RerouteBench(
-                timeline: timeline, root: root, dir: dir, music: music, emitter: emitter, readers: readers, cycles: benchCycles,
-                routeFile: dir + "/run/audioroute/asound.conf", asoundrc: asoundrc
-            ).run()
-            return
-        }
-        try await Story(timeline: timeline, bus: bus, music: music, devices: devices, bluez: bluez, emitter: emitter,
-                        routeFile: dir + "/run/audioroute/asound.conf", asoundrc: asoundrc, musicFile: dir + "/music.wav").play()
+        return daemon
     }
 
     func waitForDaemon(_ session: AudioSession) async throws {
