@@ -75,10 +75,15 @@ let package = Package(
         // NotificationCenter bridging with iOS names and userInfo keys; the only client code that imports Foundation.
         .target(name: "AudioSessionNotifications", dependencies: ["AudioSession", "AudioRouteCore"]),
         // `audioroute demo`: a simulated phone, the real daemon, the player through a story.
+        .target(
+            name: "AudioRouteDemo",
+            dependencies: ["AudioSession", "AudioRouteCore", "AudioRouteALSA", "AudioRouteIPC", "AudioRouteSystem"]
+        ),
+        // The CLI: the daemon's client (AudioSession), the watchers in-process for --direct, the demo.
         .executableTarget(
             name: "audioroute",
             dependencies: [
-                "AudioRouteCore", "AudioSession", "AudioRouteIPC", "AudioRouteWatchers", "AudioRouteALSA", "AudioRouteSystem", "CLinux",
+                "AudioRouteCore", "AudioSession", "AudioRouteIPC", "AudioRouteWatchers", "AudioRouteDemo", "AudioRouteSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"), log,
             ]
         ),
@@ -133,6 +138,7 @@ let package = Package(
             dependencies: [
                 "AudioRouteDaemon", "AudioRouteIPC", "AudioRouteWatchers", "AudioRouteDBus", "AudioRouteSystem",
                 "AudioRouteALSA", "AudioRouteTestKit", "CLinux", log, lifecycle,
+                "AudioRouteDemo",  // GeneratedALSAConfigTests loads the demo's ALSA configuration
             ]
         ),
         .testTarget(
@@ -142,7 +148,8 @@ let package = Package(
                 "AudioRouteSystem", "AudioRouteTestKit",
             ]
         ),
-        .testTarget(name: "AudioRouteDemoTests", dependencies: ["audioroute", "AudioRouteCore", "AudioRouteALSA", "AudioRouteTestKit"]),
+        // Runs the built `audioroute demo`: "audioroute" is a dependency so that it is built.
+        .testTarget(name: "AudioRouteDemoTests", dependencies: ["AudioRouteDemo", "audioroute", "AudioRouteCore", "AudioRouteTestKit"]),
         .testTarget(
             name: "audiorouteTests",
             dependencies: ["audioroute", "AudioRouteCore", "AudioRouteWatchers", "AudioRouteSystem", "AudioRouteTestKit"]
