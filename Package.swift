@@ -43,14 +43,14 @@ let package = Package(
         // atomic files, child processes, the one-thread executor and its poll loop. No Foundation.
         .target(name: "AudioRouteSystem", dependencies: ["CLinux", "CSwiftConcurrency"]),
         // sd-bus wrapped once: connections, messages, the server and the client. No Foundation.
-        .target(name: "AudioRouteDBus", dependencies: ["AudioRouteSystem", "CSystemd", "CLinux", log]),
+        .target(name: "AudioRouteDBus", dependencies: ["AudioRouteSystem", "CSystemd", log]),
         // The v1 D-Bus contract, once: names, signatures, errors, the wire encoding of ports,
         // routes and sessions. Used by the daemon and by clients.
         .target(name: "AudioRouteIPC", dependencies: ["AudioRouteCore", "AudioRouteDBus", "AudioRouteSystem"]),
         // The hardware, as ports: Udev/ (libudev, evdev) and Bluetooth/ (BlueZ over sd-bus).
         .target(
             name: "AudioRouteWatchers",
-            dependencies: ["AudioRouteCore", "AudioRouteSystem", "AudioRouteDBus", "CUdev", "CBluetooth", "CLinux", log]
+            dependencies: ["AudioRouteCore", "AudioRouteSystem", "AudioRouteDBus", "CUdev", "CBluetooth", log]
         ),
         // libasound, for clients: configuration trees, PCMs, the player's output engine. The
         // daemon, which never plays audio, does not load it.
@@ -75,16 +75,21 @@ let package = Package(
         // NotificationCenter bridging with iOS names and userInfo keys; the only client code that imports Foundation.
         .target(name: "AudioSessionNotifications", dependencies: ["AudioSession", "AudioRouteCore"]),
         // `audioroute demo`: a simulated phone, the real daemon, the player through a story.
+        .target(
+            name: "AudioRouteDemo",
+            dependencies: ["AudioSession", "AudioRouteCore", "AudioRouteALSA", "AudioRouteIPC", "AudioRouteSystem"]
+        ),
+        // The CLI: the daemon's client (AudioSession), the watchers in-process for --direct, the demo.
         .executableTarget(
             name: "audioroute",
             dependencies: [
-                "AudioRouteCore", "AudioSession", "AudioRouteIPC", "AudioRouteWatchers", "AudioRouteALSA", "AudioRouteSystem", "CLinux",
+                "AudioRouteCore", "AudioSession", "AudioRouteIPC", "AudioRouteWatchers", "AudioRouteDemo", "AudioRouteSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"), log,
             ]
         ),
 
         // Benchmarks (docs/benchmarks.md): not products; `swift run -c release <name>`.
-        .executableTarget(name: "audioroute-bench", dependencies: ["AudioRouteCore"], path: "Benchmarks/audioroute-bench"),
+        .executableTarget(name: "audioroute-bench", dependencies: ["AudioRouteCore", "AudioRouteSystem"], path: "Benchmarks/audioroute-bench"),
         .executableTarget(
             name: "audioroute-bluez-bench", dependencies: ["AudioRouteCore", "AudioRouteWatchers", "AudioRouteSystem"],
             path: "Benchmarks/audioroute-bluez-bench"
@@ -132,7 +137,8 @@ let package = Package(
             name: "AudioRouteDaemonTests",
             dependencies: [
                 "AudioRouteDaemon", "AudioRouteIPC", "AudioRouteWatchers", "AudioRouteDBus", "AudioRouteSystem",
-                "AudioRouteALSA", "AudioRouteTestKit", "audioroute", "CLinux", log, lifecycle,
+                "AudioRouteALSA", "AudioRouteTestKit", "CLinux", log, lifecycle,
+                "AudioRouteDemo",  // GeneratedALSAConfigTests loads the demo's ALSA configuration
             ]
         ),
         .testTarget(
@@ -142,7 +148,8 @@ let package = Package(
                 "AudioRouteSystem", "AudioRouteTestKit",
             ]
         ),
-        .testTarget(name: "AudioRouteDemoTests", dependencies: ["audioroute", "AudioRouteCore", "AudioRouteALSA", "AudioRouteTestKit"]),
+        // Runs the built `audioroute demo`: "audioroute" is a dependency so that it is built.
+        .testTarget(name: "AudioRouteDemoTests", dependencies: ["AudioRouteDemo", "audioroute", "AudioRouteCore", "AudioRouteTestKit"]),
         .testTarget(
             name: "audiorouteTests",
             dependencies: ["audioroute", "AudioRouteCore", "AudioRouteWatchers", "AudioRouteSystem", "AudioRouteTestKit"]

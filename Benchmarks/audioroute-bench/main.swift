@@ -5,16 +5,9 @@
 //   audioroute-bench allocs PORTS N                    N resolutions only (count mallocs with valgrind)
 //   audioroute-bench scenario FILE                     write the 10,000-step scenario to FILE
 import AudioRouteCore
+import AudioRouteSystem
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-func now() -> UInt64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-}
+func now() -> UInt64 { MonotonicClock.nanoseconds() }
 
 /// A realistic port set of `count` ports: the built-ins of a phone, a wired
 /// headset, then USB, Bluetooth and HDMI devices in turn.
@@ -133,10 +126,12 @@ case "allocs":
 case "scenario":
     guard let path = arguments.dropFirst().first else { fatalError("usage: audioroute-bench scenario FILE") }
     let text = scenario(steps: 10_000)
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    precondition(fd >= 0, "cannot write \(path)")
-    _ = text.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
-    close(fd)
+    do {
+        let file = try FileDescriptor.open(path, [.writeOnly, .create, .truncate], mode: 0o644)
+        try file.writeAll(Array(text.utf8))
+    } catch {
+        fatalError("cannot write \(path): \(error)")
+    }
 default:
     benchResolve()
     benchSimulate()

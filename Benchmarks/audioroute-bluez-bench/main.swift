@@ -11,11 +11,7 @@ import AudioRouteWatchers
 import Foundation
 import Synchronization
 
-func monotonicNanos() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-}
+func monotonicNanos() -> UInt64 { MonotonicClock.nanoseconds() }
 
 /// voluntary_ctxt_switches of each thread of this process, by thread name.
 func voluntarySwitches() -> [(name: String, count: Int)] {

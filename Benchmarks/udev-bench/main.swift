@@ -21,14 +21,9 @@ import AudioRouteSystem
 import AudioRouteDBus
 import AudioRouteWatchers
 import Foundation
-import Glibc
 import Logging
 
-func monotonicNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
+func monotonicNanoseconds() -> UInt64 { MonotonicClock.nanoseconds() }
 
 func writeLine(_ text: String) {
     var bytes = Array(text.utf8)

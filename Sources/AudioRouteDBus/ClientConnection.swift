@@ -6,7 +6,6 @@
 
 import AudioRouteSystem
 import CSystemd
-import Glibc
 import Synchronization
 
 /// A signal received by a client connection.
@@ -54,10 +53,11 @@ public enum ClientBus: Sendable, Hashable, CustomStringConvertible {
     public var resolvedAddress: String? {
         switch self {
         case .address(let address): return address
-        case .system: return getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) } ?? "unix:path=/run/dbus/system_bus_socket"
+        case .system: return Environment.variables["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unix:path=/run/dbus/system_bus_socket"
         case .session:
-            if let address = getenv("DBUS_SESSION_BUS_ADDRESS"), address.pointee != 0 { return String(cString: address) }
-            if let runtime = getenv("XDG_RUNTIME_DIR"), runtime.pointee != 0 { return "unix:path=\(String(cString: runtime))/bus" }
+            let environment = Environment.variables
+            if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return address }
+            if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return "unix:path=\(runtime)/bus" }
             return nil
         }
     }
@@ -89,17 +89,19 @@ public final class DBusClientConnection: Sendable {
     ///   one thread hand-over less. It must not block.
     public static func connect(_ bus: ClientBus, intercept: (@Sendable (DBusSignal) -> Bool)? = nil) async throws(BusError) -> DBusClientConnection {
         guard let address = bus.resolvedAddress else {
-            throw BusError(operation: "find the session bus (neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set)", errno: ENOENT)
+            throw BusError(operation: "find the session bus (neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set)", code: .noSuchFileOrDirectory)
         }
-        let choice: BusChoice = bus == .system && getenv("DBUS_SYSTEM_BUS_ADDRESS") == nil ? .system : .address(address)
+        let choice: BusChoice = bus == .system && Environment.variables["DBUS_SYSTEM_BUS_ADDRESS"] == nil ? .system : .address(address)
         let wake: WakeSignal
-        do { wake = try WakeSignal() } catch { throw BusError(operation: error.operation, errno: error.code.rawValue) }
+        do { wake = try WakeSignal() } catch { throw BusError(error) }
         let (stream, continuation) = AsyncStream.makeStream(of: DBusSignal.self, bufferingPolicy: .unbounded)
         let loop = ClientLoop(choice: choice, wake: wake, signals: continuation, intercept: intercept)
         let started: Result<String, BusError> = await withCheckedContinuation { ready in
             loop.ready.withLock { $0 = ready }
-            if let rc = startThread({ loop.main() }) {
-                ready.resume(returning: .failure(BusError(operation: "start the D-Bus thread", errno: rc)))
+            do throws(Errno) {
+                try startThread(name: ClientLoop.threadName) { loop.main() }
+            } catch {
+                ready.resume(returning: .failure(BusError(error)))
             }
         }
         switch started {
@@ -160,7 +162,7 @@ public final class DBusClientConnection: Sendable {
             destination: destination, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get",
             signature: "ss", arguments: [.string(interface), .string(name)])
         guard let value = reply.first else {
-            throw .bus(BusError(operation: "Get \(interface).\(name): empty reply", errno: EBADMSG))
+            throw .bus(BusError(operation: "Get \(interface).\(name): empty reply", code: .badMessage))
         }
         return value.unwrapped
     }
@@ -195,14 +197,6 @@ package final class ClientLoop: @unchecked Sendable {
     /// The thread's name in /proc (tools and benchmarks find it by it).
     package static let threadName = "audioroute-dbus"
 
-    /// pthread_setname_np needs _GNU_SOURCE, which Glibc's module does not give; /proc does the same.
-    private static func nameCurrentThread() {
-        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        _ = threadName.withCString { write(fd, $0, strlen($0)) }
-        close(fd)
-    }
-
     package func submit(_ request: Request) {
         let accepted = queue.withLock { state -> Bool in
             guard !state.stopped else { return false }
@@ -212,7 +206,7 @@ package final class ClientLoop: @unchecked Sendable {
         if accepted {
             wake.fire()
         } else {
-            Self.fail(request, BusError(operation: "call: the connection is closed", errno: ENOTCONN))
+            Self.fail(request, BusError(operation: "call: the connection is closed", code: .notConnected))
         }
     }
 
@@ -242,9 +236,8 @@ package final class ClientLoop: @unchecked Sendable {
                 defer { state.pending = [] }
                 return state.pending
             }
-            for request in left { Self.fail(request, BusError(operation: "call: the connection closed", errno: ECONNRESET)) }
+            for request in left { Self.fail(request, BusError(operation: "call: the connection closed", code: .connectionReset)) }
         }
-        Self.nameCurrentThread()
         let bus: BusConnection
         do {
             bus = try BusConnection(choice)
@@ -271,7 +264,7 @@ package final class ClientLoop: @unchecked Sendable {
                 return (state.pending, state.stopped)
             }
             if stopped {
-                for request in requests { Self.fail(request, BusError(operation: "call: the connection is closed", errno: ENOTCONN)) }
+                for request in requests { Self.fail(request, BusError(operation: "call: the connection is closed", code: .notConnected)) }
                 return
             }
             for request in requests { perform(request, bus) }
@@ -286,12 +279,11 @@ package final class ClientLoop: @unchecked Sendable {
                 return
             }
             var fds = [
-                pollfd(fd: bus.fd, events: Int16(truncatingIfNeeded: bus.events), revents: 0),
-                pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0),
+                PollDescriptor(fd: bus.fd, events: PollEvents(truncating: bus.events)),
+                PollDescriptor(fd: wake.fd, events: .readable),
             ]
-            let p = poll(&fds, 2, bus.pollTimeout)
-            if p < 0 && errno != EINTR { return }
-            if fds[1].revents != 0 { wake.drain() }
+            do { try Poll.wait(&fds, timeoutMilliseconds: bus.pollTimeout) } catch { return }
+            if !fds[1].returned.isEmpty { wake.drain() }
         }
     }
 
@@ -327,7 +319,7 @@ extension BusConnection {
             if let name = error.name {
                 throw .remote(name: String(cString: name), message: error.message.map { String(cString: $0) } ?? "")
             }
-            throw .bus(BusError(operation: "call \(call.member)", errno: r < 0 ? -r : EIO))
+            throw .bus(BusError(operation: "call \(call.member)", errno: r < 0 ? -r : Errno.Code.ioError.rawValue))
         }
         let owned = BusMessage(owning: reply)
         do { return try owned.readAll() } catch { throw .bus(error) }

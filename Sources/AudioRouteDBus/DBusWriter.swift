@@ -4,7 +4,6 @@
 
 import AudioRouteSystem
 import CSystemd
-import Glibc
 
 /// One complete D-Bus type, parsed from a signature.
 public indirect enum DBusType: Sendable, Hashable, CustomStringConvertible {
@@ -23,7 +22,7 @@ public indirect enum DBusType: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func parseOne(_ scalars: inout ArraySlice<Unicode.Scalar>, signature: String, depth: Int) throws(BusError) -> DBusType {
-        let bad = BusError(operation: "invalid signature \"\(signature)\"", errno: EINVAL)
+        let bad = BusError(operation: "invalid signature \"\(signature)\"", code: .invalidArgument)
         guard depth < 32, let first = scalars.popFirst() else { throw bad }
         switch first {
         case "y", "b", "n", "q", "i", "u", "x", "t", "d", "s", "o", "g", "h": return .basic(Character(first))
@@ -83,13 +82,13 @@ extension BusMessage {
     package func append(_ values: [DBusValue], signature: String) throws(BusError) {
         let types = try DBusType.parse(signature)
         guard types.count == values.count else {
-            throw BusError(operation: "append: \(values.count) values for signature \"\(signature)\"", errno: EINVAL)
+            throw BusError(operation: "append: \(values.count) values for signature \"\(signature)\"", code: .invalidArgument)
         }
         for (type, value) in zip(types, values) { try append(value, as: type) }
     }
 
     private func append(_ value: DBusValue, as type: DBusType) throws(BusError) {
-        let mismatch = BusError(operation: "append: \(value.typeName) value for type \(type)", errno: EINVAL)
+        let mismatch = BusError(operation: "append: \(value.typeName) value for type \(type)", code: .invalidArgument)
         switch (type, value) {
         case (.basic(let code), _): try appendBasic(code, value, mismatch: mismatch)
         case (.variant, .variant(let inner)):

@@ -4,26 +4,34 @@
 
 import AudioRouteSystem
 import CSystemd
-import Glibc
 
-/// An sd-bus call that failed, with the negative errno it returned.
+/// An sd-bus call that failed: the errno it returned (negated), or the error a peer replied with.
 public struct BusError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What was being done ("open the system bus", "call GetManagedObjects").
     public var operation: String
-    /// The errno (positive).
-    public var errno: Int32
+    /// Why, as an errno.
+    public var code: Errno.Code
     /// The D-Bus error name and message of an error reply, if any.
     public var remote: String?
 
-    public init(operation: String, errno: Int32, remote: String? = nil) {
+    public init(operation: String, code: Errno.Code, remote: String? = nil) {
         self.operation = operation
-        self.errno = errno
+        self.code = code
         self.remote = remote
     }
 
+    /// sd-bus's way: `errno` is its negative return value, negated.
+    public init(operation: String, errno: Int32, remote: String? = nil) {
+        self.init(operation: operation, code: Errno.Code(errno), remote: remote)
+    }
+
+    /// A system call's failure on the way (an eventfd, a thread).
+    public init(_ error: Errno) {
+        self.init(operation: error.operation, code: error.code)
+    }
+
     public var description: String {
-        let reason = remote ?? String(cString: strerror(errno))
-        return "\(operation): \(reason)"
+        "\(operation): \(remote ?? code.description)"
     }
 }
 
@@ -105,14 +113,14 @@ package struct BusMessage: ~Copyable {
         /// Takes one value of `size` bytes, or throws naming the limit it would pass.
         mutating func take(bytes size: Int) throws(BusError) {
             guard values > 0 else {
-                throw BusError(operation: "read message", errno: E2BIG, remote: "more than \(limits.maxValues) values; at most \(limits.maxValues) are accepted")
+                throw BusError(operation: "read message", code: .argumentListTooLong, remote: "more than \(limits.maxValues) values; at most \(limits.maxValues) are accepted")
             }
             guard size <= limits.maxStringBytes else {
                 throw BusError(
-                    operation: "read message", errno: E2BIG, remote: "a string of more than \(limits.maxStringBytes) bytes; at most \(limits.maxStringBytes) are accepted")
+                    operation: "read message", code: .argumentListTooLong, remote: "a string of more than \(limits.maxStringBytes) bytes; at most \(limits.maxStringBytes) are accepted")
             }
             guard size <= bytes else {
-                throw BusError(operation: "read message", errno: E2BIG, remote: "arguments of more than \(limits.maxBytes) bytes; at most \(limits.maxBytes) are accepted")
+                throw BusError(operation: "read message", code: .argumentListTooLong, remote: "arguments of more than \(limits.maxBytes) bytes; at most \(limits.maxBytes) are accepted")
             }
             values -= 1
             bytes -= size
@@ -122,7 +130,7 @@ package struct BusMessage: ~Copyable {
     /// Reads the next value at the current level, or nil at the end of a container, within `budget`.
     private func readNext(depth: Int, budget: inout ReadBudget) throws(BusError) -> DBusValue? {
         // D-Bus itself limits nesting to 64; this only guards our own recursion.
-        guard depth < 64 else { throw BusError(operation: "read message: nesting too deep", errno: EBADMSG) }
+        guard depth < 64 else { throw BusError(operation: "read message: nesting too deep", code: .badMessage) }
         var type: CChar = 0
         var contents: UnsafePointer<CChar>?
         let r = sd_bus_message_peek_type(handle, &type, &contents)
@@ -141,7 +149,7 @@ package struct BusMessage: ~Copyable {
             guard x >= 0 else { throw BusError(operation: "read message", errno: -x) }
             switch code {
             case UInt8(ascii: "v"):
-                guard items.count == 1 else { throw BusError(operation: "read message: empty variant", errno: EBADMSG) }
+                guard items.count == 1 else { throw BusError(operation: "read message: empty variant", code: .badMessage) }
                 return .variant(items[0])
             case UInt8(ascii: "a"):
                 if signature.hasPrefix("{") {
@@ -149,7 +157,7 @@ package struct BusMessage: ~Copyable {
                     entries.reserveCapacity(items.count)
                     for item in items {
                         guard case .structure(let pair) = item, pair.count == 2 else {
-                            throw BusError(operation: "read message: bad dict entry", errno: EBADMSG)
+                            throw BusError(operation: "read message: bad dict entry", code: .badMessage)
                         }
                         entries.append(DBusValue.Entry(key: pair[0], value: pair[1]))
                     }
@@ -186,7 +194,7 @@ package struct BusMessage: ~Copyable {
         case UInt8(ascii: "h"): _ = try read(Int32(0)); return .unixFD
         case UInt8(ascii: "s"), UInt8(ascii: "o"), UInt8(ascii: "g"):
             let pointer = try read(UnsafePointer<CChar>?.none)
-            guard let pointer else { throw BusError(operation: "read message: null string", errno: EBADMSG) }
+            guard let pointer else { throw BusError(operation: "read message: null string", code: .badMessage) }
             // Measured in place, before a Swift copy exists.
             try budget.take(bytes: strnlen(pointer, min(budget.limits.maxStringBytes, budget.bytes) + 1))
             // sd-bus validates UTF-8, but a string that is not valid never becomes a Swift String by repair.
@@ -197,7 +205,7 @@ package struct BusMessage: ~Copyable {
             default: return .signature(text)
             }
         default:
-            throw BusError(operation: "read message: unknown type '\(Character(UnicodeScalar(UInt8(bitPattern: type))))'", errno: EBADMSG)
+            throw BusError(operation: "read message: unknown type '\(Character(UnicodeScalar(UInt8(bitPattern: type))))'", code: .badMessage)
         }
     }
 }
@@ -263,9 +271,7 @@ package struct BusConnection: ~Copyable {
     package static func pollTimeout(_ handle: OpaquePointer) -> Int32 {
         var deadline: UInt64 = 0
         guard sd_bus_get_timeout(handle, &deadline) >= 0, deadline != UInt64.max else { return -1 }
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let nowUsec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+        let nowUsec = MonotonicClock.nanoseconds() / 1000
         guard deadline > nowUsec else { return 0 }
         return Int32(clamping: (deadline - nowUsec + 999) / 1000)
     }
@@ -298,7 +304,7 @@ package struct BusConnection: ~Copyable {
             let remote: String? = error.name.map { name in
                 String(cString: name) + (error.message.map { ": " + String(cString: $0) } ?? "")
             }
-            throw BusError(operation: "call \(message.member ?? "method")", errno: r < 0 ? -r : EIO, remote: remote)
+            throw BusError(operation: "call \(message.member ?? "method")", errno: r < 0 ? -r : Errno.Code.ioError.rawValue, remote: remote)
         }
         return BusMessage(owning: reply)
     }

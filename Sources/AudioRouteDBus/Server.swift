@@ -1,5 +1,5 @@
-// Serving objects on a bus with sd-bus. The daemon's loop (or, in tests, a thread
-// of the server's own, blocked in poll(2) on the bus fd and a wake eventfd) reads
+// Serving objects on a bus with sd-bus. A `PollLoop` (the daemon's executor, or a
+// thread of the server's own) reads the connection as one of its sources, and hands
 // the connection and hands method calls to Swift concurrency as events. Replies and signals
 // are sent by the thread that has them (the daemon's loop), under a lock that
 // every use of the connection takes: a route change reaches the bus without
@@ -13,7 +13,6 @@
 
 import AudioRouteSystem
 import CSystemd
-import Glibc
 import Logging
 import Synchronization
 
@@ -84,7 +83,7 @@ extension BusCredentials {
     /// when the caller connected).
     package init(driverReply body: [DBusValue]) throws(BusError) {
         guard case .dictionary(let entries)? = body.first else {
-            throw BusError(operation: "read the caller's credentials", errno: EBADMSG, remote: "not a dictionary")
+            throw BusError(operation: "read the caller's credentials", code: .badMessage, remote: "not a dictionary")
         }
         var uid: UInt32?
         var gids: [UInt32] = []
@@ -147,7 +146,7 @@ public enum BusServerEvent: Sendable {
     case lost(BusError)
 }
 
-/// Owns a bus name and the objects under one path, on its own thread.
+/// Owns a bus name and the objects under one path, read on a `PollLoop`.
 public final class BusServer: Sendable {
     /// The calls and name changes; ends when the server stops.
     public let events: AsyncStream<BusServerEvent>
@@ -169,35 +168,32 @@ public final class BusServer: Sendable {
     ///   - maxPendingPerSender: calls from one sender awaiting an answer beyond
     ///     this are refused at once with LimitsExceeded.
     ///   - executor: a loop that reads the connection, as one of its sources, instead of a
-    ///     thread of the server's own: a call then reaches the daemon's tasks without a
-    ///     thread hand-over, and the daemon has one thread fewer (audiorouted). It must run.
+    ///     thread of the server's own: with the daemon's executor, a call reaches the daemon's
+    ///     tasks without a thread hand-over, and the daemon has one thread fewer (audiorouted).
+    ///     It must run.
     public static func start(
         bus: ServerBus, name: String, objectPath: String, contract: BusContract, maxPendingPerSender: Int = 64,
-        executor: SingleThreadExecutor? = nil, logger: Logger
+        executor: (any PollLoop)? = nil, logger: Logger
     ) async throws(BusError) -> BusServer {
-        let reader: ServerLoop.Reader
+        let reader: any PollLoop
+        let ownThread: PollThread?
         if let executor {
-            reader = .loop(executor)
+            reader = executor
+            ownThread = nil
         } else {
-            do { reader = .thread(try WakeSignal()) } catch { throw BusError(operation: error.operation, errno: error.code.rawValue) }
+            do { ownThread = try PollThread(name: ServerLoop.threadName) } catch { throw BusError(error) }
+            reader = ownThread!
         }
         let (stream, continuation) = AsyncStream.makeStream(of: BusServerEvent.self, bufferingPolicy: .unbounded)
         let loop = ServerLoop(
             bus: bus, name: name, objectPath: objectPath, contract: contract, maxPending: maxPendingPerSender,
-            logger: logger, continuation: continuation, reader: reader)
-        guard case .thread(let wake) = reader else {
-            let unique = try loop.startOnLoop()
+            logger: logger, continuation: continuation, reader: reader, ownThread: ownThread)
+        do {
+            let unique = try loop.start()
             return BusServer(events: stream, uniqueName: unique, loop: loop)
-        }
-        let started: Result<String, BusError> = await withCheckedContinuation { ready in
-            loop.onStart = { ready.resume(returning: $0) }
-            if let rc = startThread({ loop.main(wake: wake) }) {
-                ready.resume(returning: .failure(BusError(operation: "start the bus thread", errno: rc)))
-            }
-        }
-        switch started {
-        case .success(let unique): return BusServer(events: stream, uniqueName: unique, loop: loop)
-        case .failure(let error): throw error
+        } catch {
+            ownThread?.stop()
+            throw error
         }
     }
 
@@ -254,20 +250,17 @@ package final class ServerLoop: @unchecked Sendable {
     package let maxPending: Int
     package let logger: Logger
     package let continuation: AsyncStream<BusServerEvent>.Continuation
-    /// Who reads the connection.
-    package enum Reader {
-        /// A thread of the server's own, asleep in poll(2) on the bus fd and this eventfd.
-        case thread(WakeSignal)
-        /// A source of this executor's loop.
-        case loop(SingleThreadExecutor)
-    }
-    package let reader: Reader
-    package var onStart: ((Result<String, BusError>) -> Void)?
+    /// The loop that reads the connection.
+    package let reader: any PollLoop
+    /// The reader, when it is a thread of the server's own: it ends with the server.
+    private let ownThread: PollThread?
+    /// The name of a server's own thread in /proc.
+    package static let threadName = "audioroute-bus"
 
     private let lock = Mutex<Void>(())
     /// The connection while it serves: nil before, and after a stop or a failure.
     private var bus: OpaquePointer?
-    /// On an executor's loop: the connection it owns and the source reading it.
+    /// The connection it owns and the source reading it.
     private var owned: OwnedConnection?
     private var source: UInt64?
     private var stopping = false
@@ -280,7 +273,7 @@ package final class ServerLoop: @unchecked Sendable {
 
     package init(
         bus: ServerBus, name: String, objectPath: String, contract: BusContract, maxPending: Int, logger: Logger,
-        continuation: AsyncStream<BusServerEvent>.Continuation, reader: Reader
+        continuation: AsyncStream<BusServerEvent>.Continuation, reader: any PollLoop, ownThread: PollThread?
     ) {
         self.busChoice = bus
         self.name = name
@@ -290,6 +283,7 @@ package final class ServerLoop: @unchecked Sendable {
         self.logger = logger
         self.continuation = continuation
         self.reader = reader
+        self.ownThread = ownThread
     }
 
     package var callsReported: UInt64 { lock.withLock { _ in nextToken } }
@@ -301,30 +295,23 @@ package final class ServerLoop: @unchecked Sendable {
             run(command, on: bus)
             // sd-bus writes at once what the socket takes; the rest waits for POLLOUT, which
             // the reading loop, asleep in a poll(2) set up before, is not waiting for.
-            return sd_bus_get_events(bus) & Int32(POLLOUT) != 0
+            return PollEvents(truncating: sd_bus_get_events(bus)).contains(.writable)
         }
-        guard queued else { return }
-        switch reader {
-        case .thread(let wake): wake.fire()
-        case .loop(let executor): executor.wakeUp()
-        }
+        if queued { reader.wakeUp() }
     }
 
     /// Asks the reading loop to flush what is queued, release the name and close.
     package func requestStop() {
         lock.withLock { _ in stopping = true }
-        switch reader {
-        case .thread(let wake): wake.fire()
-        case .loop(let executor): executor.schedule { self.closeOnLoop(executor) }
-        }
+        reader.schedule { self.closeOnLoop() }
     }
 
-    // MARK: On an executor's loop
+    // MARK: On the loop
 
-    /// Connects, sets up and starts reading the connection as a source of the reader's
-    /// executor. Returns the unique name.
-    package func startOnLoop() throws(BusError) -> String {
-        guard case .loop(let executor) = reader else { preconditionFailure("the server reads on its own thread") }
+    /// Connects, sets up and starts reading the connection as a source of the reader.
+    /// Returns the unique name.
+    package func start() throws(BusError) -> String {
+        let executor = reader
         let (box, name) = try connect()
         let handle = box.connection.handle
         let fd = box.connection.fd
@@ -335,9 +322,9 @@ package final class ServerLoop: @unchecked Sendable {
         let id = executor.watch(
             fd: fd,
             events: { [self] in
-                lock.withLock { _ in bus.map { Int16(truncatingIfNeeded: sd_bus_get_events($0)) } ?? 0 }
+                lock.withLock { _ in bus.map { PollEvents(truncating: sd_bus_get_events($0)) } ?? [] }
             },
-            { [self] in readOnLoop(executor) })
+            { [self] in readOnLoop() })
         lock.withLock { _ in source = id }
         // sd-bus may already hold messages it read while setting up (a call that came during
         // RequestName): the socket will not show them, so they are processed once now.
@@ -349,9 +336,9 @@ package final class ServerLoop: @unchecked Sendable {
     /// away from udev and the route service for long.
     package static let messagesPerTurn = 64
 
-    private func scheduleTurn(on executor: SingleThreadExecutor, source id: UInt64) {
+    private func scheduleTurn(on executor: any PollLoop, source id: UInt64) {
         executor.schedule { [self] in
-            if !readOnLoop(executor) { executor.unwatch(id) }
+            if !readOnLoop() { executor.unwatch(id) }
         }
     }
 
@@ -359,7 +346,7 @@ package final class ServerLoop: @unchecked Sendable {
     /// After `messagesPerTurn` it goes on in a job queued behind the others instead: sd-bus
     /// may hold more than the socket shows, which no poll would report. False once the
     /// connection is gone.
-    private func readOnLoop(_ executor: SingleThreadExecutor) -> Bool {
+    private func readOnLoop() -> Bool {
         for _ in 0..<Self.messagesPerTurn {
             let step = lock.withLock { _ -> Step in
                 guard let bus, !stopping else { return .stop }
@@ -375,22 +362,24 @@ package final class ServerLoop: @unchecked Sendable {
                 _ = lock.withLock { _ in release() }
                 continuation.yield(.lost(error))
                 continuation.finish()
+                ownThread?.stop()
                 return false
             }
         }
-        if let id = lock.withLock({ _ in source }) { scheduleTurn(on: executor, source: id) }
+        if let id = lock.withLock({ _ in source }) { scheduleTurn(on: reader, source: id) }
         return true
     }
 
     /// Flushes, releases the connection and ends `events`; on the loop, after a stop request.
-    private func closeOnLoop(_ executor: SingleThreadExecutor) {
+    private func closeOnLoop() {
         let (owned, source) = lock.withLock { _ in
             if let bus { _ = sd_bus_flush(bus) }
             return (release(), self.source)
         }
-        if let source { executor.unwatch(source) }
+        if let source { reader.unwatch(source) }
         _ = owned  // closed here, after the source is gone
         continuation.finish()
+        ownThread?.stop()
     }
 
     /// Forgets the connection and the calls awaiting answers; returns the owned connection,
@@ -402,33 +391,6 @@ package final class ServerLoop: @unchecked Sendable {
         awaitingCredentials = [:]
         defer { owned = nil }
         return owned
-    }
-
-    package func main(wake: WakeSignal) {
-        defer {
-            lock.withLock { _ in
-                bus = nil
-                for (_, call) in pending { sd_bus_message_unref(call.message) }
-                pending = [:]
-                awaitingCredentials = [:]
-            }
-            continuation.finish()
-        }
-        let box: OwnedConnection
-        let unique: String
-        do {
-            (box, unique) = try connect()
-        } catch {
-            onStart?(.failure(error))
-            onStart = nil
-            return
-        }
-        let handle = box.connection.handle
-        lock.withLock { _ in bus = handle }
-        onStart?(.success(unique))
-        onStart = nil
-        // The connection is closed when `box` ends, after run has cleared `bus`.
-        run(box.connection, wake: wake)
     }
 
     /// Connects, serves the object path and takes the name; returns the connection and
@@ -457,7 +419,7 @@ package final class ServerLoop: @unchecked Sendable {
         // No queueing, no replacing: a second daemon fails here instead of waiting in line.
         r = sd_bus_request_name(bus.handle, name, 0)
         guard r >= 0 else {
-            let reason = r == -EEXIST ? "it is owned by another connection (is audiorouted already running?)" : String(cString: strerror(-r))
+            let reason = r == -Errno.Code.fileExists.rawValue ? "it is owned by another connection (is audiorouted already running?)" : Errno.Code(-r).description
             throw BusError(operation: "request the name \(name) on \(busChoice)", errno: -r, remote: reason)
         }
     }
@@ -481,50 +443,6 @@ package final class ServerLoop: @unchecked Sendable {
         return r > 0 ? .process : .wait
     }
 
-    /// Reads and dispatches until stopped or the connection fails; clears `bus` on the way out.
-    private func run(_ connection: borrowing BusConnection, wake: WakeSignal) {
-        let handle = connection.handle
-        let fd = connection.fd
-        while true {
-            // The lock is taken per message, so a burst of calls does not hold off senders.
-            let step = lock.withLock { _ -> Step in
-                if stopping {
-                    _ = sd_bus_flush(handle)
-                    bus = nil
-                    return .stop
-                }
-                let step = process(handle)
-                if case .lost = step { bus = nil }
-                return step
-            }
-            switch step {
-            case .process: continue
-            case .stop: return
-            case .lost(let error):
-                logger.error("lost the bus: \(error)")
-                continuation.yield(.lost(error))
-                return
-            case .wait:
-                // A sender that leaves output queued after this point fires `wake`: no POLLOUT is missed.
-                let (events, timeout) = lock.withLock { _ in (sd_bus_get_events(handle), BusConnection.pollTimeout(handle)) }
-                var fds = [
-                    pollfd(fd: fd, events: Int16(truncatingIfNeeded: events), revents: 0),
-                    pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0),
-                ]
-                let r = poll(&fds, 2, timeout)
-                if r < 0 {
-                    if errno == EINTR { continue }
-                    let error = BusError(operation: "poll the bus", errno: errno)
-                    lock.withLock { _ in bus = nil }
-                    logger.error("\(error)")
-                    continuation.yield(.lost(error))
-                    return
-                }
-                if fds[1].revents != 0 { wake.drain() }
-            }
-        }
-    }
-
     /// Sends one reply or signal. Called with the lock held.
     private func run(_ command: Command, on bus: OpaquePointer) {
         switch command {
@@ -540,7 +458,7 @@ package final class ServerLoop: @unchecked Sendable {
             var raw: OpaquePointer?
             let r = sd_bus_message_new_signal(bus, &raw, path, interface, member)
             guard r >= 0, let raw else {
-                logger.error("cannot build signal \(member): \(String(cString: strerror(-r)))")
+                logger.error("cannot build signal \(member): \(Errno.Code(-r).description)")
                 return
             }
             let signal = BusMessage(owning: raw)
@@ -681,7 +599,7 @@ package final class ServerLoop: @unchecked Sendable {
     /// With the lock held.
     private func askCredentials(for call: BusCall, on bus: OpaquePointer?) {
         func failed(_ error: BusError) { continuation.yield(.call(call.with(credentials: .failure(error)))) }
-        guard let bus else { return failed(BusError(operation: "query the caller's credentials", errno: ENOTCONN)) }
+        guard let bus else { return failed(BusError(operation: "query the caller's credentials", code: .notConnected)) }
         var raw: OpaquePointer?
         var r = sd_bus_message_new_method_call(bus, &raw, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionCredentials")
         guard r >= 0, let raw else { return failed(BusError(operation: "query the caller's credentials", errno: -r)) }
@@ -715,7 +633,7 @@ package final class ServerLoop: @unchecked Sendable {
         if let error = sd_bus_message_get_error(raw), error.pointee.name != nil {
             let name = String(cString: error.pointee.name)
             let message = error.pointee.message.map { String(cString: $0) } ?? ""
-            let failure = BusError(operation: "query the caller's credentials", errno: EIO, remote: "\(name): \(message)")
+            let failure = BusError(operation: "query the caller's credentials", code: .ioError, remote: "\(name): \(message)")
             continuation.yield(.call(call.with(credentials: .failure(failure))))
             return
         }

@@ -40,9 +40,19 @@ public struct Errno: Error, Sendable, Hashable, CustomStringConvertible {
         public static let timedOut = Code(ETIMEDOUT)
         public static let badFileDescriptorState = Code(EBADFD)
         public static let streamPipe = Code(ESTRPIPE)
+        public static let argumentListTooLong = Code(E2BIG)
+        public static let notSupported = Code(EOPNOTSUPP)
+
+        /// No error: what a call that reports failure only through errno is compared against.
+        public static let none = Code(0)
 
         /// The errno the calling thread's last failed call set.
-        public static var current: Code { Code(Glibc.errno) }
+        /// Settable: a C library that reports failure only through errno (libbluetooth's
+        /// hci_get_route) is called with it cleared first.
+        public static var current: Code {
+            get { Code(Glibc.errno) }
+            set { Glibc.errno = newValue.rawValue }
+        }
 
         /// strerror's text for it.
         public var description: String { String(cString: strerror(rawValue)) }

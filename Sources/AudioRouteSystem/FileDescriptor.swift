@@ -104,3 +104,11 @@ public struct EventFD: ~Copyable, Sendable {
         _ = Glibc.read(descriptor.rawValue, &count, 8)
     }
 }
+
+extension FileDescriptor {
+    /// Drops the next datagram queued on socket `fd` unread (recv(2) of zero bytes, without
+    /// waiting), for a socket a C library owns (udev's monitor). Throws EAGAIN when none is queued.
+    public static func discardDatagram(socket fd: Int32) throws(Errno) {
+        guard recv(fd, nil, 0, Int32(MSG_DONTWAIT)) >= 0 else { throw Errno.current("recv") }
+    }
+}

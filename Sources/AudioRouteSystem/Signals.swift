@@ -11,7 +11,7 @@ public enum SignalStream {
     /// thread of its own (PipeWire's daemon reads its signals the same way). Call it first
     /// thing in `main`, before any thread exists: a thread started earlier would keep the
     /// default action (terminate). Throws the failed call (pthread_sigmask or signalfd).
-    public static func make(_ signals: [Int32], loop: SingleThreadExecutor) throws(Errno) -> AsyncStream<Int32> {
+    public static func make(_ signals: [Int32], loop: any PollLoop) throws(Errno) -> AsyncStream<Int32> {
         var mask = try block(signals)
         let fd = signalfd(-1, &mask, Int32(SFD_CLOEXEC | SFD_NONBLOCK))
         guard fd >= 0 else { throw Errno(Errno.Code(errno), "signalfd", path: "signals") }

@@ -1,9 +1,22 @@
 // One way to start the long-lived threads that block in system calls, and to wake them.
+import CLinux
 import Glibc
 
-/// Starts a detached POSIX thread running `body`: the event loops (udev, BlueZ,
+/// Starts a detached POSIX thread named `name` running `body`: the event loops (udev, BlueZ,
 /// the D-Bus server and client) and the player block in poll or ALSA writes and
-/// must not hold a thread of Swift's cooperative pool. Returns the errno if it could not.
+/// must not hold a thread of Swift's cooperative pool. The name (15 bytes at most are kept)
+/// is set on the thread itself before `body` runs, so per-thread figures (docs/benchmarks.md)
+/// and `top -H` find it. Throws pthread_create's error.
+public func startThread(name: String, _ body: @escaping @Sendable () -> Void) throws(Errno) {
+    let status = startThread {
+        _ = name.withCString { clinux_set_thread_name($0) }
+        body()
+    }
+    if let status { throw Errno(Errno.Code(status), "pthread_create", path: name) }
+}
+
+/// ``startThread(name:_:)`` for a thread that keeps its process's name. Returns the errno
+/// if it could not start.
 public func startThread(_ body: @escaping @Sendable () -> Void) -> Int32? {
     final class Box: Sendable {
         let body: @Sendable () -> Void

@@ -1,14 +1,8 @@
 import ArgumentParser
-import AudioRouteCore
+import AudioRouteDemo
+import AudioRouteSystem
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// `audioroute demo`: the whole stack on a machine with no audio hardware. It starts a
-/// private session bus, a private system bus with the BlueZ mock, a umockdev testbed of a
-/// phone-like machine and the real `audiorouted`, drives the hardware, prints a timeline,
-/// and stops and removes everything it started, on Ctrl-C, SIGTERM and failure too.
+/// `audioroute demo`: the story of route changes on a simulated phone (AudioRouteDemo).
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Play a story of route changes through audiorouted on a simulated phone (no hardware needed).",
@@ -34,58 +28,32 @@ struct Demo: AsyncParsableCommand {
     var rerouteBench: Int?
 
     func run() async throws {
-        DemoSignals.install()
-        if keep { demoRegistry.keepDirectories() }
-        let timeline = DemoTimeline(json: json)
-        do {
-            try await DemoStory(root: try locateRoot(), timeline: timeline, benchCycles: rerouteBench).run()
-        } catch {
-            timeline.event("failed", ["error": .string("\(error)")], "\(error)")
-            demoRegistry.cleanup()
-            throw ExitCode(1)
-        }
-        demoRegistry.cleanup()
-    }
-
-    /// The package root: --root, or the first ancestor of the executable with share/demo.
-    func locateRoot() throws -> String {
-        if let root { return root }
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        var dir = count > 0 ? String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-        while dir.contains("/") {
-            dir = String(dir[..<dir.lastIndex(of: "/")!])
-            if access(dir + "/share/demo/emitter.py", R_OK) == 0 { return dir }
-        }
-        throw DemoError(
-            "the demo's fixtures (share/demo/emitter.py) are not in any directory above the executable; pass --root <package root>")
+        var demo = DemoRunner()
+        demo.json = json
+        demo.keep = keep
+        demo.root = root
+        demo.rerouteBench = rerouteBench
+        guard await demo.run() else { throw ExitCode(1) }
     }
 }
 
-/// Prints the demo's events as a timeline or as JSON lines.
-final class DemoTimeline {
-    let json: Bool
-    let start = MonotonicClock.milliseconds()
-    init(json: Bool) { self.json = json }
+/// `audioroute demo-sink FILE` (hidden): the far end of one of the demo's devices, started by
+/// libasound at each open of the device's `file` PCM (see `AudioRouteDemo.DemoSink`).
+struct DemoSinkCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo-sink", abstract: "The demo's paced device end (started by libasound).", shouldDisplay: false)
 
-    func event(_ name: String, _ fields: [String: JSON] = [:], _ text: String? = nil) {
-        let elapsed = Double(MonotonicClock.milliseconds() - start) / 1000
-        if json {
-            var object = fields
-            object["event"] = .string(name)
-            object["t"] = .double(elapsed)
-            if let text { object["text"] = .string(text) }
-            let members = object.sorted { $0.key < $1.key }.map { JSON.Member($0.key, $0.value) }
-            emit(JSON.object(members).text)
-        } else {
-            let stamp = String(Int(elapsed * 1000))
-            emit("[+\(stamp) ms] \(name)\(text.map { ": " + $0 } ?? "")")
+    @Argument(help: "The output file (a free FILE.NNNN is taken if it exists).")
+    var file: String
+
+    @Option(help: "Bytes a second to read (48 kHz, 16-bit stereo: 192000).")
+    var rate = 192_000
+
+    func run() throws {
+        do throws(Errno) {
+            try DemoSink.run(file: file, rate: rate)
+        } catch {
+            throw ValidationError("cannot create \(file): \(error.code)")
         }
-    }
-
-    /// One line to stdout, unbuffered (the timeline must show before a hang or a signal).
-    private func emit(_ line: String) {
-        var bytes = Array((line + "\n").utf8)
-        bytes.withUnsafeMutableBytes { FileIO.writeAll(fd: 1, UnsafeRawBufferPointer($0)) }
     }
 }

@@ -1,6 +1,5 @@
 import AudioRouteCore
 import AudioRouteSystem
-import AudioRouteDBus
 import AudioRouteWatchers
 import Logging
 

@@ -1,10 +1,7 @@
 import ArgumentParser
 import AudioRouteCore
 import AudioRouteSystem
-import AudioRouteDBus
-import AudioRouteWatchers
 import AudioSession
-import Glibc
 import Synchronization
 
 /// `audioroute monitor [--json]`: the daemon's event stream. With `--direct [--category C
@@ -29,7 +26,7 @@ struct Monitor: AsyncParsableCommand {
     )
 
     @OptionGroup var options: HardwareOptions
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: BusOptions
 
     @Option(help: "The session's category.")
     var category: String = "playback"
@@ -90,7 +87,7 @@ struct Monitor: AsyncParsableCommand {
                 }
             }
         }
-        let signals = SignalForward(signals: [SIGINT, SIGTERM]) { _ in work.cancel() }
+        let signals = SignalForward([.interrupt, .terminate]) { _ in work.cancel() }
         await work.value
         signals.cancel()
     }
@@ -102,7 +99,7 @@ extension Monitor {
         // Taken from the start: a signal that comes while connecting, or right after the
         // first line, stops the monitor as soon as it follows events.
         let (stops, stop) = AsyncStream.makeStream(of: Int32.self)
-        let signals = SignalForward(signals: [SIGINT, SIGTERM]) { stop.yield($0) }
+        let signals = SignalForward([.interrupt, .terminate]) { stop.yield($0) }
         defer { signals.cancel() }
         let session = daemon.session(app: "audioroute-monitor")
         let stream = await session.notifications
@@ -227,7 +224,7 @@ enum MonitorLine {
     private static func emit(_ line: String) {
         var bytes = Array(line.utf8)
         bytes.append(UInt8(ascii: "\n"))
-        bytes.withUnsafeBytes { FileIO.writeAll(fd: 1, $0) }
+        StandardStream.output.write(bytes)
     }
 }
 

@@ -19,11 +19,11 @@ struct HardwareOptions: ParsableArguments {
     }
 
     /// Sends swift-log output to standard error at the chosen level.
-    func bootstrapLogging() { Logging.bootstrap(level: Logger.Level(rawValue: logLevel) ?? .warning) }
+    func bootstrapLogging() { LogOptions.bootstrap(level: Logger.Level(rawValue: logLevel) ?? .warning) }
 }
 
 /// Where the daemon is: shared by every command that talks to audiorouted.
-struct DaemonOptions: ParsableArguments {
+struct BusOptions: ParsableArguments {
     @Flag(help: "Talk to a daemon on the system bus (audiorouted --system) instead of the session bus.")
     var system = false
 
@@ -39,7 +39,9 @@ struct DaemonOptions: ParsableArguments {
     func session(app: String = "audioroute") -> AudioSession { AudioSession(bus: bus, appName: app) }
 }
 
-enum Logging {
+/// swift-log's output for the CLI: standard error, at one level. (Not named `Logging`: that
+/// would shadow swift-log's module.)
+enum LogOptions {
     static func bootstrap(level: Logger.Level) {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

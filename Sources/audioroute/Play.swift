@@ -2,10 +2,7 @@ import ArgumentParser
 import AudioRouteCore
 import AudioRouteIPC
 import AudioRouteSystem
-import AudioRouteDBus
-import AudioRouteWatchers
 import AudioSession
-import Glibc
 
 /// `audioroute play FILE [--category C] [--mode M] [--options ...] [--device PCM] [--loops N] [--rate R]`
 struct Play: AsyncParsableCommand {
@@ -25,7 +22,7 @@ struct Play: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: BusOptions
 
     @Option(help: "The session's category.")
     var category: String = "playback"
@@ -61,7 +58,7 @@ struct Play: AsyncParsableCommand {
     }
 
     func run() async throws {
-        Logging.bootstrap(level: .warning)
+        LogOptions.bootstrap(level: .warning)
         // The file first: a bad file is reported without touching the daemon.
         let player: AudioPlayer
         do {
@@ -84,7 +81,7 @@ struct Play: AsyncParsableCommand {
         }
         let following = await player.follow(audio)
         let (outcomes, outcome) = AsyncStream.makeStream(of: Int32.self)
-        let signals = SignalForward(signals: [SIGINT, SIGTERM]) { number in outcome.yield(128 + number) }
+        let signals = SignalForward([.interrupt, .terminate]) { number in outcome.yield(128 + number) }
         let events = player.events
         let watcher = Task {
             for await event in events {
@@ -111,7 +108,7 @@ struct Play: AsyncParsableCommand {
         following.cancel()
         player.stop()
         _ = await progress.value
-        if isatty(1) == 1 { FileIO.writeOut("\n") }
+        if StandardStream.output.isTerminal { StandardStream.output.write("\n") }
         do {
             try await audio.setActive(false, options: .notifyOthersOnDeactivation)
         } catch {
@@ -123,7 +120,7 @@ struct Play: AsyncParsableCommand {
 
     /// The progress line: rewritten in place on a terminal, a plain line on every change otherwise.
     static func showProgress(_ player: AudioPlayer, _ audio: AudioSession) async {
-        let tty = isatty(1) == 1
+        let tty = StandardStream.output.isTerminal
         var last = ""
         // At least one line, even when the file ended before the first tick.
         repeat {
@@ -132,11 +129,11 @@ struct Play: AsyncParsableCommand {
             let ducked = player.sessionGain < 1 ? ", ducked" : ""
             let line = "\(clock(player.currentTime))/\(clock(player.duration))  \(route.isEmpty ? "no output" : route)  \(state)\(ducked)"
             if tty {
-                FileIO.writeOut("\r\(line)\u{1B}[K")
+                StandardStream.output.write("\r\(line)\u{1B}[K")
             } else {
                 // Without a terminal, only changes (state, route) are printed, not the clock.
                 let key = "\(route) \(state)\(ducked)"
-                if key != last { FileIO.writeOut("\(line)\n"); last = key }
+                if key != last { StandardStream.output.write("\(line)\n"); last = key }
             }
             try? await Task.sleep(for: .milliseconds(250))
         } while !Task.isCancelled
@@ -146,12 +143,5 @@ struct Play: AsyncParsableCommand {
         let whole = Int(seconds.isFinite ? max(seconds, 0) : 0)
         let s = whole % 60
         return "\(whole / 60):\(s < 10 ? "0" : "")\(s)"
-    }
-}
-
-extension FileIO {
-    /// Writes `text` to standard output.
-    static func writeOut(_ text: String) {
-        Array(text.utf8).withUnsafeBytes { writeAll(fd: 1, $0) }
     }
 }

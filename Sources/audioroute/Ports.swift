@@ -10,7 +10,7 @@ struct Ports: AsyncParsableCommand {
     )
 
     @OptionGroup var options: HardwareOptions
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: BusOptions
 
     func run() async throws {
         options.bootstrapLogging()
@@ -18,7 +18,7 @@ struct Ports: AsyncParsableCommand {
         var ports = await DirectWatchers.currentPorts(DirectWatchers.all())
         // Sequence is connection order; a snapshot numbers ports in the order found.
         for index in ports.indices { ports[index].sequence = UInt64(index + 1) }
-        var out = OutputBuffer(fd: 1)
+        var out = OutputBuffer()
         if options.json {
             out.append(JSON.array(ports.map(\.json)).text)
         } else if ports.isEmpty {
@@ -36,7 +36,7 @@ extension Ports {
         let session = daemon.session()
         try await withDaemon(direct: "ports") { () throws(AudioSessionError) in
             let ports = try await session.availablePorts.map(\.port)
-            var out = OutputBuffer(fd: 1)
+            var out = OutputBuffer()
             if options.json {
                 out.append(JSON.array(ports.map(\.json)).text)
             } else if ports.isEmpty {

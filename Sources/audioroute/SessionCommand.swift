@@ -1,11 +1,8 @@
 import ArgumentParser
 import AudioRouteCore
 import AudioRouteSystem
-import AudioRouteDBus
-import AudioRouteWatchers
 import AudioSession
-import Dispatch
-import Glibc
+import Synchronization
 
 /// Category, mode and options of a session held by the CLI.
 struct SessionOptions: ParsableArguments {
@@ -42,7 +39,7 @@ struct SessionCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: BusOptions
     @OptionGroup var session: SessionOptions
 
     @Flag(help: "Activate the session before running the command.")
@@ -59,7 +56,7 @@ struct SessionCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        Logging.bootstrap(level: .warning)
+        LogOptions.bootstrap(level: .warning)
         let audio = daemon.session(app: session.app)
         let category = Category(rawValue: session.category)!
         let mode = Mode(rawValue: session.mode)!
@@ -89,7 +86,7 @@ struct Override: AsyncParsableCommand {
 
     enum Choice: String, ExpressibleByArgument, CaseIterable { case speaker, none }
 
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: BusOptions
 
     @Argument(help: "speaker or none.")
     var choice: Choice
@@ -109,14 +106,14 @@ struct Override: AsyncParsableCommand {
     }
 
     func run() async throws {
-        Logging.bootstrap(level: .warning)
+        LogOptions.bootstrap(level: .warning)
         let audio = daemon.session(app: "audioroute-override")
         try await withDaemon { () throws(AudioSessionError) in
             try await audio.setCategory(Category(rawValue: category)!, mode: Mode(rawValue: mode)!)
             try await audio.setActive(true)
             try await audio.overrideOutputAudioPort(choice == .speaker ? .speaker : .none)
             let route = try await audio.currentRoute
-            var out = OutputBuffer(fd: 1)
+            var out = OutputBuffer()
             out.append("route: outputs \(DaemonText.routeSide(route.outputs)); inputs \(DaemonText.routeSide(route.inputs))")
             out.flush()
         }
@@ -178,83 +175,56 @@ enum HeldSession {
     static func waitForSignal() async -> Int32 {
         await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
             let once = Once(continuation)
-            let watch = SignalForward(signals: [SIGINT, SIGTERM]) { number in once.resume(128 + number) }
+            let watch = SignalForward([.interrupt, .terminate]) { number in once.resume(128 + number) }
             once.keep(watch)
         }
     }
 
-    /// Spawns `command` (searched in PATH) with our standard streams, passes SIGINT/SIGTERM
-    /// on, and returns its exit status (128+N for a signal).
+    /// Spawns `command` (searched in PATH) with our standard streams and descriptors, passes
+    /// SIGINT/SIGTERM on, and returns its exit status (128+N for a signal).
     static func runChild(_ command: [String]) async -> Int32 {
-        let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
         // Signals we ignore or catch must reach the child as defaults.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGINT)
-        sigaddset(&defaults, SIGTERM)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        // The child starts with no signal blocked, whatever the spawning thread blocks.
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        var options = SpawnOptions()
+        options.defaultSignals = [.interrupt, .terminate]
+        // The command is the user's: it inherits what our caller gave us.
+        options.closeOtherDescriptors = false
         // Ignored from before the spawn until the forwarder takes over, so that a Ctrl-C in
         // between cannot kill us and leave the child running with the session gone.
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let spawned = posix_spawnp(&pid, command[0], nil, &attributes, argv, environ)
-        guard spawned == 0 else {
-            Terminal.error("cannot run \(command[0]): \(String(cString: strerror(spawned)))")
+        ProcessSignal.interrupt.ignore()
+        ProcessSignal.terminate.ignore()
+        let child: SpawnedProcess
+        do throws(Errno) {
+            child = try SpawnedProcess.spawn(command, options)
+        } catch {
+            Terminal.error("cannot run \(command[0]): \(error.code)")
             return 127
         }
-        let child = pid
-        let forward = SignalForward(signals: [SIGINT, SIGTERM]) { number in kill(child, number) }
-        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
-            DispatchQueue.global().async {
-                var raw: Int32 = 0
-                while waitpid(child, &raw, 0) < 0 && errno == EINTR {}
-                continuation.resume(returning: (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f))
-            }
-        }
+        let forward = SignalForward([.interrupt, .terminate]) { number in child.send(ProcessSignal(rawValue: number)) }
+        let status = (try? await child.termination().shellStatus) ?? 1
         forward.cancel()
         return status
     }
 }
 
-/// SIGINT/SIGTERM as calls with the signal number (dispatch sources, not handlers).
-/// Resumes a continuation once, keeping what must live until then.
-final class Once: @unchecked Sendable {
-    private var continuation: CheckedContinuation<Int32, Never>?
-    private var kept: AnyObject?
-    private let lock = PthreadLock()
+/// Resumes a continuation once, keeping what must live until then (the signal forward).
+final class Once: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Int32, Never>?
+        var kept: SignalForward?
+    }
 
-    init(_ continuation: CheckedContinuation<Int32, Never>) { self.continuation = continuation }
+    private let state: Mutex<State>
 
-    func keep(_ object: AnyObject) { lock.locked { kept = object } }
+    init(_ continuation: CheckedContinuation<Int32, Never>) { state = Mutex(State(continuation: continuation)) }
+
+    func keep(_ forward: SignalForward) { state.withLock { $0.kept = forward } }
 
     func resume(_ value: Int32) {
-        lock.locked {
-            continuation?.resume(returning: value)
-            continuation = nil
-            (kept as? SignalForward)?.cancel()
-            kept = nil
+        state.withLock { state in
+            state.continuation?.resume(returning: value)
+            state.continuation = nil
+            state.kept?.cancel()
+            state.kept = nil
         }
-    }
-}
-
-/// A pthread mutex.
-final class PthreadLock: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    init() { pthread_mutex_init(&mutex, nil) }
-    deinit { pthread_mutex_destroy(&mutex) }
-    func locked<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return body()
     }
 }

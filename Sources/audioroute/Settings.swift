@@ -6,7 +6,7 @@ import AudioSession
 struct Priority: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Set a port's priority (-1000...1000); the daemon saves it.")
 
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: BusOptions
 
     @Argument(help: "The port's uid (see `audioroute status`).")
     var uid: String
@@ -19,7 +19,7 @@ struct Priority: AsyncParsableCommand {
     }
 
     func run() async throws {
-        Logging.bootstrap(level: .warning)
+        LogOptions.bootstrap(level: .warning)
         let session = daemon.session()
         try await withDaemon { () throws(AudioSessionError) in try await session.setPriority(priority, forPort: uid) }
     }
@@ -31,13 +31,13 @@ struct Silent: AsyncParsableCommand {
 
     enum State: String, ExpressibleByArgument, CaseIterable { case on, off }
 
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: BusOptions
 
     @Argument(help: "on or off.")
     var state: State
 
     func run() async throws {
-        Logging.bootstrap(level: .warning)
+        LogOptions.bootstrap(level: .warning)
         let session = daemon.session()
         try await withDaemon { () throws(AudioSessionError) in try await session.setSilentMode(state == .on) }
     }
@@ -56,7 +56,7 @@ struct PreferInput: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: BusOptions
 
     @Argument(help: "The input port's uid, or none.")
     var uid: String
@@ -65,7 +65,7 @@ struct PreferInput: AsyncParsableCommand {
     var app: String = "audioroute"
 
     func run() async throws {
-        Logging.bootstrap(level: .warning)
+        LogOptions.bootstrap(level: .warning)
         let session = daemon.session(app: app)
         try await withDaemon { () throws(AudioSessionError) in
             try await session.setPreferredInput(uid: uid == "none" ? nil : uid)

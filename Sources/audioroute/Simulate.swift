@@ -1,5 +1,6 @@
 import ArgumentParser
 import AudioRouteCore
+import AudioRouteSystem
 
 /// `audioroute simulate [FILE|-]`: runs a scenario (spec §8) and prints one JSON
 /// line per step.
@@ -19,10 +20,10 @@ struct Simulate: ParsableCommand {
 
     func run() throws {
         let bytes: [UInt8]
-        do {
-            bytes = try file == "-" ? FileIO.readAll(fd: 0) : FileIO.readFile(file)
+        do throws(Errno) {
+            bytes = try file == "-" ? StandardStream.input.readToEnd() : AtomicFile.read(file)
         } catch {
-            Terminal.error("cannot read \(file == "-" ? "standard input" : file): \(error)")
+            Terminal.error("cannot read \(file == "-" ? "standard input" : file): \(error.code)")
             throw ExitCode(1)
         }
         let scenario: Scenario
@@ -32,7 +33,7 @@ struct Simulate: ParsableCommand {
             Terminal.error(error.description)
             throw ExitCode(2)
         }
-        var out = OutputBuffer(fd: 1)
+        var out = OutputBuffer()
         do {
             let warnings = try Simulator.run(scenario, emitUTF8: { out.append($0) })
             out.flush()

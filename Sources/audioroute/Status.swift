@@ -13,20 +13,20 @@ struct Status: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: BusOptions
 
     @Flag(help: "Print one JSON document.")
     var json = false
 
     func run() async throws {
-        Logging.bootstrap(level: .warning)
+        LogOptions.bootstrap(level: .warning)
         let session = daemon.session()
         try await withDaemon { () throws(AudioSessionError) in
             let route = try await session.currentRoute
             let ports = try await session.availablePorts
             let sessions = try await session.sessions
             let silent = try await session.silentMode
-            var out = OutputBuffer(fd: 1)
+            var out = OutputBuffer()
             if json {
                 out.append(
                     JSON.object([
@@ -60,17 +60,17 @@ struct Explain: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Say which rule chose the current route, and why each other port lost.")
 
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: BusOptions
 
     @Flag(help: "Print one JSON document.")
     var json = false
 
     func run() async throws {
-        Logging.bootstrap(level: .warning)
+        LogOptions.bootstrap(level: .warning)
         let session = daemon.session()
         try await withDaemon { () throws(AudioSessionError) in
             let explanation = try await session.explain()
-            var out = OutputBuffer(fd: 1)
+            var out = OutputBuffer()
             if json {
                 out.append(
                     JSON.object([

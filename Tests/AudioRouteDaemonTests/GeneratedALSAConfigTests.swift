@@ -9,7 +9,7 @@ import AudioRouteSystem
 import AudioRouteDBus
 import AudioRouteWatchers
 import AudioRouteALSA
-@testable import audioroute
+@testable import AudioRouteDemo
 import Testing
 
 /// A private copy of the system's ALSA configuration, which must hold BlueALSA's

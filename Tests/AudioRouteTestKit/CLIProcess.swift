@@ -71,22 +71,15 @@ public struct LineReader {
 public final class Probe {
     public let process: ChildProcess
     private var reader: LineReader
-    private let input: Int32
 
     public init(address: String, app: String) throws {
-        var inPipe: [Int32] = [0, 0]
-        guard pipe(&inPipe) == 0 else { throw TestFailure("pipe: errno \(errno)") }
-        for fd in inPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        defer { close(inPipe[0]) }
-        process = try ChildProcess(productsDirectory + "/audiosession-probe", [address, app], stdin: inPipe[0])
+        process = try ChildProcess(productsDirectory + "/audiosession-probe", [address, app], input: .pipe)
         reader = LineReader(fd: process.stdout)
-        input = inPipe[1]
     }
 
     /// Sends a command line.
     public func send(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+        process.send(Array((line + "\n").utf8))
     }
 
     /// The next JSON line within `seconds`.
@@ -111,10 +104,6 @@ public final class Probe {
         return self.await { $0["reply"] != nil || $0["error"] != nil }
     }
 
-    deinit {
-        close(input)
-        process.signal(SIGKILL)
-        _ = process.wait(seconds: 5)
-    }
+    deinit { process.kill() }
 }
 

@@ -6,46 +6,18 @@ import Glibc
 /// A child process driven line by line: commands on its standard input, answers
 /// and events on its standard output. SIGKILLed and reaped if the test forgets.
 public final class ScriptedProcess {
-    public let pid: pid_t
-    private let input: Int32
-    private let output: Int32
+    private let child: ChildProcess
+    public var pid: pid_t { child.pid }
+    private var output: Int32 { child.stdout }
     private var buffer: [UInt8] = []
     /// Lines read and not yet taken by `take`.
     public private(set) var lines: [String] = []
-    private var exited = false
 
     public init(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-        var inPipe: [Int32] = [0, 0]
-        var outPipe: [Int32] = [0, 0]
-        guard pipe(&inPipe) == 0, pipe(&outPipe) == 0 else { throw TestFailure("pipe: errno \(errno)") }
-        for fd in inPipe + outPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        let result = spawn(path, arguments, environment: environment, actions: &actions)
-        Glibc.close(inPipe[0])
-        Glibc.close(outPipe[1])
-        guard case .success(let child) = result else {
-            Glibc.close(inPipe[1])
-            Glibc.close(outPipe[0])
-            throw TestFailure("cannot start \(path): \(result)")
-        }
-        pid = child
-        input = inPipe[1]
-        output = outPipe[0]
+        child = try ChildProcess(path, arguments, environment: environment, input: .pipe, errorsToPipe: false)
     }
 
-    public func send(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
-            if n <= 0 { return }
-            offset += n
-        }
-    }
+    public func send(_ line: String) { child.send(Array((line + "\n").utf8)) }
 
     /// Reads whatever arrives within `seconds` (or until a full line, if `untilLine`).
     private func pump(seconds: Double) -> Bool {
@@ -83,30 +55,14 @@ public final class ScriptedProcess {
 
     /// Waits up to `seconds` for the process to exit by itself, then kills it.
     public func finish(seconds: Double) {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while !exited && ContinuousClock.now < deadline {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                exited = true
-                return
-            }
-            usleep(10_000)
-        }
-        kill()
+        if child.wait(seconds: seconds) == nil { child.kill() }
     }
 
+    /// Sends `signal` and reaps the process.
     public func kill(_ signal: Int32 = SIGKILL) {
-        guard !exited else { return }
-        Glibc.kill(pid, signal)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        exited = true
-    }
-
-    deinit {
-        kill()
-        Glibc.close(input)
-        Glibc.close(output)
+        guard child.exitStatus == nil else { return }
+        child.signal(signal)
+        _ = child.waitForExit()
     }
 }
 
@@ -202,20 +158,10 @@ public final class RunningDaemon {
         guard access(binary, X_OK) == 0 else { throw TestFailure("no daemon at \(binary) (scripts/build-daemon makes the shipped one)") }
         self.bus = try bus ?? PrivateBus()
         directory = try makeTemporaryDirectory()
-        let socket = try NotifySocket(path: directory + "/notify")
         var env = environment
-        env["NOTIFY_SOCKET"] = socket.name
         env["DBUS_SESSION_BUS_ADDRESS"] = env["DBUS_SESSION_BUS_ADDRESS"] ?? self.bus.address
-        env["DBUS_SYSTEM_BUS_ADDRESS"] = env["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unix:path=\(directory)/no-system-bus"
-        let daemonArguments = ["--state-dir", directory + "/state", "--runtime-dir", directory + "/run"] + (logLevel.map { ["--log-level", $0] } ?? []) + arguments
-        if let wrapper {
-            child = try ChildProcess(wrapper, [binary] + daemonArguments, environment: env)
-        } else {
-            child = try ChildProcess(binary, daemonArguments, environment: env)
-        }
-        guard socket.receive(seconds: 30) == "READY=1" else {
-            throw TestFailure("audiorouted did not get ready: \(child.availableStderr())")
-        }
+        let daemonArguments = (logLevel.map { ["--log-level", $0] } ?? []) + arguments
+        child = try launchDaemon(binary, daemonArguments, directory: directory, environment: env, wrapper: wrapper, seconds: 30)
     }
 
     deinit {
@@ -247,4 +193,46 @@ public func makeSystemBus(in directory: String) throws -> PrivateBus {
         </busconfig>
         """)
     return try PrivateBus(configuration: configuration)
+}
+
+/// Starts `binary` (audiorouted) with its state and runtime directories in `directory`, no
+/// system bus unless `environment` names one, and waits up to `seconds` for READY=1 on a
+/// notify socket: the one way the tests start a daemon.
+func launchDaemon(
+    _ binary: String, _ arguments: [String], directory: String, environment: [String: String], wrapper: String?, seconds: Double
+) throws -> ChildProcess {
+    let socket = try NotifySocket(path: directory + "/notify-\(UInt32.random(in: 0...UInt32.max))")
+    var env = environment
+    env["NOTIFY_SOCKET"] = socket.name
+    env["DBUS_SYSTEM_BUS_ADDRESS"] = env["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unix:path=\(directory)/no-system-bus"
+    let all = ["--state-dir", directory + "/state", "--runtime-dir", directory + "/run"] + arguments
+    let child = try wrapper.map { try ChildProcess($0, [binary] + all, environment: env) } ?? ChildProcess(binary, all, environment: env)
+    guard socket.receive(seconds: seconds) == "READY=1" else {
+        child.kill()
+        throw TestFailure("audiorouted did not get ready: \(child.availableStderr())")
+    }
+    return child
+}
+
+/// The built audiorouted on a bus and in a directory the test owns (RunningDaemon owns
+/// its own): its udev watcher sees a umockdev testbed if `testbed` is given.
+public final class RealDaemon: @unchecked Sendable {
+    public let process: ChildProcess
+    public let directory: String
+
+    /// - Parameters:
+    ///   - testbed: a umockdev testbed's root: the daemon runs under `umockdev-wrapper` with
+    ///     `UMOCKDEV_DIR` set, so its udev watcher sees the testbed's devices.
+    public init(address: String, directory: String, testbed: String? = nil) throws {
+        self.directory = directory
+        var environment = ["DBUS_SESSION_BUS_ADDRESS": address]
+        environment["UMOCKDEV_DIR"] = testbed
+        process = try launchDaemon(
+            productsDirectory + "/audiorouted", ["--log-level", "debug"], directory: directory, environment: environment,
+            wrapper: testbed == nil ? nil : "/usr/bin/umockdev-wrapper", seconds: 20)
+    }
+
+    public func kill() { process.kill() }
+
+    deinit { kill() }
 }

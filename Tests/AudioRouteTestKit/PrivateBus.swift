@@ -1,4 +1,3 @@
-import CLinux
 import Glibc
 
 /// A private dbus-daemon with the stock session configuration, listening on a
@@ -6,7 +5,7 @@ import Glibc
 /// `close()` (also from deinit, so a failing test cleans up).
 public final class PrivateBus: @unchecked Sendable {
     public let address: String
-    private let pid: pid_t
+    private let child: ChildProcess
     private let directory: String
     private var closed = false
 
@@ -16,36 +15,21 @@ public final class PrivateBus: @unchecked Sendable {
         directory = String(cString: made)
         // Callers of other uids (the system-bus access tests) must reach the socket.
         chmod(directory, 0o755)
-        var out: [Int32] = [0, 0]
-        guard pipe(&out) == 0 else { throw TestFailure("pipe: errno \(errno)") }
-        // Other tests spawn in parallel: keep these ends out of their children.
-        for fd in out { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, out[1], 1)
-        // No other inherited descriptor (see spawn in TestSupport.swift).
-        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
         let arguments = [
-            "/usr/bin/dbus-daemon", "--config-file=\(configuration)", "--nofork", "--nopidfile", "--print-address=1",
+            "--config-file=\(configuration)", "--nofork", "--nopidfile", "--print-address=1",
             "--address=unix:path=\(directory)/bus",
         ]
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var child: pid_t = 0
-        let spawned = posix_spawn(&child, arguments[0], &actions, nil, argv, environ)
-        Glibc.close(out[1])
-        defer { Glibc.close(out[0]) }
-        guard spawned == 0 else {
+        do {
+            child = try ChildProcess("/usr/bin/dbus-daemon", arguments, errorsToPipe: false)
+        } catch {
             removeTree(directory)
-            throw TestFailure("cannot start dbus-daemon: errno \(spawned)")
+            throw error
         }
-        pid = child
         // The address line is the readiness line: the socket listens once it is printed.
         var line: [UInt8] = []
         var byte: UInt8 = 0
         while true {
-            let n = read(out[0], &byte, 1)
+            let n = read(child.stdout, &byte, 1)
             if n < 0 && errno == EINTR { continue }
             if n <= 0 || byte == UInt8(ascii: "\n") { break }
             line.append(byte)
@@ -60,9 +44,7 @@ public final class PrivateBus: @unchecked Sendable {
     private func stop() {
         guard !closed else { return }
         closed = true
-        kill(pid, SIGKILL)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        child.kill()
         removeTree(directory)
     }
 
@@ -70,10 +52,10 @@ public final class PrivateBus: @unchecked Sendable {
 
     /// Stops the bus daemon (SIGSTOP): it reads nothing until `resume()`, so its clients'
     /// sockets fill up.
-    public func suspend() { kill(pid, SIGSTOP) }
+    public func suspend() { child.signal(SIGSTOP) }
 
     /// Lets a suspended bus daemon run again (SIGCONT).
-    public func resume() { kill(pid, SIGCONT) }
+    public func resume() { child.signal(SIGCONT) }
 
     deinit { stop() }
 }

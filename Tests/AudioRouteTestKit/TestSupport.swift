@@ -51,87 +51,6 @@ public let productsDirectory: String = {
     return String(path[..<path.lastIndex(of: "/")!])
 }()
 
-/// A started child process, killed (SIGKILL) and reaped if the test forgets.
-public final class ChildProcess {
-    public let pid: pid_t
-    /// The read end of the child's standard output, or -1.
-    public let stdout: Int32
-    /// The read end of the child's standard error (non-blocking), or -1.
-    public let stderr: Int32
-    public private(set) var exitStatus: Int32?
-
-    /// Starts `path`; `environment` entries are added to (or replace) this process's.
-    /// `stdin`: a descriptor to give the child as its standard input.
-    public init(_ path: String, _ arguments: [String], environment: [String: String] = [:], removing: Set<String> = [], stdin: Int32? = nil) throws {
-        var outPipe: [Int32] = [0, 0]
-        var errPipe: [Int32] = [0, 0]
-        guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw TestFailure("pipe: errno \(errno)") }
-        // Other tests spawn in parallel: keep these ends out of their children.
-        for fd in outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        if let stdin { posix_spawn_file_actions_adddup2(&actions, stdin, 0) }
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-        let result = spawn(path, arguments, environment: environment, removing: removing, actions: &actions)
-        close(outPipe[1])
-        close(errPipe[1])
-        guard case .success(let pid) = result else {
-            close(outPipe[0])
-            close(errPipe[0])
-            throw TestFailure("cannot start \(path): \(result)")
-        }
-        self.pid = pid
-        stdout = outPipe[0]
-        stderr = errPipe[0]
-        _ = fcntl(stderr, F_SETFL, fcntl(stderr, F_GETFL) | O_NONBLOCK)
-    }
-
-    public func signal(_ number: Int32) { if exitStatus == nil { kill(pid, number) } }
-
-    /// Waits up to `seconds` for the child to exit; its exit code, or 128+signal. Nil on timeout.
-    public func wait(seconds: Double) -> Int32? {
-        if let exitStatus { return exitStatus }
-        var clock = ContinuousClock.now
-        let deadline = clock.advanced(by: .milliseconds(Int(seconds * 1000)))
-        while true {
-            var status: Int32 = 0
-            let result = waitpid(pid, &status, WNOHANG)
-            if result == pid {
-                let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-                exitStatus = code
-                return code
-            }
-            clock = ContinuousClock.now
-            if clock >= deadline { return nil }
-            usleep(2000)
-        }
-    }
-
-    /// Reads what is available on standard error now.
-    public func availableStderr() -> String {
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(stderr, $0.baseAddress, $0.count) }
-            if count <= 0 { break }
-            bytes += chunk[0..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    deinit {
-        if exitStatus == nil {
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
-        }
-        close(stdout)
-        close(stderr)
-    }
-}
-
 /// A datagram socket standing in for systemd's notification socket.
 public final class NotifySocket {
     public let fd: Int32
@@ -169,39 +88,6 @@ public final class NotifySocket {
         close(fd)
         if !name.hasPrefix("@") { unlink(name) }
     }
-}
-
-/// `posix_spawn`s `path` with `arguments`, this process's environment with
-/// `environment` added (or replacing) and `removing` taken out, and `actions`.
-/// Returns the child's pid, or the errno posix_spawn gave.
-public func spawn(
-    _ path: String, _ arguments: [String], environment: [String: String], removing: Set<String> = [],
-    actions: inout posix_spawn_file_actions_t
-) -> Result<pid_t, SpawnError> {
-    var env: [String] = []
-    var index = 0
-    while let entry = environ[index] {
-        let text = String(cString: entry)
-        let key = text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? text
-        if environment[key] == nil && !removing.contains(key) { env.append(text) }
-        index += 1
-    }
-    env += environment.map { "\($0.key)=\($0.value)" }
-    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-    let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
-    defer { for pointer in argv + envp { free(pointer) } }
-    // Nothing but 0-2: a descriptor another thread just opened without O_CLOEXEC (libasound's
-    // popen for a `file "|cmd"` PCM) must not live on in a child and keep its pipe from closing.
-    posix_spawn_file_actions_addclosefrom_np(&actions, 3)
-    var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
-    return spawned == 0 ? .success(pid) : .failure(SpawnError(errno: spawned))
-}
-
-/// posix_spawn's error number.
-public struct SpawnError: Error, CustomStringConvertible {
-    public var errno: Int32
-    public var description: String { "errno \(errno)" }
 }
 
 /// A process's resident memory, in KiB: VmRSS and VmHWM from /proc/PID/status, and the RSS

@@ -29,7 +29,7 @@ private final class Emitter {
         defer { close(inPipe[0]) }
         process = try ChildProcess(
             "/usr/bin/umockdev-wrapper", ["/usr/bin/python3", packageRoot + "/share/demo/emitter.py"],
-            environment: ["PYTHONUNBUFFERED": "1"], stdin: inPipe[0])
+            environment: ["PYTHONUNBUFFERED": "1"], input: .descriptor(inPipe[0]))
         input = inPipe[1]
         reader = LineReader(fd: process.stdout)
         guard let ready = reader.next(seconds: 30), ready.hasPrefix("READY ") else {

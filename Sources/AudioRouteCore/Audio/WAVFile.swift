@@ -1,5 +1,5 @@
 // A RIFF/WAVE decoder over bytes already in memory. Pure Swift: reading the
-// file is the caller's job (AudioRouteLinux), so the parser is unit-testable
+// file is the caller's job (AudioSession), so the parser is unit-testable
 // and cannot touch the file system. It never allocates by a size the file
 // declares: every declared size is checked against the bytes present first,
 // and the samples stay in the caller's buffer (a range, no copy).

@@ -1,16 +1,18 @@
 // One thread for every Swift-concurrency job of a process that must not wake while idle.
 import CSwiftConcurrency
 import Glibc
+import Synchronization
 
 /// Swift concurrency's executor for `audiorouted`: the main actor's jobs and the global
 /// executor's jobs all run, in the order they were enqueued, on the one thread that calls
 /// ``run()``. That thread sleeps in a single poll(2), with no timeout unless a
 /// ``sleep(for:)`` is due, so an idle daemon makes no wake-ups.
 ///
-/// The same poll waits on the descriptors given to ``watch(fd:events:_:)``: a source such
-/// as the udev monitor, the D-Bus connection or a signalfd is read on the loop thread
-/// itself, so its events reach the daemon's tasks without waking another thread first
-/// (PipeWire's daemon works the same way: one loop).
+/// The same poll waits on the descriptors given to ``watch(fd:events:_:)``: it is a
+/// ``PollLoop``, so a source such as the udev monitor, the D-Bus connection or a signalfd is
+/// read on the loop thread itself, and its events reach the daemon's tasks without waking
+/// another thread first (PipeWire's daemon works the same way: one loop). Without this
+/// executor, the same components run on a ``PollThread``.
 ///
 /// Why not Dispatch, Swift's default executor on Linux: once one of its worker threads
 /// exists it arms a 1 Hz timer (its worker-pool monitor) that runs for the life of the
@@ -23,7 +25,7 @@ import Glibc
 /// With one thread, a job must never block waiting for another job: it would wait forever.
 /// `Task.sleep` still works but is timed by Dispatch (it starts Dispatch's threads and
 /// their monitor); code that runs under this executor sleeps with ``sleep(for:)``.
-public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
+public final class SingleThreadExecutor: TaskExecutor, PollLoop, @unchecked Sendable {
     /// The process's executor (there is one main thread to run it).
     public static let shared = SingleThreadExecutor()
 
@@ -38,7 +40,7 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
         var id: UInt64
         var fd: Int32
         /// The poll(2) events to wait for, asked before each poll (outside the executor's lock).
-        var events: @Sendable () -> Int16
+        var events: @Sendable () -> PollEvents
         /// Runs on the loop when `fd` is ready (or in error); false removes the source.
         var handler: @Sendable () -> Bool
     }
@@ -56,33 +58,28 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
         var id: UInt64
     }
 
-    // All below guarded by `lock`. `wake` (an eventfd in the loop's poll set) is written
-    // when work or a new timer arrives while the loop sleeps.
-    private let lock: UnsafeMutablePointer<pthread_mutex_t>
+    /// What the threads that enqueue work share with the loop. `wake` (an eventfd in the
+    /// loop's poll set) is written when work or a new timer arrives while the loop sleeps.
+    private struct State {
+        var sleeping = false
+        var ready: [Work] = []
+        var sources: [Source] = []
+        /// Sorted by deadline, then id: the first is the next due.
+        var timers: [Timer] = []
+        var sleepers: [UInt64: Sleeper] = [:]
+        var lastID: UInt64 = 0
+        var jobs: UInt64 = 0
+        var loopThread: pthread_t?
+    }
+
+    private let state = Mutex(State())
     private let wake: WakeSignal
-    private var sleeping = false
-    private var ready: [Work] = []
-    private var sources: [Source] = []
-    /// Sorted by deadline, then id: the first is the next due.
-    private var timers: [Timer] = []
-    private var sleepers: [UInt64: Sleeper] = [:]
-    private var lastID: UInt64 = 0
-    private var jobs: UInt64 = 0
-    private var loopThread: pthread_t?
 
     /// A new executor; most code wants ``shared``.
     public init() {
-        lock = .allocate(capacity: 1)
-        lock.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(lock, nil)
         // Without it the loop could not sleep at all: a process that cannot make one eventfd
         // (EMFILE at start) cannot run.
         do { wake = try WakeSignal() } catch { preconditionFailure("\(error)") }
-    }
-
-    deinit {
-        pthread_mutex_destroy(lock)
-        lock.deallocate()
     }
 
     /// Makes this executor the process's main and global executor. Returns false, and
@@ -120,61 +117,61 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
 
     /// Whether the calling thread runs the loop.
     public var isLoopThread: Bool {
-        guard let thread = withLock({ loopThread }) else { return false }
+        guard let thread = state.withLock({ $0.loopThread }) else { return false }
         return pthread_equal(thread, pthread_self()) != 0
     }
 
     /// Runs jobs and source handlers on the calling thread, for ever. Call it from the main
     /// thread after ``install()`` and after creating the first task; the program ends with `exit`.
     public func run() -> Never {
-        withLock { loopThread = pthread_self() }
+        state.withLock { $0.loopThread = pthread_self() }
         var batch: [Work] = []
-        var fds: [pollfd] = []
+        var fds: [PollDescriptor] = []
         var watched: [Source] = []
         var busyRounds: UInt = 0
         while true {
-            pthread_mutex_lock(lock)
-            moveDueTimers(now: Self.now())
-            let idle = ready.isEmpty
-            // Milliseconds, rounded up (a sleep never ends early); -1 waits for ever. Deadlines
-            // are CLOCK_MONOTONIC: a wall-clock change must not move them.
-            var timeout: Int32 = 0
-            if idle {
-                sleeping = true
-                if let next = timers.first {
-                    let left = next.deadline &- min(next.deadline, Self.now())
-                    timeout = Int32(clamping: (left + 999_999) / 1_000_000)
-                } else {
-                    timeout = -1
+            let (look, timeout) = state.withLock { state -> (Bool, Int32) in
+                Self.moveDueTimers(&state, now: MonotonicClock.nanoseconds())
+                let idle = state.ready.isEmpty
+                // Milliseconds, rounded up (a sleep never ends early); -1 waits for ever. Deadlines
+                // are CLOCK_MONOTONIC: a wall-clock change must not move them.
+                var timeout: Int32 = 0
+                if idle {
+                    state.sleeping = true
+                    if let next = state.timers.first {
+                        let left = next.deadline &- min(next.deadline, MonotonicClock.nanoseconds())
+                        timeout = Int32(clamping: (left + 999_999) / 1_000_000)
+                    } else {
+                        timeout = -1
+                    }
                 }
+                // With work waiting, the sources are looked at (timeout 0) every 16th round, so that
+                // they are not starved and a burst of jobs (one per actor hop) costs no poll each.
+                busyRounds = idle ? 0 : busyRounds &+ 1
+                let look = idle || (!state.sources.isEmpty && busyRounds % 16 == 0)
+                watched.removeAll(keepingCapacity: true)
+                if look { watched.append(contentsOf: state.sources) }
+                return (look, timeout)
             }
-            // With work waiting, the sources are looked at (timeout 0) every 16th round, so that
-            // they are not starved and a burst of jobs (one per actor hop) costs no poll each.
-            busyRounds = idle ? 0 : busyRounds &+ 1
-            let look = idle || (!sources.isEmpty && busyRounds % 16 == 0)
             fds.removeAll(keepingCapacity: true)
-            watched.removeAll(keepingCapacity: true)
-            if look { watched.append(contentsOf: sources) }
-            pthread_mutex_unlock(lock)
             if look {
                 // The sources' events are asked without the lock: a source may take a lock of its
                 // own that is held elsewhere while a job is enqueued.
-                fds.append(pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0))
-                for source in watched { fds.append(pollfd(fd: source.fd, events: source.events(), revents: 0)) }
-                let count = fds.count
-                let r = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t(count), timeout) }
-                if r < 0 { for index in fds.indices { fds[index].revents = 0 } }  // EINTR: look again
+                fds.append(PollDescriptor(fd: wake.fd, events: .readable))
+                for source in watched { fds.append(PollDescriptor(fd: source.fd, events: source.events())) }
+                // EINTR reports nothing: look again. Nothing else can fail with valid descriptors.
+                _ = try? Poll.wait(&fds, timeoutMilliseconds: timeout)
             }
-            pthread_mutex_lock(lock)
-            sleeping = false
-            // Only after a poll has time passed: timers due before it were moved above.
-            if look { moveDueTimers(now: Self.now()) }
-            swap(&batch, &ready)
-            jobs &+= UInt64(batch.count)
-            pthread_mutex_unlock(lock)
-            if !fds.isEmpty, fds[0].revents != 0 { wake.drain() }
-            for (index, source) in watched.enumerated() where fds[index + 1].revents != 0 {
-                if !source.handler() { withLock { sources.removeAll { $0.id == source.id } } }
+            state.withLock { state in
+                state.sleeping = false
+                // Only after a poll has time passed: timers due before it were moved above.
+                if look { Self.moveDueTimers(&state, now: MonotonicClock.nanoseconds()) }
+                swap(&batch, &state.ready)
+                state.jobs &+= UInt64(batch.count)
+            }
+            if !fds.isEmpty, !fds[0].returned.isEmpty { wake.drain() }
+            for (index, source) in watched.enumerated() where !fds[index + 1].returned.isEmpty {
+                if !source.handler() { unwatch(source.id) }
             }
             for work in batch {
                 switch work {
@@ -200,29 +197,24 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
     /// must consume what made `fd` ready, or it is called again at once. The caller keeps
     /// `fd` open until then. Returns the source's id.
     @discardableResult
-    public func watch(
-        fd: Int32, events: @escaping @Sendable () -> Int16 = { SingleThreadExecutor.readable }, _ handler: @escaping @Sendable () -> Bool
-    ) -> UInt64 {
-        withLock {
-            lastID += 1
-            sources.append(Source(id: lastID, fd: fd, events: events, handler: handler))
-            wakeIfSleeping()
-            return lastID
+    public func watch(fd: Int32, events: @escaping @Sendable () -> PollEvents, _ handler: @escaping @Sendable () -> Bool) -> UInt64 {
+        state.withLock { state in
+            state.lastID += 1
+            state.sources.append(Source(id: state.lastID, fd: fd, events: events, handler: handler))
+            Self.wakeIfSleeping(&state, wake)
+            return state.lastID
         }
     }
-
-    /// POLLIN: what a source waits for unless it says otherwise.
-    public static let readable = Int16(POLLIN)
 
     /// Removes source `id`; its handler is not called again once the loop is past its
     /// current round (at once, when called from the loop thread between handlers: a job).
     public func unwatch(_ id: UInt64) {
-        withLock { sources.removeAll { $0.id == id } }
+        state.withLock { $0.sources.removeAll { $0.id == id } }
     }
 
     /// Makes a sleeping loop go round: a source's `events` have changed.
     public func wakeUp() {
-        withLock { wakeIfSleeping() }
+        state.withLock { Self.wakeIfSleeping(&$0, wake) }
     }
 
     /// Enqueues a job (the `TaskExecutor` requirement: tasks that prefer this executor).
@@ -232,9 +224,7 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
 
     /// How many jobs and timer wake-ups have run so far.
     public var jobsRun: UInt64 {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        return jobs
+        state.withLock { $0.jobs }
     }
 
     /// Suspends the calling task for `duration`, timed by this executor's loop. Throws
@@ -242,38 +232,39 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
     public func sleep(for duration: Duration) async throws {
         let (seconds, attoseconds) = duration.components
         let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
-        let deadline = Self.now() &+ UInt64(nanoseconds)
-        let id = withLock { () -> UInt64 in
-            lastID += 1
-            sleepers[lastID] = .starting
-            return lastID
+        let deadline = MonotonicClock.nanoseconds() &+ UInt64(nanoseconds)
+        let id = state.withLock { state -> UInt64 in
+            state.lastID += 1
+            state.sleepers[state.lastID] = .starting
+            return state.lastID
         }
+        let wake = self.wake
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-                let cancelledEarly = withLock { () -> Bool in
-                    if case .cancelled = sleepers[id] {
-                        sleepers[id] = nil
+                let cancelledEarly = state.withLock { state -> Bool in
+                    if case .cancelled = state.sleepers[id] {
+                        state.sleepers[id] = nil
                         return true
                     }
-                    sleepers[id] = .waiting(continuation)
+                    state.sleepers[id] = .waiting(continuation)
                     let timer = Timer(deadline: deadline, id: id)
-                    let index = timers.firstIndex { ($0.deadline, $0.id) > (deadline, id) } ?? timers.endIndex
-                    timers.insert(timer, at: index)
-                    wakeIfSleeping()
+                    let index = state.timers.firstIndex { ($0.deadline, $0.id) > (deadline, id) } ?? state.timers.endIndex
+                    state.timers.insert(timer, at: index)
+                    Self.wakeIfSleeping(&state, wake)
                     return false
                 }
                 if cancelledEarly { continuation.resume(throwing: CancellationError()) }
             }
         } onCancel: {
-            withLock {
-                switch sleepers[id] {
-                case .starting: sleepers[id] = .cancelled
+            state.withLock { state in
+                switch state.sleepers[id] {
+                case .starting: state.sleepers[id] = .cancelled
                 case .waiting(let continuation):
                     // Resumed by the loop, not here: onCancel may run on any thread, under the canceller's locks.
-                    sleepers[id] = nil
-                    timers.removeAll { $0.id == id }
-                    ready.append(.resume(continuation, cancelled: true))
-                    wakeIfSleeping()
+                    state.sleepers[id] = nil
+                    state.timers.removeAll { $0.id == id }
+                    state.ready.append(.resume(continuation, cancelled: true))
+                    Self.wakeIfSleeping(&state, wake)
                 case .cancelled, nil: break
                 }
             }
@@ -281,44 +272,32 @@ public final class SingleThreadExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     private func push(_ work: Work) {
-        pthread_mutex_lock(lock)
-        ready.append(work)
-        let wasSleeping = sleeping
-        sleeping = false
-        pthread_mutex_unlock(lock)
+        let wasSleeping = state.withLock { state in
+            state.ready.append(work)
+            defer { state.sleeping = false }
+            return state.sleeping
+        }
         // After unlocking: the woken loop does not then block on the mutex still held here.
         // Not when the loop is awake (the loop itself, mostly): it takes `ready` before it sleeps.
         if wasSleeping { wake.fire() }
     }
 
     /// Called with the lock held.
-    private func wakeIfSleeping() {
-        guard sleeping else { return }
-        sleeping = false
+    private static func wakeIfSleeping(_ state: inout State, _ wake: WakeSignal) {
+        guard state.sleeping else { return }
+        state.sleeping = false
         wake.fire()
     }
 
     /// Moves the timers due at `now` to the ready list. Called with the lock held.
-    private func moveDueTimers(now: UInt64) {
+    private static func moveDueTimers(_ state: inout State, now: UInt64) {
         var due = 0
-        while due < timers.count, timers[due].deadline <= now {
-            if case .waiting(let continuation) = sleepers.removeValue(forKey: timers[due].id) {
-                ready.append(.resume(continuation, cancelled: false))
+        while due < state.timers.count, state.timers[due].deadline <= now {
+            if case .waiting(let continuation) = state.sleepers.removeValue(forKey: state.timers[due].id) {
+                state.ready.append(.resume(continuation, cancelled: false))
             }
             due += 1
         }
-        if due > 0 { timers.removeFirst(due) }
-    }
-
-    private func withLock<R>(_ body: () -> R) -> R {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        return body()
-    }
-
-    private static func now() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+        if due > 0 { state.timers.removeFirst(due) }
     }
 }

@@ -2,9 +2,7 @@
 // whether this machine has a Bluetooth adapter at all.
 
 import AudioRouteSystem
-import AudioRouteDBus
 import CBluetooth
-import Glibc
 
 /// A Bluetooth device address (bdaddr), validated and formatted by libbluetooth.
 public struct BluetoothAddress: Sendable, Hashable, CustomStringConvertible {
@@ -86,23 +84,23 @@ public enum BluetoothAdapterStatus: Sendable, Hashable, CustomStringConvertible 
     /// An adapter exists; `deviceID` is the HCI device of the default route (hci0 is 0).
     case present(deviceID: Int32)
     /// No adapter: the kernel has no Bluetooth (EAFNOSUPPORT) or no HCI device (ENODEV). A normal state.
-    case absent(errno: Int32)
+    case absent(Errno.Code)
     /// The probe failed for another reason.
-    case unknown(errno: Int32)
+    case unknown(Errno.Code)
 
     /// Probes the default HCI route (`hci_get_route`).
     public static func probe() -> BluetoothAdapterStatus {
-        errno = 0
+        Errno.Code.current = .none
         let id = hci_get_route(nil)
         if id >= 0 { return .present(deviceID: id) }
-        return classify(errno: errno)
+        return classify(.current)
     }
 
     /// The status that an errno from a failed probe means.
-    public static func classify(errno code: Int32) -> BluetoothAdapterStatus {
+    public static func classify(_ code: Errno.Code) -> BluetoothAdapterStatus {
         switch code {
-        case EAFNOSUPPORT, ENODEV, EPROTONOSUPPORT: return .absent(errno: code)
-        default: return .unknown(errno: code)
+        case .addressFamilyNotSupported, .noSuchDevice, .protocolNotSupported: return .absent(code)
+        default: return .unknown(code)
         }
     }
 
@@ -110,7 +108,7 @@ public enum BluetoothAdapterStatus: Sendable, Hashable, CustomStringConvertible 
         switch self {
         case .present(let id): return "Bluetooth adapter hci\(id)"
         case .absent: return "no Bluetooth adapter"
-        case .unknown(let code): return "Bluetooth adapter status unknown: \(String(cString: strerror(code)))"
+        case .unknown(let code): return "Bluetooth adapter status unknown: \(code)"
         }
     }
 }

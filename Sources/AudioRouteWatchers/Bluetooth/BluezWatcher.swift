@@ -7,7 +7,6 @@ import AudioRouteSystem
 import AudioRouteDBus
 import AudioRouteCore
 import CSystemd
-import Glibc
 import Logging
 
 /// Why the BlueZ watcher could not start.
@@ -16,14 +15,14 @@ public enum BluezWatcherError: Error, Sendable, CustomStringConvertible {
     case busUnavailable(BusError)
     /// The bus was reached but refused the watcher's setup (match rules, name queries).
     case setupFailed(BusError)
-    /// The event thread could not be started.
-    case threadFailed(errno: Int32)
+    /// The event thread, or its wake signal, could not be made.
+    case threadFailed(Errno)
 
     public var description: String {
         switch self {
         case .busUnavailable(let error): return "no D-Bus system bus (\(error)); Bluetooth ports are unavailable"
         case .setupFailed(let error): return "cannot watch the bus: \(error)"
-        case .threadFailed(let code): return "cannot start the event thread: \(String(cString: strerror(code)))"
+        case .threadFailed(let error): return "cannot start the event thread: \(error)"
         }
     }
 }
@@ -32,14 +31,6 @@ public enum BluezWatcherError: Error, Sendable, CustomStringConvertible {
 public enum BluezWatcherThread {
     /// Its name (15 bytes at most), so tools and the benchmark can find it in /proc.
     public static let name = "bluez-watcher"
-
-    /// pthread_setname_np needs _GNU_SOURCE, which Glibc's module does not give; /proc does the same.
-    static func nameCurrentThread() {
-        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        _ = name.withCString { write(fd, $0, strlen($0)) }
-        close(fd)
-    }
 }
 
 /// Watches BlueZ (org.bluez) and reports Bluetooth audio ports.
@@ -77,11 +68,11 @@ public struct BluezWatcher: PortWatcher {
     /// The sequence ends when the consuming task is cancelled or the bus itself goes away.
     public func events() async throws(BluezWatcherError) -> BluezPortEvents {
         let wake: WakeSignal
-        do { wake = try WakeSignal() } catch { throw .threadFailed(errno: error.code.rawValue) }
+        do { wake = try WakeSignal() } catch { throw .threadFailed(error) }
         let (stream, continuation) = AsyncStream.makeStream(of: BluezLoop.Item.self, bufferingPolicy: .unbounded)
         continuation.onTermination = { _ in wake.fire() }
         let loop = BluezLoop(bus: bus, logger: logger, continuation: continuation, wake: wake)
-        if let rc = startThread({ loop.main() }) { throw .threadFailed(errno: rc) }
+        do { try startThread(name: BluezWatcherThread.name) { loop.main() } } catch { throw .threadFailed(error) }
         var iterator = stream.makeAsyncIterator()
         switch await iterator.next() {
         case .started?: return BluezPortEvents(iterator: iterator)
@@ -164,7 +155,6 @@ final class BluezLoop: @unchecked Sendable {
 
     func main() {
         defer { continuation.finish() }
-        BluezWatcherThread.nameCurrentThread()
         let bus: BusConnection
         do {
             bus = try BusConnection(busChoice)
@@ -222,16 +212,16 @@ final class BluezLoop: @unchecked Sendable {
                 return
             }
             var fds = [
-                pollfd(fd: bus.fd, events: Int16(truncatingIfNeeded: bus.events), revents: 0),
-                pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0),
+                PollDescriptor(fd: bus.fd, events: PollEvents(truncating: bus.events)),
+                PollDescriptor(fd: wake.fd, events: .readable),
             ]
-            let r = poll(&fds, 2, bus.pollTimeout)
-            if r < 0 {
-                if errno == EINTR { continue }
-                logger.error("bluez: poll failed: \(String(cString: strerror(errno)))")
+            do {
+                try Poll.wait(&fds, timeoutMilliseconds: bus.pollTimeout)
+            } catch {
+                logger.error("bluez: \(error)")
                 return
             }
-            if fds[1].revents != 0 { return }
+            if !fds[1].returned.isEmpty { return }
         }
     }
 

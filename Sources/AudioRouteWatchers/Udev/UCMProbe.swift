@@ -1,6 +1,4 @@
 import AudioRouteSystem
-import AudioRouteDBus
-import Glibc
 
 /// Finds out from the card's ALSA UCM2 profile whether it has an earpiece (a
 /// phone): a `SectionDevice."Earpiece"` or `SectionDevice."Handset"` in the
@@ -16,12 +14,9 @@ public struct UCMProbe: Sendable {
         guard let id = card.attributes["id"], CardClassifier.isALSAIdentifier(id) else { return false }
         var entries: [String] = []
         // alsa-lib's two layouts: ucm2/<card>/<card>.conf and ucm2/conf.d/<driver>/<card>.conf.
-        let legacy = "\(root)/\(id)/\(id).conf"
-        if access(legacy, R_OK) == 0 { entries.append(legacy) }
-        for driver in Self.directoryEntries("\(root)/conf.d") {
-            let path = "\(root)/conf.d/\(driver)/\(id).conf"
-            if access(path, R_OK) == 0 { entries.append(path) }
-        }
+        // A file that cannot be read names nothing: the reader gives nil for it.
+        entries.append("\(root)/\(id)/\(id).conf")
+        for driver in Self.directoryEntries("\(root)/conf.d") { entries.append("\(root)/conf.d/\(driver)/\(id).conf") }
         return entries.contains { Self.namesEarpiece(path: $0, root: root, reader: Self.readText) }
     }
 
@@ -52,29 +47,17 @@ public struct UCMProbe: Sendable {
     }
 
     static func directoryEntries(_ path: String) -> [String] {
-        guard let directory = opendir(path) else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names.sorted()
+        ((try? Directory.entries(path)) ?? []).sorted()
     }
 
     /// A small text file's contents (at most 1 MiB), or nil.
     static func readText(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        guard let file = try? FileDescriptor.open(path) else { return nil }
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16384)
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 16384, alignment: 1)
+        defer { chunk.deallocate() }
         while bytes.count < 1 << 20 {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
+            guard let count = try? file.read(into: chunk), count > 0 else { break }
             bytes.append(contentsOf: chunk[0..<count])
         }
         return String(decoding: bytes, as: UTF8.self)

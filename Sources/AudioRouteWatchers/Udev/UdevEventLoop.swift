@@ -1,27 +1,29 @@
 import AudioRouteSystem
-import AudioRouteDBus
 import CUdev
-import CLinux
-import Glibc
 
 /// Reads sound cards and jack switches from libudev and evdev and turns them
-/// into `HardwareEvent` snapshots. Lives on one thread: it owns every handle.
+/// into `HardwareEvent` snapshots.
 ///
-/// Event-driven only: after enumeration it sleeps in `epoll_wait` with no
-/// timeout on the netlink monitor, the jack devices and a stop eventfd; or
-/// another loop polls its epoll descriptor and calls `dispatchReady()`.
-final class UdevEventLoop {
+/// Event-driven only: after enumeration its sources (the netlink monitor and each jack
+/// device) are read by a ``PollLoop`` (the daemon's executor, or a thread of the watcher's
+/// own), which sleeps with no timeout. Confined to that loop's thread: created, used and
+/// released there, so it owns its handles without a lock (hence `@unchecked Sendable`,
+/// for the loop's handlers that hold it).
+final class UdevEventLoop: @unchecked Sendable {
     let context: UdevContext
     private let monitor: UdevMonitor?
-    private let epoll: Epoll?
-    private let stop: StopSignal?
     /// When full, no more is read until the consumer catches up (see `Backlog`).
     private let backlog: Backlog?
     private let emit: (HardwareEvent) -> Void
+    /// The loop reading the sources, from ``attach(to:)`` to ``detach()``.
+    private var loop: (any PollLoop)?
+    private var monitorSource: UInt64?
 
     private struct OpenJack {
         let device: EvdevSwitchDevice
+        /// Tells this opening from a later one of the same syspath, for a handler called late.
         let token: UInt64
+        var source: UInt64?
         let cardSyspath: String
         let supported: SwitchSet
         /// Switch state as of the last SYN_REPORT, and as built from events since.
@@ -30,12 +32,10 @@ final class UdevEventLoop {
     }
 
     private var jacks: [String: OpenJack] = [:]
-    private var jackByToken: [UInt64: String] = [:]
-    private var nextToken: UInt64 = 2
+    private var nextToken: UInt64 = 0
     /// Devices whose `remove` was seen: under umockdev the sysfs directory can
     /// outlive the event briefly, so snapshots must not count them.
     private var removed: Set<String> = []
-    private var readBuffer = [input_event](repeating: input_event(), count: 64)
 
     /// Everything known about a card, kept from its events. Snapshots are built
     /// from this, not from sysfs: a watcher that lags behind a storm of events
@@ -54,28 +54,14 @@ final class UdevEventLoop {
     }
     private var cardCache: [String: CardCache] = [:]
 
-    private static let monitorToken: UInt64 = 0
-    private static let stopToken: UInt64 = 1
-
-    /// - Parameter stop: nil for a one-shot enumeration (no monitor).
-    init(stop: StopSignal?, backlog: Backlog? = nil, emit: @escaping (HardwareEvent) -> Void) throws(UdevError) {
+    /// - Parameter monitoring: false for a one-shot enumeration (no monitor).
+    init(monitoring: Bool, backlog: Backlog? = nil, emit: @escaping (HardwareEvent) -> Void) throws(Errno) {
         context = try UdevContext()
         self.emit = emit
-        self.stop = stop
         self.backlog = backlog
-        if let stop {
-            // The monitor is enabled before enumerating, so nothing that happens
-            // in between is lost (duplicates are harmless: the state diffs).
-            let monitor = try UdevMonitor(context, subsystems: ["sound", "input"])
-            let epoll = try Epoll()
-            try epoll.add(monitor.fd, token: Self.monitorToken)
-            try epoll.add(stop.fd, token: Self.stopToken)
-            self.monitor = monitor
-            self.epoll = epoll
-        } else {
-            monitor = nil
-            epoll = nil
-        }
+        // The monitor is enabled before enumerating, so nothing that happens in between is
+        // lost (duplicates are harmless: the state diffs).
+        monitor = monitoring ? try UdevMonitor(context, subsystems: ["sound", "input"]) : nil
     }
 
     // MARK: Enumeration
@@ -128,51 +114,43 @@ final class UdevEventLoop {
 
     // MARK: The loop
 
-    /// Runs until the stop signal fires.
-    func run() {
-        guard let epoll else { return }
-        while true {
-            let count = epoll.wait(into: &ready, timeoutMilliseconds: -1)
-            guard dispatch(count) else { return }
+    /// Reads the monitor and the jacks on `loop` from now on, until ``detach()``. Call it on
+    /// the loop's thread, after ``enumerate()``.
+    func attach(to loop: any PollLoop) {
+        guard let monitor else { return }
+        self.loop = loop
+        monitorSource = loop.watch(fd: monitor.fd, events: readable) { [self] in
+            readMonitor()
+            return true
         }
+        for syspath in jacks.keys { watch(jack: syspath) }
     }
 
-    /// The descriptor to poll when another loop runs this one (readable when a source is):
-    /// see ``dispatchReady()``.
-    var pollDescriptor: Int32? { epoll?.descriptor.raw }
-
-    /// Handles whatever is ready now, without blocking; false once stopped (or failed).
-    func dispatchReady() -> Bool {
-        guard let epoll else { return false }
-        return dispatch(epoll.wait(into: &ready, timeoutMilliseconds: 0))
+    /// Stops reading: the loop drops its sources (and with them, its references to this).
+    func detach() {
+        guard let loop else { return }
+        if let monitorSource { loop.unwatch(monitorSource) }
+        for jack in jacks.values { if let source = jack.source { loop.unwatch(source) } }
+        monitorSource = nil
+        self.loop = nil
     }
 
-    private var ready = [epoll_event](repeating: epoll_event(), count: 16)
+    /// What a source waits for: input, except while the backlog is full: the loop then runs
+    /// the consumer instead, and the kernel keeps what waits.
+    private var readable: @Sendable () -> PollEvents {
+        let backlog = self.backlog
+        return { backlog?.isFull == true ? [] : .readable }
+    }
 
-    /// Handles `count` entries of `ready`; false when stopped or epoll failed.
-    private func dispatch(_ count: Int) -> Bool {
-        guard let monitor else { return false }
-        if count < 0 {
-            emit(.fault(key: "epoll", message: "epoll_wait failed: \(String(cString: strerror(errno))); udev watcher stops"))
-            return false
-        }
-        for index in 0..<count {
-            let token = ready[index].data.u64
-            switch token {
-            case Self.stopToken: return false
-            case Self.monitorToken:
-                receiving: while backlog?.isFull != true {
-                    switch monitor.receive() {
-                    case .device(let device): handle(device)
-                    case .none: break receiving
-                    case .overflowed: resync()  // then on with what came after
-                    }
-                }
-            default:
-                if let syspath = jackByToken[token] { readJack(syspath) }
+    private func readMonitor() {
+        guard let monitor else { return }
+        receiving: while backlog?.isFull != true {
+            switch monitor.receive() {
+            case .device(let device): handle(device)
+            case .none: break receiving
+            case .overflowed: resync()  // then on with what came after
             }
         }
-        return true
     }
 
     private func handle(_ device: UdevDevice) {
@@ -369,27 +347,29 @@ final class UdevEventLoop {
             return nil
         }
         let state = raw.intersection(supported)
-        var token: UInt64 = 0
-        if let epoll {
-            token = nextToken
-            nextToken += 1
-            do {
-                try epoll.add(evdev.fd, token: token)
-            } catch {
-                emit(.fault(key: "\(syspath)#epoll", message: "cannot watch \(node): \(error): ignored"))
-                return nil
-            }
-            jackByToken[token] = syspath
-        }
-        jacks[syspath] = OpenJack(device: evdev, token: token, cardSyspath: card.syspath, supported: supported, state: state, pending: state)
+        nextToken += 1
+        jacks[syspath] = OpenJack(
+            device: evdev, token: nextToken, cardSyspath: card.syspath, supported: supported, state: state, pending: state)
+        watch(jack: syspath)
         let properties = device.properties().values
         return JackRecord(syspath: syspath, cardSyspath: card.syspath, name: name ?? evdev.name() ?? node, properties: properties, supported: supported, state: state)
+    }
+
+    /// Reads the jack on the loop, if attached.
+    private func watch(jack syspath: String) {
+        guard let loop, let jack = jacks[syspath] else { return }
+        let token = jack.token
+        jacks[syspath]?.source = loop.watch(fd: jack.device.fd, events: readable) { [self] in
+            guard jacks[syspath]?.token == token else { return false }
+            readJack(syspath)
+            return true
+        }
     }
 
     private func readJack(_ syspath: String) {
         guard var jack = jacks[syspath] else { return }
         while backlog?.isFull != true {
-            switch jack.device.read(into: &readBuffer) {
+            switch jack.device.read() {
             case .drained:
                 jacks[syspath] = jack
                 return
@@ -399,14 +379,14 @@ final class UdevEventLoop {
                 return
             case .events(let events):
                 for event in events {
-                    if event.type == UInt16(EV_SW) {
+                    if event.type == InputEvent.switchEvent {
                         let bit = SwitchSet(code: Int(event.code))
                         if event.value != 0 { jack.pending.insert(bit) } else { jack.pending.remove(bit) }
                         jack.pending.formIntersection(jack.supported)
-                    } else if event.type == UInt16(EV_SYN) && event.code == UInt16(SYN_DROPPED) {
+                    } else if event.type == InputEvent.synchronization && event.code == InputEvent.dropped {
                         // The kernel dropped events: the only truth left is the current state.
                         jack.pending = (jack.device.switchState() ?? jack.pending).intersection(jack.supported)
-                    } else if event.type == UInt16(EV_SYN) && event.code == UInt16(SYN_REPORT) {
+                    } else if event.type == InputEvent.synchronization && event.code == InputEvent.report {
                         if jack.pending != jack.state {
                             jack.state = jack.pending
                             emit(.jackState(syspath: syspath, state: jack.state))
@@ -420,8 +400,7 @@ final class UdevEventLoop {
 
     private func close(jack syspath: String, announce: Bool) {
         guard let jack = jacks.removeValue(forKey: syspath) else { return }
-        epoll?.remove(jack.device.fd)
-        jackByToken[jack.token] = nil
+        if let source = jack.source { loop?.unwatch(source) }
         if announce { emit(.jackRemoved(syspath: syspath)) }
     }
 }

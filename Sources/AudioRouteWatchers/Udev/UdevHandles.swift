@@ -1,42 +1,23 @@
 import AudioRouteSystem
-import AudioRouteDBus
 import CUdev
-import CLinux
-import Glibc
 
 // Owned C handles. Each one belongs to exactly one Swift object, which frees it
 // in deinit. None is Sendable: they live on the watcher's event-loop thread.
-
-/// A failed system or libudev call, with its errno.
-public struct UdevError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var operation: String
-    public var errno: Int32
-
-    public init(_ operation: String, errno: Int32) {
-        self.operation = operation
-        self.errno = errno
-    }
-
-    public var description: String {
-        errno == 0 ? "\(operation) failed" : "\(operation) failed: \(String(cString: strerror(errno)))"
-    }
-}
 
 /// Reads a C string from libudev; reports whether it was valid UTF-8 (invalid
 /// bytes become U+FFFD so the value never crashes anything downstream).
 func decodeCString(_ pointer: UnsafePointer<CChar>?) -> (value: String, valid: Bool)? {
     guard let pointer else { return nil }
-    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))
-    if let valid = String(validating: bytes, as: UTF8.self) { return (valid, true) }
-    return (String(decoding: bytes, as: UTF8.self), false)
+    if let valid = String(validatingCString: pointer) { return (valid, true) }
+    return (String(cString: pointer), false)
 }
 
 /// `struct udev *`.
 final class UdevContext {
     let raw: OpaquePointer
 
-    init() throws(UdevError) {
-        guard let raw = udev_new() else { throw UdevError("udev_new", errno: errno) }
+    init() throws(Errno) {
+        guard let raw = udev_new() else { throw Errno.current("udev_new") }
         self.raw = raw
     }
 
@@ -92,8 +73,8 @@ final class UdevDevice {
 final class UdevEnumerator {
     let raw: OpaquePointer
 
-    init(_ context: UdevContext) throws(UdevError) {
-        guard let raw = udev_enumerate_new(context.raw) else { throw UdevError("udev_enumerate_new", errno: errno) }
+    init(_ context: UdevContext) throws(Errno) {
+        guard let raw = udev_enumerate_new(context.raw) else { throw Errno.current("udev_enumerate_new") }
         self.raw = raw
     }
 
@@ -120,19 +101,19 @@ final class UdevEnumerator {
 final class UdevMonitor {
     let raw: OpaquePointer
 
-    init(_ context: UdevContext, subsystems: [String]) throws(UdevError) {
+    init(_ context: UdevContext, subsystems: [String]) throws(Errno) {
         guard let raw = udev_monitor_new_from_netlink(context.raw, "udev") else {
-            throw UdevError("udev_monitor_new_from_netlink", errno: errno)
+            throw Errno.current("udev_monitor_new_from_netlink")
         }
         self.raw = raw
         for subsystem in subsystems {
             let status = udev_monitor_filter_add_match_subsystem_devtype(raw, subsystem, nil)
-            if status < 0 { throw UdevError("udev_monitor_filter_add_match_subsystem_devtype", errno: -status) }
+            if status < 0 { throw Errno(Errno.Code(-status), "udev_monitor_filter_add_match_subsystem_devtype") }
         }
         // A storm of uevents must not overflow the socket: ask for a large buffer.
         _ = udev_monitor_set_receive_buffer_size(raw, 8 * 1024 * 1024)
         let status = udev_monitor_enable_receiving(raw)
-        if status < 0 { throw UdevError("udev_monitor_enable_receiving", errno: -status) }
+        if status < 0 { throw Errno(Errno.Code(-status), "udev_monitor_enable_receiving") }
     }
 
     deinit { udev_monitor_unref(raw) }
@@ -151,7 +132,7 @@ final class UdevMonitor {
     /// The next queued device event, if any.
     func receive() -> Received {
         if let device = udev_monitor_receive_device(raw) { return .device(UdevDevice(owning: device)) }
-        return errno == ENOBUFS ? .overflowed : .none
+        return Errno.Code.current == .noBufferSpace ? .overflowed : .none
     }
 
     /// Drops every queued message unread; returns how many. After an overflow they are
@@ -161,73 +142,12 @@ final class UdevMonitor {
         var count = 0
         while true {
             // A zero-length read consumes one whole datagram.
-            if recv(fd, nil, 0, Int32(MSG_DONTWAIT)) >= 0 {
+            do {
+                try FileDescriptor.discardDatagram(socket: fd)
                 count += 1
-            } else if errno != EINTR && errno != ENOBUFS {
+            } catch where error.code != .interrupted && error.code != .noBufferSpace {
                 return count
-            }
+            } catch {}
         }
     }
-}
-
-/// An owned file descriptor.
-final class FileDescriptor {
-    let raw: Int32
-
-    init(owning raw: Int32) { self.raw = raw }
-
-    deinit { _ = Glibc.close(raw) }
-}
-
-/// An epoll instance.
-final class Epoll {
-    let descriptor: FileDescriptor
-
-    init() throws(UdevError) {
-        let fd = epoll_create1(Int32(EPOLL_CLOEXEC))
-        guard fd >= 0 else { throw UdevError("epoll_create1", errno: errno) }
-        descriptor = FileDescriptor(owning: fd)
-    }
-
-    /// Watches `fd` for input; `token` comes back with its readiness.
-    func add(_ fd: Int32, token: UInt64) throws(UdevError) {
-        var event = epoll_event()
-        event.events = clinux_epollin
-        event.data.u64 = token
-        guard epoll_ctl(descriptor.raw, EPOLL_CTL_ADD, fd, &event) == 0 else { throw UdevError("epoll_ctl(ADD)", errno: errno) }
-    }
-
-    func remove(_ fd: Int32) {
-        var event = epoll_event()
-        _ = epoll_ctl(descriptor.raw, EPOLL_CTL_DEL, fd, &event)
-    }
-
-    /// Waits until something is ready, at most `timeoutMilliseconds` (-1: no timeout, so
-    /// no wake-ups while idle; 0: only what is ready now).
-    func wait(into buffer: inout [epoll_event], timeoutMilliseconds: Int32) -> Int {
-        let capacity = Int32(buffer.count)
-        while true {
-            let count = buffer.withUnsafeMutableBufferPointer { epoll_wait(descriptor.raw, $0.baseAddress, capacity, timeoutMilliseconds) }
-            if count >= 0 { return Int(count) }
-            if errno != EINTR { return -1 }
-        }
-    }
-}
-
-/// An eventfd that wakes the loop to stop. Sendable: writing is thread-safe.
-final class StopSignal: Sendable {
-    let fd: Int32
-
-    init() throws(UdevError) {
-        let fd = clinux_eventfd_cloexec_nonblock()
-        guard fd >= 0 else { throw UdevError("eventfd", errno: errno) }
-        self.fd = fd
-    }
-
-    func fire() {
-        var one: UInt64 = 1
-        _ = withUnsafeBytes(of: &one) { Glibc.write(fd, $0.baseAddress, 8) }
-    }
-
-    deinit { _ = Glibc.close(fd) }
 }

@@ -1,31 +1,26 @@
 import AudioRouteSystem
-import AudioRouteDBus
 import AudioRouteCore
-import CUdev
-import CLinux
-import Glibc
 import Logging
 import Synchronization
 
 /// The udev watcher: sound cards (USB audio, internal codecs, GPU HDMI audio)
 /// and the jack switch devices of their codecs become ports.
 ///
-/// `hardwareEvents()` is the raw AsyncSequence of device snapshots from a
-/// dedicated thread blocked in `epoll_wait` (netlink monitor + evdev jacks), or
-/// from the loop of a `SingleThreadExecutor` that polls the same descriptors;
+/// `hardwareEvents()` is the raw AsyncSequence of device snapshots, read (netlink monitor
+/// + evdev jacks) by a `PollLoop`: a thread of the watcher's own, or the loop given;
 /// `run(deliver:enumerated:)` turns them into port events through `UdevPortState`.
 public struct UdevWatcher: PortWatcher, PortSnapshotting {
     public let name = "udev"
     let logger: Logger
     let ucm: UCMProbe?
-    let loop: SingleThreadExecutor?
+    let loop: (any PollLoop)?
 
     /// - Parameters:
     ///   - ucmRoot: the ALSA UCM2 tree, read to find phone earpieces (nil: do not look).
-    ///   - loop: an executor whose loop reads the monitor and the jacks, instead of a
-    ///     thread of the watcher's own: a uevent then reaches the route service, which runs
-    ///     on that loop, without a thread hand-over (audiorouted; docs/daemon.md). It must run.
-    public init(logger: Logger = Logger(label: "audioroute.udev"), ucmRoot: String? = UCMProbe.defaultRoot, loop: SingleThreadExecutor? = nil) {
+    ///   - loop: a loop that reads the monitor and the jacks, instead of a thread of the
+    ///     watcher's own: with the daemon's executor, a uevent reaches the route service, which
+    ///     runs on that loop, without a thread hand-over (audiorouted; docs/daemon.md). It must run.
+    public init(logger: Logger = Logger(label: "audioroute.udev"), ucmRoot: String? = UCMProbe.defaultRoot, loop: (any PollLoop)? = nil) {
         self.logger = logger
         self.ucm = ucmRoot.map { UCMProbe(root: $0) }
         self.loop = loop
@@ -40,52 +35,46 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
     /// is full, until the consumer has taken enough of what was read (docs/ports.md).
     func hardwareEvents(backlog: Backlog?) -> AsyncThrowingStream<HardwareEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: HardwareEvent.self, throwing: (any Error).self, bufferingPolicy: .unbounded)
-        let stop: StopSignal
-        do {
-            stop = try StopSignal()
-        } catch {
-            continuation.finish(throwing: error)
-            return stream
-        }
-        continuation.onTermination = { _ in stop.fire() }
-        if let loop {
-            loop.schedule {
-                do {
-                    let events = LoopConfined(
-                        try UdevEventLoop(stop: stop, backlog: backlog) { event in
-                            backlog?.produced()
-                            continuation.yield(event)
-                        })
-                    events.value.enumerate()
-                    guard let fd = events.value.pollDescriptor else { return continuation.finish() }
-                    // The handler owns the watcher's handles: they are freed on the loop when it ends.
-                    // While the backlog is full the descriptor is not polled for input: the loop
-                    // runs the consumer instead, and the kernel keeps what waits.
-                    let readable = SingleThreadExecutor.readable
-                    loop.watch(fd: fd, events: { backlog?.isFull == true ? 0 : readable }) {
-                        if events.value.dispatchReady() { return true }
-                        continuation.finish()
-                        return false
-                    }
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            return stream
-        }
-        let started = startThread {
-            // Named, so that per-thread figures (docs/benchmarks.md) can find it.
-            _ = clinux_set_thread_name("audioroute-udev")
+        let loop: any PollLoop
+        let ownThread: PollThread?
+        if let given = self.loop {
+            loop = given
+            ownThread = nil
+        } else {
             do {
-                let loop = try UdevEventLoop(stop: stop) { continuation.yield($0) }
-                loop.enumerate()
-                loop.run()
-                continuation.finish()
+                // Named, so that per-thread figures (docs/benchmarks.md) can find it.
+                let thread = try PollThread(name: "audioroute-udev")
+                loop = thread
+                ownThread = thread
+            } catch {
+                continuation.finish(throwing: error)
+                return stream
+            }
+        }
+        // Set on the loop once reading; the sources are dropped there when the consumer stops
+        // (scheduled after the start: the loop runs its calls in order).
+        let running = LoopConfined<UdevEventLoop?>(nil)
+        continuation.onTermination = { _ in
+            loop.schedule {
+                running.value?.detach()
+                running.value = nil
+                ownThread?.stop()
+            }
+        }
+        loop.schedule {
+            do {
+                // The watcher's handles are freed on the loop when it ends.
+                let events = try UdevEventLoop(monitoring: true, backlog: backlog) { event in
+                    backlog?.produced()
+                    continuation.yield(event)
+                }
+                running.value = events
+                events.enumerate()
+                events.attach(to: loop)
             } catch {
                 continuation.finish(throwing: error)
             }
         }
-        if let started { continuation.finish(throwing: UdevError("pthread_create", errno: started)) }
         return stream
     }
 
@@ -95,7 +84,7 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
         var state = makeState()
         // On a loop, the producer and this consumer share one thread: without a bound, a
         // burst of queued uevents would all be read (and held) before the first is applied.
-        let backlog = loop == nil ? nil : Backlog(limit: Backlog.defaultLimit)
+        let backlog = loop.map { Backlog(limit: Backlog.defaultLimit, loop: $0) }
         for try await event in hardwareEvents(backlog: backlog) {
             for portEvent in state.apply(event) { await deliver(portEvent) }
             if case .enumerated = event { await enumerated() }
@@ -105,7 +94,7 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
 
     public func currentPorts() async throws -> [Port] {
         var events: [HardwareEvent] = []
-        let loop = try UdevEventLoop(stop: nil) { events.append($0) }
+        let loop = try UdevEventLoop(monitoring: false) { events.append($0) }
         loop.enumerate()
         var state = makeState()
         for event in events { _ = state.apply(event) }
@@ -127,17 +116,25 @@ final class Backlog: Sendable {
     static let defaultLimit = 16
     let limit: Int
     private let count = Atomic<Int>(0)
+    /// The loop that reads: woken when the backlog stops being full, in case the consumer
+    /// runs elsewhere (on the daemon's executor it runs on the loop, which is awake then).
+    private let loop: any PollLoop
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, loop: any PollLoop) {
+        self.limit = limit
+        self.loop = loop
+    }
 
     var isFull: Bool { count.load(ordering: .relaxed) >= limit }
     func produced() { count.add(1, ordering: .relaxed) }
-    func consumed() { count.subtract(1, ordering: .relaxed) }
+    func consumed() {
+        if count.subtract(1, ordering: .relaxed).newValue == limit - 1 { loop.wakeUp() }
+    }
 }
 
 /// A value that lives on one executor's loop thread: created there, used only by jobs and
 /// handlers that run there, and released there.
 final class LoopConfined<Value>: @unchecked Sendable {
-    let value: Value
+    var value: Value
     init(_ value: Value) { self.value = value }
 }

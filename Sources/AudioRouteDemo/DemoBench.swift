@@ -1,13 +1,7 @@
 import AudioRouteCore
 import AudioRouteSystem
-import AudioRouteDBus
-import AudioRouteWatchers
 import AudioSession
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The devices' far ends for `--reroute-bench`: each device's `file` PCM writes into a
 /// FIFO that a thread of this process keeps open and reads at the device's real rate
@@ -27,28 +21,29 @@ final class DemoFIFOReaders: Sendable {
     init(_ devices: DemoDevices) throws {
         for name in DemoDevices.names {
             let path = "\(devices.dir)/\(name).fifo"
-            guard mkfifo(path, 0o600) == 0 else { throw DemoError("mkfifo \(path): \(String(cString: strerror(errno)))") }
+            try FileDescriptor.makeFIFO(path)
             // Read and write: never an end of file when a PCM closes, and a PCM's open does not wait.
-            let fd = open(path, O_RDWR | O_CLOEXEC)
-            guard fd >= 0 else { throw DemoError("open \(path): \(String(cString: strerror(errno)))") }
+            let fifo = try FileDescriptor.open(path, .readWrite)
             // One page (about 21 ms of audio): the writer is held close to real time, and
             // a device is idle soon after its PCM closes. Set while it is empty.
-            _ = fcntl(fd, 1031 /* F_SETPIPE_SZ */, 4096)
-            if let error = startThread({ [self] in self.read(fd, name) }) { throw DemoError("reader thread: errno \(error)") }
+            fifo.setPipeCapacity(4096)
+            // The reader thread owns it from here (for the life of the process).
+            let fd = fifo.release()
+            if let error = startThread({ [self] in self.read(FileDescriptor(adopting: fd), name) }) {
+                throw DemoError("reader thread: errno \(error)")
+            }
         }
     }
 
-    private func read(_ fd: Int32, _ name: String) {
+    private func read(_ fd: borrowing FileDescriptor, _ name: String) {
         // A device that takes a 10 ms period (480 frames, the player's period) at a time.
-        var buffer = [UInt8](repeating: 0, count: 1920)
         // When the previous read's pacing ended: a read returning much later waited for data.
         var ready: UInt64 = 0
         var start: UInt64 = 0
         var total: UInt64 = 0
         while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            let count = (try? fd.read(upTo: 1920).count) ?? 0
             let now = MonotonicClock.nanoseconds()
-            if count < 0 && errno == EINTR { continue }
             if count <= 0 { return }
             let newStream = now - ready > Self.idleNanoseconds
             counts.withLock { c in
@@ -63,7 +58,7 @@ final class DemoFIFOReaders: Sendable {
             // Wait until the device would have played what it took.
             let due = start + total * 1_000_000_000 / 192_000
             let after = MonotonicClock.nanoseconds()
-            if due > after { usleep(UInt32((due - after) / 1000)) }
+            if due > after { MonotonicClock.sleep(nanoseconds: due - after) }
             ready = MonotonicClock.nanoseconds()
         }
     }
@@ -103,7 +98,7 @@ struct RerouteBench {
     func run() async throws {
         // The USB headset fixture, its card pointed at demo_usb.
         let fixture = root + "/Tests/Fixtures/udev/usb-headset-razer-blackshark-v3-pro.umockdev"
-        guard let text = try? FileIO.readFile(fixture) else { throw DemoError("missing \(fixture)") }
+        guard let text = try? AtomicFile.read(fixture) else { throw DemoError("missing \(fixture)") }
         let cardLine = "P: \(Self.headsetUSB)/1-11.4:1.0/sound/card2"
         var lines = String(decoding: text, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         guard let index = lines.firstIndex(of: cardLine) else { throw DemoError("no card2 record in \(fixture)") }
@@ -115,11 +110,7 @@ struct RerouteBench {
         try await music.setCategory(.playback)
         try await music.setActive(true)
         try await waitForSpeaker()
-        try AtomicFile.write(Story.toneBytes(frames: 48_000, frequency: 440), to: dir + "/music.wav")
-        let player = try AudioPlayer(
-            contentsOf: dir + "/music.wav", configurationFiles: [asoundrc, routeFile], periodFrames: 480,
-            latencyMicroseconds: Story.latencyMicroseconds)
-        player.numberOfLoops = -1
+        let player = try Story.musicPlayer(file: dir + "/music.wav", configurationFiles: [asoundrc, routeFile])
         let following = await player.follow(music)
         defer { following.cancel() }
         // A second subscriber stamps when the session's newDeviceAvailable arrives: the
@@ -198,19 +189,9 @@ struct RerouteBench {
         if received != played { throw DemoError("the devices received \(received) frames, the player played \(played)") }
     }
 
-    func waitUntil(_ what: String, seconds: Double = 10, _ condition: () -> Bool) async throws {
-        let deadline = MonotonicClock.milliseconds() + Int64(seconds * 1000)
-        while !condition() {
-            guard MonotonicClock.milliseconds() < deadline else { throw DemoError("waited \(seconds) s for \(what)") }
-            // Never block a thread of the cooperative pool (the player's follow task needs
-            // one); the gap is stamped by the reader threads, not here.
-            try await Task.sleep(for: .milliseconds(1))
-        }
-    }
-
     func waitForSpeaker() async throws {
         try await waitUntil("the route file to name demo_builtin") {
-            guard let text = try? FileIO.readFile(routeFile) else { return false }
+            guard let text = try? AtomicFile.read(routeFile) else { return false }
             return String(decoding: text, as: UTF8.self).contains("slave.pcm \"demo_builtin\"")
         }
     }

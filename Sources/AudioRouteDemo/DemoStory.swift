@@ -1,48 +1,64 @@
 import AudioRouteCore
 import AudioRouteSystem
-import AudioRouteDBus
-import AudioRouteWatchers
 import AudioSession
+import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#endif
+/// The elements of a stream, collected as they come by a task of their own, for a flow that
+/// takes them when it is ready.
+final class Collected<Item: Sendable>: Sendable {
+    private final class Store: Sendable {
+        let items = Mutex<[Item]>([])
+    }
 
-/// Notifications of one session, collected so that the story can wait for one.
-final class DemoInbox: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    private var items: [AudioSessionNotification] = []
-    private var task: Task<Void, Never>?
+    private let store: Store
+    private let task: Task<Void, Never>
 
-    init(_ session: AudioSession) async {
-        pthread_mutex_init(&mutex, nil)
-        let stream = await session.notifications
-        task = Task { [weak self] in
-            for await item in stream { self?.append(item) }
+    init(_ stream: AsyncStream<Item>) {
+        let store = Store()
+        self.store = store
+        task = Task {
+            for await item in stream { store.items.withLock { $0.append(item) } }
         }
     }
 
-    private func append(_ item: AudioSessionNotification) {
-        pthread_mutex_lock(&mutex)
-        items.append(item)
-        pthread_mutex_unlock(&mutex)
+    deinit { task.cancel() }
+
+    /// Removes and returns the first item `matches` accepts, if any.
+    func take(where matches: (Item) -> Bool) -> Item? {
+        store.items.withLock { items in items.firstIndex(where: matches).map { items.remove(at: $0) } }
+    }
+
+    /// Removes and returns every item, oldest first.
+    func takeAll() -> [Item] {
+        store.items.withLock { items in
+            defer { items.removeAll() }
+            return items
+        }
+    }
+
+    /// No more items.
+    func stop() { task.cancel() }
+}
+
+/// Notifications of one session, collected so that the story can wait for one.
+final class DemoInbox: Sendable {
+    private let items: Collected<AudioSessionNotification>
+
+    init(_ session: AudioSession) async {
+        items = Collected(await session.notifications)
     }
 
     /// Removes and returns the first notification `matches` accepts, waiting up to `seconds`.
     func take(_ what: String, seconds: Double = 15, _ matches: (AudioSessionNotification) -> Bool) async throws -> AudioSessionNotification {
         let deadline = MonotonicClock.milliseconds() + Int64(seconds * 1000)
         while MonotonicClock.milliseconds() < deadline {
-            pthread_mutex_lock(&mutex)
-            let index = items.firstIndex(where: matches)
-            let item = index.map { items.remove(at: $0) }
-            pthread_mutex_unlock(&mutex)
-            if let item { return item }
+            if let item = items.take(where: matches) { return item }
             try await Task.sleep(for: .milliseconds(10))
         }
         throw DemoError("no \(what) within \(seconds) s")
     }
 
-    func stop() { task?.cancel() }
+    func stop() { items.stop() }
 }
 
 /// The demo's devices: each port's ALSA name is a `file` PCM writing raw frames here.
@@ -88,13 +104,8 @@ struct DemoDevices {
     /// One file per open of a device: name.raw, then name.raw.0001, .0002...
     func files() -> [String: Int] {
         var result: [String: Int] = [:]
-        guard let handle = opendir(dir) else { return result }
-        defer { closedir(handle) }
-        while let entry = readdir(handle) {
-            let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard device(of: file) != nil else { continue }
-            var info = stat()
-            if stat("\(dir)/\(file)", &info) == 0 { result[file] = Int(info.st_size) / 4 }
+        for file in (try? Directory.entries(dir)) ?? [] where device(of: file) != nil {
+            if let size = FileInfo.size("\(dir)/\(file)") { result[file] = size / 4 }
         }
         return result
     }
@@ -140,7 +151,7 @@ struct DemoDevices {
 
     /// The largest sample (0...1 of full scale) of `file` from frame `from` on (to frame `to`).
     func peak(_ file: String, from: Int, to: Int? = nil) -> Double {
-        guard let bytes = try? FileIO.readFile("\(dir)/\(file)"), bytes.count > from * 4 else { return 0 }
+        guard let bytes = try? AtomicFile.read("\(dir)/\(file)"), bytes.count > from * 4 else { return 0 }
         var peak = 0
         var index = from * 4
         let end = min(bytes.count, (to ?? Int.max / 8) * 4)
@@ -167,80 +178,94 @@ struct DemoStory {
     static let btAddress = "00:1B:66:AD:7E:01"
 
     func run() async throws {
-        // The harness.
         let emitterScript = root + "/share/demo/emitter.py"
         let fixture = root + "/share/demo/phone.umockdev"
         let bluezScript = root + "/scripts/bluez-testbench.py"
-        for path in [emitterScript, fixture, bluezScript] where access(path, R_OK) != 0 {
+        for path in [emitterScript, fixture, bluezScript] where !FileInfo.isReadable(path) {
             throw DemoError("missing \(path): the demo's fixtures ship with the package (share/demo, scripts)")
         }
-        var template = Array("/tmp/audioroute-demo-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw DemoError("mkdtemp: \(String(cString: strerror(errno)))") }
-        let dir = String(cString: made)
+        let dir = try Directory.makeTemporary(prefix: "/tmp/audioroute-demo-")
         demoRegistry.add(dir: dir)
-        for sub in ["out", "logs", "run", "state"] { mkdir(dir + "/" + sub, 0o700) }
-        var executable = [CChar](repeating: 0, count: 4096)
-        let length = readlink("/proc/self/exe", &executable, executable.count - 1)
-        let selfPath = String(decoding: executable[0..<max(0, length)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        for sub in ["out", "logs", "run", "state"] { try AtomicFile.createDirectory(dir + "/" + sub) }
+        let selfPath = Directory.currentExecutable() ?? ""
         guard !selfPath.contains("'") else { throw DemoError("the demo cannot run from a path with a quote: \(selfPath)") }
         var devices = DemoDevices(dir: dir + "/out", executable: selfPath)
         devices.fifos = benchCycles != nil
         let readers = benchCycles != nil ? try DemoFIFOReaders(devices) : nil
         let asoundrc = dir + "/asoundrc"
-        try writeFile(asoundrc, devices.configuration)
+        try AtomicFile.write(Array(devices.configuration.utf8), to: asoundrc, mode: 0o644, durable: false)
         timeline.event("harness", ["dir": .string(dir)], "temporary directory \(dir)")
 
+        // Each child lives as long as this: letting one go closes its standard streams.
+        let (sessionBus, busAddress) = try startSessionBus(dir)
+        let (bluez, systemBus) = try startBluez(dir, script: bluezScript)
+        let (emitter, testbed) = try startTestbed(dir, script: emitterScript, fixture: fixture)
+        let daemon = try startDaemon(dir, next: selfPath, testbed: testbed, emitter: emitter, busAddress: busAddress, systemBus: systemBus)
+        let bus = AudioSession.Bus.address(busAddress)
+        let music = AudioSession(bus: bus, appName: "music")
+        try await waitForDaemon(music)
+        timeline.event("daemon", ["pid": .integer(Int64(daemon.pid))], "audiorouted is up (pid \(daemon.pid))")
+
+        let routeFile = dir + "/run/audioroute/asound.conf"
+        if let benchCycles, let readers {
+            try await RerouteBench(
+                timeline: timeline, root: root, dir: dir, music: music, emitter: emitter, readers: readers, cycles: benchCycles,
+                routeFile: routeFile, asoundrc: asoundrc
+            ).run()
+        } else {
+            try await Story(timeline: timeline, bus: bus, music: music, devices: devices, bluez: bluez, emitter: emitter,
+                            routeFile: routeFile, asoundrc: asoundrc, musicFile: dir + "/music.wav").play()
+        }
+        withExtendedLifetime((sessionBus, bluez, emitter, daemon)) {}
+    }
+
+    /// A private session bus (dbus-daemon), and its address.
+    func startSessionBus(_ dir: String) throws -> (DemoChild, String) {
         let sessionBus = try DemoChild(
             "dbus-daemon", ["dbus-daemon", "--session", "--nofork", "--print-address=1", "--address=unix:path=\(dir)/session_bus"],
             log: dir + "/logs/dbus-daemon.log")
         let busAddress = try sessionBus.readLine()
         timeline.event("sessionBus", ["address": .string(busAddress)], "private session bus at \(busAddress)")
+        return (sessionBus, busAddress)
+    }
 
-        let bluez = try DemoChild("bluez-testbench", ["/usr/bin/python3", bluezScript], log: dir + "/logs/bluez.log")
+    /// A private system bus with the BlueZ mock and its adapter hci0; the mock and the bus's address.
+    func startBluez(_ dir: String, script: String) throws -> (DemoChild, String) {
+        let bluez = try DemoChild("bluez-testbench", ["/usr/bin/python3", script], log: dir + "/logs/bluez.log")
         let bluezReady = try bluez.readLine(seconds: 30)
         guard bluezReady.hasPrefix("ready ") else { throw DemoError("bluez-testbench said \(bluezReady)") }
         let systemBus = String(bluezReady.dropFirst("ready ".count))
-        try expectOK(bluez, #"{"cmd": "adapter", "name": "hci0", "alias": "demo-phone"}"#)
+        try bluez.expectOK(#"{"cmd": "adapter", "name": "hci0", "alias": "demo-phone"}"#)
         timeline.event("systemBus", ["address": .string(systemBus)], "private system bus with the BlueZ mock (adapter hci0) at \(systemBus)")
+        return (bluez, systemBus)
+    }
 
+    /// The umockdev testbed of the phone, with its headset jack, driven by the emitter; the
+    /// emitter and the testbed's root.
+    func startTestbed(_ dir: String, script: String, fixture: String) throws -> (DemoChild, String) {
         let emitter = try DemoChild(
-            "emitter", ["umockdev-wrapper", "/usr/bin/python3", emitterScript], environment: ["PYTHONUNBUFFERED": "1"],
+            "emitter", ["umockdev-wrapper", "/usr/bin/python3", script], environment: ["PYTHONUNBUFFERED": "1"],
             log: dir + "/logs/emitter.log")
         let emitterReady = try emitter.readLine(seconds: 30)
         guard emitterReady.hasPrefix("READY ") else { throw DemoError("umockdev emitter said \(emitterReady)") }
         let testbed = String(emitterReady.dropFirst("READY ".count))
-        try expectOK(emitter, "jackdev /dev/input/event20 14 0 PinePhone_Headset_Jack")
-        try expectOK(emitter, "load \(fixture)")
+        try emitter.expectOK("jackdev /dev/input/event20 14 0 PinePhone_Headset_Jack")
+        try emitter.expectOK("load \(fixture)")
         timeline.event("testbed", ["root": .string(testbed)], "umockdev testbed: a phone (speaker, receiver, mic, headset jack)")
+        return (emitter, testbed)
+    }
 
+    /// The real audiorouted next to this executable, in the testbed, on the private buses.
+    func startDaemon(_ dir: String, next selfPath: String, testbed: String, emitter: DemoChild, busAddress: String, systemBus: String) throws -> DemoChild {
         let daemonPath = String(selfPath[..<(selfPath.lastIndex(of: "/") ?? selfPath.startIndex)]) + "/audiorouted"
-        guard access(daemonPath, X_OK) == 0 else { throw DemoError("no audiorouted next to \(selfPath): build every product first (swift build)") }
+        guard FileInfo.isExecutable(daemonPath) else { throw DemoError("no audiorouted next to \(selfPath): build every product first (swift build)") }
         let daemon = try DemoChild(
             "audiorouted", ["umockdev-wrapper", daemonPath, "--state-dir", dir + "/state", "--runtime-dir", dir + "/run"],
             environment: ["UMOCKDEV_DIR": testbed, "DBUS_SESSION_BUS_ADDRESS": busAddress, "DBUS_SYSTEM_BUS_ADDRESS": systemBus],
             log: dir + "/logs/audiorouted.log")
         emitter.send("adopt \(daemon.pid)")
         _ = try emitter.readLine()
-
-        let bus = AudioSession.Bus.address(busAddress)
-        let music = AudioSession(bus: bus, appName: "music")
-        try await waitForDaemon(music)
-        timeline.event("daemon", ["pid": .integer(Int64(daemon.pid))], "audiorouted is up (pid \(daemon.pid))")
-
-        if let benchCycles, let readers {
-            try await RerouteBench(
-                timeline: timeline, root: root, dir: dir, music: music, emitter: emitter, readers: readers, cycles: benchCycles,
-                routeFile: dir + "/run/audioroute/asound.conf", asoundrc: asoundrc
-            ).run()
-            return
-        }
-        try await Story(timeline: timeline, bus: bus, music: music, devices: devices, bluez: bluez, emitter: emitter,
-                        routeFile: dir + "/run/audioroute/asound.conf", asoundrc: asoundrc, musicFile: dir + "/music.wav").play()
-    }
-
-    func expectOK(_ child: DemoChild, _ command: String) throws {
-        let answer = try child.ask(command)
-        guard answer.lowercased().hasPrefix("ok") else { throw DemoError("\(child.name): \(command): \(answer)") }
+        return daemon
     }
 
     func waitForDaemon(_ session: AudioSession) async throws {
@@ -249,13 +274,5 @@ struct DemoStory {
             try await Task.sleep(for: .milliseconds(50))
         }
         throw DemoError("audiorouted did not answer within 15 s (see its log)")
-    }
-
-    func writeFile(_ path: String, _ text: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw DemoError("cannot write \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var bytes = Array(text.utf8)
-        bytes.withUnsafeMutableBytes { FileIO.writeAll(fd: fd, UnsafeRawBufferPointer($0)) }
     }
 }
