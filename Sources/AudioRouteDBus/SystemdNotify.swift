@@ -10,7 +10,7 @@ public enum SystemdNotify {
     /// the socket is named but unusable.
     @discardableResult
     public static func notify(_ state: String) throws(Errno) -> Bool {
-        guard let socket = CurrentProcess.environment("NOTIFY_SOCKET"), !socket.isEmpty else { return false }
+        guard let socket = Environment.variables["NOTIFY_SOCKET"], !socket.isEmpty else { return false }
         let status = sd_notify(0, state)
         guard status >= 0 else { throw Errno(Errno.Code(-status), "sd_notify \(state) to", path: socket) }
         return status > 0

@@ -1,36 +1,13 @@
-// This process: its environment, its executable, how it ends, the signals it takes and
-// the descriptors it did not open (standard input, output and error), for callers
-// outside this module, which never see Glibc.
+// This process: how it ends normally, its groups, descriptors it is lent and the wall
+// clock's date, for callers outside this module, which never see Glibc.
 import Glibc
 
-/// The running process.
+/// The running process (its environment, streams and signals: Environment, StandardStream,
+/// ProcessSignal).
 public enum CurrentProcess {
-    /// The environment as a dictionary (a later duplicate of a name wins).
-    public static var environment: [String: String] {
-        var result: [String: String] = [:]
-        var index = 0
-        while let entry = environ[index] {
-            let text = String(cString: entry)
-            if let equals = text.firstIndex(of: "=") { result[String(text[..<equals])] = String(text[text.index(after: equals)...]) }
-            index += 1
-        }
-        return result
-    }
-
-    /// One environment variable (getenv(3)).
-    public static func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
-
-    /// Ends the process with `status` (exit(3): atexit handlers run, stdio is flushed).
+    /// Ends the process with `status` (exit(3): atexit handlers run, stdio is flushed, unlike
+    /// `Environment.exitImmediately`).
     public static func exit(_ status: Int32) -> Never { Glibc.exit(status) }
-
-    /// A write to a peer that went away (a pipe whose reader exited, a socket) fails with
-    /// EPIPE instead of killing the process. Inherited across exec.
-    public static func ignoreBrokenPipe() {
-        _ = signal(SIGPIPE, SIG_IGN)
-    }
-
-    /// The path of the running executable (/proc/self/exe), nil if it cannot be read.
-    public static var executablePath: String? { try? FileNames.linkTarget("/proc/self/exe") }
 
     /// The gid of group `name`, if it exists.
     public static func groupID(named name: String) -> UInt32? {
@@ -39,33 +16,11 @@ public enum CurrentProcess {
     }
 }
 
-/// Signal numbers, for `SignalStream` and `SignalForward`.
-public enum SignalNumber {
-    public static let terminate = SIGTERM
-    public static let interrupt = SIGINT
-    public static let hangUp = SIGHUP
-    public static let kill = SIGKILL
-}
-
-/// A descriptor this process did not open and does not own (standard input, output, error;
-/// one a caller lends): read and written, never closed here.
+/// A descriptor a caller lends (a log handler's: standard error, or a pipe in a test):
+/// written and examined, never closed here.
 public struct BorrowedDescriptor: Sendable, Hashable {
     public let rawValue: Int32
     public init(_ rawValue: Int32) { self.rawValue = rawValue }
-
-    public static let standardInput = BorrowedDescriptor(0)
-    public static let standardOutput = BorrowedDescriptor(1)
-    public static let standardError = BorrowedDescriptor(2)
-
-    /// read(2) into `buffer`, retried on EINTR. 0 is the end of the file.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
-        while true {
-            let count = Glibc.read(rawValue, buffer.baseAddress, buffer.count)
-            if count >= 0 { return count }
-            if Errno.Code.current == .interrupted { continue }
-            throw Errno.current("read")
-        }
-    }
 
     /// Writes all of `bytes`, looping over short writes and EINTR. A write of 0 bytes
     /// (nothing more can be written) is EIO.

@@ -1,5 +1,5 @@
-// What stat(2) says of a file, and the calls that name files (link, unlink, rename,
-// readlink), for callers outside this module, which never see Glibc.
+// What stat(2) says of a file, and the calls that name files (link, unlink, rename),
+// for callers outside this module, which never see Glibc.
 import Glibc
 
 /// A file's status (stat(2)): the fields callers decide on.
@@ -51,7 +51,7 @@ public struct FileStatus: Sendable, Hashable {
     }
 }
 
-/// The calls that add, remove and read names of files.
+/// The calls that add, remove and move names of files.
 public enum FileNames {
     /// link(2): `target` becomes another name of `path`; never replaces an existing `target`.
     public static func link(_ path: String, to target: String) throws(Errno) {
@@ -67,17 +67,4 @@ public enum FileNames {
     public static func rename(_ path: String, to target: String) throws(Errno) {
         guard Glibc.rename(path, target) == 0 else { throw Errno.current("rename", path: target) }
     }
-
-    /// readlink(2): where the symbolic link at `path` points.
-    public static func linkTarget(_ path: String) throws(Errno) -> String {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { readlink(path, $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count) }
-        guard count >= 0 else { throw Errno.current("readlink", path: path) }
-        return String(decoding: buffer[0..<count], as: UTF8.self)
-    }
-}
-
-extension FileNames {
-    /// Whether this process may read the file at `path` now (access(2) with R_OK).
-    public static func isReadable(_ path: String) -> Bool { access(path, R_OK) == 0 }
 }

@@ -77,7 +77,7 @@ public actor AudioSession {
     }
 
     private static func programName() -> String {
-        String(CurrentProcess.executablePath?.split(separator: "/").last ?? "")
+        String(Directory.currentExecutable()?.split(separator: "/").last ?? "")
     }
 
     // MARK: Notifications

@@ -8,7 +8,7 @@ import AudioRouteWatchers
 import Logging
 
 private func fail(_ message: String, status: Int32) -> Never {
-    BorrowedDescriptor.standardError.write("audiorouted: \(message)\n" + (status == 2 ? DaemonOptions.usage + "\n" : ""))
+    StandardStream.error.write("audiorouted: \(message)\n" + (status == 2 ? DaemonOptions.usage + "\n" : ""))
     CurrentProcess.exit(status)
 }
 
@@ -16,9 +16,9 @@ private func fail(_ message: String, status: Int32) -> Never {
 // D-Bus activation's Exec=; a socket) must fail with EPIPE, not kill the daemon: systemd
 // sets SIGPIPE ignored for its services, nothing else does. First, before anything writes.
 // Inherited across exec, but the daemon starts no process.
-CurrentProcess.ignoreBrokenPipe()
+ProcessSignal.pipe.ignore()
 
-let environment = CurrentProcess.environment
+let environment = Environment.variables
 let options: DaemonOptions
 let paths: DaemonPaths
 do throws(UsageError) {
@@ -40,7 +40,7 @@ guard executor.install() else { fail("another executor is installed", status: 1)
 // Before any thread exists, so that every thread leaves SIGTERM/SIGINT to the loop's signalfd.
 let signals: AsyncStream<Int32>
 do throws(Errno) {
-    signals = try SignalStream.make([SignalNumber.terminate, SignalNumber.interrupt], loop: executor)
+    signals = try SignalStream.make([ProcessSignal.terminate.rawValue, ProcessSignal.interrupt.rawValue], loop: executor)
 } catch {
     fail("cannot take SIGTERM and SIGINT: \(error)", status: 1)
 }

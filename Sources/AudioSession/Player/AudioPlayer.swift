@@ -81,9 +81,9 @@ public final class AudioPlayer: Sendable {
 
     /// The daemon's route file, `$XDG_RUNTIME_DIR/audioroute/asound.conf`, if it exists.
     public static var defaultConfigurationFiles: [String] {
-        guard let runtime = CurrentProcess.environment("XDG_RUNTIME_DIR") else { return [] }
+        guard let runtime = Environment.variables["XDG_RUNTIME_DIR"] else { return [] }
         let path = AlsaRouteConfigWriter(runtimeDirectory: runtime).path
-        return FileNames.isReadable(path) ? [path] : []
+        return FileInfo.isReadable(path) ? [path] : []
     }
 
     /// Loads the WAV file at `path` (the device is opened by `prepareToPlay` or `play`).

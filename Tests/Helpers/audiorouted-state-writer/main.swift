@@ -7,7 +7,7 @@ import Logging
 
 let arguments = CommandLine.arguments
 guard arguments.count == 2 else {
-    BorrowedDescriptor.standardError.write("usage: audiorouted-state-writer STATE_DIR\n")
+    StandardStream.error.write("usage: audiorouted-state-writer STATE_DIR\n")
     CurrentProcess.exit(2)
 }
 let store = StateStore(directory: arguments[1])
@@ -16,9 +16,9 @@ while true {
     do {
         try store.save(DaemonState.crashTestSample(number))
     } catch {
-        BorrowedDescriptor.standardError.write("save failed: \(error)\n")
+        StandardStream.error.write("save failed: \(error)\n")
         CurrentProcess.exit(1)
     }
-    BorrowedDescriptor.standardOutput.write("\(number)\n")
+    StandardStream.output.write("\(number)\n")
     number += 1
 }

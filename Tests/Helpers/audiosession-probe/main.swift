@@ -14,7 +14,7 @@ import AudioSession
 import Dispatch
 
 func emit(_ members: [JSON.Member]) {
-    BorrowedDescriptor.standardOutput.write(JSON.object(members).text + "\n")
+    StandardStream.output.write(JSON.object(members).text + "\n")
 }
 
 func describe(_ error: AudioSessionError) -> [JSON.Member] {
@@ -70,7 +70,7 @@ func inputLines() -> AsyncStream<String> {
             var pending: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 4096)
             while true {
-                let n = (try? chunk.withUnsafeMutableBytes { (buffer) throws(Errno) in try BorrowedDescriptor.standardInput.read(into: buffer) }) ?? 0
+                let n = (try? chunk.withUnsafeMutableBytes { buffer in try StandardStream.input.withDescriptor { (input) throws(Errno) in try input.read(into: buffer) } }) ?? 0
                 if n == 0 { break }
                 pending += chunk[0..<n]
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
