@@ -206,7 +206,7 @@ import Testing
         let count: UInt64 = 3000
         // The loop is held while the flood arrives, so that it then finds many calls waiting at once.
         Self.loop.schedule { usleep(1_000_000) }
-        let flood = try ChildProcess("/usr/bin/python3", [UmockdevBench.packageRoot + "/Tests/Fixtures/dbus/client.py", bus.address, "flood", "\(count)"])
+        let flood = try ChildProcess("/usr/bin/python3", [UmockdevTestbed.packageRoot + "/Tests/Fixtures/dbus/client.py", bus.address, "flood", "\(count)"])
         defer {
             flood.signal(SIGKILL)
             _ = flood.wait(seconds: 5)

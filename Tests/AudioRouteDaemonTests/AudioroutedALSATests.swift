@@ -19,7 +19,7 @@ import Testing
 
     /// Waits until the daemon's file routes `audioroute` to `pcm`.
     private static func waitForRoute(
-        to pcm: String, in path: String, daemon: UmockdevBench.Running, timeout: TimeInterval = 15
+        to pcm: String, in path: String, daemon: UmockdevTestbed.Running, timeout: TimeInterval = 15
     ) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while routedPCM(path) != pcm {
@@ -47,7 +47,7 @@ import Testing
     private static func contents(_ path: String) -> [UInt8]? { FileManager.default.contents(atPath: path).map { Array($0) } }
 
     @Test func audiorouteFollowsAPluggedHeadsetAndReturnsToTheSpeaker() throws {
-        let bench = try UmockdevBench()
+        let bench = try UmockdevTestbed()
         defer { bench.close() }
         let dir = bench.scratchDirectory
         let speakerFile = dir + "/speaker.raw"

@@ -8,12 +8,12 @@ import Testing
 /// `audioroute session` with routeDisconnected. The daemon reads udev and the jacks' evdev
 /// devices on its executor's loop (the CLI's `--direct` tests cover the watcher's own thread).
 @Suite(.serialized) struct DaemonHotplugTests {
-    static var daemonBinary: String { (UmockdevBench.binary as NSString).deletingLastPathComponent + "/audiorouted" }
+    static var daemonBinary: String { (UmockdevTestbed.binary as NSString).deletingLastPathComponent + "/audiorouted" }
 
     @Test func twoClientsSeeTheHeadsetArrive() throws {
         let bus = try PrivateBus()
         defer { bus.close() }
-        let bench = try UmockdevBench()
+        let bench = try UmockdevTestbed()
         defer { bench.close() }
         try bench.loadLaptop()
         let state = bench.root + "/scratch/daemon"
@@ -92,7 +92,7 @@ import Testing
     }
 
     /// The first route change `monitor` has printed that satisfies `matching`, waiting up to 15 s.
-    static func routeChange(_ monitor: UmockdevBench.Running, _ matching: (JSON) -> Bool) -> JSON? {
+    static func routeChange(_ monitor: UmockdevTestbed.Running, _ matching: (JSON) -> Bool) -> JSON? {
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {
             if let found = monitor.objects.first(where: { $0["event"]?.string == "routeChange" && matching($0) }) { return found }

@@ -27,7 +27,7 @@ import Testing
     @Test func aReceiveBufferOverflowIsRecoveredByReenumerating() throws {
         let bus = try PrivateBus()
         defer { bus.close() }
-        let bench = try UmockdevBench()
+        let bench = try UmockdevTestbed()
         defer { bench.close() }
         try bench.load("usb-webcam-logitech-c250")
         try bench.load("usb-headset-razer-blackshark-v3-pro")
@@ -98,14 +98,14 @@ import Testing
     /// (scripts/build-daemon): VmHWM stays under 12 MiB, the RSS comes back within 0.5 MiB of
     /// where it was, the client gets every port change, and the ports end exactly right.
     @Test func aStormLeavesTheShippedDaemonWhereItWas() throws {
-        let binary = UmockdevBench.packageRoot + "/.build-daemon/release/audiorouted"
+        let binary = UmockdevTestbed.packageRoot + "/.build-daemon/release/audiorouted"
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             Issue.record("no \(binary): run ./scripts/build-daemon first (the README's test command does)")
             return
         }
         let bus = try PrivateBus()
         defer { bus.close() }
-        let bench = try UmockdevBench()
+        let bench = try UmockdevTestbed()
         defer { bench.close() }
         try bench.load("usb-headset-razer-blackshark-v3-pro")
         try bench.load("usb-dac-actions-usb-audio")
@@ -188,7 +188,7 @@ import Testing
 
     /// The daemon in a network namespace of its own (its uevent socket reaches nothing outside,
     /// and nothing outside reaches it) and a mount namespace with the testbed's sysfs on /sys.
-    static func namespace(_ bench: UmockdevBench) -> [String] {
+    static func namespace(_ bench: UmockdevTestbed) -> [String] {
         [
             "/usr/bin/unshare", "--net", "--mount", "--propagation", "private",
             "/bin/sh", "-ec", "mount --bind \"$0/sys\" /sys; exec \"$@\"", bench.root,
@@ -209,7 +209,7 @@ import Testing
     /// Waits until the daemon's ports (`audioroute ports --json`) are `expected` (the JSON of
     /// `ports --direct`), uid for uid and field for field, except the daemon's sequence numbers.
     static func waitForPorts(
-        _ bench: UmockdevBench, _ address: [String], toBe expected: String, daemon: UmockdevBench.Running, timeout: TimeInterval = 15
+        _ bench: UmockdevTestbed, _ address: [String], toBe expected: String, daemon: UmockdevTestbed.Running, timeout: TimeInterval = 15
     ) throws {
         let want = try comparable(expected)
         var got: [String] = []
@@ -223,7 +223,7 @@ import Testing
             usleep(50_000)
         }
         Issue.record("daemon ports \(got), expected \(want); daemon stderr:\n\(daemon.stderr)")
-        throw UmockdevBench.Failure(description: "ports never matched")
+        throw UmockdevTestbed.Failure(description: "ports never matched")
     }
 
     static func comparable(_ text: String) throws -> [String] {
@@ -291,11 +291,11 @@ struct Uevents {
         let errors = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw UmockdevBench.Failure(description: "uevent helper \(arguments): \(String(decoding: errors, as: UTF8.self))")
+            throw UmockdevTestbed.Failure(description: "uevent helper \(arguments): \(String(decoding: errors, as: UTF8.self))")
         }
         return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// scripts/send_uevents.py (shared with scripts/profile-daemon-order).
-    static let script = UmockdevBench.packageRoot + "/scripts/send_uevents.py"
+    static let script = UmockdevTestbed.packageRoot + "/scripts/send_uevents.py"
 }

@@ -19,7 +19,7 @@ import Testing
             err = scratch.appendingPathComponent("err")
             _ = FileManager.default.createFile(atPath: out.path, contents: nil)
             _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-            process.executableURL = URL(fileURLWithPath: UmockdevBench.binary)
+            process.executableURL = URL(fileURLWithPath: UmockdevTestbed.binary)
             process.arguments = ["demo"] + arguments
             process.standardOutput = try FileHandle(forWritingTo: out)
             process.standardError = try FileHandle(forWritingTo: err)

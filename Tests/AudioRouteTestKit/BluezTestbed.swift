@@ -11,7 +11,7 @@ import Logging
 import Synchronization
 import Testing
 
-public struct BenchError: Error, CustomStringConvertible {
+public struct TestbedError: Error, CustomStringConvertible {
     public var description: String
     public init(description: String) { self.description = description }
 }
@@ -79,7 +79,7 @@ public final class BluezMockBus: @unchecked Sendable {
         }
         guard ready.hasPrefix("ready ") else {
             process.terminate()
-            throw BenchError(description: "bluez test bench did not start: \(ready)")
+            throw TestbedError(description: "bluez test bench did not start: \(ready)")
         }
         address = String(ready.dropFirst("ready ".count))
     }
@@ -94,7 +94,7 @@ public final class BluezMockBus: @unchecked Sendable {
             var chunk = [UInt8](repeating: 0, count: 65536)
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw BenchError(description: "bluez test bench closed its output") }
+            guard n > 0 else { throw TestbedError(description: "bluez test bench closed its output") }
             buffer += chunk[..<n]
         }
     }
@@ -107,7 +107,7 @@ public final class BluezMockBus: @unchecked Sendable {
         let line = try Self.readLine(stdoutPipe.fileHandleForReading.fileDescriptor, &buffer)
         if line == "ok" { return "" }
         if line.hasPrefix("ok ") { return String(line.dropFirst(3)) }
-        throw BenchError(description: "bench command \(command["cmd"] ?? "?") failed: \(line)")
+        throw TestbedError(description: "bench command \(command["cmd"] ?? "?") failed: \(line)")
     }
 
     public func close() {
@@ -125,7 +125,7 @@ public final class BluezMockBus: @unchecked Sendable {
 }
 
 /// A test's whole bench: the mock bus, a watcher on it and the tower its events feed.
-public final class BluezBench: Sendable {
+public final class BluezTestbed: Sendable {
     public let bus: BluezMockBus
     public let logs = LogStore()
     private let state: Mutex<Delivered>
@@ -188,7 +188,7 @@ public final class BluezBench: Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while !finished.withLock({ $0 }) {
-            if clock.now >= deadline { throw BenchError(description: "the watcher's events did not end") }
+            if clock.now >= deadline { throw TestbedError(description: "the watcher's events did not end") }
             try await Task.sleep(for: .milliseconds(2))
         }
     }
@@ -216,7 +216,7 @@ public final class BluezBench: Sendable {
         while true {
             if condition(delivered) { return }
             if clock.now >= deadline {
-                throw BenchError(description: "timed out waiting for \(what); delivered \(delivered.events)")
+                throw TestbedError(description: "timed out waiting for \(what); delivered \(delivered.events)")
             }
             try await Task.sleep(for: .milliseconds(2))
         }
@@ -265,8 +265,8 @@ public final class BluezBench: Sendable {
 }
 
 /// Runs `body` with a started bench and always stops it (kills the mock and bus, removes the temp dir).
-public func withBluezBench(builtIn: Bool = true, startWatcher: Bool = true, _ body: (BluezBench) async throws -> Void) async throws {
-    let bench = try BluezBench(builtIn: builtIn)
+public func withBluezTestbed(builtIn: Bool = true, startWatcher: Bool = true, _ body: (BluezTestbed) async throws -> Void) async throws {
+    let bench = try BluezTestbed(builtIn: builtIn)
     do {
         if startWatcher { try await bench.startWatcher() }
         try await body(bench)

@@ -14,7 +14,7 @@ public enum IDs {
     public static let laptopCard = "/devices/pci0000:00/0000:00:1b.0/sound/card0"
 }
 
-extension UmockdevBench {
+extension UmockdevTestbed {
     /// The laptop codec with its three jack switch devices, all unplugged unless
     /// `headphoneIn`; with `cardProperties` (udev properties) on its sound card.
     public func loadLaptop(headphoneIn: Bool = false, cardProperties: [String: String] = [:]) throws {

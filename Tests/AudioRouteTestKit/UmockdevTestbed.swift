@@ -6,7 +6,7 @@ import Foundation
 /// binary run against it under umockdev-wrapper: the real libudev and evdev
 /// code paths, no hardware. Everything started here is killed and the testbed
 /// removed in `close()` (also called from deinit, so a failing test cleans up).
-public final class UmockdevBench: @unchecked Sendable {
+public final class UmockdevTestbed: @unchecked Sendable {
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
         public init(description: String) { self.description = description }
@@ -14,7 +14,7 @@ public final class UmockdevBench: @unchecked Sendable {
 
     public static let packageRoot: String = {
         var parts = URL(fileURLWithPath: #filePath).pathComponents
-        parts.removeLast(3)  // Tests/AudioRouteLinuxTests/UmockdevBench.swift
+        parts.removeLast(3)  // Tests/AudioRouteLinuxTests/UmockdevTestbed.swift
         return NSString.path(withComponents: parts)
     }()
 
@@ -280,7 +280,7 @@ public final class UmockdevBench: @unchecked Sendable {
 
     /// Starts `audioroute` (or another built product, `binary`) under the testbed (through
     /// `launcher` instead of umockdev-wrapper when given: see `process`).
-    public func start(_ arguments: [String], binary: String = UmockdevBench.binary, environment: [String: String] = [:], launcher: [String] = []) throws -> Running {
+    public func start(_ arguments: [String], binary: String = UmockdevTestbed.binary, environment: [String: String] = [:], launcher: [String] = []) throws -> Running {
         let name = UUID().uuidString
         let out = scratch.appendingPathComponent("\(name).out")
         let err = scratch.appendingPathComponent("\(name).err")

@@ -12,21 +12,21 @@ import Testing
 struct BluezBadInputTests {
     static let headset = "00:11:22:33:44:55"
     static let uid = "bt:00:11:22:33:44:55"
-    static let path = BluezBench.devicePath("hci0", headset)
+    static let path = BluezTestbed.devicePath("hci0", headset)
     static let expected: Set<String> = [uid + ":a2dp", uid + ":hfp"]
 
     /// A connected headset to check against, and a barrier: after `barrier`, every
     /// signal sent before it has been handled (D-Bus keeps one connection's order,
     /// and the bench sends each bad signal before asking the mock for the barrier's).
     final class Fixture: Sendable {
-        let bench: BluezBench
+        let bench: BluezTestbed
         private let counter = Counter()
 
-        init(_ bench: BluezBench) async throws {
+        init(_ bench: BluezTestbed) async throws {
             self.bench = bench
             try bench.addAdapter()
             try bench.addDevice(BluezBadInputTests.headset, alias: "Good")
-            try bench.connectHeadset(BluezBadInputTests.headset, uuids: [BluezBench.a2dp, BluezBench.hfp])
+            try bench.connectHeadset(BluezBadInputTests.headset, uuids: [BluezTestbed.a2dp, BluezTestbed.hfp])
             try await bench.until("the headset") { bench.uids($0) == BluezBadInputTests.expected }
         }
 
@@ -62,13 +62,13 @@ struct BluezBadInputTests {
 
     @Test("properties of the wrong D-Bus type are ignored")
     func wrongTypes() async throws {
-        try await withBluezBench { bench in
+        try await withBluezTestbed { bench in
             let f = try await Fixture(bench)
             try await f.expectIgnored("Connected as a string", logged: "Connected is s, expected b") {
                 try bench.setProperties(Self.path, ["Connected": ["s", "no"]])
             }
             try await f.expectIgnored("UUIDs as a string", logged: "UUIDs is s, expected as") {
-                try bench.setProperties(Self.path, ["UUIDs": ["s", BluezBench.a2dp]])
+                try bench.setProperties(Self.path, ["UUIDs": ["s", BluezTestbed.a2dp]])
             }
             try await f.expectIgnored("Address as a number", logged: "Address is u, expected s") {
                 try bench.setProperties(Self.path, ["Address": ["u", 7]])
@@ -85,14 +85,14 @@ struct BluezBadInputTests {
 
     @Test("malformed UUIDs are dropped one by one, unknown ones are not audio")
     func uuids() async throws {
-        try await withBluezBench { bench in
+        try await withBluezTestbed { bench in
             let f = try await Fixture(bench)
             try await f.expectIgnored(
                 "a malformed UUID beside good ones", logged: "UUID \"not-a-uuid\" is malformed"
             ) {
                 try bench.setProperties(
                     Self.path,
-                    ["UUIDs": ["as", ["not-a-uuid", BluezBench.a2dp, "0000110e-0000-1000-8000-00805f9b34fb", BluezBench.hfp]]])
+                    ["UUIDs": ["as", ["not-a-uuid", BluezTestbed.a2dp, "0000110e-0000-1000-8000-00805f9b34fb", BluezTestbed.hfp]]])
             }
             // Unknown (well-formed) UUIDs are logged once, at debug level.
             #expect(bench.logs.count(containing: "debug: bluez: ignored unknownUUID") == 1)
@@ -104,7 +104,7 @@ struct BluezBadInputTests {
 
     @Test("invalid addresses: a device whose Address is not a bdaddr gets no port")
     func invalidAddress() async throws {
-        try await withBluezBench { bench in
+        try await withBluezTestbed { bench in
             let f = try await Fixture(bench)
             try await f.expectIgnored("Address changed to garbage", logged: "Address \"nonsense\" is not a Bluetooth address") {
                 try bench.setProperties(Self.path, ["Address": ["s", "nonsense"]])
@@ -114,7 +114,7 @@ struct BluezBadInputTests {
                     "/org/bluez/hci0/dev_bad", interface: "org.bluez.Device1",
                     [
                         "Address": ["s", "ZZ:11:22:33:44:55"], "Adapter": ["o", "/org/bluez/hci0"], "Connected": ["b", true],
-                        "ServicesResolved": ["b", true], "UUIDs": ["as", [BluezBench.a2dp]],
+                        "ServicesResolved": ["b", true], "UUIDs": ["as", [BluezTestbed.a2dp]],
                     ])
             }
         }
@@ -122,20 +122,20 @@ struct BluezBadInputTests {
 
     @Test("a device without an adapter, a transport without a device")
     func orphans() async throws {
-        try await withBluezBench { bench in
+        try await withBluezTestbed { bench in
             let f = try await Fixture(bench)
             try await f.expectIgnored("device on a missing adapter", logged: "device's adapter /org/bluez/hci9 is unknown", twice: false) {
                 try bench.addObject(
                     "/org/bluez/hci9/dev_01_02_03_04_05_06", interface: "org.bluez.Device1",
                     [
                         "Address": ["s", "01:02:03:04:05:06"], "Adapter": ["o", "/org/bluez/hci9"], "Connected": ["b", true],
-                        "ServicesResolved": ["b", true], "UUIDs": ["as", [BluezBench.a2dp]],
+                        "ServicesResolved": ["b", true], "UUIDs": ["as", [BluezTestbed.a2dp]],
                     ])
             }
             try await f.expectIgnored("transport of an unknown device", logged: "transport's device /org/bluez/hci0/dev_FF is unknown", twice: false) {
                 try bench.addObject(
                     "/org/bluez/hci0/dev_FF/fd7", interface: "org.bluez.MediaTransport1",
-                    ["Device": ["o", "/org/bluez/hci0/dev_FF"], "UUID": ["s", BluezBench.hfp], "State": ["s", "idle"]])
+                    ["Device": ["o", "/org/bluez/hci0/dev_FF"], "UUID": ["s", BluezTestbed.hfp], "State": ["s", "idle"]])
             }
             try await f.expectIgnored("transport with a wrong-typed Device", logged: "Device is s, expected o", twice: false) {
                 try bench.addObject(
@@ -148,7 +148,7 @@ struct BluezBadInputTests {
 
     @Test("names of 10,000 bytes are refused and the previous name kept")
     func longNames() async throws {
-        try await withBluezBench { bench in
+        try await withBluezTestbed { bench in
             let f = try await Fixture(bench)
             try await f.expectIgnored("10,000-byte Alias", logged: "Alias is 10000 bytes") {
                 try bench.setProperties(Self.path, ["Alias": ["s", String(repeating: "é", count: 5000)]])
@@ -162,7 +162,7 @@ struct BluezBadInputTests {
 
     @Test("signals from a sender that is not org.bluez's owner are ignored")
     func foreignSender() async throws {
-        try await withBluezBench { bench in
+        try await withBluezTestbed { bench in
             let f = try await Fixture(bench)
             try await f.expectIgnored("an impostor disconnects the headset", logged: "is not from org.bluez's owner") {
                 try bench.bus.send([
@@ -171,7 +171,7 @@ struct BluezBadInputTests {
                     "args": [["s", "org.bluez.Device1"], ["a{sv}", ["Connected": ["b", false]]], ["as", []]],
                 ])
             }
-            let phantom = BluezBench.devicePath("hci0", "AA:AA:AA:AA:AA:AA")
+            let phantom = BluezTestbed.devicePath("hci0", "AA:AA:AA:AA:AA:AA")
             try await f.expectIgnored("an impostor adds a device", logged: "InterfacesAdded on / is not from") {
                 try bench.bus.send([
                     "cmd": "foreign_emit", "path": "/", "iface": "org.freedesktop.DBus.ObjectManager", "member": "InterfacesAdded",
@@ -183,7 +183,7 @@ struct BluezBadInputTests {
                                 "org.bluez.Device1": [
                                     "Address": ["s", "AA:AA:AA:AA:AA:AA"], "Adapter": ["o", "/org/bluez/hci0"],
                                     "Connected": ["b", true], "ServicesResolved": ["b", true],
-                                    "UUIDs": ["as", [BluezBench.a2dp]],
+                                    "UUIDs": ["as", [BluezTestbed.a2dp]],
                                 ]
                             ],
                         ],
@@ -195,7 +195,7 @@ struct BluezBadInputTests {
 
     @Test("malformed signals from the owner are ignored")
     func malformedSignals() async throws {
-        try await withBluezBench { bench in
+        try await withBluezTestbed { bench in
             let f = try await Fixture(bench)
             try await f.expectIgnored("InterfacesAdded with a string", logged: "InterfacesAdded is not (oa{sa{sv}})") {
                 try bench.bus.send([

@@ -11,9 +11,9 @@ import Testing
 struct BluezBluealsaTests {
     static let headset = "00:11:22:33:44:55"
     static let uid = "bt:00:11:22:33:44:55"
-    static let device = BluezBench.devicePath("hci0", headset)
+    static let device = BluezTestbed.devicePath("hci0", headset)
 
-    func pcm(_ bench: BluezBench, _ name: String, transport: String, mode: String = "sink") throws {
+    func pcm(_ bench: BluezTestbed, _ name: String, transport: String, mode: String = "sink") throws {
         try bench.bus.send([
             "cmd": "bluealsa_pcm", "path": "/org/bluealsa/hci0/dev_00_11_22_33_44_55/\(name)", "device": Self.device,
             "transport": transport, "mode": mode,
@@ -22,10 +22,10 @@ struct BluezBluealsaTests {
 
     @Test("BlueALSA's PCMs are the truth for A2DP/HFP; without BlueALSA, BlueZ alone decides")
     func pcmsDecide() async throws {
-        try await withBluezBench { bench in
+        try await withBluezTestbed { bench in
             try bench.addAdapter()
             try bench.addDevice(Self.headset, alias: "H")
-            try bench.connectHeadset(Self.headset, uuids: [BluezBench.a2dp, BluezBench.hfp])
+            try bench.connectHeadset(Self.headset, uuids: [BluezTestbed.a2dp, BluezTestbed.hfp])
             try await bench.until("BlueZ's ports") { bench.uids($0) == [Self.uid + ":a2dp", Self.uid + ":hfp"] }
 
             // BlueALSA appears with no PCM for the headset: nothing can be opened.
@@ -53,10 +53,10 @@ struct BluezBluealsaTests {
 
     @Test("BlueALSA present before the watcher starts is enumerated")
     func enumeratedAtStart() async throws {
-        try await withBluezBench(startWatcher: false) { bench in
+        try await withBluezTestbed(startWatcher: false) { bench in
             try bench.addAdapter()
             try bench.addDevice(Self.headset, alias: "H")
-            try bench.connectHeadset(Self.headset, uuids: [BluezBench.a2dp, BluezBench.hfp])
+            try bench.connectHeadset(Self.headset, uuids: [BluezTestbed.a2dp, BluezTestbed.hfp])
             try bench.bus.send(["cmd": "start_bluealsa"])
             try pcm(bench, "hfpag/sink", transport: "HFP-AG")
             try await bench.startWatcher()

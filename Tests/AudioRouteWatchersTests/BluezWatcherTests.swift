@@ -26,11 +26,11 @@ struct BluezWatcherTests {
 
     @Test("a headset with A2DP and HFP gives an A2DP output and a duplex HFP port, routed per category")
     func headsetPortsAndRoutes() async throws {
-        try await withBluezBench { bench in
+        try await withBluezTestbed { bench in
             try bench.addAdapter()
             try bench.addDevice(Self.headset, alias: "My Headset")
             // Added but not connected: no ports.
-            try bench.connectHeadset(Self.headset, uuids: [BluezBench.a2dp, BluezBench.hfp, BluezBench.hsp])
+            try bench.connectHeadset(Self.headset, uuids: [BluezTestbed.a2dp, BluezTestbed.hfp, BluezTestbed.hsp])
             try await bench.until("the headset's ports") { bench.uids($0) == [Self.headsetUID + ":a2dp", Self.headsetUID + ":hfp"] }
 
             let ports = bench.delivered.bluetoothPorts
@@ -66,7 +66,7 @@ struct BluezWatcherTests {
             #expect(bench.delivered.changes.last?.reason == .oldDeviceUnavailable)
 
             // Reconnect: the same uids come back, as a new arrival.
-            try bench.connectHeadset(Self.headset, uuids: [BluezBench.a2dp, BluezBench.hfp])
+            try bench.connectHeadset(Self.headset, uuids: [BluezTestbed.a2dp, BluezTestbed.hfp])
             try await bench.until("the ports to return") { bench.uids($0) == [Self.headsetUID + ":a2dp", Self.headsetUID + ":hfp"] }
             #expect(bench.delivered.tower.route == Route(inputs: [hfp.uid], outputs: [hfp.uid]))
             #expect(bench.delivered.changes.last?.reason == .newDeviceAvailable)
@@ -75,14 +75,14 @@ struct BluezWatcherTests {
 
     @Test("ports exist only while connected with services resolved")
     func needsServicesResolved() async throws {
-        try await withBluezBench { bench in
+        try await withBluezTestbed { bench in
             try bench.addAdapter()
             let path = try bench.addDevice(Self.headset, alias: "H")
-            try bench.setProperties(path, ["UUIDs": ["as", [BluezBench.a2dp]], "Connected": ["b", true]])
+            try bench.setProperties(path, ["UUIDs": ["as", [BluezTestbed.a2dp]], "Connected": ["b", true]])
             try bench.setProperties(path, ["Alias": ["s", "Renamed"]])
             // Barrier: a second device that resolves; the first must still have nothing.
             try bench.addDevice(Self.second, alias: "S")
-            try bench.connectHeadset(Self.second, uuids: [BluezBench.a2dp])
+            try bench.connectHeadset(Self.second, uuids: [BluezTestbed.a2dp])
             try await bench.until("the second device") { bench.uids($0) == [Self.secondUID + ":a2dp"] }
             try bench.setProperties(path, ["ServicesResolved": ["b", true]])
             try await bench.until("the first device") { bench.uids($0).contains(Self.headsetUID + ":a2dp") }
@@ -92,14 +92,14 @@ struct BluezWatcherTests {
 
     @Test("two headsets connect one after the other: last in wins")
     func lastInWins() async throws {
-        try await withBluezBench { bench in
+        try await withBluezTestbed { bench in
             try bench.addAdapter()
             try bench.addDevice(Self.headset, alias: "First")
             try bench.addDevice(Self.second, alias: "Second")
-            try bench.connectHeadset(Self.headset, uuids: [BluezBench.a2dp, BluezBench.hfp])
+            try bench.connectHeadset(Self.headset, uuids: [BluezTestbed.a2dp, BluezTestbed.hfp])
             try await bench.until("first") { bench.uids($0).count == 2 }
             #expect(try bench.setCategory(.playback) == Route(outputs: [Self.headsetUID + ":a2dp"]))
-            try bench.connectHeadset(Self.second, uuids: [BluezBench.a2dp, BluezBench.hfp])
+            try bench.connectHeadset(Self.second, uuids: [BluezTestbed.a2dp, BluezTestbed.hfp])
             try await bench.until("second") { bench.uids($0).count == 4 }
             #expect(bench.delivered.tower.route == Route(outputs: [Self.secondUID + ":a2dp"]))
             #expect(bench.delivered.changes.last?.reason == .newDeviceAvailable)
@@ -115,10 +115,10 @@ struct BluezWatcherTests {
 
     @Test("MediaTransport1 added and removed refines the device's ports")
     func transports() async throws {
-        try await withBluezBench { bench in
+        try await withBluezTestbed { bench in
             try bench.addAdapter()
             let device = try bench.addDevice(Self.headset, alias: "H")
-            try bench.connectHeadset(Self.headset, uuids: [BluezBench.a2dp])
+            try bench.connectHeadset(Self.headset, uuids: [BluezTestbed.a2dp])
             try await bench.until("A2DP only") { bench.uids($0) == [Self.headsetUID + ":a2dp"] }
             // An HFP transport proves the profile even though the UUIDs did not list it.
             let sco = device + "/sco0"
@@ -137,10 +137,10 @@ struct BluezWatcherTests {
 
     @Test("HFP connecting and dropping on a headset in the route moves the input from the built-in mic and back")
     func hfpTakingTheInputIsANewDevice() async throws {
-        try await withBluezBench { bench in
+        try await withBluezTestbed { bench in
             try bench.addAdapter()
             let device = try bench.addDevice(Self.headset, alias: "H")
-            try bench.connectHeadset(Self.headset, uuids: [BluezBench.a2dp])
+            try bench.connectHeadset(Self.headset, uuids: [BluezTestbed.a2dp])
             try await bench.until("A2DP only") { bench.uids($0) == [Self.headsetUID + ":a2dp"] }
             #expect(
                 try bench.setCategory(.playAndRecord, options: [.allowBluetooth, .allowBluetoothA2DP])
@@ -163,10 +163,10 @@ struct BluezWatcherTests {
 
     @Test("an LE Audio device's direction follows its transports (an update, same uid)")
     func leAudioTransports() async throws {
-        try await withBluezBench { bench in
+        try await withBluezTestbed { bench in
             try bench.addAdapter()
             let device = try bench.addDevice(Self.headset, alias: "Buds")
-            try bench.connectHeadset(Self.headset, uuids: [BluezBench.pacs])
+            try bench.connectHeadset(Self.headset, uuids: [BluezTestbed.pacs])
             try await bench.until("LE port") { bench.uids($0) == [Self.headsetUID + ":le"] }
             #expect(bench.delivered.bluetoothPorts.first?.direction == .duplex)
             #expect(bench.delivered.bluetoothPorts.first?.type == .bluetoothLE)
@@ -185,10 +185,10 @@ struct BluezWatcherTests {
 
     @Test("bluetoothd stops: every Bluetooth port goes; it returns: ports come back")
     func mockRestart() async throws {
-        try await withBluezBench { bench in
+        try await withBluezTestbed { bench in
             try bench.addAdapter()
             try bench.addDevice(Self.headset, alias: "H")
-            try bench.connectHeadset(Self.headset, uuids: [BluezBench.a2dp, BluezBench.hfp])
+            try bench.connectHeadset(Self.headset, uuids: [BluezTestbed.a2dp, BluezTestbed.hfp])
             try await bench.until("ports") { bench.uids($0).count == 2 }
             try bench.bus.send(["cmd": "kill_mock"])
             try await bench.until("ports gone with bluetoothd") { bench.uids($0).isEmpty }
@@ -197,7 +197,7 @@ struct BluezWatcherTests {
             try bench.bus.send(["cmd": "start_mock"])
             try bench.addAdapter()
             try bench.addDevice(Self.headset, alias: "H")
-            try bench.connectHeadset(Self.headset, uuids: [BluezBench.a2dp, BluezBench.hfp])
+            try bench.connectHeadset(Self.headset, uuids: [BluezTestbed.a2dp, BluezTestbed.hfp])
             try await bench.until("ports back") { bench.uids($0).count == 2 }
             #expect(bench.delivered.tower.route == Route(outputs: [Self.headsetUID + ":a2dp"]))
         }
@@ -205,23 +205,23 @@ struct BluezWatcherTests {
 
     @Test("the watcher starts without bluetoothd and picks it up when it appears")
     func startsWithoutBluez() async throws {
-        try await withBluezBench(startWatcher: false) { bench in
+        try await withBluezTestbed(startWatcher: false) { bench in
             try bench.bus.send(["cmd": "kill_mock"])
             try await bench.startWatcher()
             try bench.bus.send(["cmd": "start_mock"])
             try bench.addAdapter()
             try bench.addDevice(Self.headset, alias: "H")
-            try bench.connectHeadset(Self.headset, uuids: [BluezBench.a2dp])
+            try bench.connectHeadset(Self.headset, uuids: [BluezTestbed.a2dp])
             try await bench.until("ports") { bench.uids($0).count == 1 }
         }
     }
 
     @Test("an adapter that goes takes its devices' ports with it")
     func adapterRemoved() async throws {
-        try await withBluezBench { bench in
+        try await withBluezTestbed { bench in
             try bench.addAdapter()
             try bench.addDevice(Self.headset, alias: "H")
-            try bench.connectHeadset(Self.headset, uuids: [BluezBench.a2dp])
+            try bench.connectHeadset(Self.headset, uuids: [BluezTestbed.a2dp])
             try await bench.until("ports") { bench.uids($0).count == 1 }
             try bench.bus.send(["cmd": "remove_adapter", "name": "hci0"])
             try await bench.until("ports gone") { bench.uids($0).isEmpty }
@@ -230,10 +230,10 @@ struct BluezWatcherTests {
 
     @Test("the bus itself goes away: every port goes and the event sequence ends")
     func busLost() async throws {
-        try await withBluezBench { bench in
+        try await withBluezTestbed { bench in
             try bench.addAdapter()
             try bench.addDevice(Self.headset, alias: "H")
-            try bench.connectHeadset(Self.headset, uuids: [BluezBench.a2dp])
+            try bench.connectHeadset(Self.headset, uuids: [BluezTestbed.a2dp])
             try await bench.until("ports") { bench.uids($0).count == 1 }
             try bench.bus.send(["cmd": "kill_bus"])
             try await bench.until("ports gone with the bus") { bench.uids($0).isEmpty }
@@ -269,23 +269,23 @@ struct BluezWatcherTests {
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(10)
         while log.withLock({ $0.count }) < count {
-            if clock.now >= deadline { throw BenchError(description: "log: \(log.withLock { $0 })") }
+            if clock.now >= deadline { throw TestbedError(description: "log: \(log.withLock { $0 })") }
             try await Task.sleep(for: .milliseconds(2))
         }
     }
 
     @Test("BlueZ's objects present at start are enumerated (GetManagedObjects), then the marker, then later devices")
     func enumerationMarker() async throws {
-        try await withBluezBench(startWatcher: false) { bench in
+        try await withBluezTestbed(startWatcher: false) { bench in
             try bench.addAdapter()
             try bench.addDevice(Self.headset, alias: "Early")
-            try bench.connectHeadset(Self.headset, uuids: [BluezBench.hsp])
+            try bench.connectHeadset(Self.headset, uuids: [BluezTestbed.hsp])
             let log = Lines()
             let task = Self.runLogged(bench.watcher, into: log)
             defer { task.cancel() }
             try await Self.until(log, count: 2)
             try bench.addDevice(Self.second, alias: "Late")
-            try bench.connectHeadset(Self.second, uuids: [BluezBench.hsp])
+            try bench.connectHeadset(Self.second, uuids: [BluezTestbed.hsp])
             try await Self.until(log, count: 3)
             #expect(log.withLock { $0 } == ["added \(Self.headsetUID):hfp", "enumerated", "added \(Self.secondUID):hfp"])
         }
@@ -293,7 +293,7 @@ struct BluezWatcherTests {
 
     @Test("without bluetoothd the enumeration is done at once: there is nothing to wait for")
     func enumerationMarkerWithoutBluez() async throws {
-        try await withBluezBench(startWatcher: false) { bench in
+        try await withBluezTestbed(startWatcher: false) { bench in
             try bench.bus.send(["cmd": "kill_mock"])
             let log = Lines()
             let task = Self.runLogged(bench.watcher, into: log)
@@ -303,7 +303,7 @@ struct BluezWatcherTests {
             try bench.bus.send(["cmd": "start_mock"])
             try bench.addAdapter()
             try bench.addDevice(Self.headset, alias: "H")
-            try bench.connectHeadset(Self.headset, uuids: [BluezBench.a2dp])
+            try bench.connectHeadset(Self.headset, uuids: [BluezTestbed.a2dp])
             try await Self.until(log, count: 2)
             #expect(log.withLock { $0 } == ["enumerated", "added \(Self.headsetUID):a2dp"])
         }
@@ -329,7 +329,7 @@ struct BluezWatcherTests {
 struct BluezWatcherLifecycleTests {
     @Test("dropping the event sequence without cancelling stops the watcher (its bus connection closes)")
     func droppedSequenceStopsThread() async throws {
-        try await withBluezBench(startWatcher: false) { bench in
+        try await withBluezTestbed(startWatcher: false) { bench in
             let connections = { Int(try bench.bus.send(["cmd": "connections"])) ?? -1 }
             let before = try connections()
             do {

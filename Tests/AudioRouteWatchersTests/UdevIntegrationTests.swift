@@ -8,7 +8,7 @@ import Testing
 
 @Suite(.serialized) struct UdevIntegrationTests {
     @Test func portsListsEveryFixtureAsJSON() throws {
-        let bench = try UmockdevBench()
+        let bench = try UmockdevTestbed()
         defer { bench.close() }
         try bench.loadLaptop(headphoneIn: true)
         for fixture in ["usb-headset-razer-blackshark-v3-pro", "usb-dac-actions-usb-audio", "usb-webcam-logitech-c250", "gpu-hdmi-nvidia-gf114", "soc-pinephone-simple-card"] {
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func hotplugForAPlaybackSession() throws {
-        let bench = try UmockdevBench()
+        let bench = try UmockdevTestbed()
         defer { bench.close() }
         try bench.loadLaptop()
         let monitor = try bench.monitor(category: "playback", initialLines: 3)
@@ -75,7 +75,7 @@ import Testing
     }
 
     @Test func hotplugForAPlayAndRecordSession() throws {
-        let bench = try UmockdevBench()
+        let bench = try UmockdevTestbed()
         defer { bench.close() }
         try bench.loadLaptop()
         let monitor = try bench.monitor(category: "playAndRecord", initialLines: 3)
@@ -95,7 +95,7 @@ import Testing
     }
 
     @Test func jackPlugAndUnplugThroughTheEvdevSwitches() throws {
-        let bench = try UmockdevBench()
+        let bench = try UmockdevTestbed()
         defer { bench.close() }
         try bench.loadLaptop()
         let monitor = try bench.monitor(category: "playAndRecord", initialLines: 3)
@@ -131,7 +131,7 @@ import Testing
     }
 
     @Test func badUdevDataIsLoggedOnceAndNeverCorruptsThePortSet() throws {
-        let bench = try UmockdevBench()
+        let bench = try UmockdevTestbed()
         defer { bench.close() }
         try bench.loadLaptop()
         let monitor = try bench.monitor(category: "playback", initialLines: 3, logLevel: "info")
@@ -217,7 +217,7 @@ import Testing
     }
 
     @Test func commandsWithoutDirectAndNoDaemonSayToUseIt() throws {
-        let bench = try UmockdevBench()
+        let bench = try UmockdevTestbed()
         defer { bench.close() }
         for command in ["ports", "monitor"] {
             // No daemon on this bus: the message names it and suggests --direct.
@@ -230,7 +230,7 @@ import Testing
     }
 
     @Test func emptyMachineHasNoPorts() throws {
-        let bench = try UmockdevBench()
+        let bench = try UmockdevTestbed()
         defer { bench.close() }
         let result = try bench.run(["ports", "--direct", "--json"])
         #expect(result.status == 0)
@@ -243,7 +243,7 @@ import Testing
     /// cf. thesofproject/linux issue #5795): both switches flip in one frame, and
     /// earphones and mic arrive, and leave, as one device in one route change.
     @Test func combinedHeadsetJackMovesMicAndEarphonesTogether() throws {
-        let bench = try UmockdevBench()
+        let bench = try UmockdevTestbed()
         defer { bench.close() }
         try bench.loadLaptop()
         try bench.send("jackdev /dev/input/event15 14 0 sof-soundwire_Headset_Jack")
@@ -283,9 +283,9 @@ import Testing
     /// HDMI audio is recognised from the PCI topology (function 0 of the same
     /// device is a display controller), not only from the card id.
     @Test func gpuAudioFunctionIsFoundFromItsSiblingVGAFunction() throws {
-        let bench = try UmockdevBench()
+        let bench = try UmockdevTestbed()
         defer { bench.close() }
-        let text = try String(contentsOfFile: UmockdevBench.fixtures + "/gpu-hdmi-nvidia-gf114.umockdev", encoding: .utf8)
+        let text = try String(contentsOfFile: UmockdevTestbed.fixtures + "/gpu-hdmi-nvidia-gf114.umockdev", encoding: .utf8)
         try bench.loadText(text.replacingOccurrences(of: "A: id=NVidia", with: "A: id=GPU"))
         let result = try bench.run(["ports", "--direct", "--json"])
         guard case .array(let ports) = try JSON.parse(result.stdout) else {
@@ -302,9 +302,9 @@ import Testing
     /// control devices register afterwards: it arrives whole once its control
     /// device does, with no partial port first.
     @Test func cardFinishingRegistrationAfterStartArrivesWhole() throws {
-        let bench = try UmockdevBench()
+        let bench = try UmockdevTestbed()
         defer { bench.close() }
-        let text = try String(contentsOfFile: UmockdevBench.fixtures + "/usb-headset-razer-blackshark-v3-pro.umockdev", encoding: .utf8)
+        let text = try String(contentsOfFile: UmockdevTestbed.fixtures + "/usb-headset-razer-blackshark-v3-pro.umockdev", encoding: .utf8)
         let records = text.components(separatedBy: "\n\n")
         let children = records.filter { $0.contains("/sound/card2/") }
         let rest = records.filter { !$0.contains("/sound/card2/") }

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// udev-rules/70-audioroute.rules run by the real udevadm against umockdev
-/// devices (in a private mount namespace, see `UmockdevBench.udevadmTest`), and
+/// devices (in a private mount namespace, see `UmockdevTestbed.udevadmTest`), and
 /// the watcher honouring what they set.
 @Suite(.serialized) struct UdevRulesTests {
     static let loopback = """
@@ -31,7 +31,7 @@ import Testing
 
     func script(_ arguments: [String]) throws -> Int32 {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: UmockdevBench.packageRoot + "/scripts/install-udev-rules")
+        process.executableURL = URL(fileURLWithPath: UmockdevTestbed.packageRoot + "/scripts/install-udev-rules")
         process.arguments = arguments
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()
@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test func rulesSetDefaultsAndTheWatcherHonoursThem() throws {
-        let bench = try UmockdevBench()
+        let bench = try UmockdevTestbed()
         defer { bench.close() }
         for fixture in ["usb-webcam-logitech-c250", "usb-headset-razer-blackshark-v3-pro", "gpu-hdmi-nvidia-gf114", "soc-pinephone-simple-card"] {
             try bench.load(fixture)
@@ -112,7 +112,7 @@ import Testing
     /// The jack watcher can open a sound card's jack switches: group audio (the system
     /// instance) and uaccess (the seat's user instance). A keyboard stays as it was.
     @Test func jackSwitchesBecomeReadableByGroupAudioAndTheSeatUser() throws {
-        let bench = try UmockdevBench()
+        let bench = try UmockdevTestbed()
         defer { bench.close() }
         try bench.load("hda-intel-laptop-with-jacks")
         try bench.loadText(Self.keyboard)
@@ -135,7 +135,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         #expect(try script(["--dest", directory.path]) == 0)
         let installed = directory.appendingPathComponent("70-audioroute.rules").path
-        #expect(FileManager.default.contents(atPath: installed) == FileManager.default.contents(atPath: UmockdevBench.packageRoot + "/udev-rules/70-audioroute.rules"))
+        #expect(FileManager.default.contents(atPath: installed) == FileManager.default.contents(atPath: UmockdevTestbed.packageRoot + "/udev-rules/70-audioroute.rules"))
         #expect(try script(["--dest", directory.path, "--uninstall"]) == 0)
         #expect(!FileManager.default.fileExists(atPath: installed))
         #expect(try script(["--bogus"]) == 2)

@@ -10,12 +10,12 @@ import Testing
     static let hfp = "bt:\(address):hfp"
 
     @Test func portsListsSoundCardsAndBluetoothHeadsetsTogether() async throws {
-        try await withBluezBench(startWatcher: false) { bluez in
+        try await withBluezTestbed(startWatcher: false) { bluez in
             _ = try bluez.addAdapter()
             _ = try bluez.addDevice(Self.address, alias: "Travel Headset")
-            try bluez.connectHeadset(Self.address, uuids: [BluezBench.a2dp, BluezBench.hfp])
+            try bluez.connectHeadset(Self.address, uuids: [BluezTestbed.a2dp, BluezTestbed.hfp])
 
-            let umock = try UmockdevBench()
+            let umock = try UmockdevTestbed()
             defer { umock.close() }
             umock.systemBus = bluez.bus.address
             try umock.loadLaptop()
@@ -35,7 +35,7 @@ import Testing
     }
 
     @Test func withoutASystemBusTheSoundCardsStillListAndBluetoothIsReportedPlainly() throws {
-        let umock = try UmockdevBench()
+        let umock = try UmockdevTestbed()
         defer { umock.close() }
         try umock.loadLaptop()
         let result = try umock.run(["ports", "--direct", "--json"])
@@ -50,11 +50,11 @@ import Testing
     }
 
     @Test func monitorFollowsAHeadsetConnectingAndLeaving() async throws {
-        try await withBluezBench(startWatcher: false) { bluez in
+        try await withBluezTestbed(startWatcher: false) { bluez in
             _ = try bluez.addAdapter()
             _ = try bluez.addDevice(Self.address, alias: "Travel Headset")
 
-            let umock = try UmockdevBench()
+            let umock = try UmockdevTestbed()
             defer { umock.close() }
             umock.systemBus = bluez.bus.address
             try umock.loadLaptop()
@@ -62,7 +62,7 @@ import Testing
             // Whether the watcher sees the connection in its enumeration or as a signal,
             // the monitor reports the same two events.
 
-            try bluez.connectHeadset(Self.address, uuids: [BluezBench.a2dp])
+            try bluez.connectHeadset(Self.address, uuids: [BluezTestbed.a2dp])
             var objects = try monitor.waitForLines(5)
             #expect(Array(objects[3...].map(MonitorEvent.init)) == [
                 MonitorEvent("portAdded", "newDeviceAvailable", uid: Self.a2dp, outputs: [Self.a2dp]),
