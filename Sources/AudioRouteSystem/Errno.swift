@@ -40,6 +40,7 @@ public struct Errno: Error, Sendable, Hashable, CustomStringConvertible {
         public static let timedOut = Code(ETIMEDOUT)
         public static let badFileDescriptorState = Code(EBADFD)
         public static let streamPipe = Code(ESTRPIPE)
+        public static let shutDown = Code(ESHUTDOWN)
         public static let argumentListTooLong = Code(E2BIG)
         public static let notSupported = Code(EOPNOTSUPP)
 

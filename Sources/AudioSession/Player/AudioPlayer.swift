@@ -77,6 +77,16 @@ public final class AudioPlayer: Sendable {
         var rate: Double = 1
         /// `enableRate` as it was at the last `prepareToPlay` (AVAudioPlayer reads it there).
         var rateEnabled = false
+        /// The device went away under a write (an unplug): playback waits for the route
+        /// change that follows to say what to do.
+        var held = false
+    }
+
+    /// A write error that means the device is going away (unplugged), not that the player
+    /// failed: the kernel fails the stream's writes about 100 ms before udev and the daemon
+    /// report the removal (measured on the real-kernel bench, docs/testing.md).
+    static func deviceGone(_ error: ALSAError) -> Bool {
+        [Errno.Code.noSuchDevice, .badFileDescriptorState, .shutDown].contains { -error.code == $0.rawValue }
     }
 
     /// The daemon's route file, `$XDG_RUNTIME_DIR/audioroute/asound.conf`, if it exists.
@@ -271,9 +281,11 @@ public final class AudioPlayer: Sendable {
         for action in actions {
             switch action {
             case .pause:
+                s.held = false
                 s.engine?.pause()
                 continuation.yield(.playingChanged(false))
             case .resume:
+                s.held = false
                 continuation.yield(.playingChanged(true))
                 if !s.threadRunning {
                     if let error = startThread() {
@@ -283,6 +295,15 @@ public final class AudioPlayer: Sendable {
                     }
                 }
             case .reroute:
+                if s.held {
+                    // Held since the old device went away: play on, on the new route (the
+                    // engine reopens the PCM by name, re-reading the route file).
+                    s.held = false
+                    if s.policy.isPlaying && !s.threadRunning {
+                        if let error = startThread() { fail(.thread(error), &s) } else { s.threadRunning = true }
+                    }
+                    continue
+                }
                 // A paused engine is closed and reopens the PCM by name, re-reading the route, on resume.
                 guard let engine = s.engine, engine.isOpen else { continue }
                 do {
@@ -333,6 +354,13 @@ public final class AudioPlayer: Sendable {
                 s.threadRunning = false
                 continuation.yield(.playingChanged(false))
                 continuation.yield(.finished(successfully: true))
+                return .exit
+            } catch where Self.deviceGone(error) {
+                // Unplugged under the write: hold (the position is kept) until the route
+                // change says what to do: pause on oldDeviceUnavailable, play on a new route.
+                engine.close()
+                s.held = true
+                s.threadRunning = false
                 return .exit
             } catch {
                 fail(.output(error), &s)
