@@ -372,12 +372,15 @@ package final class ServerLoop: @unchecked Sendable {
 
     /// Flushes, releases the connection and ends `events`; on the loop, after a stop request.
     private func closeOnLoop() {
-        let (owned, source) = lock.withLock { _ in
+        var (owned, source) = lock.withLock { _ in
             if let bus { _ = sd_bus_flush(bus) }
             return (release(), self.source)
         }
         if let source { reader.unwatch(source) }
-        _ = owned  // closed here, after the source is gone
+        // Closed here: after the source is gone, and before `events` ends, so that whoever
+        // waits for the end finds the connection (and its name) gone.
+        owned = nil
+        _ = owned
         continuation.finish()
         ownThread?.stop()
     }
