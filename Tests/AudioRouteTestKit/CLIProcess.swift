@@ -1,6 +1,7 @@
 // The built `audioroute` and `audiosession-probe`, run as child processes by the CLI and
 // client tests.
 import AudioRouteCore
+import AudioRouteSystem
 import CLinux
 import Glibc
 
@@ -8,11 +9,7 @@ import Glibc
 public enum CLI {
     public static var audioroute: String { productsDirectory + "/audioroute" }
 
-    public static func monotonicNanoseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-    }
+    public static func monotonicNanoseconds() -> Int64 { Int64(MonotonicClock.nanoseconds()) }
 
     /// Runs audioroute to its end (10 s at most); (status, stdout, stderr).
     public static func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {

@@ -21,22 +21,5 @@ public enum Subprocess {
         try ChildProcess(path, arguments, input: .pipe).collect(input: input)
     }
 
-    public static func readFile(_ path: String) throws -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw RunError(message: "cannot open \(path): errno \(errno)") }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count <= 0 { break }
-            bytes += chunk[0..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-}
-
-public struct RunError: Error, CustomStringConvertible {
-    public var message: String
-    public var description: String { message }
+    public static func readFile(_ path: String) throws -> String { try readText(path) }
 }

@@ -1,5 +1,6 @@
 // Temporary directories, child processes, a stand-in for systemd's notify
 // socket: the harness pieces every test target shares, without Foundation.
+import AudioRouteSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -44,10 +45,7 @@ public func removeTree(_ path: String) {
 
 /// The directory of the running test binary: `swift build` puts the products there.
 public let productsDirectory: String = {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    precondition(count > 0, "cannot read /proc/self/exe")
-    let path = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    guard let path = Directory.currentExecutable() else { preconditionFailure("cannot read /proc/self/exe") }
     return String(path[..<path.lastIndex(of: "/")!])
 }()
 
