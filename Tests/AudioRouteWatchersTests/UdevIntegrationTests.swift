@@ -229,6 +229,25 @@ import Testing
         }
     }
 
+    /// `ports --direct --explain`: each card's decisions with the udev signal behind each.
+    @Test func explainShowsTheSignalBehindEveryPortAndNeedsDirect() throws {
+        let bench = try UmockdevTestbed()
+        defer { bench.close() }
+        try bench.load("laptop-asus-f550ze-amd-hd-audio-generic")
+        let result = try bench.run(["ports", "--direct", "--explain"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "card0 id=Generic /sys/devices/pci0000:00/0000:00:01.1/sound/card0")
+        #expect(lines.contains("  jack \"HD-Audio Generic HDMI/DP,pcm=3\" switches=[lineout,videoout] state=unknown"))
+        #expect(lines.contains("  card: no builtInSpeaker: every playback PCM is HDMI/DP  <- jack NAME \"HD-Audio Generic HDMI/DP,pcm=3\""))
+        #expect(lines.contains { $0.hasPrefix("  pci-0000:00:01.1/hdmi-3: HDMI output on PCM 3, availability unknown  <- jack NAME") })
+        #expect(lines.contains("  pci-0000:00:14.2/speaker: builtInSpeaker output on PCM 0  <- first analog playback PCM 0"))
+        #expect(result.stderr.contains("its state is unknown") == false, "faults are logged at notice, below the default level")
+        let refused = try bench.run(["ports", "--explain"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("--direct"))
+    }
+
     @Test func emptyMachineHasNoPorts() throws {
         let bench = try UmockdevTestbed()
         defer { bench.close() }
