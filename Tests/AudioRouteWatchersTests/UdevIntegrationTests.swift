@@ -248,6 +248,30 @@ import Testing
         #expect(refused.stderr.contains("--direct"))
     }
 
+    /// Jack devices without a device node (udev has not made one, or a dump lacks it): their
+    /// udev NAMEs still say which PCMs are HDMI (on SOF nothing else does), offered with
+    /// availability unknown.
+    @Test func jacksWithoutANodeKeepTheirHDMIOutputs() throws {
+        let bench = try UmockdevTestbed()
+        defer { bench.close() }
+        let text = try String(contentsOfFile: UmockdevTestbed.fixtures + "/laptop-dell-sof-soundwire-0b14.umockdev", encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        try bench.loadText(lines.filter { !$0.hasPrefix("N: input/") && !$0.hasPrefix("E: DEVNAME=/dev/input/") }.joined(separator: "\n"))
+        let result = try bench.run(["ports", "--direct", "--explain", "--json", "--log-level", "notice"])
+        #expect(result.status == 0, "\(result.stderr)")
+        guard case .array(let cards) = try JSON.parse(result.stdout), case .array(let ports)? = cards.first?["ports"] else {
+            Issue.record("not an array of cards: \(result.stdout)")
+            return
+        }
+        let rows = ports.map { "\($0["uid"]?.string ?? "") \($0["availability"]?.string ?? "")" }
+        #expect(rows == [
+            "pci-0000:00:1f.3-platform-sof_sdw/speaker present", "pci-0000:00:1f.3-platform-sof_sdw/mic present",
+            "pci-0000:00:1f.3-platform-sof_sdw/hdmi-5 unknown", "pci-0000:00:1f.3-platform-sof_sdw/hdmi-6 unknown",
+            "pci-0000:00:1f.3-platform-sof_sdw/hdmi-7 unknown",
+        ])
+        #expect(result.stderr.components(separatedBy: "has no device node: its state is unknown").count - 1 == 4)
+    }
+
     @Test func emptyMachineHasNoPorts() throws {
         let bench = try UmockdevTestbed()
         defer { bench.close() }
