@@ -272,6 +272,22 @@ import Testing
         #expect(result.stderr.components(separatedBy: "has no device node: its state is unknown").count - 1 == 4)
     }
 
+    /// A jack known from udev alone (its device not readable) goes away with its remove
+    /// event: the PCM it named is no longer HDMI (on SOF nothing else says so).
+    @Test func unreadableJackRemovalIsAnnounced() throws {
+        let bench = try UmockdevTestbed()
+        defer { bench.close() }
+        try bench.load("laptop-dell-sof-soundwire-0b14")
+        let base = "pci-0000:00:1f.3-platform-sof_sdw"
+        let monitor = try bench.monitor(category: "playback", initialLines: 6)
+        #expect(Set(events(monitor.objects, from: 0).compactMap(\.uid)) == Set(["speaker", "mic", "hdmi-5", "hdmi-6", "hdmi-7"].map { "\(base)/\($0)" }))
+        try bench.send("uevent remove /devices/pci0000:00/0000:00:1f.3/sof_sdw/sound/card0/input18/event13")
+        let objects = try monitor.waitForLines(7)
+        #expect(MonitorEvent(objects[6]).event == "portRemoved")
+        #expect(MonitorEvent(objects[6]).uid == "\(base)/hdmi-5")
+        #expect(try monitor.stop() == 0)
+    }
+
     @Test func emptyMachineHasNoPorts() throws {
         let bench = try UmockdevTestbed()
         defer { bench.close() }
