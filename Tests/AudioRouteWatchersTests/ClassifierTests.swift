@@ -49,7 +49,7 @@ enum Cards {
             syspath: "/sys/devices/pci0000:00/0000:00:1b.0/sound/card0",
             properties: ["ID_BUS": "pci", "ID_PATH": "pci-0000:00:1b.0", "SOUND_FORM_FACTOR": "internal"],
             attributes: ["id": "Intel", "number": "0"],
-            pcms: [PCMDevice(device: 0, playback: true), PCMDevice(device: 0, playback: false), PCMDevice(device: 3, playback: true)],
+            pcms: [PCMDevice(device: 0, playback: true), PCMDevice(device: 0, playback: false)],
             parent: CardParent(subsystem: "pci", driver: "snd_hda_intel", pciClass: "0x040300"))
     }
 
@@ -276,6 +276,134 @@ func summary(_ ports: [Port]) -> [String] {
         var noPath = Cards.hdaLaptop()
         noPath.properties["ID_PATH"] = nil
         #expect(CardClassifier.classify(noPath).ports.first?.uid == "card-Intel/speaker")
+    }
+
+    // MARK: Every udev signal (issue 19)
+
+    @Test func hdaPCMsInTheHDMIRangeAreHDMIWithUnknownAvailabilityWithoutJacks() {
+        var card = Cards.hdaLaptop()
+        card.pcms.append(PCMDevice(device: 3, playback: true))
+        card.pcms.sort()
+        let result = CardClassifier.classify(card)
+        #expect(summary(result.ports) == [
+            "pci-0000:00:1b.0/speaker builtInSpeaker output pci-0000:00:1b.0 plughw:CARD=Intel,DEV=0",
+            "pci-0000:00:1b.0/mic builtInMic input pci-0000:00:1b.0 plughw:CARD=Intel,DEV=0",
+            "pci-0000:00:1b.0/hdmi-3 HDMI output pci-0000:00:1b.0/hdmi-3 plughw:CARD=Intel,DEV=3",
+        ])
+        #expect(result.availability["pci-0000:00:1b.0/hdmi-3"] == .unknown)
+        #expect(result.availability["pci-0000:00:1b.0/speaker"] == .present)
+        #expect(result.ports.last?.priority == PortType.HDMI.defaultPriority)
+        #expect(result.decisions.last?.signal.contains("driver snd_hda_intel") == true)
+    }
+
+    /// Issue 19: a GPU's HDMI function seen without its function 0 and without a card id
+    /// (HDA NVidia, AMD HD-Audio Generic): the jacks' names, read from udev, say every
+    /// playback PCM is HDMI/DP, so there is no speaker; unknown jack states keep the ports.
+    @Test func gpuWithoutFunction0OrCardIDIsNeverASpeaker() {
+        var gpu = Cards.gpuHDMI()
+        gpu.parent = CardParent(subsystem: "pci")
+        gpu.attributes = ["number": "1"]
+        gpu.properties["ID_MODEL_FROM_DATABASE"] = nil
+        let jacks = [3, 7].map { Cards.jack(gpu, "HDA NVidia HDMI/DP,pcm=\($0)", event: 20 + $0, supported: [.lineoutInsert, .videooutInsert]) }
+            .map { JackRecord(syspath: $0.syspath, cardSyspath: $0.cardSyspath, name: $0.name, supported: $0.supported, state: [], stateKnown: false) }
+        let result = CardClassifier.classify(gpu, jacks: jacks)
+        #expect(result.ports.map(\.uid) == ["pci-0000:01:00.1/hdmi-3", "pci-0000:01:00.1/hdmi-7"])
+        #expect(result.ports.allSatisfy { $0.type == .HDMI && $0.alsa?.hasPrefix("plughw:1,") == true })
+        #expect(result.decisions.contains { $0.outcome.contains("every playback PCM is HDMI/DP") && $0.signal.contains("HDA NVidia HDMI/DP,pcm=3") })
+        // With readable jacks, only connected outputs are ports.
+        var readable = jacks
+        readable[1] = JackRecord(syspath: jacks[1].syspath, cardSyspath: gpu.syspath, name: jacks[1].name, supported: jacks[1].supported, state: .lineoutInsert)
+        readable[0] = JackRecord(syspath: jacks[0].syspath, cardSyspath: gpu.syspath, name: jacks[0].name, supported: jacks[0].supported, state: [])
+        #expect(CardClassifier.classify(gpu, jacks: readable).ports.map(\.uid) == ["pci-0000:01:00.1/hdmi-7"])
+        // The hwdb model name alone says so too.
+        var byModel = gpu
+        byModel.properties["ID_MODEL_FROM_DATABASE"] = "GF119 HDMI Audio Controller"
+        let modelResult = CardClassifier.classify(byModel)
+        #expect(modelResult.ports.map(\.type) == [.HDMI, .HDMI])
+        #expect(modelResult.decisions.first?.signal == "hwdb ID_MODEL_FROM_DATABASE \"GF119 HDMI Audio Controller\"")
+        // And PCI function 0's display class.
+        var byClass = gpu
+        byClass.parent.function0Class = "0x030000"
+        #expect(CardClassifier.classify(byClass).decisions.first?.signal.contains("0x030000") == true)
+    }
+
+    @Test func platformDisplayAudioFromDeviceTreeIsDisplayPortOrHDMI() {
+        let zynq = CardRecord(
+            syspath: "/sys/devices/platform/amba/fd4a0000.zynqmp-display/fd4a0000.zynqmp-display:zynqmp_dp_snd_card/sound/card0",
+            properties: ["ID_PATH": "platform-fd4a0000.zynqmp-display:zynqmp_dp_snd_card"], attributes: ["id": "monitor", "number": "0"],
+            pcms: [PCMDevice(device: 0, playback: true), PCMDevice(device: 1, playback: true)],
+            parent: CardParent(subsystem: "platform", driver: "xilinx-dp-snd-card", ofName: "zynqmp_dp_snd_card", ofCompatible: ["xlnx,dp-snd-card"]))
+        let result = CardClassifier.classify(zynq)
+        #expect(result.ports.map(\.type) == [.displayPort, .displayPort])
+        #expect(result.ports.map(\.uid).allSatisfy { $0.hasSuffix("/dp-0") || $0.hasSuffix("/dp-1") })
+        #expect(result.decisions.first?.signal == "OF_COMPATIBLE \"xlnx,dp-snd-card\"")
+        var byName = zynq
+        byName.parent.ofCompatible = []
+        #expect(CardClassifier.classify(byName).decisions.first?.signal == "OF_NAME \"zynqmp_dp_snd_card\"")
+        byName.parent.ofName = nil
+        #expect(CardClassifier.classify(byName).decisions.first?.signal == "driver xilinx-dp-snd-card")
+        // The PinePhone's simple-audio-card is no display: speaker and mic.
+        var phone = Cards.pinePhone()
+        phone.parent.ofCompatible = ["simple-audio-card"]
+        phone.parent.ofName = "sound"
+        #expect(CardClassifier.classify(phone).ports.map(\.type) == [.builtInSpeaker, .builtInMic])
+    }
+
+    @Test func unreadableJacksOfferHDMIButClaimNoAnalogPort() {
+        var card = Cards.hdaLaptop()
+        card.parent.driver = "sof_sdw"
+        card.pcms = [0, 5].map { PCMDevice(device: $0, playback: true) } + [PCMDevice(device: 1, playback: false)]
+        let headset = JackRecord(
+            syspath: card.syspath + "/input17/event12", cardSyspath: card.syspath, name: "sof-soundwire Headset Jack",
+            supported: [.headphoneInsert, .microphoneInsert], state: [.headphoneInsert], stateKnown: false)
+        let hdmi = JackRecord(
+            syspath: card.syspath + "/input18/event13", cardSyspath: card.syspath, name: "sof-soundwire HDMI/DP,pcm=5", supported: .lineoutInsert,
+            state: [], stateKnown: false)
+        let result = CardClassifier.classify(card, jacks: [headset, hdmi])
+        #expect(result.ports.map(\.type) == [.builtInSpeaker, .builtInMic, .HDMI])
+        #expect(result.ports.first?.alsa == "plughw:CARD=Intel,DEV=0")
+        #expect(result.availability["pci-0000:00:1b.0/hdmi-5"] == .unknown)
+        #expect(result.decisions.contains { $0.subject == "jack" && $0.signal.contains("Headset Jack") })
+        #expect(headset.state.isEmpty, "an unknown state is never a plugged one")
+    }
+
+    @Test func formFactorAndPCMClassLimitThePorts() {
+        var webcam = Cards.webcam()
+        webcam.pcms.append(PCMDevice(device: 0, playback: true))
+        let result = CardClassifier.classify(webcam)
+        #expect(result.ports.map(\.direction) == [.input])
+        #expect(result.decisions.contains { $0.signal == "SOUND_FORM_FACTOR=webcam" })
+        var modem = Cards.hdaLaptop()
+        modem.pcms = [PCMDevice(device: 6, playback: true, pcmClass: "modem"), PCMDevice(device: 6, playback: false, pcmClass: "modem")]
+        let modemResult = CardClassifier.classify(modem)
+        #expect(modemResult.ports.isEmpty)
+        #expect(modemResult.decisions.filter { $0.signal == "pcm_class modem" }.count == 2)
+        var named = Cards.hdaLaptop()
+        named.parent.driver = "snd_soc_simple_card"
+        named.pcms = [PCMDevice(device: 0, playback: true, id: "HDMI 0"), PCMDevice(device: 1, playback: true, id: "ALC5640 Analog")]
+        let namedResult = CardClassifier.classify(named)
+        #expect(namedResult.ports.map(\.uid) == ["pci-0000:00:1b.0/speaker", "pci-0000:00:1b.0/hdmi-0"])
+        #expect(namedResult.ports.first?.alsa == "plughw:CARD=Intel,DEV=1")
+    }
+
+    @Test func everyPortHasTheSignalThatDecidedIt() {
+        let cards = [Cards.usbHeadset(), Cards.usbDAC(), Cards.webcam(), Cards.hdaLaptop(), Cards.gpuHDMI(), Cards.pinePhone()]
+        for card in cards {
+            let result = CardClassifier.classify(card, hasEarpiece: true)
+            for port in result.ports {
+                #expect(result.decisions.contains { $0.subject == port.uid && !$0.signal.isEmpty }, "\(port.uid) has no decision")
+                #expect(result.availability[port.uid] != nil)
+            }
+        }
+    }
+
+    @Test func udevSwitchBitmapsParse() {
+        #expect(JackRecord.switches(fromUdevBitmap: "140") == [.lineoutInsert, .videooutInsert])
+        #expect(JackRecord.switches(fromUdevBitmap: "14") == [.headphoneInsert, .microphoneInsert])
+        #expect(JackRecord.switches(fromUdevBitmap: "0 4") == .headphoneInsert)
+        #expect(JackRecord.switches(fromUdevBitmap: "zz") == nil)
+        #expect(JackRecord(syspath: "", cardSyspath: "", name: "vc4-hdmi-0 HDMI Jack", supported: [], state: []).isVideoJack)
+        #expect(!JackRecord(syspath: "", cardSyspath: "", name: "HDA Intel PCH Headphone", supported: [], state: []).isVideoJack)
     }
 
     @Test func pcmNamesParse() {

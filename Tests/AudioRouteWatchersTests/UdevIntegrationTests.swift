@@ -229,6 +229,65 @@ import Testing
         }
     }
 
+    /// `ports --direct --explain`: each card's decisions with the udev signal behind each.
+    @Test func explainShowsTheSignalBehindEveryPortAndNeedsDirect() throws {
+        let bench = try UmockdevTestbed()
+        defer { bench.close() }
+        try bench.load("laptop-asus-f550ze-amd-hd-audio-generic")
+        let result = try bench.run(["ports", "--direct", "--explain"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "card0 id=Generic /sys/devices/pci0000:00/0000:00:01.1/sound/card0")
+        #expect(lines.contains("  jack \"HD-Audio Generic HDMI/DP,pcm=3\" switches=[lineout,videoout] state=unknown"))
+        #expect(lines.contains("  card: no builtInSpeaker: every playback PCM is HDMI/DP  <- jack NAME \"HD-Audio Generic HDMI/DP,pcm=3\""))
+        #expect(lines.contains { $0.hasPrefix("  pci-0000:00:01.1/hdmi-3: HDMI output on PCM 3, availability unknown  <- jack NAME") })
+        #expect(lines.contains("  pci-0000:00:14.2/speaker: builtInSpeaker output on PCM 0  <- first analog playback PCM 0"))
+        #expect(result.stderr.contains("its state is unknown") == false, "faults are logged at notice, below the default level")
+        let refused = try bench.run(["ports", "--explain"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("--direct"))
+    }
+
+    /// Jack devices without a device node (udev has not made one, or a dump lacks it): their
+    /// udev NAMEs still say which PCMs are HDMI (on SOF nothing else does), offered with
+    /// availability unknown.
+    @Test func jacksWithoutANodeKeepTheirHDMIOutputs() throws {
+        let bench = try UmockdevTestbed()
+        defer { bench.close() }
+        let text = try String(contentsOfFile: UmockdevTestbed.fixtures + "/laptop-dell-sof-soundwire-0b14.umockdev", encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        try bench.loadText(lines.filter { !$0.hasPrefix("N: input/") && !$0.hasPrefix("E: DEVNAME=/dev/input/") }.joined(separator: "\n"))
+        let result = try bench.run(["ports", "--direct", "--explain", "--json", "--log-level", "notice"])
+        #expect(result.status == 0, "\(result.stderr)")
+        guard case .array(let cards) = try JSON.parse(result.stdout), case .array(let ports)? = cards.first?["ports"] else {
+            Issue.record("not an array of cards: \(result.stdout)")
+            return
+        }
+        let rows = ports.map { "\($0["uid"]?.string ?? "") \($0["availability"]?.string ?? "")" }
+        #expect(rows == [
+            "pci-0000:00:1f.3-platform-sof_sdw/speaker present", "pci-0000:00:1f.3-platform-sof_sdw/mic present",
+            "pci-0000:00:1f.3-platform-sof_sdw/hdmi-5 unknown", "pci-0000:00:1f.3-platform-sof_sdw/hdmi-6 unknown",
+            "pci-0000:00:1f.3-platform-sof_sdw/hdmi-7 unknown",
+        ])
+        #expect(result.stderr.components(separatedBy: "has no device node: its state is unknown").count - 1 == 4)
+    }
+
+    /// A jack known from udev alone (its device not readable) goes away with its remove
+    /// event: the PCM it named is no longer HDMI (on SOF nothing else says so).
+    @Test func unreadableJackRemovalIsAnnounced() throws {
+        let bench = try UmockdevTestbed()
+        defer { bench.close() }
+        try bench.load("laptop-dell-sof-soundwire-0b14")
+        let base = "pci-0000:00:1f.3-platform-sof_sdw"
+        let monitor = try bench.monitor(category: "playback", initialLines: 6)
+        #expect(Set(events(monitor.objects, from: 0).compactMap(\.uid)) == Set(["speaker", "mic", "hdmi-5", "hdmi-6", "hdmi-7"].map { "\(base)/\($0)" }))
+        try bench.send("uevent remove /devices/pci0000:00/0000:00:1f.3/sof_sdw/sound/card0/input18/event13")
+        let objects = try monitor.waitForLines(7)
+        #expect(MonitorEvent(objects[6]).event == "portRemoved")
+        #expect(MonitorEvent(objects[6]).uid == "\(base)/hdmi-5")
+        #expect(try monitor.stop() == 0)
+    }
+
     @Test func emptyMachineHasNoPorts() throws {
         let bench = try UmockdevTestbed()
         defer { bench.close() }

@@ -20,10 +20,41 @@ public struct ClassificationNote: Sendable, Hashable {
     }
 }
 
-/// The ports a card implies now, and what was noticed on the way.
+/// The ports a card implies now, what decided each, and what was noticed on the way.
 public struct CardClassification: Sendable, Hashable {
     public var ports: [Port] = []
     public var notes: [ClassificationNote] = []
+    /// Every decision, in order, with the udev signal that made it (`audioroute ports --direct --explain`).
+    public var decisions: [ClassificationDecision] = []
+    /// Per port uid: whether it is always there, plugged per its jack, or unknown.
+    public var availability: [String: PortAvailability] = [:]
+}
+
+/// One classification decision and the signal that decided it.
+public struct ClassificationDecision: Sendable, Hashable {
+    /// `card`, `jack`, `pcm <m><p|c>`, or a port uid.
+    public var subject: String
+    /// What was decided ("builtInSpeaker output on PCM 0", "no port: nothing connected").
+    public var outcome: String
+    /// The udev signal that decided it (`jack NAME "HDA NVidia HDMI/DP,pcm=3"`, `OF_COMPATIBLE "xlnx,dp-snd-card"`).
+    public var signal: String
+
+    public init(subject: String, outcome: String, signal: String) {
+        self.subject = subject
+        self.outcome = outcome
+        self.signal = signal
+    }
+}
+
+/// Whether a port is there for sure.
+public enum PortAvailability: String, Sendable, Hashable {
+    /// A card's own port (speaker, mic, USB): there while the card is.
+    case present
+    /// A jack's port whose switch says something is plugged in.
+    case connected
+    /// An HDMI/DP output whose jack state cannot be read (no jack device, or not readable):
+    /// offered anyway, at the HDMI priority (docs/ports.md, "HDMI/DP availability").
+    case unknown
 }
 
 /// Udev properties the watcher honours (set by udev-rules/70-audioroute.rules or by the admin).
@@ -51,6 +82,9 @@ public enum CardClassifier {
         let label = card.sysname.isEmpty ? card.syspath : card.sysname
         func note(_ level: ClassificationNote.Level, _ what: String, _ message: String) {
             result.notes.append(ClassificationNote(level, key: "\(card.syspath)#\(what)", "\(label): \(message)"))
+        }
+        func decide(_ subject: String, _ outcome: String, _ signal: String) {
+            result.decisions.append(ClassificationDecision(subject: subject, outcome: outcome, signal: signal))
         }
         for fault in card.faults { note(.warning, "fault:\(fault)", fault) }
         let props = card.properties
@@ -115,48 +149,87 @@ public enum CardClassifier {
             return nil
         }
 
-        // PCMs claimed by HDMI/DP jacks are not the speaker's.
-        let hdmiJacks = jacks.filter { $0.hdmiPCM != nil }
-        let hdmiJackPCMs = Set(hdmiJacks.compactMap(\.hdmiPCM))
-        let playback = card.pcms.filter { $0.playback }
-        let capture = card.pcms.filter { !$0.playback }
-        let mainPlayback = playback.first { !hdmiJackPCMs.contains($0.device) }
+        // Which playback PCMs are HDMI/DP, and what says so. A PCM no signal claims is analog.
+        let cardVideo = videoCardSignal(card, bus: bus, cardID: cardID)
+        var pcms: [PCMDevice] = []
+        for pcm in card.pcms {
+            if let pcmClass = pcm.pcmClass, pcmClass == "modem" || (pcmClass == "digitizer" && !pcm.playback) {
+                decide("pcm \(pcm.device)\(pcm.playback ? "p" : "c")", "not a port", "pcm_class \(pcmClass)")
+            } else {
+                pcms.append(pcm)
+            }
+        }
+        let playback = pcms.filter { $0.playback }
+        let capture = pcms.filter { !$0.playback }
+        let hdmiJacks = jacks.filter(\.isVideoJack)
+        var videoSignals: [Int: String] = [:]
+        for pcm in playback {
+            if let cardVideo {
+                videoSignals[pcm.device] = cardVideo.signal
+            } else if let jack = hdmiJacks.first(where: { $0.hdmiPCM == pcm.device }) {
+                videoSignals[pcm.device] = "jack NAME \(quoted(jack.name))"
+            } else if let id = pcm.id, id.contains("HDMI") || id.contains("DisplayPort") || id.hasPrefix("DP") {
+                videoSignals[pcm.device] = "PCM id \(quoted(id))"
+            } else if card.parent.driver == "snd_hda_intel", pcm.device == 3 || pcm.device >= 7 {
+                videoSignals[pcm.device] = "driver snd_hda_intel numbers HDMI PCMs 3, 7, 8, 9... (PCM \(pcm.device))"
+            }
+        }
+        let analogPlayback = playback.filter { videoSignals[$0.device] == nil }
+        let mainPlayback = analogPlayback.first
         let mainCapture = capture.first
-        let isGraphics = card.parent.isGraphicsAudioFunction || (bus == "pci" && ["HDMI", "NVidia", "AMDHDMI"].contains(cardID ?? ""))
+        let form = props["SOUND_FORM_FACTOR"]
+        let inputOnly = form == "webcam" || form == "microphone"
 
         var cardPorts: [Port] = []
-        func add(_ role: String, _ type: PortType, _ direction: PortDirection, pcm: PCMDevice?, name: String) {
-            cardPorts.append(Port(uid: "\(base)/\(role)", type: type, device: base, name: name, direction: direction, priority: type.defaultPriority, alsa: alsaName(pcm)))
+        func add(_ role: String, _ type: PortType, _ direction: PortDirection, pcm: PCMDevice?, name: String, signal: String) {
+            let uid = "\(base)/\(role)"
+            cardPorts.append(Port(uid: uid, type: type, device: base, name: name, direction: direction, priority: type.defaultPriority, alsa: alsaName(pcm)))
+            decide(uid, "\(type.rawValue) \(direction.rawValue)\(pcm.map { " on PCM \($0.device)" } ?? "")", signal)
+            result.availability[uid] = .present
         }
 
         let declared = declaredTypes(props[AudioRouteProperty.portType], note: note)
         if !declared.isEmpty {
+            decide("card", "declared ports", "\(AudioRouteProperty.portType)=\(props[AudioRouteProperty.portType] ?? "")")
+            let declaredPlayback = mainPlayback ?? playback.first
             for type in declared {
                 let name = nameOverride ?? (type.isBuiltIn ? type.defaultName : cardName)
                 let allowsOut = type.allowedDirections.contains(.output)
                 let allowsIn = type.allowedDirections.contains(.input)
                 let suffix = allowsOut && allowsIn
-                if allowsOut, let pcm = mainPlayback { add(suffix ? "\(type.rawValue)-output" : type.rawValue, type, .output, pcm: pcm, name: name) }
-                if allowsIn, let pcm = mainCapture { add(suffix ? "\(type.rawValue)-input" : type.rawValue, type, .input, pcm: pcm, name: name) }
+                let signal = "\(AudioRouteProperty.portType)"
+                if allowsOut, let pcm = declaredPlayback { add(suffix ? "\(type.rawValue)-output" : type.rawValue, type, .output, pcm: pcm, name: name, signal: signal) }
+                if allowsIn, let pcm = mainCapture { add(suffix ? "\(type.rawValue)-input" : type.rawValue, type, .input, pcm: pcm, name: name, signal: signal) }
             }
-        } else if isGraphics {
-            // A GPU's audio function: every playback PCM is an HDMI/DP output. When the
-            // driver reports jacks, only connected ones become ports (below).
-            if hdmiJacks.isEmpty {
-                for pcm in playback { add("hdmi-\(pcm.device)", .HDMI, .output, pcm: pcm, name: "\(cardName) HDMI \(pcm.device)") }
-            }
+        } else if let cardVideo {
+            // A display controller's audio: every playback PCM is an HDMI/DP output (below).
+            decide("card", "display audio: every playback PCM is \(cardVideo.type.rawValue), never a speaker", cardVideo.signal)
         } else if bus == "usb" {
-            if let pcm = mainPlayback { add("output", .usbAudio, .output, pcm: pcm, name: cardName) }
-            if let pcm = mainCapture { add("input", .usbAudio, .input, pcm: pcm, name: cardName) }
+            decide("card", "USB audio", card.properties["ID_BUS"] == "usb" ? "ID_BUS=usb" : "parent subsystem usb")
+            if inputOnly {
+                if mainPlayback != nil { decide("card", "no output port", "SOUND_FORM_FACTOR=\(form ?? "")") }
+            } else if let pcm = mainPlayback {
+                add("output", .usbAudio, .output, pcm: pcm, name: cardName, signal: "ID_BUS=usb, playback PCM \(pcm.device)")
+            }
+            if let pcm = mainCapture {
+                add("input", .usbAudio, .input, pcm: pcm, name: cardName, signal: "ID_BUS=usb, capture PCM \(pcm.device)\(inputOnly ? ", SOUND_FORM_FACTOR=\(form ?? "")" : "")")
+            }
         } else {
             // An internal codec (PCI HDA, platform/SoC): speaker and microphone.
-            if let pcm = mainPlayback {
-                add("speaker", .builtInSpeaker, .output, pcm: pcm, name: PortType.builtInSpeaker.defaultName)
+            decide("card", "internal codec", "bus \(bus ?? "unknown"), no display or USB signal")
+            if inputOnly, mainPlayback != nil {
+                decide("card", "no output port", "SOUND_FORM_FACTOR=\(form ?? "")")
+            } else if let pcm = mainPlayback {
+                let others = playback.count > analogPlayback.count ? " (the other playback PCMs are HDMI/DP)" : ""
+                add("speaker", .builtInSpeaker, .output, pcm: pcm, name: PortType.builtInSpeaker.defaultName, signal: "first analog playback PCM \(pcm.device)\(others)")
                 if hasEarpiece || props[AudioRouteProperty.receiver].map(isTrue) == true {
-                    add("receiver", .builtInReceiver, .output, pcm: pcm, name: PortType.builtInReceiver.defaultName)
+                    let signal = hasEarpiece ? "UCM profile names an Earpiece/Handset device" : "\(AudioRouteProperty.receiver)=1"
+                    add("receiver", .builtInReceiver, .output, pcm: pcm, name: PortType.builtInReceiver.defaultName, signal: signal)
                 }
+            } else if !playback.isEmpty {
+                decide("card", "no builtInSpeaker: every playback PCM is HDMI/DP", playback.compactMap { videoSignals[$0.device] }.joined(separator: "; "))
             }
-            if let pcm = mainCapture { add("mic", .builtInMic, .input, pcm: pcm, name: PortType.builtInMic.defaultName) }
+            if let pcm = mainCapture { add("mic", .builtInMic, .input, pcm: pcm, name: PortType.builtInMic.defaultName, signal: "first capture PCM \(pcm.device)") }
         }
         for index in cardPorts.indices {
             if let priority { cardPorts[index].priority = priority }
@@ -167,35 +240,63 @@ public enum CardClassifier {
         // headphone and microphone switches (often two evdev devices) give two
         // ports of one device, which move together.
         var jackPorts: [Port] = []
-        func jackPort(_ role: String, _ type: PortType, device: String, pcm: PCMDevice?, from jack: JackRecord?) {
+        func jackPort(_ role: String, _ type: PortType, device: String, pcm: PCMDevice?, from jack: JackRecord) {
             var port = Port(uid: "\(base)/\(role)", type: type, device: device, direction: type.defaultDirection, alsa: alsaName(pcm))
-            if let jack {
-                if let raw = jack.properties[AudioRouteProperty.priority], let value = Int(raw.trimmingASCIIWhitespace()) { port.priority = value }
-                if let raw = jack.properties[AudioRouteProperty.name], isUsableText(raw) { port.name = raw }
-                // A jack's own PCM (a headphone mixer path; the demo's file PCM per device).
-                if let raw = jack.properties[AudioRouteProperty.alsaPCM] {
-                    if isUsableText(raw) { port.alsa = raw } else { note(.warning, "bad-alsa-jack", "ignoring \(AudioRouteProperty.alsaPCM)=\(quoted(raw)) on jack \(quoted(jack.name))") }
-                }
+            if let raw = jack.properties[AudioRouteProperty.priority], let value = Int(raw.trimmingASCIIWhitespace()) { port.priority = value }
+            if let raw = jack.properties[AudioRouteProperty.name], isUsableText(raw) { port.name = raw }
+            // A jack's own PCM (a headphone mixer path; the demo's file PCM per device).
+            if let raw = jack.properties[AudioRouteProperty.alsaPCM] {
+                if isUsableText(raw) { port.alsa = raw } else { note(.warning, "bad-alsa-jack", "ignoring \(AudioRouteProperty.alsaPCM)=\(quoted(raw)) on jack \(quoted(jack.name))") }
             }
             jackPorts.append(port)
+            decide(port.uid, "\(type.rawValue) \(port.direction.rawValue)", "jack NAME \(quoted(jack.name)) switch on")
+            result.availability[port.uid] = .connected
         }
-        let analogJacks = jacks.filter { $0.hdmiPCM == nil }
+        let analogJacks = jacks.filter { !$0.isVideoJack }
+        for jack in analogJacks where !jack.stateKnown {
+            decide("jack", "no port: switch state unknown", "jack NAME \(quoted(jack.name)) (device not readable)")
+        }
         func firstJack(with bit: SwitchSet) -> JackRecord? { analogJacks.first { $0.state.contains(bit) && $0.supported.contains(bit) } }
         if let jack = firstJack(with: .headphoneInsert) { jackPort("headphones", .headphones, device: "\(base)/jack", pcm: mainPlayback, from: jack) }
         if let jack = firstJack(with: .microphoneInsert) { jackPort("headset-mic", .headsetMic, device: "\(base)/jack", pcm: mainCapture, from: jack) }
         if let jack = firstJack(with: .lineoutInsert) { jackPort("line-out", .lineOut, device: "\(base)/line", pcm: mainPlayback, from: jack) }
         if let jack = firstJack(with: .lineinInsert) { jackPort("line-in", .lineIn, device: "\(base)/line", pcm: mainCapture, from: jack) }
-        for jack in hdmiJacks.sorted(by: { ($0.hdmiPCM ?? 0) < ($1.hdmiPCM ?? 0) }) {
-            guard let number = jack.hdmiPCM, !jack.state.intersection([.lineoutInsert, .videooutInsert]).isEmpty else { continue }
-            guard let pcm = playback.first(where: { $0.device == number }) else {
+        for jack in hdmiJacks {
+            if let number = jack.hdmiPCM, !playback.contains(where: { $0.device == number }) {
                 note(.notice, "hdmi-jack-\(number)", "HDMI/DP jack \(quoted(jack.name)) names PCM \(number), which the card does not have")
-                continue
             }
-            let uid = "\(base)/hdmi-\(number)"
+        }
+
+        // HDMI/DP outputs: every video PCM is offered unless a readable jack says nothing is
+        // connected; with no jack, or one whose state cannot be read, availability is unknown.
+        let videoType = cardVideo?.type ?? .HDMI
+        for pcm in playback where declared.isEmpty && videoSignals[pcm.device] != nil {
+            let number = pcm.device
+            let role = videoType == .displayPort ? "dp-\(number)" : "hdmi-\(number)"
+            let uid = "\(base)/\(role)"
             guard !jackPorts.contains(where: { $0.uid == uid }) else { continue }
-            var port = Port(uid: uid, type: .HDMI, device: uid, name: "\(cardName) HDMI \(number)", direction: .output, alsa: alsaName(pcm))
+            // A display card with one PCM has one jack, which need not name the PCM (`vc4-hdmi-0 HDMI Jack`).
+            let jack = hdmiJacks.first { $0.hdmiPCM == number } ?? (playback.count == 1 ? hdmiJacks.first { $0.hdmiPCM == nil } : nil)
+            let availability: PortAvailability
+            var signal = videoSignals[pcm.device] ?? ""
+            if let jack, jack.stateKnown {
+                guard !jack.state.intersection([.lineoutInsert, .videooutInsert]).isEmpty else {
+                    decide(uid, "no port: nothing connected", "jack NAME \(quoted(jack.name)) switch off")
+                    continue
+                }
+                availability = .connected
+                signal += "; jack \(quoted(jack.name)) switch on"
+            } else {
+                availability = .unknown
+                signal += jack.map { "; jack \(quoted($0.name)) state unknown" } ?? "; no jack device"
+            }
+            let label = videoType == .displayPort ? "DisplayPort" : "HDMI"
+            let device = cardVideo != nil ? base : uid
+            var port = Port(uid: uid, type: videoType, device: device, name: "\(cardName) \(label) \(number)", direction: .output, alsa: alsaName(pcm))
             if let priority { port.priority = priority }
             jackPorts.append(port)
+            decide(uid, "\(videoType.rawValue) output on PCM \(number), availability \(availability.rawValue)", signal)
+            result.availability[uid] = availability
         }
         result.ports = cardPorts + jackPorts
         return result
@@ -211,6 +312,41 @@ public enum CardClassifier {
     static func virtualCard(_ card: CardRecord) -> String? {
         if let driver = card.parent.driver, virtualDrivers.contains(driver) { return "driver \(driver)" }
         if let id = card.attributes["id"], virtualIDs.contains(id), card.properties["ID_BUS"] == nil { return "card id \(id)" }
+        return nil
+    }
+
+    /// Card ids of PCI HDMI-only cards (Intel `HDMI`, NVIDIA `NVidia`, older AMD `AMDHDMI`).
+    static let videoCardIDs: Set<String> = ["HDMI", "NVidia", "AMDHDMI"]
+
+    /// Whether udev says the whole card is a display controller's audio (every playback PCM
+    /// HDMI/DP), and which signal says so. Checked in order of how directly the signal
+    /// names the hardware: PCI topology, hwdb model name, device tree, driver, card id.
+    static func videoCardSignal(_ card: CardRecord, bus: String?, cardID: String?) -> (type: PortType, signal: String)? {
+        let parent = card.parent
+        if let class0 = parent.function0Class, class0.hasPrefix("0x03") {
+            return (.HDMI, "PCI function 0 of the same device has display class \(class0)")
+        }
+        if parent.isGraphicsAudioFunction { return (.HDMI, "PCI function 0 of the same device is a display controller") }
+        if bus == "pci", let model = card.properties["ID_MODEL_FROM_DATABASE"], model.contains("HDMI") || model.contains("DisplayPort") || model.contains("DP Audio") {
+            return (.HDMI, "hwdb ID_MODEL_FROM_DATABASE \(quoted(model))")
+        }
+        for compatible in parent.ofCompatible {
+            if let type = videoWord(compatible) { return (type, "OF_COMPATIBLE \(quoted(compatible))") }
+        }
+        if let name = parent.ofName, let type = videoWord(name) { return (type, "OF_NAME \(quoted(name))") }
+        if bus != "pci", bus != "usb", let driver = parent.driver, let type = videoWord(driver) { return (type, "driver \(driver)") }
+        if let cardID, (bus == "pci" && videoCardIDs.contains(cardID)) || (bus != "usb" && cardID.lowercased().contains("hdmi")) {
+            return (.HDMI, "card id \(cardID)")
+        }
+        return nil
+    }
+
+    /// HDMI or DisplayPort when a device-tree name, compatible or driver has such a word
+    /// (`brcm,bcm2711-hdmi0`, `vc4_hdmi`, `xlnx,dp-snd-card`, `zynqmp_dp_snd_card`).
+    static func videoWord(_ text: String) -> PortType? {
+        let words = text.lowercased().split { !($0.isLetter || $0.isNumber) }
+        if words.contains(where: { $0.hasPrefix("hdmi") }) { return .HDMI }
+        if words.contains(where: { $0 == "dp" || $0 == "displayport" || $0 == "dpsub" }) { return .displayPort }
         return nil
     }
 

@@ -12,10 +12,21 @@ final class EvdevSwitchDevice {
 
     var fd: Int32 { device.fd }
 
-    /// The switches the device supports (EVIOCGBIT), or nil if it has no EV_SW at all.
-    func supportedSwitches() -> SwitchSet? {
-        guard let types = device.supportedBits(type: nil, bytes: 8), Self.bit(Int(InputEvent.switchEvent), in: types) else { return nil }
-        return device.supportedBits(type: InputEvent.switchEvent, bytes: 8).map(Self.switchSet)
+    /// What EVIOCGBIT says of the device's switches.
+    enum SwitchCapability {
+        /// The ioctl failed: not an evdev device, or not one that answers (a static record).
+        case unreadable
+        /// An evdev device without EV_SW.
+        case none
+        case switches(SwitchSet)
+    }
+
+    /// The switches the device supports (EVIOCGBIT).
+    func switchCapability() -> SwitchCapability {
+        guard let types = device.supportedBits(type: nil, bytes: 8) else { return .unreadable }
+        guard Self.bit(Int(InputEvent.switchEvent), in: types) else { return .none }
+        guard let bits = device.supportedBits(type: InputEvent.switchEvent, bytes: 8) else { return .unreadable }
+        return .switches(Self.switchSet(bits))
     }
 
     /// The switches that are on now (EVIOCGSW).

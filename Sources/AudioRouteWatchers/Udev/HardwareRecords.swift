@@ -6,10 +6,16 @@
 public struct PCMDevice: Sendable, Hashable, Comparable {
     public var device: Int
     public var playback: Bool
+    /// The PCM's sysfs `pcm_class` attribute (`generic`, `multi`, `modem`, `digitizer`), when read.
+    public var pcmClass: String?
+    /// The PCM's `id` attribute (`HDMI 0`, `ALC289 Analog`), where the kernel or a record has one.
+    public var id: String?
 
-    public init(device: Int, playback: Bool) {
+    public init(device: Int, playback: Bool, pcmClass: String? = nil, id: String? = nil) {
         self.device = device
         self.playback = playback
+        self.pcmClass = pcmClass
+        self.id = id
     }
 
     /// Parses a sysfs name such as `pcmC1D3p`; nil for anything else.
@@ -43,12 +49,24 @@ public struct CardParent: Sendable, Hashable {
     public var pciClass: String?
     /// True when function 0 of the same PCI device is a display controller (class 0x03xxxx).
     public var isGraphicsAudioFunction: Bool
+    /// The PCI class of function 0 of the same PCI device (`0x030000`), when it was seen.
+    public var function0Class: String?
+    /// A platform parent's device-tree node name (`OF_NAME`: `hdmi`, `zynqmp_dp_snd_card`, `sound`).
+    public var ofName: String?
+    /// A platform parent's device-tree compatibles (`OF_COMPATIBLE_0...`: `brcm,bcm2711-hdmi0`, `xlnx,dp-snd-card`).
+    public var ofCompatible: [String]
 
-    public init(subsystem: String? = nil, driver: String? = nil, pciClass: String? = nil, isGraphicsAudioFunction: Bool = false) {
+    public init(
+        subsystem: String? = nil, driver: String? = nil, pciClass: String? = nil, isGraphicsAudioFunction: Bool = false,
+        function0Class: String? = nil, ofName: String? = nil, ofCompatible: [String] = []
+    ) {
         self.subsystem = subsystem
         self.driver = driver
         self.pciClass = pciClass
         self.isGraphicsAudioFunction = isGraphicsAudioFunction
+        self.function0Class = function0Class
+        self.ofName = ofName
+        self.ofCompatible = ofCompatible
     }
 }
 
@@ -128,24 +146,45 @@ public struct JackRecord: Sendable, Hashable {
     public var properties: [String: String]
     /// The switches the device reports.
     public var supported: SwitchSet
-    /// The switches that are on now.
+    /// The switches that are on now (empty when `stateKnown` is false).
     public var state: SwitchSet
+    /// False when the switch state could not be read (the device node is not readable or
+    /// not there, as without the udev rule or in a static dump): only the udev `NAME` and
+    /// `SW` bitmap are known.
+    public var stateKnown: Bool
 
-    public init(syspath: String, cardSyspath: String, name: String, properties: [String: String] = [:], supported: SwitchSet, state: SwitchSet) {
+    public init(
+        syspath: String, cardSyspath: String, name: String, properties: [String: String] = [:], supported: SwitchSet, state: SwitchSet,
+        stateKnown: Bool = true
+    ) {
         self.syspath = syspath
         self.cardSyspath = cardSyspath
         self.name = name
         self.properties = properties
         self.supported = supported
-        self.state = state
+        self.state = stateKnown ? state : []
+        self.stateKnown = stateKnown
     }
 
     /// The PCM device an HDMI/DP jack stands for (`...,pcm=3`), if the name says.
     public var hdmiPCM: Int? {
-        guard name.contains("HDMI") || name.contains("DP") else { return nil }
+        guard isVideoJack else { return nil }
         guard let range = name.firstRange(of: "pcm=") else { return nil }
         let digits = name[range.upperBound...].prefix { $0.isASCII && $0.isNumber }
         return Int(digits)
+    }
+
+    /// Whether the name says HDMI or DisplayPort (`HDA NVidia HDMI/DP,pcm=3`, `vc4-hdmi-0 HDMI Jack`).
+    public var isVideoJack: Bool {
+        name.contains("HDMI") || name.contains("DP,pcm=") || name.hasSuffix(" DP Jack") || name.contains("DisplayPort")
+    }
+
+    /// The switch bitmap udev's input builtin exports as `SW=` on the input device
+    /// (hex words, most significant first: `140` is SW_LINEOUT_INSERT | SW_VIDEOOUT_INSERT).
+    public static func switches(fromUdevBitmap raw: String) -> SwitchSet? {
+        let words = raw.split(separator: " ")
+        guard let last = words.last, let value = UInt64(last, radix: 16) else { return nil }
+        return SwitchSet(rawValue: UInt32(truncatingIfNeeded: value))
     }
 }
 

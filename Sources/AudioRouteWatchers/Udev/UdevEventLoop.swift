@@ -32,6 +32,8 @@ final class UdevEventLoop: @unchecked Sendable {
     }
 
     private var jacks: [String: OpenJack] = [:]
+    /// Jacks known from udev alone (their device could not be read): no fd, state unknown.
+    private var unreadableJacks: Set<String> = []
     private var nextToken: UInt64 = 0
     /// Devices whose `remove` was seen: under umockdev the sysfs directory can
     /// outlive the event briefly, so snapshots must not count them.
@@ -51,6 +53,8 @@ final class UdevEventLoop: @unchecked Sendable {
         /// Syspaths of its PCM and control children.
         var children: Set<String>
         var parent: CardParent
+        /// PCM children's `pcm_class` and `id` attributes, by syspath (read once, when the child appears).
+        var pcmAttributes: [String: (pcmClass: String?, id: String?)] = [:]
     }
     private var cardCache: [String: CardCache] = [:]
 
@@ -106,6 +110,7 @@ final class UdevEventLoop: @unchecked Sendable {
     private func resync() {
         monitor?.discardQueued()
         for syspath in Array(jacks.keys) { close(jack: syspath, announce: false) }
+        unreadableJacks = []
         removed = []
         cardCache = [:]
         let (jackRecords, cardRecords) = readPresent()
@@ -192,8 +197,12 @@ final class UdevEventLoop: @unchecked Sendable {
                 }
                 if action == "remove" {
                     cardCache[cardPath]?.children.remove(syspath)
+                    cardCache[cardPath]?.pcmAttributes[syspath] = nil
                 } else {
                     cardCache[cardPath]?.children.insert(syspath)
+                    if PCMDevice.parse(sysname) != nil, cardCache[cardPath]?.pcmAttributes[syspath] == nil {
+                        cardCache[cardPath]?.pcmAttributes[syspath] = Self.pcmAttributes(device)
+                    }
                 }
                 emit(.card(record(cardPath, cardCache[cardPath]!)))
             }
@@ -221,14 +230,21 @@ final class UdevEventLoop: @unchecked Sendable {
     /// A card met mid-life: its children and parent from sysfs.
     private func bootstrap(_ device: UdevDevice) -> CardCache {
         var children: Set<String> = []
+        var pcmAttributes: [String: (pcmClass: String?, id: String?)] = [:]
         if let enumerator = try? UdevEnumerator(context) {
             enumerator.match(parent: device)
             for path in enumerator.syspaths() where path != device.syspath && !removed.contains(path) {
                 let name = path.split(separator: "/").last.map(String.init) ?? ""
-                if PCMDevice(sysname: name) != nil || name.hasPrefix("controlC") { children.insert(path) }
+                if PCMDevice(sysname: name) != nil {
+                    children.insert(path)
+                    if let pcm = context.device(syspath: path) { pcmAttributes[path] = Self.pcmAttributes(pcm) }
+                } else if name.hasPrefix("controlC") {
+                    children.insert(path)
+                }
             }
         }
         var cache = CardCache(sysname: device.sysname, properties: [:], faults: [], attributes: [:], children: children, parent: readParent(device))
+        cache.pcmAttributes = pcmAttributes
         refresh(&cache, from: device)
         return cache
     }
@@ -254,7 +270,9 @@ final class UdevEventLoop: @unchecked Sendable {
         var hasControl = false
         for path in cache.children where !removed.contains(path) {
             let name = path.split(separator: "/").last.map(String.init) ?? ""
-            if let pcm = PCMDevice(sysname: name) {
+            if var pcm = PCMDevice(sysname: name) {
+                pcm.pcmClass = cache.pcmAttributes[path]?.pcmClass
+                pcm.id = cache.pcmAttributes[path]?.id
                 pcms.append(pcm)
             } else if name.hasPrefix("controlC") {
                 hasControl = true
@@ -265,6 +283,16 @@ final class UdevEventLoop: @unchecked Sendable {
             pcms: pcms, hasControl: hasControl, parent: cache.parent, faults: cache.faults)
     }
 
+    /// A PCM child's `pcm_class` and `id` attributes, where sysfs has them.
+    private static func pcmAttributes(_ device: UdevDevice) -> (pcmClass: String?, id: String?) {
+        func value(_ name: String) -> String? {
+            guard let attribute = device.attribute(name), attribute.valid else { return nil }
+            let text = attribute.value.trimmingASCIIWhitespace()
+            return text.isEmpty ? nil : text
+        }
+        return (value("pcm_class"), value("id"))
+    }
+
     private func readParent(_ device: UdevDevice) -> CardParent {
         var parent = CardParent()
         if let up = device.parent() {
@@ -272,20 +300,27 @@ final class UdevEventLoop: @unchecked Sendable {
             parent.driver = up.driver
             if up.subsystem == "pci" {
                 parent.pciClass = up.attribute("class")?.value
-                parent.isGraphicsAudioFunction = isGraphicsAudioFunction(up.syspath)
+                parent.function0Class = function0Class(up.syspath)
+                parent.isGraphicsAudioFunction = parent.function0Class?.hasPrefix("0x03") == true
+            } else {
+                // A platform (device-tree) parent: its node name and compatibles, from its properties.
+                let properties = up.properties().values
+                parent.ofName = properties["OF_NAME"]
+                let count = properties["OF_COMPATIBLE_N"].flatMap { Int($0) } ?? 0
+                parent.ofCompatible = (0..<min(count, 16)).compactMap { properties["OF_COMPATIBLE_\($0)"] }
             }
         }
         return parent
     }
 
-    /// HDMI audio of a GPU is function 1 (or higher) of a PCI device whose function 0
-    /// is a display controller (PCI class 0x03xxxx).
-    private func isGraphicsAudioFunction(_ syspath: String) -> Bool {
-        guard let slash = syspath.lastIndex(of: "/"), let dot = syspath.lastIndex(of: "."), dot > slash else { return false }
-        guard syspath[syspath.index(after: dot)...] != "0" else { return false }
+    /// The PCI class of function 0 of the same PCI device, for a function other than 0: HDMI
+    /// audio of a GPU is function 1 (or higher) of a device whose function 0 is a display
+    /// controller (class 0x03xxxx).
+    private func function0Class(_ syspath: String) -> String? {
+        guard let slash = syspath.lastIndex(of: "/"), let dot = syspath.lastIndex(of: "."), dot > slash else { return nil }
+        guard syspath[syspath.index(after: dot)...] != "0" else { return nil }
         let sibling = syspath[..<dot] + ".0"
-        guard let function0 = context.device(syspath: String(sibling)), let pciClass = function0.attribute("class")?.value else { return false }
-        return pciClass.hasPrefix("0x03")
+        return context.device(syspath: String(sibling))?.attribute("class")?.value.trimmingASCIIWhitespace()
     }
 
     /// The syspath of the card a device path lies below, if any.
@@ -317,41 +352,67 @@ final class UdevEventLoop: @unchecked Sendable {
     }
 
     /// Opens and watches an input device if it is a jack switch device of a sound card;
-    /// faults are reported, and nil returned.
+    /// faults are reported, and nil returned. A jack whose device cannot be read (no node,
+    /// no permission, no evdev behind it) still counts when udev's `SW` bitmap says it is a
+    /// jack switch: it is reported with its udev `NAME` and its state unknown.
     private func open(jack device: UdevDevice) -> JackRecord? {
         let syspath = device.syspath
         // Only switch devices that hang below a sound card are jacks; the card is
         // found in the device path (.../sound/cardN/inputM/eventK), not in sysfs.
         guard let card = Self.cardPath(of: syspath) else { return nil }
         let inputDevice = device.parent()
+        let inputProperties = inputDevice?.properties().values ?? [:]
         let name = inputDevice?.attribute("name")?.value.trimmingASCIIWhitespace()
-            ?? inputDevice?.properties().values["NAME"].map { String($0.filter { $0 != "\"" }) }
-        guard let node = device.devnode else {
-            emit(.fault(key: "\(syspath)#no-node", message: "input device \(syspath) on \(card.sysname) has no device node: ignored"))
-            return nil
+            ?? inputProperties["NAME"].map { String($0.filter { $0 != "\"" }) }
+        let properties = device.properties().values
+        /// The jack as udev alone describes it, when its `SW` bitmap has a jack switch.
+        func unreadable(_ fault: String, _ why: String) -> JackRecord? {
+            guard let name, let switches = inputProperties["SW"].flatMap(JackRecord.switches(fromUdevBitmap:)),
+                !switches.intersection(.jackSwitches).isEmpty
+            else {
+                emit(.fault(key: "\(syspath)#\(fault)", message: "input device \(syspath) on \(card.sysname): \(why): ignored"))
+                return nil
+            }
+            emit(.fault(
+                key: "\(syspath)#unknown-state",
+                message: "jack \(CardClassifier.quoted(name)) on \(card.sysname): \(why): its state is unknown (HDMI/DP outputs are offered with availability unknown)"))
+            unreadableJacks.insert(syspath)
+            return JackRecord(
+                syspath: syspath, cardSyspath: card.syspath, name: name, properties: properties, supported: switches.intersection(.jackSwitches),
+                state: [], stateKnown: false)
         }
+        guard let node = device.devnode else { return unreadable("no-node", "has no device node") }
         let evdev: EvdevSwitchDevice
         do {
             evdev = try EvdevSwitchDevice(path: node)
         } catch {
-            emit(.fault(key: "\(syspath)#open", message: "input device \(syspath) on \(card.sysname): \(error): ignored"))
-            return nil
+            return unreadable("open", "\(error)")
         }
-        guard let supported = evdev.supportedSwitches(), !supported.intersection(.jackSwitches).isEmpty else {
+        let supported: SwitchSet
+        switch evdev.switchCapability() {
+        case .unreadable:
+            return unreadable("caps", "cannot read its capabilities (EVIOCGBIT)")
+        case .none:
             let label = name ?? evdev.name() ?? node
             emit(.fault(key: "\(syspath)#not-switch", message: "input device \(CardClassifier.quoted(label)) on \(card.sysname) is not a jack switch device: ignored"))
             return nil
+        case .switches(let switches):
+            guard !switches.intersection(.jackSwitches).isEmpty else {
+                let label = name ?? evdev.name() ?? node
+                emit(.fault(key: "\(syspath)#not-switch", message: "input device \(CardClassifier.quoted(label)) on \(card.sysname) is not a jack switch device: ignored"))
+                return nil
+            }
+            supported = switches
         }
         guard let raw = evdev.switchState() else {
-            emit(.fault(key: "\(syspath)#state", message: "cannot read the switch state of \(node) (EVIOCGSW): ignored"))
-            return nil
+            return unreadable("state", "cannot read the switch state of \(node) (EVIOCGSW)")
         }
         let state = raw.intersection(supported)
+        unreadableJacks.remove(syspath)
         nextToken += 1
         jacks[syspath] = OpenJack(
             device: evdev, token: nextToken, cardSyspath: card.syspath, supported: supported, state: state, pending: state)
         watch(jack: syspath)
-        let properties = device.properties().values
         return JackRecord(syspath: syspath, cardSyspath: card.syspath, name: name ?? evdev.name() ?? node, properties: properties, supported: supported, state: state)
     }
 
@@ -399,6 +460,10 @@ final class UdevEventLoop: @unchecked Sendable {
     }
 
     private func close(jack syspath: String, announce: Bool) {
+        if unreadableJacks.remove(syspath) != nil, jacks[syspath] == nil {
+            if announce { emit(.jackRemoved(syspath: syspath)) }
+            return
+        }
         guard let jack = jacks.removeValue(forKey: syspath) else { return }
         if let source = jack.source { loop?.unwatch(source) }
         if announce { emit(.jackRemoved(syspath: syspath)) }

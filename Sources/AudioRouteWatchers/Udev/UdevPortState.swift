@@ -3,6 +3,13 @@ import AudioRouteDBus
 import AudioRouteCore
 import Logging
 
+/// A card, its jacks, and how they were classified.
+public struct CardExplanation: Sendable, Hashable {
+    public var card: CardRecord
+    public var jacks: [JackRecord]
+    public var classification: CardClassification
+}
+
 /// The port set that the current cards and jacks imply, kept by diffing.
 ///
 /// Every hardware event replaces a snapshot (a card, a jack, a jack's switches);
@@ -37,6 +44,17 @@ public struct UdevPortState: Sendable {
     /// Every announced port, card by card in syspath order.
     public var ports: [Port] {
         announced.keys.sorted().flatMap { announced[$0]! }
+    }
+
+    /// Every card's classification now, with its jacks, in syspath order: what
+    /// `audioroute ports --direct --explain` prints.
+    public func explanations() -> [CardExplanation] {
+        cards.keys.sorted().map { syspath in
+            let card = cards[syspath]!
+            let cardJacks = jacks.values.filter { $0.cardSyspath == syspath }.sorted { $0.syspath < $1.syspath }
+            let result = CardClassifier.classify(card, jacks: cardJacks, hasEarpiece: earpieces[syspath] ?? false)
+            return CardExplanation(card: card, jacks: cardJacks, classification: result)
+        }
     }
 
     /// Applies one hardware event; returns the port events it causes, in order.

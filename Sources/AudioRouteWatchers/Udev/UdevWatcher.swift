@@ -93,12 +93,23 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
     }
 
     public func currentPorts() async throws -> [Port] {
+        try snapshotState().ports
+    }
+
+    /// Every card present now with its jacks and how each was classified, and which signal
+    /// decided each port (`audioroute ports --direct --explain`).
+    public func currentExplanations() throws -> [CardExplanation] {
+        try snapshotState().explanations()
+    }
+
+    /// The port state after one enumeration, without a monitor.
+    private func snapshotState() throws -> UdevPortState {
         var events: [HardwareEvent] = []
         let loop = try UdevEventLoop(monitoring: false) { events.append($0) }
         loop.enumerate()
         var state = makeState()
         for event in events { _ = state.apply(event) }
-        return state.ports
+        return state
     }
 
     func makeState() -> UdevPortState {
