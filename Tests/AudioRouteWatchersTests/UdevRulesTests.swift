@@ -60,7 +60,7 @@ import Testing
         }
         #expect(set["webcam"] == ["AUDIOROUTE_PRIORITY": "10"])
         #expect(set["headset"] == [:])
-        #expect(set["gpu"] == ["AUDIOROUTE_PRIORITY": "50"])
+        #expect(set["gpu"] == [:])
         #expect(set["phone"] == ["AUDIOROUTE_RECEIVER": "1"])
         #expect(set["loopback"]?["AUDIOROUTE_IGNORE"] == "1")
 

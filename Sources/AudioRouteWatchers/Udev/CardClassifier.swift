@@ -293,7 +293,13 @@ public enum CardClassifier {
             let label = videoType == .displayPort ? "DisplayPort" : "HDMI"
             let device = cardVideo != nil ? base : uid
             var port = Port(uid: uid, type: videoType, device: device, name: "\(cardName) \(label) \(number)", direction: .output, alsa: alsaName(pcm))
-            if let priority { port.priority = priority }
+            if let priority {
+                port.priority = priority
+            } else if availability == .unknown {
+                // Offered, but never over a built-in port: a laptop whose HDMI jack cannot be
+                // read keeps its speaker; a desktop with only a GPU's HDMI still plays there.
+                port.priority = -1
+            }
             jackPorts.append(port)
             decide(uid, "\(videoType.rawValue) output on PCM \(number), availability \(availability.rawValue)", signal)
             result.availability[uid] = availability
