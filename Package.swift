@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "AudioSessionNotifications", targets: ["AudioSessionNotifications"]),
         .executable(name: "audioroute", targets: ["audioroute"]),
         .executable(name: "audiorouted", targets: ["audiorouted"]),
+        // The ALSA plugin (type audioroute): libasound_module_pcm_audioroute.so, as alsa-lib names it.
+        .library(name: "asound_module_pcm_audioroute", type: .dynamic, targets: ["AudioRoutePlugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -55,6 +57,10 @@ let package = Package(
         // libasound, for clients: configuration trees, PCMs, the player's output engine. The
         // daemon, which never plays audio, does not load it.
         .target(name: "AudioRouteALSA", dependencies: ["AudioRouteCore", "AudioRouteSystem", "CALSA"]),
+
+        // The ALSA plugin, in C (docs/decisions.md, "The ALSA plugin's language"): loaded into any
+        // ALSA client, it links libasound only and reads the route from the daemon's route file.
+        .target(name: "AudioRoutePlugin", linkerSettings: [.linkedLibrary("asound")]),
 
         // The daemon's services: route tower, persisted state, readiness, the D-Bus service.
         .target(
@@ -124,6 +130,11 @@ let package = Package(
         ),
         .testTarget(name: "AudioRouteSystemTests", dependencies: ["AudioRouteSystem", "AudioRouteTestKit"]),
         .testTarget(name: "AudioRouteDBusTests", dependencies: ["AudioRouteDBus", "AudioRouteSystem", "AudioRouteTestKit", log]),
+        // The plugin's logic without a kernel, and aplay through the built plugin into file PCMs.
+        .testTarget(
+            name: "AudioRoutePluginTests",
+            dependencies: ["AudioRoutePlugin", "AudioRouteCore", "AudioRouteIPC", "AudioRouteSystem", "AudioRouteTestKit"]
+        ),
         .testTarget(name: "AudioRouteIPCTests", dependencies: ["AudioRouteIPC", "AudioRouteCore", "AudioRouteTestKit"]),
         .testTarget(
             name: "AudioRouteWatchersTests",

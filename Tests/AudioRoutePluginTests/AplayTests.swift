@@ -1,0 +1,146 @@
+// aplay through the built plugin (the SwiftPM product libasound_module_pcm_audioroute.so) and
+// the shipped configuration snippet, into file PCMs named by a route file that the daemon's own
+// writer (AlsaRouteConfigWriter) writes: no kernel, no sound card.
+import AudioRouteCore
+import AudioRouteIPC
+import AudioRouteSystem
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+private let plugin = productsDirectory + "/libasound_module_pcm_audioroute.so"
+
+private func port(_ name: String) -> Port {
+    Port(uid: name, type: .usbAudio, device: name, direction: .output, alsa: name)
+}
+
+/// A temporary HOME whose ~/.asoundrc is the shipped snippet (its `lib` pointed at the built
+/// plugin) and two file PCMs, `plugtest_a` and `plugtest_b`.
+private struct Bench {
+    let dir: String
+    var runtime: String { dir + "/run" }
+    var environment: [String: String] { ["HOME": dir, "XDG_RUNTIME_DIR": runtime, "XDG_CONFIG_HOME": dir + "/config"] }
+    let writer: AlsaRouteConfigWriter
+
+    init(_ dir: String) throws {
+        self.dir = dir
+        try #require(access(plugin, R_OK) == 0, "\(plugin) is missing: `swift build` builds it")
+        let snippet = try readText(Subprocess.packageRoot + "/share/alsa/50-audioroute.conf")
+        let shipped = "lib \"libasound_module_pcm_audioroute.so\""
+        try #require(snippet.contains(shipped))
+        let asoundrc = snippet.replacing(shipped, with: "lib \"\(plugin)\"") + """
+            pcm.!plugtest_a { type file slave.pcm "null" file "\(dir)/a.raw" format "raw" }
+            pcm.!plugtest_b { type file slave.pcm "null" file "\(dir)/b.raw" format "raw" }
+
+            """
+        try writeFile(dir + "/.asoundrc", asoundrc)
+        writer = AlsaRouteConfigWriter(runtimeDirectory: dir + "/run")
+    }
+
+    func route(to name: String) throws { try writer.write(AlsaRouteConfig(output: port(name), input: nil)) }
+
+    func bytes(_ file: String) -> [UInt8] { (try? AtomicFile.read(dir + "/" + file)) ?? [] }
+
+    /// Waits (10 s at most) until `file` holds `count` bytes.
+    func waitFor(_ file: String, bytes count: Int) {
+        let deadline = MonotonicClock.milliseconds() + 10_000
+        while bytes(file).count < count && MonotonicClock.milliseconds() < deadline { MonotonicClock.sleep(nanoseconds: 10_000_000) }
+    }
+}
+
+/// aplay's arguments for raw S16_LE stereo 48 kHz with 1000-frame periods (4000 bytes).
+private func aplay(_ device: String, _ input: String) -> [String] {
+    ["-q", "-D", device, "-t", "raw", "-f", "S16_LE", "-c", "2", "-r", "48000", "--period-size=1000", "--buffer-size=4000", input]
+}
+
+/// `written` is `frames` then only silence (aplay pads its last period with zeros).
+private func expectFramesThenSilence(_ written: [UInt8], _ frames: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(written.count >= frames.count, sourceLocation: sourceLocation)
+    #expect(Array(written.prefix(frames.count)) == frames, sourceLocation: sourceLocation)
+    #expect(written.dropFirst(frames.count).allSatisfy { $0 == 0 }, sourceLocation: sourceLocation)
+}
+
+@Suite struct PluginAplayTests {
+    @Test func aplayThroughThePluginWritesTheRoutesFile() throws {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try Bench(dir)
+            try bench.route(to: "plugtest_a")
+            let frames = pattern(4000 * 5 + 400, seed: 7)
+            try AtomicFile.write(frames, to: dir + "/in.raw")
+            let result = try run("/usr/bin/aplay", aplay("audioroute", dir + "/in.raw"), environment: bench.environment)
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            expectFramesThenSilence(bench.bytes("a.raw"), frames)
+            #expect(bench.bytes("b.raw").isEmpty)
+        }
+    }
+
+    @Test func argumentsComeFromTheDeviceStringOrTheEnvironment() throws {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try Bench(dir)
+            try bench.route(to: "plugtest_a")
+            try AtomicFile.write(pattern(4000, seed: 8), to: dir + "/in.raw")
+            let good = try run("/usr/bin/aplay", aplay("audioroute:CATEGORY=ambient,OPTIONS=mixWithOthers+duckOthers", dir + "/in.raw"), environment: bench.environment)
+            #expect(good.status == 0, "stderr: \(good.stderr)")
+            let bad = try run("/usr/bin/aplay", aplay("audioroute:CATEGORY=loud", dir + "/in.raw"), environment: bench.environment)
+            #expect(bad.status != 0)
+            #expect(bad.stderr.contains("unknown category \"loud\""), "stderr: \(bad.stderr)")
+            var environment = bench.environment
+            environment["AUDIOROUTE_CATEGORY"] = "shouting"
+            let badEnvironment = try run("/usr/bin/aplay", aplay("audioroute", dir + "/in.raw"), environment: environment)
+            #expect(badEnvironment.status != 0)
+            #expect(badEnvironment.stderr.contains("AUDIOROUTE_CATEGORY"), "stderr: \(badEnvironment.stderr)")
+        }
+    }
+
+    @Test func withoutARouteFileTheOpenFailsAndSaysWhy() throws {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try Bench(dir)
+            try AtomicFile.write(pattern(4000, seed: 9), to: dir + "/in.raw")
+            let result = try run("/usr/bin/aplay", aplay("audioroute", dir + "/in.raw"), environment: bench.environment)
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("is audiorouted running?"), "stderr: \(result.stderr)")
+        }
+    }
+
+    /// The live move: aplay reads its frames from a pipe; halfway the route file names another
+    /// device. The rest lands in the new device's file, none lost, none twice.
+    @Test func anOpenStreamMovesToTheNewRouteAtAPeriodBoundary() throws {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try Bench(dir)
+            try bench.route(to: "plugtest_a")
+            let first = pattern(4000 * 8, seed: 10)  // 8 periods
+            let second = pattern(4000 * 6 + 1200, seed: 11)
+            let player = try ChildProcess("/usr/bin/aplay", aplay("audioroute", "-"), environment: bench.environment, input: .pipe)
+            player.send(first)
+            bench.waitFor("a.raw", bytes: first.count)
+            #expect(bench.bytes("a.raw") == first, "stderr: \(player.availableStderr())")
+            try bench.route(to: "plugtest_b")
+            player.send(second)
+            player.closeInput()
+            #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
+            #expect(bench.bytes("a.raw") == first)
+            expectFramesThenSilence(bench.bytes("b.raw"), second)
+        }
+    }
+
+    /// A rewrite of the route file that names the same device (the other side changed) is no move.
+    @Test func aRewriteWithTheSameDeviceDoesNotMove() throws {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try Bench(dir)
+            try bench.route(to: "plugtest_a")
+            let first = pattern(4000 * 2, seed: 12)
+            let second = pattern(4000 * 2, seed: 13)
+            let player = try ChildProcess("/usr/bin/aplay", aplay("audioroute", "-"), environment: bench.environment, input: .pipe)
+            player.send(first)
+            bench.waitFor("a.raw", bytes: first.count)
+            try bench.writer.write(AlsaRouteConfig(output: port("plugtest_a"), input: port("plugtest_b")))
+            player.send(second)
+            player.closeInput()
+            #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
+            expectFramesThenSilence(bench.bytes("a.raw"), first + second)
+            #expect(bench.bytes("b.raw").isEmpty)
+        }
+    }
+}
