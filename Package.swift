@@ -15,8 +15,6 @@ let package = Package(
         .library(name: "AudioSessionNotifications", targets: ["AudioSessionNotifications"]),
         .executable(name: "audioroute", targets: ["audioroute"]),
         .executable(name: "audiorouted", targets: ["audiorouted"]),
-        // The ALSA plugin (type audioroute): libasound_module_pcm_audioroute.so, as alsa-lib names it.
-        .library(name: "asound_module_pcm_audioroute", type: .dynamic, targets: ["AudioRoutePlugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -58,8 +56,10 @@ let package = Package(
         // daemon, which never plays audio, does not load it.
         .target(name: "AudioRouteALSA", dependencies: ["AudioRouteCore", "AudioRouteSystem", "CALSA"]),
 
-        // The ALSA plugin, in C (docs/decisions.md, "The ALSA plugin's language"): loaded into any
-        // ALSA client, it links libasound only and reads the route from the daemon's route file.
+        // The ALSA plugin's sources, in C (docs/decisions.md, "The ALSA plugin's language"): loaded
+        // into any ALSA client, it links libasound only and reads the route from the daemon's route
+        // file. Not a product: SwiftPM would link the Swift runtime into it; scripts/build-alsa-plugin
+        // builds the shipped libasound_module_pcm_audioroute.so. This target is for the tests.
         .target(name: "AudioRoutePlugin", linkerSettings: [.linkedLibrary("asound")]),
 
         // The daemon's services: route tower, persisted state, readiness, the D-Bus service.

@@ -473,8 +473,10 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 			route_name != NULL && route_name[0] != '\0' ? route_name : capture ? "audioroute_capture" : "audioroute");
 	if ((err = ar_route_file_path(p->route_file, sizeof(p->route_file), route_file, getenv("XDG_RUNTIME_DIR"), file_exists)) < 0)
 		goto fail;
+	if ((err = open_slave(p)) < 0)
+		goto fail;
 	// Watch the directory: the daemon replaces the file by a rename, which a watch on the
-	// file itself would not follow.
+	// file itself would not follow. Set after the first read, so a missing file is reported as such.
 	if ((p->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
 		err = -errno;
 		goto fail;
@@ -487,8 +489,6 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 		SNDERR("audioroute: cannot watch %s: %s", directory, snd_strerror(err));
 		goto fail;
 	}
-	if ((err = open_slave(p)) < 0)
-		goto fail;
 	// Always ready: the transfer itself blocks on the slave.
 	if ((p->io.poll_fd = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
 		err = -errno;

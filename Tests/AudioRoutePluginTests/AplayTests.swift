@@ -1,5 +1,5 @@
-// aplay through the built plugin (the SwiftPM product libasound_module_pcm_audioroute.so) and
-// the shipped configuration snippet, into file PCMs named by a route file that the daemon's own
+// aplay through the plugin as it ships (scripts/build-alsa-plugin) and the shipped
+// configuration snippet, into file PCMs named by a route file that the daemon's own
 // writer (AlsaRouteConfigWriter) writes: no kernel, no sound card.
 import AudioRouteCore
 import AudioRouteIPC
@@ -10,7 +10,18 @@ import Testing
 import Glibc
 #endif
 
-private let plugin = productsDirectory + "/libasound_module_pcm_audioroute.so"
+/// The plugin, built once per test process by the script that builds it for installing.
+private let plugin: Result<String, TestFailure> = {
+    do {
+        let result = try Subprocess.run(Subprocess.packageRoot + "/scripts/build-alsa-plugin", [makeTemporaryDirectory()])
+        guard result.status == 0, let path = result.stdoutLines.last else {
+            return .failure(TestFailure("scripts/build-alsa-plugin failed: \(result.stderr)"))
+        }
+        return .success(String(path))
+    } catch {
+        return .failure(TestFailure("scripts/build-alsa-plugin: \(error)"))
+    }
+}()
 
 private func port(_ name: String) -> Port {
     Port(uid: name, type: .usbAudio, device: name, direction: .output, alsa: name)
@@ -26,7 +37,7 @@ private struct Bench {
 
     init(_ dir: String) throws {
         self.dir = dir
-        try #require(access(plugin, R_OK) == 0, "\(plugin) is missing: `swift build` builds it")
+        let plugin = try plugin.get()
         let snippet = try readText(Subprocess.packageRoot + "/share/alsa/50-audioroute.conf")
         let shipped = "lib \"libasound_module_pcm_audioroute.so\""
         try #require(snippet.contains(shipped))
@@ -43,11 +54,20 @@ private struct Bench {
 
     func bytes(_ file: String) -> [UInt8] { (try? AtomicFile.read(dir + "/" + file)) ?? [] }
 
-    /// Waits (10 s at most) until `file` holds `count` bytes.
-    func waitFor(_ file: String, bytes count: Int) {
-        let deadline = MonotonicClock.milliseconds() + 10_000
-        while bytes(file).count < count && MonotonicClock.milliseconds() < deadline { MonotonicClock.sleep(nanoseconds: 10_000_000) }
+}
+
+/// Waits (10 s at most) until `player` (aplay reading its frames from a pipe that holds no more)
+/// blocks reading its standard input: every frame sent before has gone through the plugin then,
+/// since aplay writes each chunk it read before it reads the next. The `file` PCM keeps up to a
+/// buffer of them until it is closed, so the file's size cannot tell.
+private func waitUntilReadingInput(_ player: ChildProcess) -> Bool {
+    let deadline = MonotonicClock.milliseconds() + 10_000
+    while MonotonicClock.milliseconds() < deadline {
+        // /proc/PID/syscall: the number of the call it is blocked in (0, read) and its arguments (fd 0).
+        if let call = try? readText("/proc/\(player.pid)/syscall"), call.hasPrefix("0 0x0 ") { return true }
+        MonotonicClock.sleep(nanoseconds: 2_000_000)
     }
+    return false
 }
 
 /// aplay's arguments for raw S16_LE stereo 48 kHz with 1000-frame periods (4000 bytes).
@@ -58,7 +78,7 @@ private func aplay(_ device: String, _ input: String) -> [String] {
 /// `written` is `frames` then only silence (aplay pads its last period with zeros).
 private func expectFramesThenSilence(_ written: [UInt8], _ frames: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
     #expect(written.count >= frames.count, sourceLocation: sourceLocation)
-    #expect(Array(written.prefix(frames.count)) == frames, sourceLocation: sourceLocation)
+    #expect(Array(written.prefix(frames.count)) == frames, "\(written.count) bytes written for \(frames.count): not the frames", sourceLocation: sourceLocation)
     #expect(written.dropFirst(frames.count).allSatisfy { $0 == 0 }, sourceLocation: sourceLocation)
 }
 
@@ -114,13 +134,14 @@ private func expectFramesThenSilence(_ written: [UInt8], _ frames: [UInt8], sour
             let second = pattern(4000 * 6 + 1200, seed: 11)
             let player = try ChildProcess("/usr/bin/aplay", aplay("audioroute", "-"), environment: bench.environment, input: .pipe)
             player.send(first)
-            bench.waitFor("a.raw", bytes: first.count)
-            #expect(bench.bytes("a.raw") == first, "stderr: \(player.availableStderr())")
+            try #require(waitUntilReadingInput(player), "stderr: \(player.availableStderr())")
             try bench.route(to: "plugtest_b")
             player.send(second)
             player.closeInput()
             #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
-            #expect(bench.bytes("a.raw") == first)
+            let old = bench.bytes("a.raw")
+            #expect(old.count == first.count)
+            #expect(old == first, "a.raw differs from the frames sent before the move")
             expectFramesThenSilence(bench.bytes("b.raw"), second)
         }
     }
@@ -134,7 +155,7 @@ private func expectFramesThenSilence(_ written: [UInt8], _ frames: [UInt8], sour
             let second = pattern(4000 * 2, seed: 13)
             let player = try ChildProcess("/usr/bin/aplay", aplay("audioroute", "-"), environment: bench.environment, input: .pipe)
             player.send(first)
-            bench.waitFor("a.raw", bytes: first.count)
+            try #require(waitUntilReadingInput(player), "stderr: \(player.availableStderr())")
             try bench.writer.write(AlsaRouteConfig(output: port("plugtest_a"), input: port("plugtest_b")))
             player.send(second)
             player.closeInput()

@@ -89,8 +89,10 @@ private func names(_ kind: ar_names) -> [String] {
 @Suite struct PluginRouteFileTests {
     private func path(_ configured: String?, xdg: String?, exists: Bool) -> String? {
         var buffer = [CChar](repeating: 0, count: 64)
-        let status = ar_route_file_path(&buffer, buffer.count, configured, xdg, exists ? { _ in 1 } : { _ in 0 })
-        return status == 0 ? String(cString: buffer) : nil
+        let status = exists
+            ? ar_route_file_path(&buffer, buffer.count, configured, xdg, { _ in 1 })
+            : ar_route_file_path(&buffer, buffer.count, configured, xdg, { _ in 0 })
+        return status == 0 ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
     }
 
     @Test func theUsersRouteFileThenTheSystemInstances() {
