@@ -46,3 +46,15 @@ for v in c sdyn sstat; do
         echo "$v in $client: $r $(printf '%s' "$out" | grep -vc '^results') other lines of output"
     done
 done
+echo "== the real plugin (scripts/build-alsa-plugin) on a route of null PCMs"
+real=$("$SRC/../../scripts/build-alsa-plugin" "$W/real")
+gcc -O2 -Wall -o movetime "$SRC/movetime.c" -lasound
+mkdir -p home-real run/audioroute
+sed "s|lib \"libasound_module_pcm_audioroute.so\"|lib \"$real\"|" "$SRC/../../share/alsa/50-audioroute.conf" > home-real/.asoundrc
+printf 'pcm.!move_a { type plug slave.pcm "null" }\npcm.!move_b { type plug slave.pcm "null" }\n' >> home-real/.asoundrc
+printf 'pcm.!audioroute {\n    type plug\n    slave.pcm "null"\n}\n' > run/audioroute/asound.conf
+echo "size $(stat -c %s "$real") (with -g), $(strip -o real.stripped "$real" && stat -c %s real.stripped) stripped"
+echo "open: plug:null $(for i in $(seq "$RUNS"); do HOME="$W/home-real" ./loadtime plug:null; done | median_max)"
+echo "open: audioroute $(for i in $(seq "$RUNS"); do HOME="$W/home-real" XDG_RUNTIME_DIR="$W/run" ./loadtime audioroute; done | median_max)"
+echo "aplay RSS: $(HOME="$W/home-real" XDG_RUNTIME_DIR="$W/run" /usr/bin/time -f %M aplay -q -D audioroute -t raw -f S16_LE -c 2 -r 48000 ten-seconds.raw 2>&1) kB"
+HOME="$W/home-real" XDG_RUNTIME_DIR="$W/run" ./movetime "$W/run/audioroute/asound.conf" 50
