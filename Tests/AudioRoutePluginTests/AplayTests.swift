@@ -91,10 +91,13 @@ private func expectFramesThenSilence(_ written: [UInt8], _ frames: [UInt8], sour
             try bench.route(to: "plugtest_a")
             let frames = pattern(4000 * 5 + 400, seed: 7)
             try AtomicFile.write(frames, to: dir + "/in.raw")
-            let result = try run("/usr/bin/aplay", aplay("audioroute", dir + "/in.raw"), environment: bench.environment)
-            #expect(result.status == 0, "stderr: \(result.stderr)")
-            expectFramesThenSilence(bench.bytes("a.raw"), frames)
-            #expect(bench.bytes("b.raw").isEmpty)
+            // Read/write access, then mmap access (aplay -M): the file PCM starts its file afresh.
+            for access in [[], ["-M"]] {
+                let result = try run("/usr/bin/aplay", access + aplay("audioroute", dir + "/in.raw"), environment: bench.environment)
+                #expect(result.status == 0, "\(access) stderr: \(result.stderr)")
+                expectFramesThenSilence(bench.bytes("a.raw"), frames)
+                #expect(bench.bytes("b.raw").isEmpty)
+            }
         }
     }
 
