@@ -24,6 +24,8 @@
 struct ar_pcm {
 	snd_pcm_ioplug_t io;
 	struct ar_args args;
+	/// The direction, known before snd_pcm_ioplug_create fills io.stream (the slave opens first).
+	snd_pcm_stream_t stream;
 	enum ar_state state;
 	/// `audioroute` or `audioroute_capture`: the name the route file defines for this direction.
 	char route_name[64];
@@ -148,7 +150,7 @@ static int open_slave(struct ar_pcm *p) {
 		err = -ELOOP;
 	}
 	if (err >= 0)
-		err = snd_pcm_open_lconf(&p->slave, p->route_name, p->io.stream, 0, config);
+		err = snd_pcm_open_lconf(&p->slave, p->route_name, p->stream, 0, config);
 	if (err < 0) {
 		if (config != NULL)
 			snd_config_delete(config);
@@ -463,6 +465,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 	if (p == NULL)
 		return -ENOMEM;
 	p->io.poll_fd = p->inotify_fd = -1;
+	p->stream = stream;
 	int capture = stream == SND_PCM_STREAM_CAPTURE;
 	int err = ar_args_resolve(&p->args, category, session_mode, options, getenv("AUDIOROUTE_CATEGORY"), capture);
 	if (err < 0) {

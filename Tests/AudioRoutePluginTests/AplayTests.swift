@@ -44,6 +44,7 @@ private struct Bench {
         let asoundrc = snippet.replacing(shipped, with: "lib \"\(plugin)\"") + """
             pcm.!plugtest_a { type file slave.pcm "null" file "\(dir)/a.raw" format "raw" }
             pcm.!plugtest_b { type file slave.pcm "null" file "\(dir)/b.raw" format "raw" }
+            pcm.!plugtest_mic { type file slave.pcm "null" file "/dev/null" infile "\(dir)/mic.raw" format "raw" }
 
             """
         try writeFile(dir + "/.asoundrc", asoundrc)
@@ -68,6 +69,25 @@ private func waitUntilReadingInput(_ player: ChildProcess) -> Bool {
         MonotonicClock.sleep(nanoseconds: 2_000_000)
     }
     return false
+}
+
+/// A capture stream reads the route's input: a file PCM whose `infile` is the microphone.
+@Test func arecordThroughThePluginReadsTheRoutesInput() throws {
+    try withSyncTemporaryDirectory { dir in
+        let bench = try Bench(dir)
+        let microphone = Port(uid: "mic", type: .usbAudio, device: "mic", direction: .input, alsa: "plugtest_mic")
+        try bench.writer.write(AlsaRouteConfig(output: port("plugtest_a"), input: microphone))
+        let recorded = pattern(4000 * 6, seed: 14)
+        try AtomicFile.write(recorded, to: dir + "/mic.raw")
+        let arecord = ["-q", "-D", "audioroute_capture", "-t", "raw", "-f", "S16_LE", "-c", "2", "-r", "48000",
+                       "--period-size=1000", "--buffer-size=4000", "-s", "5000", dir + "/out.raw"]
+        let result = try run("/usr/bin/arecord", arecord, environment: bench.environment)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let out = bench.bytes("out.raw")
+        #expect(out.count == 5000 * 4)
+        let same = out == Array(recorded.prefix(5000 * 4))  // not in #expect, which would print both arrays
+        #expect(same, "out.raw is not the route's input")
+    }
 }
 
 /// aplay's arguments for raw S16_LE stereo 48 kHz with 1000-frame periods (4000 bytes).
