@@ -41,9 +41,7 @@ struct ar_pcm {
 	size_t frame_bytes;
 	/// Playback: the last frames forwarded, a slave buffer's worth, to replay on the new device
 	/// what the old one had not played yet.
-	char *history;
-	snd_pcm_uframes_t history_frames, history_filled, history_end;
-	unsigned moves;
+	struct ar_history history;
 };
 
 /// The route file's text, read once, so that what is compared and what is opened are the same
@@ -178,14 +176,6 @@ static int setup_slave(struct ar_pcm *p) {
 		SNDERR("audioroute: the route's device %s refused the stream's parameters: %s", p->device, snd_strerror(err));
 		return err;
 	}
-	if (p->io.stream == SND_PCM_STREAM_PLAYBACK && buffer > p->history_frames) {
-		char *history = realloc(p->history, buffer * p->frame_bytes);
-		if (history == NULL)
-			return -ENOMEM;
-		p->history = history;
-		p->history_frames = buffer;
-		p->history_filled = p->history_end = 0;
-	}
 	return 0;
 }
 
@@ -205,25 +195,6 @@ static void check_route(struct ar_pcm *p) {
 	char device[sizeof(p->device)];
 	if (touched && read_route(p, device, sizeof(device)) >= 0 && strcmp(device, p->device) != 0)
 		ar_step(&p->state, AR_EVENT_ROUTE_CHANGED);
-}
-
-static void remember(struct ar_pcm *p, const char *frames, snd_pcm_uframes_t count) {
-	if (p->history_frames == 0)
-		return;
-	if (count > p->history_frames) {
-		frames += (count - p->history_frames) * p->frame_bytes;
-		count = p->history_frames;
-	}
-	while (count > 0) {
-		snd_pcm_uframes_t chunk = p->history_frames - p->history_end;
-		if (chunk > count)
-			chunk = count;
-		memcpy(p->history + p->history_end * p->frame_bytes, frames, chunk * p->frame_bytes);
-		p->history_end = (p->history_end + chunk) % p->history_frames;
-		p->history_filled = p->history_filled + chunk > p->history_frames ? p->history_frames : p->history_filled + chunk;
-		frames += chunk * p->frame_bytes;
-		count -= chunk;
-	}
 }
 
 /// Writes all of `frames` to the slave, recovering an underrun; a negative errno on failure.
@@ -248,28 +219,22 @@ static snd_pcm_sframes_t write_all(struct ar_pcm *p, const char *frames, snd_pcm
 /// know of (its delay fails): those are the ones lost.
 static int move(struct ar_pcm *p) {
 	snd_pcm_sframes_t pending = 0;
-	if (p->slave != NULL && p->io.stream == SND_PCM_STREAM_PLAYBACK &&
+	if (p->slave != NULL && p->stream == SND_PCM_STREAM_PLAYBACK &&
 			(snd_pcm_delay(p->slave, &pending) < 0 || pending < 0))
 		pending = 0;
-	if ((snd_pcm_uframes_t)pending > p->history_filled)
-		pending = (snd_pcm_sframes_t)p->history_filled;
 	close_slave(p);
 	int err = open_slave(p);
 	if (err >= 0)
 		err = setup_slave(p);
 	if (err < 0)
 		return err;
-	p->moves++;
-	if (pending > 0 && p->history_frames > 0) {
-		snd_pcm_uframes_t start = (p->history_end + p->history_frames - (snd_pcm_uframes_t)pending) % p->history_frames;
-		snd_pcm_uframes_t first = p->history_frames - start < (snd_pcm_uframes_t)pending ? p->history_frames - start : (snd_pcm_uframes_t)pending;
-		snd_pcm_sframes_t n = write_all(p, p->history + start * p->frame_bytes, first);
-		if (n >= 0 && (snd_pcm_uframes_t)pending > first)
-			n = write_all(p, p->history, (snd_pcm_uframes_t)pending - first);
-		if (n < 0)
-			return (int)n;
-	}
-	return 0;
+	const void *first, *second;
+	size_t first_count, second_count;
+	ar_history_last(&p->history, (size_t)pending, &first, &first_count, &second, &second_count);
+	snd_pcm_sframes_t n = write_all(p, first, first_count);
+	if (n >= 0)
+		n = write_all(p, second, second_count);
+	return n < 0 ? (int)n : 0;
 }
 
 /// Holds the caller until the route changes (a blocking writer held still is how a plain app
@@ -318,7 +283,7 @@ static snd_pcm_sframes_t ar_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 		if (n < 0)
 			return n;
 		if (io->stream == SND_PCM_STREAM_PLAYBACK)
-			remember(p, frames, (snd_pcm_uframes_t)n);
+			ar_history_remember(&p->history, frames, (size_t)n);
 		p->transferred = (p->transferred + (snd_pcm_uframes_t)n) % p->boundary;
 		return n;
 	}
@@ -338,6 +303,10 @@ static int ar_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params) {
 	(void)params;
 	struct ar_pcm *p = io->private_data;
 	p->frame_bytes = (size_t)snd_pcm_format_physical_width(io->format) / 8 * io->channels;
+	// Twice the app's buffer: the device's may be larger (its size is only "near" ours), and its
+	// delay is what a move replays from here.
+	if (io->stream == SND_PCM_STREAM_PLAYBACK && ar_history_reserve(&p->history, 2 * io->buffer_size, p->frame_bytes) < 0)
+		return -ENOMEM;
 	if (p->slave == NULL) {
 		int err = open_slave(p);
 		if (err < 0)
@@ -356,7 +325,7 @@ static int ar_prepare(snd_pcm_ioplug_t *io) {
 	if (snd_pcm_sw_params_current(io->pcm, sw) < 0 || snd_pcm_sw_params_get_boundary(sw, &p->boundary) < 0 || p->boundary == 0)
 		p->boundary = io->buffer_size;
 	p->transferred = 0;
-	p->history_filled = p->history_end = 0;
+	ar_history_clear(&p->history);
 	return p->slave != NULL ? snd_pcm_prepare(p->slave) : 0;
 }
 
@@ -395,7 +364,7 @@ static void free_pcm(struct ar_pcm *p) {
 		close(p->io.poll_fd);
 	if (p->inotify_fd >= 0)
 		close(p->inotify_fd);
-	free(p->history);
+	ar_history_free(&p->history);
 	free(p);
 }
 

@@ -72,6 +72,27 @@ enum ar_action {
 /// One step of the stream's state machine: the new state in `*state`, what to do returned.
 enum ar_action ar_step(enum ar_state *state, enum ar_event event);
 
+/// The last frames a playback stream forwarded, a device buffer's worth: on a move, what the old
+/// device still held (its delay) is written again to the new one, so no frame is lost.
+struct ar_history {
+	char *bytes;
+	size_t allocated;
+	size_t frame_bytes;
+	/// In frames: the ring's size, how much of it holds frames, where the next frame goes.
+	size_t capacity, filled, end;
+};
+
+/// Makes room for `frames` frames of `frame_bytes` bytes, and empties it. 0 or -ENOMEM.
+int ar_history_reserve(struct ar_history *h, size_t frames, size_t frame_bytes);
+void ar_history_clear(struct ar_history *h);
+/// Keeps `count` frames (only the last `capacity` of them when more).
+void ar_history_remember(struct ar_history *h, const void *frames, size_t count);
+/// The last `count` frames kept (fewer when fewer are), in order, as two pieces (the ring may
+/// wrap); returns how many.
+size_t ar_history_last(const struct ar_history *h, size_t count, const void **first, size_t *first_count,
+		const void **second, size_t *second_count);
+void ar_history_free(struct ar_history *h);
+
 /// Whether a write or read error means the device is going away (the player's DeviceGone rule):
 /// ENODEV, EBADFD, ESHUTDOWN. `err` is negative, as libasound returns it.
 int ar_is_device_gone(int err);
