@@ -269,7 +269,9 @@ static snd_pcm_sframes_t ar_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 			break;
 		}
 		snd_pcm_sframes_t n;
-		if (io->stream == SND_PCM_STREAM_PLAYBACK) {
+		if (p->slave == NULL)  // a move that failed to open the new device
+			n = -ENODEV;
+		else if (io->stream == SND_PCM_STREAM_PLAYBACK) {
 			n = write_all(p, frames, size);
 		} else {
 			n = snd_pcm_readi(p->slave, frames, size);

@@ -13,14 +13,10 @@ enum ar_action ar_step(enum ar_state *state, enum ar_event event) {
 		*state = AR_IDLE;
 		return AR_ACTION_NONE;
 	case AR_EVENT_ROUTE_CHANGED:
-		// Not now: the app may be in the middle of a transfer. A held writer moves at once,
-		// since it waits at a boundary.
-		if (*state == AR_FORWARDING)
+		// Not now: the change is seen between transfers or while one is held; the move is made
+		// where the transfer begins, with the frames it carries.
+		if (*state == AR_FORWARDING || *state == AR_HELD)
 			*state = AR_MOVE_PENDING;
-		else if (*state == AR_HELD) {
-			*state = AR_FORWARDING;
-			return AR_ACTION_MOVE;
-		}
 		return AR_ACTION_NONE;
 	case AR_EVENT_BOUNDARY:
 		if (*state == AR_MOVE_PENDING) {

@@ -61,11 +61,14 @@ private struct Bench {
 /// blocks reading its standard input: every frame sent before has gone through the plugin then,
 /// since aplay writes each chunk it read before it reads the next. The `file` PCM keeps up to a
 /// buffer of them until it is closed, so the file's size cannot tell.
-private func waitUntilReadingInput(_ player: ChildProcess) -> Bool {
+private func waitUntilReadingInput(_ player: ChildProcess) -> Bool { waitUntilBlocked(player, inCall: "0 0x0 ") }
+
+/// Waits (10 s at most) until `player` is blocked in the system call that /proc/PID/syscall
+/// starts with `prefix` (its number, then its arguments: "0 0x0 " is read(0, ...)).
+private func waitUntilBlocked(_ player: ChildProcess, inCall prefix: String) -> Bool {
     let deadline = MonotonicClock.milliseconds() + 10_000
     while MonotonicClock.milliseconds() < deadline {
-        // /proc/PID/syscall: the number of the call it is blocked in (0, read) and its arguments (fd 0).
-        if let call = try? readText("/proc/\(player.pid)/syscall"), call.hasPrefix("0 0x0 ") { return true }
+        if let call = try? readText("/proc/\(player.pid)/syscall"), call.hasPrefix(prefix) { return true }
         MonotonicClock.sleep(nanoseconds: 2_000_000)
     }
     return false
@@ -168,6 +171,30 @@ private func expectFramesThenSilence(_ written: [UInt8], _ frames: [UInt8], sour
             #expect(old.count == first.count)
             let same = old == first  // not compared in #expect, which would print both arrays
             #expect(same, "a.raw is not the frames sent before the move")
+            expectFramesThenSilence(bench.bytes("b.raw"), second)
+        }
+    }
+
+    /// A route whose device cannot be opened holds the writer (aplay blocks in the plugin, at a
+    /// boundary, frames kept) until the route names one that can: then everything continues there.
+    @Test func aDeviceThatCannotOpenHoldsTheStreamUntilTheNextRoute() throws {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try Bench(dir)
+            try bench.route(to: "plugtest_a")
+            let first = pattern(4000 * 3, seed: 15)
+            let second = pattern(4000 * 3, seed: 16)
+            let player = try ChildProcess("/usr/bin/aplay", aplay("audioroute", "-"), environment: bench.environment, input: .pipe)
+            player.send(first)
+            try #require(waitUntilReadingInput(player), "stderr: \(player.availableStderr())")
+            try bench.route(to: "plugtest_missing")  // not defined: the open fails
+            player.send(second)
+            try #require(waitUntilBlocked(player, inCall: "7 "), "not held in poll; stderr: \(player.availableStderr())")  // poll(2)
+            #expect(player.exitStatus == nil)
+            #expect(bench.bytes("b.raw").isEmpty)
+            try bench.route(to: "plugtest_b")
+            player.closeInput()
+            #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
+            #expect(bench.bytes("a.raw").count == first.count)
             expectFramesThenSilence(bench.bytes("b.raw"), second)
         }
     }
