@@ -56,6 +56,12 @@ let package = Package(
         // daemon, which never plays audio, does not load it.
         .target(name: "AudioRouteALSA", dependencies: ["AudioRouteCore", "AudioRouteSystem", "CALSA"]),
 
+        // The ALSA plugin's sources, in C (docs/decisions.md, "The ALSA plugin's language"): loaded
+        // into any ALSA client, it links libasound only and reads the route from the daemon's route
+        // file. Not a product: SwiftPM would link the Swift runtime into it; scripts/build-alsa-plugin
+        // builds the shipped libasound_module_pcm_audioroute.so. This target is for the tests.
+        .target(name: "AudioRoutePlugin", linkerSettings: [.linkedLibrary("asound")]),
+
         // The daemon's services: route tower, persisted state, readiness, the D-Bus service.
         .target(
             name: "AudioRouteDaemon",
@@ -124,6 +130,11 @@ let package = Package(
         ),
         .testTarget(name: "AudioRouteSystemTests", dependencies: ["AudioRouteSystem", "AudioRouteTestKit"]),
         .testTarget(name: "AudioRouteDBusTests", dependencies: ["AudioRouteDBus", "AudioRouteSystem", "AudioRouteTestKit", log]),
+        // The plugin's logic without a kernel, and aplay through the built plugin into file PCMs.
+        .testTarget(
+            name: "AudioRoutePluginTests",
+            dependencies: ["AudioRoutePlugin", "AudioRouteCore", "AudioRouteIPC", "AudioRouteSystem", "AudioRouteTestKit"]
+        ),
         .testTarget(name: "AudioRouteIPCTests", dependencies: ["AudioRouteIPC", "AudioRouteCore", "AudioRouteTestKit"]),
         .testTarget(
             name: "AudioRouteWatchersTests",

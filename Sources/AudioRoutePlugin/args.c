@@ -1,0 +1,92 @@
+// The PCM's arguments: category, mode and options, by the names of the spec (AudioRouteCore's).
+#include "audioroute_plugin.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const ar_category_names[] = {
+	"ambient", "soloAmbient", "playback", "record", "playAndRecord", "multiRoute", "audioProcessing", NULL,
+};
+static const char *const ar_mode_names[] = {
+	"default", "voiceChat", "gameChat", "videoRecording", "measurement", "moviePlayback", "videoChat",
+	"spokenAudio", "voicePrompt", NULL,
+};
+static const char *const ar_option_names[] = {
+	"mixWithOthers", "duckOthers", "allowBluetooth", "defaultToSpeaker", "interruptSpokenAudioAndMixWithOthers",
+	"allowBluetoothA2DP", "allowAirPlay", "overrideMutedMicrophoneInterruption", NULL,
+};
+static const unsigned long ar_option_values[] = { 0x1, 0x2, 0x4, 0x8, 0x11, 0x20, 0x40, 0x80, 0 };
+
+const char *ar_name(enum ar_names kind, int index, unsigned long *value) {
+	const char *const *names = kind == AR_CATEGORIES ? ar_category_names : kind == AR_MODES ? ar_mode_names : ar_option_names;
+	for (int i = 0; i < index; i++)
+		if (names[i] == NULL)
+			return NULL;
+	if (value != NULL)
+		*value = kind == AR_OPTIONS ? ar_option_values[index] : 0;
+	return names[index];
+}
+
+static int known(const char *const names[], const char *name, size_t length) {
+	for (int i = 0; names[i] != NULL; i++)
+		if (strlen(names[i]) == length && strncmp(names[i], name, length) == 0)
+			return i;
+	return -1;
+}
+
+static int given(const char *value) { return value != NULL && value[0] != '\0'; }
+
+static int pick(char *into, size_t size, const char *const names[], const char *value, const char *what,
+		struct ar_args *out) {
+	if (known(names, value, strlen(value)) < 0) {
+		snprintf(out->error, sizeof(out->error), "unknown %s \"%.60s\"", what, value);
+		return -EINVAL;
+	}
+	snprintf(into, size, "%s", value);
+	return 0;
+}
+
+int ar_args_resolve(struct ar_args *out, const char *category, const char *mode, const char *options,
+		const char *env_category, int capture) {
+	memset(out, 0, sizeof(*out));
+	const char *chosen = given(category) ? category : given(env_category) ? env_category : capture ? "record" : "playback";
+	const char *source = given(category) ? "category" : given(env_category) ? "category (AUDIOROUTE_CATEGORY)" : "category";
+	if (pick(out->category, sizeof(out->category), ar_category_names, chosen, source, out) < 0)
+		return -EINVAL;
+	if (pick(out->mode, sizeof(out->mode), ar_mode_names, given(mode) ? mode : "default", "mode", out) < 0)
+		return -EINVAL;
+	for (const char *p = given(options) ? options : ""; *p != '\0';) {
+		size_t length = strcspn(p, ",+| ");
+		if (length > 0) {
+			int index = known(ar_option_names, p, length);
+			if (index < 0) {
+				snprintf(out->error, sizeof(out->error), "unknown option \"%.*s\"", (int)(length > 60 ? 60 : length), p);
+				return -EINVAL;
+			}
+			out->options |= ar_option_values[index];
+		}
+		p += length;
+		if (*p != '\0')
+			p++;
+	}
+	return 0;
+}
+
+int ar_route_file_path(char *buffer, size_t size, const char *configured, const char *xdg_runtime_dir,
+		int (*user_exists)(const char *path)) {
+	int n;
+	if (given(configured)) {
+		n = snprintf(buffer, size, "%s", configured);
+	} else {
+		n = -1;
+		if (given(xdg_runtime_dir)) {
+			n = snprintf(buffer, size, "%s/audioroute/asound.conf", xdg_runtime_dir);
+			if (n >= 0 && (size_t)n < size && !user_exists(buffer))
+				n = -1;
+		}
+		if (n < 0)
+			n = snprintf(buffer, size, "/run/audioroute/asound.conf");
+	}
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}

@@ -1,0 +1,102 @@
+// The `audioroute` ALSA plugin's own logic, apart from libasound, so that tests can call it
+// without a sound card: the PCM's arguments, where the route file is, and the stream's states
+// around a route change. The ioplug itself (pcm.c) is not part of this header.
+#ifndef AUDIOROUTE_PLUGIN_H
+#define AUDIOROUTE_PLUGIN_H
+
+#include <stddef.h>
+
+// None of this is exported from the plugin: in an arbitrary process, only alsa-lib's two symbols are.
+#pragma GCC visibility push(hidden)
+
+/// What the PCM's arguments say the app is: the session it will be in the tower.
+struct ar_args {
+	char category[32];
+	char mode[32];
+	/// Apple's raw values (AudioRouteCore.CategoryOptions), or-ed.
+	unsigned long options;
+	/// Why the arguments were refused (empty when they were accepted).
+	char error[160];
+};
+
+/// Fills `out` from the PCM definition's `category`, `mode` and `options` fields (NULL or ""
+/// when not given), else `env_category` (the process's AUDIOROUTE_CATEGORY, NULL when unset),
+/// else `playback` (`record` when `capture`). Options are names separated by `,`, `+`, `|` or
+/// spaces. Returns 0, or -EINVAL with `out->error` set for an unknown name.
+int ar_args_resolve(struct ar_args *out, const char *category, const char *mode, const char *options,
+		const char *env_category, int capture);
+
+enum ar_names { AR_CATEGORIES, AR_MODES, AR_OPTIONS };
+
+/// The `index`th name the plugin accepts of a kind, NULL past the last (the tests compare them
+/// with AudioRouteCore's); `value`, when not NULL, gets an option's raw value.
+const char *ar_name(enum ar_names kind, int index, unsigned long *value);
+
+/// The route file to read: `configured` when not empty, else
+/// `<xdg_runtime_dir>/audioroute/asound.conf` when `xdg_runtime_dir` is set and `user_exists`
+/// says that file exists, else the system instance's `/run/audioroute/asound.conf`.
+/// Returns 0, or -ENAMETOOLONG.
+int ar_route_file_path(char *buffer, size_t size, const char *configured, const char *xdg_runtime_dir,
+		int (*user_exists)(const char *path));
+
+/// The stream's states around the device it forwards to.
+enum ar_state {
+	/// No device open (before hw_params, after close).
+	AR_IDLE,
+	/// Forwarding to the route's device.
+	AR_FORWARDING,
+	/// The route changed: the stream moves at the next period boundary.
+	AR_MOVE_PENDING,
+	/// The device went away (ENODEV, EBADFD, ESHUTDOWN): the writer is held until the route changes.
+	AR_HELD,
+};
+
+enum ar_event {
+	AR_EVENT_OPENED,
+	/// The route file names another device than the one open.
+	AR_EVENT_ROUTE_CHANGED,
+	/// A transfer begins: the app hands over a period (or what it has).
+	AR_EVENT_BOUNDARY,
+	AR_EVENT_DEVICE_GONE,
+	AR_EVENT_CLOSED,
+};
+
+enum ar_action {
+	AR_ACTION_NONE,
+	/// Close the device and open the route's, replaying what the old one had not played.
+	AR_ACTION_MOVE,
+	/// Hold the transfer until the route changes.
+	AR_ACTION_WAIT_FOR_ROUTE,
+};
+
+/// One step of the stream's state machine: the new state in `*state`, what to do returned.
+enum ar_action ar_step(enum ar_state *state, enum ar_event event);
+
+/// The last frames a playback stream forwarded, a device buffer's worth: on a move, what the old
+/// device still held (its delay) is written again to the new one, so no frame is lost.
+struct ar_history {
+	char *bytes;
+	size_t allocated;
+	size_t frame_bytes;
+	/// In frames: the ring's size, how much of it holds frames, where the next frame goes.
+	size_t capacity, filled, end;
+};
+
+/// Makes room for `frames` frames of `frame_bytes` bytes, and empties it. 0 or -ENOMEM.
+int ar_history_reserve(struct ar_history *h, size_t frames, size_t frame_bytes);
+void ar_history_clear(struct ar_history *h);
+/// Keeps `count` frames (only the last `capacity` of them when more).
+void ar_history_remember(struct ar_history *h, const void *frames, size_t count);
+/// The last `count` frames kept (fewer when fewer are), in order, as two pieces (the ring may
+/// wrap); returns how many.
+size_t ar_history_last(const struct ar_history *h, size_t count, const void **first, size_t *first_count,
+		const void **second, size_t *second_count);
+void ar_history_free(struct ar_history *h);
+
+/// Whether a write or read error means the device is going away (the player's DeviceGone rule):
+/// ENODEV, EBADFD, ESHUTDOWN. `err` is negative, as libasound returns it.
+int ar_is_device_gone(int err);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,491 @@
+// The `audioroute` ALSA PCM (type audioroute): an ioplug that forwards frames to the device the
+// current route names, and moves to the new route's device when the route changes.
+//
+// The route comes from the file audiorouted writes (docs/alsa.md): its `pcm.audioroute` (or
+// `pcm.audioroute_capture`) definition is opened as the slave, as written, over the system's
+// configuration. So the plugin links libasound only: no D-Bus, no libudev, no libbluetooth.
+// Frames pass straight through: a transfer is a blocking write (read) on the slave, so the
+// slave paces the app; the plugin's own buffer is always empty and `delay` is the slave's.
+#include "audioroute_plugin.h"
+
+#define PIC 1  // alsa-lib's plugin symbols (SND_PCM_PLUGIN_SYMBOL) are those of a shared object
+#include <alsa/asoundlib.h>
+#include <alsa/pcm_external.h>
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+struct ar_pcm {
+	snd_pcm_ioplug_t io;
+	struct ar_args args;
+	/// The direction, known before snd_pcm_ioplug_create fills io.stream (the slave opens first).
+	snd_pcm_stream_t stream;
+	enum ar_state state;
+	/// `audioroute` or `audioroute_capture`: the name the route file defines for this direction.
+	char route_name[64];
+	char route_file[PATH_MAX];
+	/// The slave.pcm of the route's definition now open, to tell a real change from a rewrite.
+	char device[512];
+	snd_pcm_t *slave;
+	/// The configuration the slave was opened from (the system's with the route file over it).
+	snd_config_t *slave_config;
+	int inotify_fd;
+	snd_pcm_uframes_t transferred;
+	snd_pcm_uframes_t boundary;
+	size_t frame_bytes;
+	/// Playback: the last frames forwarded, a slave buffer's worth, to replay on the new device
+	/// what the old one had not played yet.
+	struct ar_history history;
+};
+
+/// The route file's text, read once, so that what is compared and what is opened are the same
+/// version of a file the daemon may replace at any moment. NUL-terminated; free() it.
+static int read_route_text(struct ar_pcm *p, char **text, size_t *length) {
+	FILE *file = fopen(p->route_file, "re");
+	if (file == NULL) {
+		int err = -errno;
+		SNDERR("audioroute: cannot read the route file %s: %s (is audiorouted running?)", p->route_file, snd_strerror(err));
+		return err;
+	}
+	size_t capacity = 65536;
+	*text = malloc(capacity + 1);
+	*length = *text != NULL ? fread(*text, 1, capacity, file) : 0;
+	int failed = *text == NULL || ferror(file) || !feof(file);
+	fclose(file);
+	if (failed) {
+		free(*text);
+		*text = NULL;
+		return -EIO;
+	}
+	(*text)[*length] = '\0';
+	return 0;
+}
+
+/// Loads `text` (a route file) into `top`.
+static int load_text(snd_config_t *top, const char *text, size_t length) {
+	snd_input_t *in;
+	int err = snd_input_buffer_open(&in, text, (ssize_t)length);
+	if (err < 0)
+		return err;
+	err = snd_config_load(top, in);
+	snd_input_close(in);
+	return err;
+}
+
+/// The slave.pcm of the route's definition of `p->route_name` in `text`, into `device`.
+static int route_device(struct ar_pcm *p, const char *text, size_t length, char *device, size_t size) {
+	snd_config_t *top, *definition, *slave;
+	int err = snd_config_top(&top);
+	if (err < 0)
+		return err;
+	char key[96];
+	snprintf(key, sizeof(key), "pcm.%s", p->route_name);
+	const char *name = "";
+	if ((err = load_text(top, text, length)) >= 0 && (err = snd_config_search(top, key, &definition)) < 0)
+		SNDERR("audioroute: the route file %s does not define %s", p->route_file, key);
+	if (err >= 0 && snd_config_search(definition, "slave.pcm", &slave) >= 0)
+		snd_config_get_string(slave, &name);
+	snprintf(device, size, "%s", name);
+	snd_config_delete(top);
+	return err;
+}
+
+/// The route's device now (the slave.pcm of its definition), into `device`.
+static int read_route(struct ar_pcm *p, char *device, size_t size) {
+	char *text;
+	size_t length;
+	int err = read_route_text(p, &text, &length);
+	if (err < 0)
+		return err;
+	err = route_device(p, text, length, device, size);
+	free(text);
+	return err;
+}
+
+static void close_slave(struct ar_pcm *p) {
+	if (p->slave != NULL) {
+		snd_pcm_drop(p->slave);
+		snd_pcm_close(p->slave);
+		p->slave = NULL;
+	}
+	if (p->slave_config != NULL) {
+		snd_config_delete(p->slave_config);
+		p->slave_config = NULL;
+	}
+}
+
+/// Opens the route's definition as the slave: the system's configuration with the route file
+/// loaded over it (its `pcm.!audioroute` replaces this plugin's definition in that copy), so that
+/// names the route uses (plughw:, bluealsa:, a user's own) resolve as for any client.
+static int open_slave(struct ar_pcm *p) {
+	char *text;
+	size_t length;
+	char device[sizeof(p->device)];
+	int err = read_route_text(p, &text, &length);
+	if (err < 0)
+		return err;
+	snd_config_t *global = NULL, *config = NULL;
+	if ((err = route_device(p, text, length, device, sizeof(device))) >= 0 && (err = snd_config_update_ref(&global)) >= 0) {
+		err = snd_config_copy(&config, global);
+		snd_config_unref(global);
+	}
+	if (err >= 0)
+		err = load_text(config, text, length);
+	free(text);
+	char key[96];
+	snprintf(key, sizeof(key), "pcm.%s.type", p->route_name);
+	snd_config_t *type;
+	const char *type_name = NULL;
+	if (err >= 0 && snd_config_search(config, key, &type) >= 0 && snd_config_get_string(type, &type_name) >= 0 &&
+			strcmp(type_name, "audioroute") == 0) {
+		SNDERR("audioroute: the route file %s defines %s as this plugin", p->route_file, p->route_name);
+		err = -ELOOP;
+	}
+	if (err >= 0)
+		err = snd_pcm_open_lconf(&p->slave, p->route_name, p->stream, 0, config);
+	if (err < 0) {
+		if (config != NULL)
+			snd_config_delete(config);
+		return err;
+	}
+	p->slave_config = config;
+	snprintf(p->device, sizeof(p->device), "%s", device);
+	return 0;
+}
+
+/// Gives the slave the stream's parameters: the route's definition is a `plug`, so it converts.
+static int setup_slave(struct ar_pcm *p) {
+	snd_pcm_hw_params_t *hw;
+	snd_pcm_hw_params_alloca(&hw);
+	snd_pcm_uframes_t period = p->io.period_size, buffer = p->io.buffer_size;
+	int err;
+	if ((err = snd_pcm_hw_params_any(p->slave, hw)) < 0 ||
+			(err = snd_pcm_hw_params_set_access(p->slave, hw, SND_PCM_ACCESS_RW_INTERLEAVED)) < 0 ||
+			(err = snd_pcm_hw_params_set_format(p->slave, hw, p->io.format)) < 0 ||
+			(err = snd_pcm_hw_params_set_channels(p->slave, hw, p->io.channels)) < 0 ||
+			(err = snd_pcm_hw_params_set_rate(p->slave, hw, p->io.rate, 0)) < 0 ||
+			(err = snd_pcm_hw_params_set_period_size_near(p->slave, hw, &period, NULL)) < 0 ||
+			(err = snd_pcm_hw_params_set_buffer_size_near(p->slave, hw, &buffer)) < 0 ||
+			(err = snd_pcm_hw_params(p->slave, hw)) < 0) {
+		SNDERR("audioroute: the route's device %s refused the stream's parameters: %s", p->device, snd_strerror(err));
+		return err;
+	}
+	return 0;
+}
+
+/// Reads the route watch; on a change of the file, re-reads the route and tells the state
+/// machine when it names another device.
+static void check_route(struct ar_pcm *p) {
+	char events[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	const char *base = strrchr(p->route_file, '/') + 1;
+	int touched = 0;
+	ssize_t n;
+	while ((n = read(p->inotify_fd, events, sizeof(events))) > 0)
+		for (char *e = events; e < events + n; e += sizeof(struct inotify_event) + ((struct inotify_event *)e)->len) {
+			const struct inotify_event *event = (const struct inotify_event *)e;
+			if (event->len > 0 && strcmp(event->name, base) == 0)
+				touched = 1;
+		}
+	char device[sizeof(p->device)];
+	if (touched && read_route(p, device, sizeof(device)) >= 0 && strcmp(device, p->device) != 0)
+		ar_step(&p->state, AR_EVENT_ROUTE_CHANGED);
+}
+
+/// Writes all of `frames` to the slave, recovering an underrun; a negative errno on failure.
+static snd_pcm_sframes_t write_all(struct ar_pcm *p, const char *frames, snd_pcm_uframes_t count) {
+	snd_pcm_uframes_t done = 0;
+	while (done < count) {
+		snd_pcm_sframes_t n = snd_pcm_writei(p->slave, frames + done * p->frame_bytes, count - done);
+		if (n == -EPIPE || n == -ESTRPIPE || n == -EINTR) {
+			if ((n = snd_pcm_recover(p->slave, (int)n, 1)) < 0)
+				return n;
+			continue;
+		}
+		if (n < 0)
+			return n;
+		done += (snd_pcm_uframes_t)n;
+	}
+	return (snd_pcm_sframes_t)done;
+}
+
+/// Moves the stream to the route's device. Playback replays, from the history, the frames the
+/// old device still held (its delay), so none is lost; a device already gone held nothing we can
+/// know of (its delay fails): those are the ones lost.
+static int move(struct ar_pcm *p) {
+	snd_pcm_sframes_t pending = 0;
+	if (p->slave != NULL && p->stream == SND_PCM_STREAM_PLAYBACK &&
+			(snd_pcm_delay(p->slave, &pending) < 0 || pending < 0))
+		pending = 0;
+	close_slave(p);
+	int err = open_slave(p);
+	if (err >= 0)
+		err = setup_slave(p);
+	if (err < 0)
+		return err;
+	const void *first, *second;
+	size_t first_count, second_count;
+	ar_history_last(&p->history, (size_t)pending, &first, &first_count, &second, &second_count);
+	snd_pcm_sframes_t n = write_all(p, first, first_count);
+	if (n >= 0)
+		n = write_all(p, second, second_count);
+	return n < 0 ? (int)n : 0;
+}
+
+/// Holds the caller until the route changes (a blocking writer held still is how a plain app
+/// pauses); -EAGAIN at once in non-blocking mode.
+static int wait_for_route(struct ar_pcm *p) {
+	if (p->io.nonblock)
+		return -EAGAIN;
+	struct pollfd watch = { .fd = p->inotify_fd, .events = POLLIN };
+	if (poll(&watch, 1, -1) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
+static snd_pcm_sframes_t ar_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel_area_t *areas,
+		snd_pcm_uframes_t offset, snd_pcm_uframes_t size) {
+	struct ar_pcm *p = io->private_data;
+	char *frames = (char *)areas[0].addr + (areas[0].first + offset * areas[0].step) / 8;
+	for (;;) {
+		check_route(p);
+		switch (ar_step(&p->state, AR_EVENT_BOUNDARY)) {
+		case AR_ACTION_MOVE:
+			if (move(p) < 0)
+				ar_step(&p->state, AR_EVENT_DEVICE_GONE);
+			continue;
+		case AR_ACTION_WAIT_FOR_ROUTE: {
+			int err = wait_for_route(p);
+			if (err < 0)
+				return err;
+			continue;
+		}
+		case AR_ACTION_NONE:
+			break;
+		}
+		snd_pcm_sframes_t n;
+		if (p->slave == NULL)  // a move that failed to open the new device
+			n = -ENODEV;
+		else if (io->stream == SND_PCM_STREAM_PLAYBACK) {
+			n = write_all(p, frames, size);
+		} else {
+			n = snd_pcm_readi(p->slave, frames, size);
+			if (n == -EPIPE || n == -ESTRPIPE)
+				n = snd_pcm_recover(p->slave, (int)n, 1) < 0 ? n : 0;
+		}
+		if (n < 0 && ar_is_device_gone((int)n)) {
+			ar_step(&p->state, AR_EVENT_DEVICE_GONE);
+			continue;
+		}
+		if (n < 0)
+			return n;
+		if (io->stream == SND_PCM_STREAM_PLAYBACK)
+			ar_history_remember(&p->history, frames, (size_t)n);
+		p->transferred = (p->transferred + (snd_pcm_uframes_t)n) % p->boundary;
+		return n;
+	}
+}
+
+static snd_pcm_sframes_t ar_pointer(snd_pcm_ioplug_t *io) {
+	struct ar_pcm *p = io->private_data;
+	// Playback: what was forwarded has left this buffer. Capture: one period is always "ready";
+	// the read that takes it blocks on the slave.
+	snd_pcm_uframes_t hw = p->transferred;
+	if (io->stream == SND_PCM_STREAM_CAPTURE)
+		hw = (hw + io->period_size) % p->boundary;
+	return (snd_pcm_sframes_t)hw;
+}
+
+static int ar_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params) {
+	(void)params;
+	struct ar_pcm *p = io->private_data;
+	p->frame_bytes = (size_t)snd_pcm_format_physical_width(io->format) / 8 * io->channels;
+	// Twice the app's buffer: the device's may be larger (its size is only "near" ours), and its
+	// delay is what a move replays from here.
+	if (io->stream == SND_PCM_STREAM_PLAYBACK && ar_history_reserve(&p->history, 2 * io->buffer_size, p->frame_bytes) < 0)
+		return -ENOMEM;
+	if (p->slave == NULL) {
+		int err = open_slave(p);
+		if (err < 0)
+			return err;
+	}
+	int err = setup_slave(p);
+	if (err >= 0)
+		ar_step(&p->state, AR_EVENT_OPENED);
+	return err;
+}
+
+static int ar_prepare(snd_pcm_ioplug_t *io) {
+	struct ar_pcm *p = io->private_data;
+	snd_pcm_sw_params_t *sw;
+	snd_pcm_sw_params_alloca(&sw);
+	if (snd_pcm_sw_params_current(io->pcm, sw) < 0 || snd_pcm_sw_params_get_boundary(sw, &p->boundary) < 0 || p->boundary == 0)
+		p->boundary = io->buffer_size;
+	p->transferred = 0;
+	ar_history_clear(&p->history);
+	return p->slave != NULL ? snd_pcm_prepare(p->slave) : 0;
+}
+
+static int ar_start(snd_pcm_ioplug_t *io) {
+	struct ar_pcm *p = io->private_data;
+	// Playback starts itself on its first write; capture starts here.
+	if (io->stream == SND_PCM_STREAM_CAPTURE && p->slave != NULL && snd_pcm_state(p->slave) == SND_PCM_STATE_PREPARED)
+		return snd_pcm_start(p->slave);
+	return 0;
+}
+
+static int ar_stop(snd_pcm_ioplug_t *io) {
+	struct ar_pcm *p = io->private_data;
+	return p->slave != NULL ? snd_pcm_drop(p->slave) : 0;
+}
+
+static int ar_drain(snd_pcm_ioplug_t *io) {
+	struct ar_pcm *p = io->private_data;
+	if (p->slave == NULL || io->stream != SND_PCM_STREAM_PLAYBACK)
+		return 0;
+	int err = snd_pcm_drain(p->slave);
+	return ar_is_device_gone(err) ? 0 : err;
+}
+
+static int ar_delay(snd_pcm_ioplug_t *io, snd_pcm_sframes_t *delay) {
+	struct ar_pcm *p = io->private_data;
+	*delay = 0;
+	if (p->slave != NULL && snd_pcm_delay(p->slave, delay) < 0)
+		*delay = 0;
+	return 0;
+}
+
+static void free_pcm(struct ar_pcm *p) {
+	close_slave(p);
+	if (p->io.poll_fd >= 0)
+		close(p->io.poll_fd);
+	if (p->inotify_fd >= 0)
+		close(p->inotify_fd);
+	ar_history_free(&p->history);
+	free(p);
+}
+
+static int ar_close(snd_pcm_ioplug_t *io) {
+	struct ar_pcm *p = io->private_data;
+	ar_step(&p->state, AR_EVENT_CLOSED);
+	free_pcm(p);
+	return 0;
+}
+
+static const snd_pcm_ioplug_callback_t ar_callbacks = {
+	.start = ar_start,
+	.stop = ar_stop,
+	.pointer = ar_pointer,
+	.transfer = ar_transfer,
+	.close = ar_close,
+	.hw_params = ar_hw_params,
+	.prepare = ar_prepare,
+	.drain = ar_drain,
+	.delay = ar_delay,
+};
+
+static int file_exists(const char *path) { return access(path, F_OK) == 0; }
+
+static int set_constraints(snd_pcm_ioplug_t *io) {
+	static const unsigned int accesses[] = { SND_PCM_ACCESS_RW_INTERLEAVED, SND_PCM_ACCESS_MMAP_INTERLEAVED };
+	static const unsigned int formats[] = {
+		SND_PCM_FORMAT_U8, SND_PCM_FORMAT_S16_LE, SND_PCM_FORMAT_S24_LE, SND_PCM_FORMAT_S24_3LE,
+		SND_PCM_FORMAT_S32_LE, SND_PCM_FORMAT_FLOAT_LE,
+	};
+	int err;
+	if ((err = snd_pcm_ioplug_set_param_list(io, SND_PCM_IOPLUG_HW_ACCESS, 2, accesses)) < 0 ||
+			(err = snd_pcm_ioplug_set_param_list(io, SND_PCM_IOPLUG_HW_FORMAT, sizeof(formats) / sizeof(formats[0]), formats)) < 0 ||
+			(err = snd_pcm_ioplug_set_param_minmax(io, SND_PCM_IOPLUG_HW_CHANNELS, 1, 8)) < 0 ||
+			(err = snd_pcm_ioplug_set_param_minmax(io, SND_PCM_IOPLUG_HW_RATE, 8000, 192000)) < 0 ||
+			(err = snd_pcm_ioplug_set_param_minmax(io, SND_PCM_IOPLUG_HW_PERIODS, 2, 1024)) < 0)
+		return err;
+	return 0;
+}
+
+SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
+	(void)root;
+	const char *category = NULL, *session_mode = NULL, *options = NULL, *route_file = NULL, *route_name = NULL;
+	snd_config_iterator_t i, next;
+	snd_config_for_each(i, next, conf) {
+		snd_config_t *n = snd_config_iterator_entry(i);
+		const char *id;
+		if (snd_config_get_id(n, &id) < 0)
+			continue;
+		if (strcmp(id, "comment") == 0 || strcmp(id, "type") == 0 || strcmp(id, "hint") == 0)
+			continue;
+		const char **field = strcmp(id, "category") == 0 ? &category
+			: strcmp(id, "mode") == 0 ? &session_mode
+			: strcmp(id, "options") == 0 ? &options
+			: strcmp(id, "route_file") == 0 ? &route_file
+			: strcmp(id, "route_pcm") == 0 ? &route_name : NULL;
+		if (field == NULL) {
+			SNDERR("audioroute: unknown field %s", id);
+			return -EINVAL;
+		}
+		if (snd_config_get_string(n, field) < 0) {
+			SNDERR("audioroute: %s must be a string", id);
+			return -EINVAL;
+		}
+	}
+	struct ar_pcm *p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return -ENOMEM;
+	p->io.poll_fd = p->inotify_fd = -1;
+	p->stream = stream;
+	int capture = stream == SND_PCM_STREAM_CAPTURE;
+	int err = ar_args_resolve(&p->args, category, session_mode, options, getenv("AUDIOROUTE_CATEGORY"), capture);
+	if (err < 0) {
+		SNDERR("audioroute: %s", p->args.error);
+		goto fail;
+	}
+	snprintf(p->route_name, sizeof(p->route_name), "%s",
+			route_name != NULL && route_name[0] != '\0' ? route_name : capture ? "audioroute_capture" : "audioroute");
+	if ((err = ar_route_file_path(p->route_file, sizeof(p->route_file), route_file, getenv("XDG_RUNTIME_DIR"), file_exists)) < 0)
+		goto fail;
+	if ((err = open_slave(p)) < 0)
+		goto fail;
+	// Watch the directory: the daemon replaces the file by a rename, which a watch on the
+	// file itself would not follow. Set after the first read, so a missing file is reported as such.
+	if ((p->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	char directory[PATH_MAX];
+	snprintf(directory, sizeof(directory), "%s", p->route_file);
+	*strrchr(directory, '/') = '\0';
+	if (inotify_add_watch(p->inotify_fd, directory[0] != '\0' ? directory : "/", IN_CLOSE_WRITE | IN_MOVED_TO) < 0) {
+		err = -errno;
+		SNDERR("audioroute: cannot watch %s: %s", directory, snd_strerror(err));
+		goto fail;
+	}
+	// Always ready: the transfer itself blocks on the slave.
+	if ((p->io.poll_fd = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	p->io.version = SND_PCM_IOPLUG_VERSION;
+	p->io.name = "AudioRoute: follows the current route";
+	p->io.flags = SND_PCM_IOPLUG_FLAG_BOUNDARY_WA;
+	p->io.poll_events = capture ? POLLIN : POLLOUT;
+	p->io.mmap_rw = 0;
+	p->io.callback = &ar_callbacks;
+	p->io.private_data = p;
+	if ((err = snd_pcm_ioplug_create(&p->io, name, stream, mode)) < 0)
+		goto fail;
+	if ((err = set_constraints(&p->io)) < 0) {
+		snd_pcm_ioplug_delete(&p->io);  // calls ar_close, which frees p
+		return err;
+	}
+	*pcmp = p->io.pcm;
+	return 0;
+fail:
+	free_pcm(p);
+	return err;
+}
+
+SND_PCM_PLUGIN_SYMBOL(audioroute);

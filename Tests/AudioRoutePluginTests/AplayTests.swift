@@ -1,0 +1,220 @@
+// aplay through the plugin as it ships (scripts/build-alsa-plugin) and the shipped
+// configuration snippet, into file PCMs named by a route file that the daemon's own
+// writer (AlsaRouteConfigWriter) writes: no kernel, no sound card.
+import AudioRouteCore
+import AudioRouteIPC
+import AudioRouteSystem
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The plugin, built once per test process by the script that builds it for installing.
+private let plugin: Result<String, TestFailure> = {
+    do {
+        let result = try Subprocess.run(Subprocess.packageRoot + "/scripts/build-alsa-plugin", [makeTemporaryDirectory()])
+        guard result.status == 0, let path = result.stdoutLines.last else {
+            return .failure(TestFailure("scripts/build-alsa-plugin failed: \(result.stderr)"))
+        }
+        return .success(String(path))
+    } catch {
+        return .failure(TestFailure("scripts/build-alsa-plugin: \(error)"))
+    }
+}()
+
+private func port(_ name: String) -> Port {
+    Port(uid: name, type: .usbAudio, device: name, direction: .output, alsa: name)
+}
+
+/// A temporary HOME whose ~/.asoundrc is the shipped snippet (its `lib` pointed at the built
+/// plugin) and two file PCMs, `plugtest_a` and `plugtest_b`.
+private struct Bench {
+    let dir: String
+    var runtime: String { dir + "/run" }
+    var environment: [String: String] { ["HOME": dir, "XDG_RUNTIME_DIR": runtime, "XDG_CONFIG_HOME": dir + "/config"] }
+    let writer: AlsaRouteConfigWriter
+
+    init(_ dir: String) throws {
+        self.dir = dir
+        let plugin = try plugin.get()
+        let snippet = try readText(Subprocess.packageRoot + "/share/alsa/50-audioroute.conf")
+        let shipped = "lib \"libasound_module_pcm_audioroute.so\""
+        try #require(snippet.contains(shipped))
+        let asoundrc = snippet.replacing(shipped, with: "lib \"\(plugin)\"") + """
+            pcm.!plugtest_a { type file slave.pcm "null" file "\(dir)/a.raw" format "raw" }
+            pcm.!plugtest_b { type file slave.pcm "null" file "\(dir)/b.raw" format "raw" }
+            pcm.!plugtest_mic { type file slave.pcm "null" file "/dev/null" infile "\(dir)/mic.raw" format "raw" }
+
+            """
+        try writeFile(dir + "/.asoundrc", asoundrc)
+        writer = AlsaRouteConfigWriter(runtimeDirectory: dir + "/run")
+    }
+
+    func route(to name: String) throws { try writer.write(AlsaRouteConfig(output: port(name), input: nil)) }
+
+    func bytes(_ file: String) -> [UInt8] { (try? AtomicFile.read(dir + "/" + file)) ?? [] }
+
+}
+
+/// Waits (10 s at most) until `player` (aplay reading its frames from a pipe that holds no more)
+/// blocks reading its standard input: every frame sent before has gone through the plugin then,
+/// since aplay writes each chunk it read before it reads the next. The `file` PCM keeps up to a
+/// buffer of them until it is closed, so the file's size cannot tell.
+private func waitUntilReadingInput(_ player: ChildProcess) -> Bool { waitUntilBlocked(player, inCall: "0 0x0 ") }
+
+/// Waits (10 s at most) until `player` is blocked in the system call that /proc/PID/syscall
+/// starts with `prefix` (its number, then its arguments: "0 0x0 " is read(0, ...)).
+private func waitUntilBlocked(_ player: ChildProcess, inCall prefix: String) -> Bool {
+    let deadline = MonotonicClock.milliseconds() + 10_000
+    while MonotonicClock.milliseconds() < deadline {
+        if let call = try? readText("/proc/\(player.pid)/syscall"), call.hasPrefix(prefix) { return true }
+        MonotonicClock.sleep(nanoseconds: 2_000_000)
+    }
+    return false
+}
+
+/// A capture stream reads the route's input: a file PCM whose `infile` is the microphone.
+@Test func arecordThroughThePluginReadsTheRoutesInput() throws {
+    try withSyncTemporaryDirectory { dir in
+        let bench = try Bench(dir)
+        let microphone = Port(uid: "mic", type: .usbAudio, device: "mic", direction: .input, alsa: "plugtest_mic")
+        try bench.writer.write(AlsaRouteConfig(output: port("plugtest_a"), input: microphone))
+        let recorded = pattern(4000 * 6, seed: 14)
+        try AtomicFile.write(recorded, to: dir + "/mic.raw")
+        let arecord = ["-q", "-D", "audioroute_capture", "-t", "raw", "-f", "S16_LE", "-c", "2", "-r", "48000",
+                       "--period-size=1000", "--buffer-size=4000", "-s", "5000", dir + "/out.raw"]
+        let result = try run("/usr/bin/arecord", arecord, environment: bench.environment)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let out = bench.bytes("out.raw")
+        #expect(out.count == 5000 * 4)
+        let same = out == Array(recorded.prefix(5000 * 4))  // not in #expect, which would print both arrays
+        #expect(same, "out.raw is not the route's input")
+    }
+}
+
+/// aplay's arguments for raw S16_LE stereo 48 kHz with 1000-frame periods (4000 bytes).
+private func aplay(_ device: String, _ input: String) -> [String] {
+    ["-q", "-D", device, "-t", "raw", "-f", "S16_LE", "-c", "2", "-r", "48000", "--period-size=1000", "--buffer-size=4000", input]
+}
+
+/// `written` is `frames` then only silence (aplay pads its last period with zeros).
+private func expectFramesThenSilence(_ written: [UInt8], _ frames: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(written.count >= frames.count, sourceLocation: sourceLocation)
+    let same = Array(written.prefix(frames.count)) == frames  // not in #expect, which would print both arrays
+    #expect(same, "\(written.count) bytes written for \(frames.count): not the frames", sourceLocation: sourceLocation)
+    let silence = written.dropFirst(frames.count).allSatisfy { $0 == 0 }
+    #expect(silence, "not silence after the frames", sourceLocation: sourceLocation)
+}
+
+@Suite struct PluginAplayTests {
+    @Test func aplayThroughThePluginWritesTheRoutesFile() throws {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try Bench(dir)
+            try bench.route(to: "plugtest_a")
+            let frames = pattern(4000 * 5 + 400, seed: 7)
+            try AtomicFile.write(frames, to: dir + "/in.raw")
+            // Read/write access, then mmap access (aplay -M): the file PCM starts its file afresh.
+            for access in [[], ["-M"]] {
+                let result = try run("/usr/bin/aplay", access + aplay("audioroute", dir + "/in.raw"), environment: bench.environment)
+                #expect(result.status == 0, "\(access) stderr: \(result.stderr)")
+                expectFramesThenSilence(bench.bytes("a.raw"), frames)
+                #expect(bench.bytes("b.raw").isEmpty)
+            }
+        }
+    }
+
+    @Test func argumentsComeFromTheDeviceStringOrTheEnvironment() throws {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try Bench(dir)
+            try bench.route(to: "plugtest_a")
+            try AtomicFile.write(pattern(4000, seed: 8), to: dir + "/in.raw")
+            let good = try run("/usr/bin/aplay", aplay("audioroute:CATEGORY=ambient,OPTIONS=mixWithOthers+duckOthers", dir + "/in.raw"), environment: bench.environment)
+            #expect(good.status == 0, "stderr: \(good.stderr)")
+            let bad = try run("/usr/bin/aplay", aplay("audioroute:CATEGORY=loud", dir + "/in.raw"), environment: bench.environment)
+            #expect(bad.status != 0)
+            #expect(bad.stderr.contains("unknown category \"loud\""), "stderr: \(bad.stderr)")
+            var environment = bench.environment
+            environment["AUDIOROUTE_CATEGORY"] = "shouting"
+            let badEnvironment = try run("/usr/bin/aplay", aplay("audioroute", dir + "/in.raw"), environment: environment)
+            #expect(badEnvironment.status != 0)
+            #expect(badEnvironment.stderr.contains("AUDIOROUTE_CATEGORY"), "stderr: \(badEnvironment.stderr)")
+        }
+    }
+
+    @Test func withoutARouteFileTheOpenFailsAndSaysWhy() throws {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try Bench(dir)
+            try AtomicFile.write(pattern(4000, seed: 9), to: dir + "/in.raw")
+            let result = try run("/usr/bin/aplay", aplay("audioroute", dir + "/in.raw"), environment: bench.environment)
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("is audiorouted running?"), "stderr: \(result.stderr)")
+        }
+    }
+
+    /// The live move: aplay reads its frames from a pipe; halfway the route file names another
+    /// device. The rest lands in the new device's file, none lost, none twice.
+    @Test func anOpenStreamMovesToTheNewRouteAtAPeriodBoundary() throws {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try Bench(dir)
+            try bench.route(to: "plugtest_a")
+            let first = pattern(4000 * 8, seed: 10)  // 8 periods
+            let second = pattern(4000 * 6 + 1200, seed: 11)
+            let player = try ChildProcess("/usr/bin/aplay", aplay("audioroute", "-"), environment: bench.environment, input: .pipe)
+            player.send(first)
+            try #require(waitUntilReadingInput(player), "stderr: \(player.availableStderr())")
+            try bench.route(to: "plugtest_b")
+            player.send(second)
+            player.closeInput()
+            #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
+            let old = bench.bytes("a.raw")
+            #expect(old.count == first.count)
+            let same = old == first  // not compared in #expect, which would print both arrays
+            #expect(same, "a.raw is not the frames sent before the move")
+            expectFramesThenSilence(bench.bytes("b.raw"), second)
+        }
+    }
+
+    /// A route whose device cannot be opened holds the writer (aplay blocks in the plugin, at a
+    /// boundary, frames kept) until the route names one that can: then everything continues there.
+    @Test func aDeviceThatCannotOpenHoldsTheStreamUntilTheNextRoute() throws {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try Bench(dir)
+            try bench.route(to: "plugtest_a")
+            let first = pattern(4000 * 3, seed: 15)
+            let second = pattern(4000 * 3, seed: 16)
+            let player = try ChildProcess("/usr/bin/aplay", aplay("audioroute", "-"), environment: bench.environment, input: .pipe)
+            player.send(first)
+            try #require(waitUntilReadingInput(player), "stderr: \(player.availableStderr())")
+            try bench.route(to: "plugtest_missing")  // not defined: the open fails
+            player.send(second)
+            try #require(waitUntilBlocked(player, inCall: "7 "), "not held in poll; stderr: \(player.availableStderr())")  // poll(2)
+            #expect(player.exitStatus == nil)
+            #expect(bench.bytes("b.raw").isEmpty)
+            try bench.route(to: "plugtest_b")
+            player.closeInput()
+            #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
+            #expect(bench.bytes("a.raw").count == first.count)
+            expectFramesThenSilence(bench.bytes("b.raw"), second)
+        }
+    }
+
+    /// A rewrite of the route file that names the same device (the other side changed) is no move.
+    @Test func aRewriteWithTheSameDeviceDoesNotMove() throws {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try Bench(dir)
+            try bench.route(to: "plugtest_a")
+            let first = pattern(4000 * 2, seed: 12)
+            let second = pattern(4000 * 2, seed: 13)
+            let player = try ChildProcess("/usr/bin/aplay", aplay("audioroute", "-"), environment: bench.environment, input: .pipe)
+            player.send(first)
+            try #require(waitUntilReadingInput(player), "stderr: \(player.availableStderr())")
+            try bench.writer.write(AlsaRouteConfig(output: port("plugtest_a"), input: port("plugtest_b")))
+            player.send(second)
+            player.closeInput()
+            #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
+            expectFramesThenSilence(bench.bytes("a.raw"), first + second)
+            #expect(bench.bytes("b.raw").isEmpty)
+        }
+    }
+}
