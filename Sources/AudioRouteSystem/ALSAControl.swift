@@ -217,6 +217,12 @@ public struct ALSAControlDevice: ~Copyable, Sendable {
         return info.id.numid
     }
 
+    /// SNDRV_CTL_IOCTL_ELEM_REMOVE of a user-space element. Needs a writable descriptor.
+    public func removeElement(numid: UInt32) throws(Errno) {
+        var id = ALSAControlElementID.kernelID(numid: numid)
+        try control("SNDRV_CTL_IOCTL_ELEM_REMOVE") { clinux_ctl_elem_remove(fd, &id) }
+    }
+
     /// SNDRV_CTL_IOCTL_ELEM_WRITE of a boolean element's values. Needs a writable descriptor.
     public func setBoolean(numid: UInt32, _ values: [Bool]) throws(Errno) {
         var value = snd_ctl_elem_value()

@@ -72,6 +72,11 @@ static inline int clinux_ctl_elem_add(int fd, struct snd_ctl_elem_info *info) {
     return ioctl(fd, SNDRV_CTL_IOCTL_ELEM_ADD, info);
 }
 
+/// SNDRV_CTL_IOCTL_ELEM_REMOVE: removes a user-space element (by `id->numid`).
+static inline int clinux_ctl_elem_remove(int fd, struct snd_ctl_elem_id *id) {
+    return ioctl(fd, SNDRV_CTL_IOCTL_ELEM_REMOVE, id);
+}
+
 /// SNDRV_CTL_IOCTL_ELEM_WRITE: sets an element's values (by `value->id`).
 static inline int clinux_ctl_elem_write(int fd, struct snd_ctl_elem_value *value) {
     return ioctl(fd, SNDRV_CTL_IOCTL_ELEM_WRITE, value);
