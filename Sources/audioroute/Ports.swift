@@ -87,7 +87,8 @@ enum ExplainText {
         var lines = ["\(card.sysname)\(id) \(card.syspath)"]
         for jack in explanation.jacks {
             let state = jack.stateKnown ? "\(jack.state)" : "unknown"
-            lines.append("  jack \"\(jack.name)\" switches=\(jack.supported) state=\(state) source=\(jack.source.rawValue)")
+            let source = jack.source == .evdev ? "" : " source=\(jack.source.rawValue)"
+            lines.append("  jack \"\(jack.name)\" switches=\(jack.supported) state=\(state)\(source)")
         }
         for decision in explanation.classification.decisions {
             lines.append("  \(decision.subject): \(decision.outcome)  <- \(decision.signal)")
