@@ -113,8 +113,6 @@ let package = Package(
         // a state writer the crash-safety test kills.
         .executableTarget(name: "audiosession-probe", dependencies: ["AudioSession", "AudioRouteCore", "AudioRouteSystem"], path: "Tests/Helpers/audiosession-probe"),
         .executableTarget(name: "audiorouted-state-writer", dependencies: ["AudioRouteDaemon", "AudioRouteSystem"], path: "Tests/Helpers/audiorouted-state-writer"),
-        // The real-kernel bench drives a jack control on the guest's card with it (docs/ports.md).
-        .executableTarget(name: "audioroute-jackctl", dependencies: ["AudioRouteSystem"], path: "Tests/Helpers/audioroute-jackctl"),
         // What the test targets share: temporary directories, child processes, the private
         // bus, the mock daemon, the umockdev and dbusmock testbeds, the running daemon.
         .target(
