@@ -45,6 +45,9 @@ final class UdevEventLoop: @unchecked Sendable {
 
     /// By the control device's syspath.
     private var controls: [String: OpenControl] = [:]
+    /// Control devices that could not be opened or listed: not tried again on every event of
+    /// their card (a static record has none), only once seen again (add, resync).
+    private var unreadableControls: Set<String> = []
     /// Jacks known from udev alone (their device could not be read): no fd, state unknown.
     private var unreadableJacks: Set<String> = []
     private var nextToken: UInt64 = 0
@@ -125,6 +128,7 @@ final class UdevEventLoop: @unchecked Sendable {
         monitor?.discardQueued()
         for syspath in Array(jacks.keys) { close(jack: syspath, announce: false) }
         for syspath in Array(controls.keys) { close(control: syspath, announce: false) }
+        unreadableControls = []
         unreadableJacks = []
         removed = []
         cardCache = [:]
@@ -187,6 +191,7 @@ final class UdevEventLoop: @unchecked Sendable {
                     removed.insert(syspath)
                     cardCache[syspath] = nil
                     for (path, control) in controls where control.cardSyspath == syspath { close(control: path, announce: true) }
+                    unreadableControls = unreadableControls.filter { !$0.hasPrefix(syspath + "/") }
                     emit(.cardRemoved(syspath: syspath, action: action))
                     return
                 }
@@ -218,7 +223,9 @@ final class UdevEventLoop: @unchecked Sendable {
                     cardCache[cardPath]?.children.remove(syspath)
                     cardCache[cardPath]?.pcmAttributes[syspath] = nil
                     if controls[syspath] != nil { close(control: syspath, announce: true) }
+                    unreadableControls.remove(syspath)
                 } else {
+                    if action == "add" { unreadableControls.remove(syspath) }
                     cardCache[cardPath]?.children.insert(syspath)
                     if PCMDevice.parse(sysname) != nil, cardCache[cardPath]?.pcmAttributes[syspath] == nil {
                         cardCache[cardPath]?.pcmAttributes[syspath] = Self.pcmAttributes(device)
@@ -498,7 +505,7 @@ final class UdevEventLoop: @unchecked Sendable {
     private func openControl(of cardSyspath: String) -> [JackRecord] {
         guard let cache = cardCache[cardSyspath] else { return [] }
         guard let syspath = cache.children.first(where: { $0.split(separator: "/").last?.hasPrefix("controlC") == true && !removed.contains($0) }),
-            controls[syspath] == nil, let device = context.device(syspath: syspath), let node = device.devnode
+            controls[syspath] == nil, !unreadableControls.contains(syspath), let device = context.device(syspath: syspath), let node = device.devnode
         else { return [] }
         let card = cache.sysname
         let control: ControlJackDevice
@@ -507,6 +514,7 @@ final class UdevEventLoop: @unchecked Sendable {
             control = try ControlJackDevice(path: node)
             elements = try control.jackElements()
         } catch {
+            unreadableControls.insert(syspath)
             // ENOTTY: not a control device behind the node (a static umockdev record): nothing to say.
             if error.code != .inappropriateIoctl {
                 emit(.fault(key: "\(syspath)#control", message: "\(card): cannot read the jack controls of \(node) (\(error.code)): jack state from evdev devices only"))
