@@ -1,11 +1,11 @@
 import AudioRouteSystem
 import CUdev
 
-/// Reads sound cards and jack switches from libudev and evdev and turns them
-/// into `HardwareEvent` snapshots.
+/// Reads sound cards and jacks from libudev, evdev and the cards' ALSA jack controls and
+/// turns them into `HardwareEvent` snapshots.
 ///
-/// Event-driven only: after enumeration its sources (the netlink monitor and each jack
-/// device) are read by a ``PollLoop`` (the daemon's executor, or a thread of the watcher's
+/// Event-driven only: after enumeration its sources (the netlink monitor, each jack
+/// device and each card's control device) are read by a ``PollLoop`` (the daemon's executor, or a thread of the watcher's
 /// own), which sleeps with no timeout. Confined to that loop's thread: created, used and
 /// released there, so it owns its handles without a lock (hence `@unchecked Sendable`,
 /// for the loop's handlers that hold it).
