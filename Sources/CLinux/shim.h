@@ -8,6 +8,7 @@
 #include <spawn.h>
 #include <malloc.h>
 #include <linux/input.h>
+#include <sound/asound.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -44,6 +45,47 @@ static inline int clinux_eviocgname(int fd, char *buf, unsigned int len) {
 static inline int clinux_set_thread_name(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 }
+
+/// SNDRV_CTL_IOCTL_ELEM_LIST: up to `space` element ids from `offset` into `pids`; the
+/// kernel sets `list->used` (how many it wrote) and `list->count` (how many there are).
+static inline int clinux_ctl_elem_list(int fd, struct snd_ctl_elem_list *list) {
+    return ioctl(fd, SNDRV_CTL_IOCTL_ELEM_LIST, list);
+}
+
+/// SNDRV_CTL_IOCTL_ELEM_INFO: an element's type, access and value count (by `info->id`).
+static inline int clinux_ctl_elem_info(int fd, struct snd_ctl_elem_info *info) {
+    return ioctl(fd, SNDRV_CTL_IOCTL_ELEM_INFO, info);
+}
+
+/// SNDRV_CTL_IOCTL_ELEM_READ: an element's values (by `value->id`).
+static inline int clinux_ctl_elem_read(int fd, struct snd_ctl_elem_value *value) {
+    return ioctl(fd, SNDRV_CTL_IOCTL_ELEM_READ, value);
+}
+
+/// SNDRV_CTL_IOCTL_SUBSCRIBE_EVENTS: 1 to queue `struct snd_ctl_event`s for read(2), 0 to stop.
+static inline int clinux_ctl_subscribe_events(int fd, int on) {
+    return ioctl(fd, SNDRV_CTL_IOCTL_SUBSCRIBE_EVENTS, &on);
+}
+
+/// SNDRV_CTL_IOCTL_ELEM_ADD: a user-space element (tests drive a jack control with one).
+static inline int clinux_ctl_elem_add(int fd, struct snd_ctl_elem_info *info) {
+    return ioctl(fd, SNDRV_CTL_IOCTL_ELEM_ADD, info);
+}
+
+/// SNDRV_CTL_IOCTL_ELEM_REMOVE: removes a user-space element (by `id->numid`).
+static inline int clinux_ctl_elem_remove(int fd, struct snd_ctl_elem_id *id) {
+    return ioctl(fd, SNDRV_CTL_IOCTL_ELEM_REMOVE, id);
+}
+
+/// SNDRV_CTL_IOCTL_ELEM_WRITE: sets an element's values (by `value->id`).
+static inline int clinux_ctl_elem_write(int fd, struct snd_ctl_elem_value *value) {
+    return ioctl(fd, SNDRV_CTL_IOCTL_ELEM_WRITE, value);
+}
+
+/// The <sound/asound.h> constants that are casts, which Swift does not import.
+static const int clinux_ctl_elem_type_boolean = (int)SNDRV_CTL_ELEM_TYPE_BOOLEAN;
+static const int clinux_ctl_elem_iface_card = (int)SNDRV_CTL_ELEM_IFACE_CARD;
+static const int clinux_ctl_elem_iface_mixer = (int)SNDRV_CTL_ELEM_IFACE_MIXER;
 
 static const unsigned int clinux_epollin = EPOLLIN;
 static const unsigned int clinux_epollerr = EPOLLERR;

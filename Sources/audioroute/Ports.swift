@@ -87,7 +87,8 @@ enum ExplainText {
         var lines = ["\(card.sysname)\(id) \(card.syspath)"]
         for jack in explanation.jacks {
             let state = jack.stateKnown ? "\(jack.state)" : "unknown"
-            lines.append("  jack \"\(jack.name)\" switches=\(jack.supported) state=\(state)")
+            let source = jack.source == .evdev ? "" : " source=\(jack.source.rawValue)"
+            lines.append("  jack \"\(jack.name)\" switches=\(jack.supported) state=\(state)\(source)")
         }
         for decision in explanation.classification.decisions {
             lines.append("  \(decision.subject): \(decision.outcome)  <- \(decision.signal)")
@@ -116,6 +117,7 @@ enum ExplainText {
             JSON.object([
                 JSON.Member("name", .string(jack.name)), JSON.Member("stateKnown", .bool(jack.stateKnown)),
                 JSON.Member("switches", .string("\(jack.supported)")), JSON.Member("state", .string("\(jack.state)")),
+                JSON.Member("source", .string(jack.source.rawValue)),
             ])
         }
         return .object([

@@ -28,6 +28,14 @@ import Testing
         }
     }
 
+    /// The daemon reads jack controls through the control device's ioctls, not libasound
+    /// (docs/decisions.md, "Jack controls through ioctls, not libasound").
+    @Test func theDaemonDoesNotLinkLibasound() throws {
+        let libraries = try Self.needed(productsDirectory + "/audiorouted")
+        #expect(libraries.contains { $0.hasPrefix("libudev.so") }, "the reading works: \(libraries)")
+        #expect(!libraries.contains { $0.hasPrefix("libasound.so") }, "\(libraries)")
+    }
+
     @Test func theDaemonLinksTheWatchersLibraries() throws {
         // The same reading of the daemon finds them: the check above can see what it looks for.
         let libraries = try Self.needed(productsDirectory + "/audiorouted")

@@ -252,7 +252,10 @@ public enum CardClassifier {
             decide(port.uid, "\(type.rawValue) \(port.direction.rawValue)", "jack NAME \(quoted(jack.name)) switch on")
             result.availability[port.uid] = .connected
         }
-        let analogJacks = jacks.filter { !$0.isVideoJack }
+        // One jack may be reported by both sources (an HDA headphone has an evdev switch and a
+        // `Headphone Jack` control): ports are made per kind, so it is one port. evdev first,
+        // so that its udev properties (AUDIOROUTE_*) name and place the port.
+        let analogJacks = jacks.filter { !$0.isVideoJack && $0.source == .evdev } + jacks.filter { !$0.isVideoJack && $0.source != .evdev }
         for jack in analogJacks where !jack.stateKnown {
             decide("jack", "no port: switch state unknown", "jack NAME \(quoted(jack.name)) (device not readable)")
         }
@@ -276,7 +279,11 @@ public enum CardClassifier {
             let uid = "\(base)/\(role)"
             guard !jackPorts.contains(where: { $0.uid == uid }) else { continue }
             // A display card with one PCM has one jack, which need not name the PCM (`vc4-hdmi-0 HDMI Jack`).
-            let jack = hdmiJacks.first { $0.hdmiPCM == number } ?? (playback.count == 1 ? hdmiJacks.first { $0.hdmiPCM == nil } : nil)
+            var candidates = hdmiJacks.filter { $0.hdmiPCM == number }
+            if candidates.isEmpty, playback.count == 1 { candidates = hdmiJacks.filter { $0.hdmiPCM == nil } }
+            // Both sources may report it: a readable one decides, and one that says connected wins.
+            let connected = candidates.first { $0.stateKnown && !$0.state.intersection([.lineoutInsert, .videooutInsert]).isEmpty }
+            let jack = connected ?? candidates.first(where: \.stateKnown) ?? candidates.first
             let availability: PortAvailability
             var signal = videoSignals[pcm.device] ?? ""
             if let jack, jack.stateKnown {

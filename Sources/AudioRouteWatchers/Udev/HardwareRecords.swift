@@ -134,13 +134,25 @@ public struct SwitchSet: OptionSet, Sendable, Hashable, CustomStringConvertible 
     }
 }
 
-/// An evdev switch device that belongs to a sound card (a jack).
+/// Where a jack's state is read from.
+public enum JackSource: String, Sendable, Hashable {
+    /// An evdev switch device below the card (`/dev/input/eventN`).
+    case evdev
+    /// A boolean `… Jack` element of the card's control device (`/dev/snd/controlC<n>`).
+    case control
+}
+
+/// A jack of a sound card: an evdev switch device, or a `… Jack` control of the card.
+/// Both sources describe one jack in the same terms (its switches); the classifier
+/// merges them by kind, so one jack is one port whichever source reports it.
 public struct JackRecord: Sendable, Hashable {
-    /// The `eventN` device's syspath.
+    /// The `eventN` device's syspath; for a control, the control device's syspath and
+    /// `#numid` (`.../sound/card0/controlC0#12`).
     public var syspath: String
     /// The owning card's syspath.
     public var cardSyspath: String
-    /// The input device's name ("HDA Intel PCH Headphone", "HDA Intel PCH HDMI/DP,pcm=3").
+    /// The input device's name ("HDA Intel PCH Headphone", "HDA Intel PCH HDMI/DP,pcm=3"),
+    /// or the control's ("Headphone Jack", "HDMI/DP,pcm=3 Jack").
     public var name: String
     /// Properties of the input device (AUDIOROUTE_* may be set on it).
     public var properties: [String: String]
@@ -152,11 +164,13 @@ public struct JackRecord: Sendable, Hashable {
     /// not there, as without the udev rule or in a static dump): only the udev `NAME` and
     /// `SW` bitmap are known.
     public var stateKnown: Bool
+    public var source: JackSource
 
     public init(
         syspath: String, cardSyspath: String, name: String, properties: [String: String] = [:], supported: SwitchSet, state: SwitchSet,
-        stateKnown: Bool = true
+        stateKnown: Bool = true, source: JackSource = .evdev
     ) {
+        self.source = source
         self.syspath = syspath
         self.cardSyspath = cardSyspath
         self.name = name

@@ -1,11 +1,11 @@
 import AudioRouteSystem
 import CUdev
 
-/// Reads sound cards and jack switches from libudev and evdev and turns them
-/// into `HardwareEvent` snapshots.
+/// Reads sound cards and jacks from libudev, evdev and the cards' ALSA jack controls and
+/// turns them into `HardwareEvent` snapshots.
 ///
-/// Event-driven only: after enumeration its sources (the netlink monitor and each jack
-/// device) are read by a ``PollLoop`` (the daemon's executor, or a thread of the watcher's
+/// Event-driven only: after enumeration its sources (the netlink monitor, each jack
+/// device and each card's control device) are read by a ``PollLoop`` (the daemon's executor, or a thread of the watcher's
 /// own), which sleeps with no timeout. Confined to that loop's thread: created, used and
 /// released there, so it owns its handles without a lock (hence `@unchecked Sendable`,
 /// for the loop's handlers that hold it).
@@ -32,6 +32,22 @@ final class UdevEventLoop: @unchecked Sendable {
     }
 
     private var jacks: [String: OpenJack] = [:]
+
+    /// A card's control device, read for its `… Jack` elements (a second jack source).
+    private struct OpenControl {
+        let device: ControlJackDevice
+        let token: UInt64
+        var source: UInt64?
+        let cardSyspath: String
+        /// Its jack elements by numid, with the state last reported.
+        var elements: [UInt32: (element: ControlJackDevice.Element, state: SwitchSet)]
+    }
+
+    /// By the control device's syspath.
+    private var controls: [String: OpenControl] = [:]
+    /// Control devices that could not be opened or listed: not tried again on every event of
+    /// their card (a static record has none), only once seen again (add, resync).
+    private var unreadableControls: Set<String> = []
     /// Jacks known from udev alone (their device could not be read): no fd, state unknown.
     private var unreadableJacks: Set<String> = []
     private var nextToken: UInt64 = 0
@@ -98,6 +114,7 @@ final class UdevEventLoop: @unchecked Sendable {
             for path in cards.syspaths() {
                 guard let device = context.device(syspath: path), Self.isCardName(device.sysname) else { continue }
                 cardRecords.append(snapshot(card: device))
+                jackRecords += openControl(of: path)
             }
         }
         return (jackRecords, cardRecords)
@@ -110,6 +127,8 @@ final class UdevEventLoop: @unchecked Sendable {
     private func resync() {
         monitor?.discardQueued()
         for syspath in Array(jacks.keys) { close(jack: syspath, announce: false) }
+        for syspath in Array(controls.keys) { close(control: syspath, announce: false) }
+        unreadableControls = []
         unreadableJacks = []
         removed = []
         cardCache = [:]
@@ -129,6 +148,7 @@ final class UdevEventLoop: @unchecked Sendable {
             return true
         }
         for syspath in jacks.keys { watch(jack: syspath) }
+        for syspath in controls.keys { watch(control: syspath) }
     }
 
     /// Stops reading: the loop drops its sources (and with them, its references to this).
@@ -136,6 +156,7 @@ final class UdevEventLoop: @unchecked Sendable {
         guard let loop else { return }
         if let monitorSource { loop.unwatch(monitorSource) }
         for jack in jacks.values { if let source = jack.source { loop.unwatch(source) } }
+        for control in controls.values { if let source = control.source { loop.unwatch(source) } }
         monitorSource = nil
         self.loop = nil
     }
@@ -169,6 +190,8 @@ final class UdevEventLoop: @unchecked Sendable {
                     removed = removed.filter { !$0.hasPrefix(syspath + "/") }
                     removed.insert(syspath)
                     cardCache[syspath] = nil
+                    for (path, control) in controls where control.cardSyspath == syspath { close(control: path, announce: true) }
+                    unreadableControls = unreadableControls.filter { !$0.hasPrefix(syspath + "/") }
                     emit(.cardRemoved(syspath: syspath, action: action))
                     return
                 }
@@ -184,6 +207,7 @@ final class UdevEventLoop: @unchecked Sendable {
                 }
                 refresh(&cache, from: device)
                 cardCache[syspath] = cache
+                for jack in openControl(of: syspath) { emit(.jack(jack)) }
                 emit(.card(record(syspath, cache)))
             } else if PCMDevice.parse(sysname) != nil || sysname.hasPrefix("controlC") {
                 if action == "remove" { removed.insert(syspath) } else { removed.remove(syspath) }
@@ -198,12 +222,16 @@ final class UdevEventLoop: @unchecked Sendable {
                 if action == "remove" {
                     cardCache[cardPath]?.children.remove(syspath)
                     cardCache[cardPath]?.pcmAttributes[syspath] = nil
+                    if controls[syspath] != nil { close(control: syspath, announce: true) }
+                    unreadableControls.remove(syspath)
                 } else {
+                    if action == "add" { unreadableControls.remove(syspath) }
                     cardCache[cardPath]?.children.insert(syspath)
                     if PCMDevice.parse(sysname) != nil, cardCache[cardPath]?.pcmAttributes[syspath] == nil {
                         cardCache[cardPath]?.pcmAttributes[syspath] = Self.pcmAttributes(device)
                     }
                 }
+                if action != "remove" { for jack in openControl(of: cardPath) { emit(.jack(jack)) } }
                 emit(.card(record(cardPath, cardCache[cardPath]!)))
             }
         case "input":
@@ -467,5 +495,106 @@ final class UdevEventLoop: @unchecked Sendable {
         guard let jack = jacks.removeValue(forKey: syspath) else { return }
         if let source = jack.source { loop?.unwatch(source) }
         if announce { emit(.jackRemoved(syspath: syspath)) }
+    }
+
+    // MARK: Control jacks
+
+    /// Opens the card's control device, if it has one and it is not open yet, and returns its
+    /// jack elements as jacks (none if it cannot be read: evdev alone then says). Faults are
+    /// reported once per device.
+    private func openControl(of cardSyspath: String) -> [JackRecord] {
+        guard let cache = cardCache[cardSyspath] else { return [] }
+        guard let syspath = cache.children.first(where: { $0.split(separator: "/").last?.hasPrefix("controlC") == true && !removed.contains($0) }),
+            controls[syspath] == nil, !unreadableControls.contains(syspath), let device = context.device(syspath: syspath), let node = device.devnode
+        else { return [] }
+        let card = cache.sysname
+        let control: ControlJackDevice
+        let elements: [ControlJackDevice.Element]
+        do {
+            control = try ControlJackDevice(path: node)
+            elements = try control.jackElements()
+        } catch {
+            unreadableControls.insert(syspath)
+            // ENOTTY: not a control device behind the node (a static umockdev record): nothing to say.
+            if error.code != .inappropriateIoctl {
+                emit(.fault(key: "\(syspath)#control", message: "\(card): cannot read the jack controls of \(node) (\(error.code)): jack state from evdev devices only"))
+            }
+            return []
+        }
+        do {
+            try control.subscribe()
+        } catch {
+            emit(.fault(key: "\(syspath)#subscribe", message: "\(card): cannot subscribe to the events of \(node) (\(error.code)): its jack controls are read once"))
+        }
+        nextToken += 1
+        var open = OpenControl(device: control, token: nextToken, cardSyspath: cardSyspath, elements: [:])
+        var records: [JackRecord] = []
+        for element in elements {
+            let state = control.state(of: element)
+            open.elements[element.id.numid] = (element, state ?? [])
+            records.append(jackRecord(element, state: state, control: syspath, card: cardSyspath))
+        }
+        controls[syspath] = open
+        watch(control: syspath)
+        return records
+    }
+
+    private func jackRecord(_ element: ControlJackDevice.Element, state: SwitchSet?, control: String, card: String) -> JackRecord {
+        JackRecord(
+            syspath: "\(control)#\(element.id.numid)", cardSyspath: card, name: ControlJacks.displayName(element.id),
+            supported: element.supported, state: state ?? [], stateKnown: state != nil, source: .control)
+    }
+
+    /// Reads the control device on the loop, if attached.
+    private func watch(control syspath: String) {
+        guard let loop, let control = controls[syspath] else { return }
+        let token = control.token
+        controls[syspath]?.source = loop.watch(fd: control.device.fd, events: readable) { [self] in
+            guard controls[syspath]?.token == token else { return false }
+            readControl(syspath)
+            return true
+        }
+    }
+
+    /// Applies queued element events: a value change re-reads the jack (as an evdev switch
+    /// change does); an element added or removed adds or removes a jack.
+    private func readControl(_ syspath: String) {
+        guard var control = controls[syspath] else { return }
+        while backlog?.isFull != true {
+            switch control.device.read() {
+            case .drained:
+                controls[syspath] = control
+                return
+            case .gone:
+                controls[syspath] = control
+                close(control: syspath, announce: true)
+                return
+            case .events(let events):
+                for event in events {
+                    let numid = event.id.numid
+                    if event.mask.isRemoval {
+                        if control.elements.removeValue(forKey: numid) != nil { emit(.jackRemoved(syspath: "\(syspath)#\(numid)")) }
+                    } else if let known = control.elements[numid] {
+                        guard event.mask.contains(.value) || event.mask.contains(.info) else { continue }
+                        let state = control.device.state(of: known.element) ?? known.state
+                        if state != known.state {
+                            control.elements[numid]?.state = state
+                            emit(.jackState(syspath: "\(syspath)#\(numid)", state: state))
+                        }
+                    } else if event.mask.contains(.add), let element = control.device.element(numid: numid) {
+                        let state = control.device.state(of: element)
+                        control.elements[numid] = (element, state ?? [])
+                        emit(.jack(jackRecord(element, state: state, control: syspath, card: control.cardSyspath)))
+                    }
+                }
+            }
+        }
+        controls[syspath] = control
+    }
+
+    private func close(control syspath: String, announce: Bool) {
+        guard let control = controls.removeValue(forKey: syspath) else { return }
+        if let source = control.source { loop?.unwatch(source) }
+        if announce { for numid in control.elements.keys.sorted() { emit(.jackRemoved(syspath: "\(syspath)#\(numid)")) } }
     }
 }

@@ -1,0 +1,95 @@
+import AudioRouteSystem
+
+/// Jack state from a card's ALSA controls: the boolean `… Jack` elements that HDA, USB and
+/// ASoC drivers create beside (or instead of) their evdev switch devices. What PipeWire and
+/// PulseAudio read; openable by a desktop session without a udev rule (docs/ports.md).
+enum ControlJacks {
+    /// The switches a jack control named `name` stands for, in the evdev path's terms;
+    /// nil for anything that is not a jack this watcher makes ports from: not `… Jack`, a
+    /// `… Phantom Jack` (always on: a fixed pin, never a headphone port), or a kind it does
+    /// not know (`SPDIF Jack`, `Speaker Jack`).
+    static func switches(forName name: String) -> SwitchSet? {
+        guard name.hasSuffix(" Jack") else { return nil }
+        let base = name.dropLast(" Jack".count)
+        let words = base.lowercased().split { !($0.isLetter || $0.isNumber) }
+        guard !words.isEmpty, !words.contains("phantom") else { return nil }
+        // HDMI/DP first: `HDMI/DP,pcm=3` holds neither `mic` nor `line`, but be sure.
+        if base.contains("HDMI") || base.contains("DP,pcm=") || words.last == "dp" || words.contains("displayport") {
+            return .videooutInsert
+        }
+        if words.contains("mic") || words.contains("microphone") { return .microphoneInsert }
+        if words.contains(where: { $0 == "headphone" || $0 == "headphones" }) { return .headphoneInsert }
+        // ASoC's one control for a headset's both pins.
+        if words.contains("headset") { return [.headphoneInsert, .microphoneInsert] }
+        if let line = words.firstIndex(of: "line") {
+            let next = words.index(after: line)
+            return next < words.endIndex && words[next] == "out" ? .lineoutInsert : .lineinInsert
+        }
+        if words.contains("lineout") { return .lineoutInsert }
+        if words.contains("linein") { return .lineinInsert }
+        return nil
+    }
+
+    /// Whether an element is a jack control: boolean, on the card interface, and read-only
+    /// as drivers make them. A user-space element (ELEM_ADD) may be writable: that is how a
+    /// test bench drives a jack on a real card.
+    static func isJack(_ info: ALSAControlElementInfo) -> Bool {
+        info.type == .boolean && info.id.interface == .card && info.access.contains(.read)
+            && (!info.access.contains(.write) || info.access.contains(.user)) && info.count >= 1
+            && switches(forName: info.id.name) != nil
+    }
+
+    /// The jack's name as the record shows it: the control's, with its index when not 0.
+    static func displayName(_ id: ALSAControlElementID) -> String {
+        id.index == 0 ? id.name : "\(id.name),\(id.index)"
+    }
+
+    /// The switches on, from the element's values: any value on means plugged.
+    static func state(_ values: [Bool], supported: SwitchSet) -> SwitchSet {
+        values.contains(true) ? supported : []
+    }
+}
+
+/// An open control device read for its jack elements.
+final class ControlJackDevice {
+    let device: ALSAControlDevice
+    let path: String
+
+    init(path: String) throws(Errno) {
+        device = try ALSAControlDevice(path: path)
+        self.path = path
+    }
+
+    var fd: Int32 { device.fd }
+
+    /// One jack element and what it stands for.
+    struct Element {
+        var id: ALSAControlElementID
+        var supported: SwitchSet
+        var count: Int
+    }
+
+    /// Every jack element now (ELEM_LIST, then ELEM_INFO for each one whose name says jack).
+    func jackElements() throws(Errno) -> [Element] {
+        var elements: [Element] = []
+        for id in try device.elementIDs() where id.interface == .card && ControlJacks.switches(forName: id.name) != nil {
+            if let element = element(numid: id.numid) { elements.append(element) }
+        }
+        return elements
+    }
+
+    /// The element `numid` if it is a jack control; nil if not, or gone.
+    func element(numid: UInt32) -> Element? {
+        guard let info = try? device.info(numid: numid), ControlJacks.isJack(info), let supported = ControlJacks.switches(forName: info.id.name) else { return nil }
+        return Element(id: info.id, supported: supported, count: Int(min(info.count, 128)))
+    }
+
+    /// The switches on now; nil if the element cannot be read.
+    func state(of element: Element) -> SwitchSet? {
+        (try? device.booleanValues(numid: element.id.numid, count: element.count)).map { ControlJacks.state($0, supported: element.supported) }
+    }
+
+    func subscribe() throws(Errno) { try device.subscribe() }
+
+    func read() -> ALSAControlDevice.ReadResult { device.readEvents() }
+}
