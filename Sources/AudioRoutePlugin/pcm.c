@@ -3,9 +3,13 @@
 //
 // The route comes from the file audiorouted writes (docs/alsa.md): its `pcm.audioroute` (or
 // `pcm.audioroute_capture`) definition is opened as the slave, as written, over the system's
-// configuration. So the plugin links libasound only: no D-Bus, no libudev, no libbluetooth.
+// configuration. The PCM is also a session in the daemon's tower (bus.c): interrupted, it holds
+// the writer; ducked, it applies the gain; silenced, it writes zeros. The plugin links libasound
+// and libsystemd (sd-bus) only: no libudev, no libbluetooth.
 // Frames pass straight through: a transfer is a blocking write (read) on the slave, so the
 // slave paces the app; the plugin's own buffer is always empty and `delay` is the slave's.
+#include "audioroute_bus.h"
+#include "audioroute_mix.h"
 #include "audioroute_plugin.h"
 
 #define PIC 1  // alsa-lib's plugin symbols (SND_PCM_PLUGIN_SYMBOL) are those of a shared object
@@ -19,6 +23,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 struct ar_pcm {
@@ -42,6 +47,17 @@ struct ar_pcm {
 	/// Playback: the last frames forwarded, a slave buffer's worth, to replay on the new device
 	/// what the old one had not played yet.
 	struct ar_history history;
+	/// The session in the tower (NULL without a daemon) and what the tower has said of it.
+	struct ar_bus *bus;
+	struct ar_tower tower;
+	/// Held by an interruption: the slave was dropped, and `replay` frames of the history (what it
+	/// had not played) go out again when the stream resumes.
+	int holding;
+	snd_pcm_sframes_t replay;
+	/// The daemon refused to activate the session: not asked again at every period.
+	int activation_failed;
+	/// Where a ducked or silenced period is scaled (the app's own buffer is not ours to change).
+	char *scratch;
 };
 
 /// The route file's text, read once, so that what is compared and what is opened are the same
@@ -192,6 +208,13 @@ static void check_route(struct ar_pcm *p) {
 			if (event->len > 0 && strcmp(event->name, base) == 0)
 				touched = 1;
 		}
+	// With a daemon, its RouteChanged says when: the daemon sends a session's interruption
+	// before the route change that caused it, so an unplug holds the stream before it could move
+	// to the speaker. The file's own change only counts without a daemon.
+	if (ar_bus_connected(p->bus)) {
+		touched = p->tower.route_changed;
+		p->tower.route_changed = 0;
+	}
 	char device[sizeof(p->device)];
 	if (touched && read_route(p, device, sizeof(device)) >= 0 && strcmp(device, p->device) != 0)
 		ar_step(&p->state, AR_EVENT_ROUTE_CHANGED);
@@ -219,9 +242,12 @@ static snd_pcm_sframes_t write_all(struct ar_pcm *p, const char *frames, snd_pcm
 /// know of (its delay fails): those are the ones lost.
 static int move(struct ar_pcm *p) {
 	snd_pcm_sframes_t pending = 0;
-	if (p->slave != NULL && p->stream == SND_PCM_STREAM_PLAYBACK &&
+	if (p->holding)
+		pending = p->replay;  // the old device was dropped when the hold began
+	else if (p->slave != NULL && p->stream == SND_PCM_STREAM_PLAYBACK &&
 			(snd_pcm_delay(p->slave, &pending) < 0 || pending < 0))
 		pending = 0;
+	p->holding = 0;
 	close_slave(p);
 	int err = open_slave(p);
 	if (err >= 0)
@@ -242,10 +268,67 @@ static int move(struct ar_pcm *p) {
 static int wait_for_route(struct ar_pcm *p) {
 	if (p->io.nonblock)
 		return -EAGAIN;
+	if (ar_bus_connected(p->bus))
+		return ar_bus_wait(p->bus, -1, -1);
 	struct pollfd watch = { .fd = p->inotify_fd, .events = POLLIN };
 	if (poll(&watch, 1, -1) < 0 && errno != EINTR)
 		return -errno;
 	return 0;
+}
+
+/// An interruption began: the device is dropped at once, so nothing more of this stream is heard;
+/// what it had not played is kept to go out again on resume.
+static void begin_hold(struct ar_pcm *p) {
+	if (p->holding)
+		return;
+	p->holding = 1;
+	p->replay = 0;
+	if (p->slave == NULL)
+		return;
+	if (p->stream == SND_PCM_STREAM_PLAYBACK && (snd_pcm_delay(p->slave, &p->replay) < 0 || p->replay < 0))
+		p->replay = 0;
+	snd_pcm_drop(p->slave);
+}
+
+/// The interruption ended with shouldResume (and the session is active again): the stream goes
+/// on where it stopped, on the device the route names now.
+static int end_hold(struct ar_pcm *p) {
+	if (p->state == AR_MOVE_PENDING || p->slave == NULL)
+		return 0;  // the move replays what was held
+	p->holding = 0;
+	int err = snd_pcm_prepare(p->slave);
+	if (err < 0)
+		return err;
+	if (p->stream == SND_PCM_STREAM_CAPTURE)
+		return snd_pcm_start(p->slave);
+	const void *first, *second;
+	size_t first_count, second_count;
+	ar_history_last(&p->history, (size_t)p->replay, &first, &first_count, &second, &second_count);
+	snd_pcm_sframes_t n = write_all(p, first, first_count);
+	if (n >= 0)
+		n = write_all(p, second, second_count);
+	return n < 0 ? (int)n : 0;
+}
+
+static enum ar_mix_format mix_format(snd_pcm_format_t format) {
+	switch (format) {
+	case SND_PCM_FORMAT_U8: return AR_MIX_U8;
+	case SND_PCM_FORMAT_S24_LE: return AR_MIX_S24_LE;
+	case SND_PCM_FORMAT_S24_3LE: return AR_MIX_S24_3LE;
+	case SND_PCM_FORMAT_S32_LE: return AR_MIX_S32_LE;
+	case SND_PCM_FORMAT_FLOAT_LE: return AR_MIX_FLOAT_LE;
+	default: return AR_MIX_S16_LE;  // the only other format set_constraints admits
+	}
+}
+
+/// The frames to send: the app's own, or a copy at the tower's gain (ducked, silenced).
+static const char *at_tower_gain(struct ar_pcm *p, const char *frames, snd_pcm_uframes_t size) {
+	float gain = ar_mix_gain(p->tower.ducked, p->tower.silenced);
+	if (gain == 1.0f || p->scratch == NULL)
+		return frames;
+	memcpy(p->scratch, frames, size * p->frame_bytes);
+	ar_mix_apply(mix_format(p->io.format), p->scratch, size * p->io.channels, gain);
+	return p->scratch;
 }
 
 static snd_pcm_sframes_t ar_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel_area_t *areas,
@@ -253,7 +336,28 @@ static snd_pcm_sframes_t ar_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 	struct ar_pcm *p = io->private_data;
 	char *frames = (char *)areas[0].addr + (areas[0].first + offset * areas[0].step) / 8;
 	for (;;) {
+		if (p->bus != NULL)
+			ar_bus_process(p->bus);
 		check_route(p);
+		if (p->tower.interrupted) {
+			// A blocking writer held still is how a plain app pauses (docs/alsa.md).
+			begin_hold(p);
+			if (io->nonblock)
+				return -EAGAIN;
+			int err = ar_bus_wait(p->bus, -1, -1);
+			if (err < 0)
+				return err;
+			continue;
+		}
+		if (p->holding && end_hold(p) < 0)
+			ar_step(&p->state, AR_EVENT_DEVICE_GONE);
+		// Active while data flows: asked for before the first frames, so that a non-mixable
+		// stream has interrupted the others before it is heard.
+		if (ar_bus_connected(p->bus) && !p->tower.active && !p->activation_failed) {
+			if (ar_bus_set_active(p->bus, 1, 0) < 0)
+				p->activation_failed = 1;
+			continue;  // what the activation caused (ducked, silenced) applies to these frames
+		}
 		switch (ar_step(&p->state, AR_EVENT_BOUNDARY)) {
 		case AR_ACTION_MOVE:
 			if (move(p) < 0)
@@ -272,7 +376,7 @@ static snd_pcm_sframes_t ar_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 		if (p->slave == NULL)  // a move that failed to open the new device
 			n = -ENODEV;
 		else if (io->stream == SND_PCM_STREAM_PLAYBACK) {
-			n = write_all(p, frames, size);
+			n = write_all(p, at_tower_gain(p, frames, size), size);
 		} else {
 			n = snd_pcm_readi(p->slave, frames, size);
 			if (n == -EPIPE || n == -ESTRPIPE)
@@ -309,6 +413,8 @@ static int ar_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params) {
 	// delay is what a move replays from here.
 	if (io->stream == SND_PCM_STREAM_PLAYBACK && ar_history_reserve(&p->history, 2 * io->buffer_size, p->frame_bytes) < 0)
 		return -ENOMEM;
+	free(p->scratch);
+	p->scratch = io->stream == SND_PCM_STREAM_PLAYBACK ? malloc(io->buffer_size * p->frame_bytes) : NULL;
 	if (p->slave == NULL) {
 		int err = open_slave(p);
 		if (err < 0)
@@ -361,7 +467,9 @@ static int ar_delay(snd_pcm_ioplug_t *io, snd_pcm_sframes_t *delay) {
 }
 
 static void free_pcm(struct ar_pcm *p) {
+	ar_bus_close(p->bus);  // first: deactivating with notifyOthers lets others resume
 	close_slave(p);
+	free(p->scratch);
 	if (p->io.poll_fd >= 0)
 		close(p->io.poll_fd);
 	if (p->inotify_fd >= 0)
@@ -409,7 +517,7 @@ static int set_constraints(snd_pcm_ioplug_t *io) {
 
 SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 	(void)root;
-	const char *category = NULL, *session_mode = NULL, *options = NULL, *route_file = NULL, *route_name = NULL;
+	const char *category = NULL, *session_mode = NULL, *options = NULL, *route_file = NULL, *route_name = NULL, *bus = NULL;
 	snd_config_iterator_t i, next;
 	snd_config_for_each(i, next, conf) {
 		snd_config_t *n = snd_config_iterator_entry(i);
@@ -422,7 +530,8 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 			: strcmp(id, "mode") == 0 ? &session_mode
 			: strcmp(id, "options") == 0 ? &options
 			: strcmp(id, "route_file") == 0 ? &route_file
-			: strcmp(id, "route_pcm") == 0 ? &route_name : NULL;
+			: strcmp(id, "route_pcm") == 0 ? &route_name
+			: strcmp(id, "bus") == 0 ? &bus : NULL;
 		if (field == NULL) {
 			SNDERR("audioroute: unknown field %s", id);
 			return -EINVAL;
@@ -449,6 +558,23 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 		goto fail;
 	if ((err = open_slave(p)) < 0)
 		goto fail;
+	// The daemon that writes the route file is the tower: the user's instance on the session
+	// bus, the system instance (/run/audioroute) on the system bus; `bus` says otherwise.
+	int system = strncmp(p->route_file, "/run/audioroute/", 16) == 0;
+	if (bus != NULL && bus[0] != '\0') {
+		if (strcmp(bus, "none") != 0 && strcmp(bus, "session") != 0 && strcmp(bus, "system") != 0) {
+			SNDERR("audioroute: bus must be session, system or none, not \"%.40s\"", bus);
+			err = -EINVAL;
+			goto fail;
+		}
+		system = strcmp(bus, "system") == 0;
+	}
+	if (bus == NULL || strcmp(bus, "none") != 0) {
+		char app[17] = "";  // the process's name, as `ps` shows it
+		prctl(PR_GET_NAME, app, 0, 0, 0);
+		if ((err = ar_bus_open(&p->bus, system, app[0] != '\0' ? app : "alsa", &p->args, &p->tower)) < 0)
+			goto fail;
+	}
 	// Watch the directory: the daemon replaces the file by a rename, which a watch on the
 	// file itself would not follow. Set after the first read, so a missing file is reported as such.
 	if ((p->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
