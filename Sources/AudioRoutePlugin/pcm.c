@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
@@ -41,6 +42,10 @@ struct ar_pcm {
 	/// The configuration the slave was opened from (the system's with the route file over it).
 	snd_config_t *slave_config;
 	int inotify_fd;
+	/// Always readable: registered in the poll descriptor (an epoll set, io.poll_fd) while the
+	/// stream can take frames, removed while it is held.
+	int ready_fd;
+	int ready_registered;
 	snd_pcm_uframes_t transferred;
 	snd_pcm_uframes_t boundary;
 	size_t frame_bytes;
@@ -58,6 +63,10 @@ struct ar_pcm {
 	int activation_failed;
 	/// Where a ducked or silenced period is scaled (the app's own buffer is not ours to change).
 	char *scratch;
+	/// A non-blocking app's frames taken while the stream is held, not forwarded (a buffer's worth
+	/// at most): its buffer fills, so it waits in poll instead of spinning; they go first on resume.
+	char *stash;
+	snd_pcm_uframes_t stashed;
 };
 
 /// The route file's text, read once, so that what is compared and what is opened are the same
@@ -263,9 +272,20 @@ static int move(struct ar_pcm *p) {
 	return n < 0 ? (int)n : 0;
 }
 
+/// Puts the always-ready descriptor in the app's poll set, or takes it out while the stream is held.
+static void update_readiness(struct ar_pcm *p) {
+	int ready = !p->tower.interrupted && p->state != AR_HELD;
+	if (ready == p->ready_registered || p->io.poll_fd < 0)
+		return;
+	struct epoll_event event = { .events = EPOLLIN };
+	if (epoll_ctl(p->io.poll_fd, ready ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, p->ready_fd, &event) == 0)
+		p->ready_registered = ready;
+}
+
 /// Holds the caller until the route changes (a blocking writer held still is how a plain app
 /// pauses); -EAGAIN at once in non-blocking mode.
 static int wait_for_route(struct ar_pcm *p) {
+	update_readiness(p);
 	if (p->io.nonblock)
 		return -EAGAIN;
 	if (ar_bus_connected(p->bus))
@@ -331,10 +351,23 @@ static const char *at_tower_gain(struct ar_pcm *p, const char *frames, snd_pcm_u
 	return p->scratch;
 }
 
-static snd_pcm_sframes_t ar_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel_area_t *areas,
-		snd_pcm_uframes_t offset, snd_pcm_uframes_t size) {
-	struct ar_pcm *p = io->private_data;
-	char *frames = (char *)areas[0].addr + (areas[0].first + offset * areas[0].step) / 8;
+/// Held, for a non-blocking app: takes what fits of its frames into the stash, -EAGAIN when full.
+static snd_pcm_sframes_t stash_frames(struct ar_pcm *p, const char *frames, snd_pcm_uframes_t size) {
+	if (size == 0)
+		return 0;
+	snd_pcm_uframes_t room = p->stash != NULL ? p->io.buffer_size - p->stashed : 0;
+	if (room == 0)
+		return -EAGAIN;
+	snd_pcm_uframes_t n = size < room ? size : room;
+	memcpy(p->stash + p->stashed * p->frame_bytes, frames, n * p->frame_bytes);
+	p->stashed += n;
+	return (snd_pcm_sframes_t)n;
+}
+
+/// Forwards `size` frames (none: only what the bus, the route and the stash call for) through
+/// the tower's decisions and the route's changes; the transfer's result.
+static snd_pcm_sframes_t pump(struct ar_pcm *p, char *frames, snd_pcm_uframes_t size) {
+	snd_pcm_ioplug_t *io = &p->io;
 	for (;;) {
 		if (p->bus != NULL)
 			ar_bus_process(p->bus);
@@ -342,8 +375,9 @@ static snd_pcm_sframes_t ar_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 		if (p->tower.interrupted) {
 			// A blocking writer held still is how a plain app pauses (docs/alsa.md).
 			begin_hold(p);
+			update_readiness(p);
 			if (io->nonblock)
-				return -EAGAIN;
+				return stash_frames(p, frames, size);
 			int err = ar_bus_wait(p->bus, -1, -1);
 			if (err < 0)
 				return err;
@@ -351,6 +385,7 @@ static snd_pcm_sframes_t ar_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 		}
 		if (p->holding && end_hold(p) < 0)
 			ar_step(&p->state, AR_EVENT_DEVICE_GONE);
+		update_readiness(p);
 		// Active while data flows: asked for before the first frames, so that a non-mixable
 		// stream has interrupted the others before it is heard.
 		if (ar_bus_connected(p->bus) && !p->tower.active && !p->activation_failed) {
@@ -365,6 +400,8 @@ static snd_pcm_sframes_t ar_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 			continue;
 		case AR_ACTION_WAIT_FOR_ROUTE: {
 			int err = wait_for_route(p);
+			if (err == -EAGAIN)
+				return stash_frames(p, frames, size);
 			if (err < 0)
 				return err;
 			continue;
@@ -372,11 +409,16 @@ static snd_pcm_sframes_t ar_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 		case AR_ACTION_NONE:
 			break;
 		}
+		// What was stashed while held goes first.
+		char *out = p->stashed > 0 ? p->stash : frames;
+		snd_pcm_uframes_t count = p->stashed > 0 ? p->stashed : size;
+		if (count == 0)
+			return 0;
 		snd_pcm_sframes_t n;
 		if (p->slave == NULL)  // a move that failed to open the new device
 			n = -ENODEV;
 		else if (io->stream == SND_PCM_STREAM_PLAYBACK) {
-			n = write_all(p, at_tower_gain(p, frames, size), size);
+			n = write_all(p, at_tower_gain(p, out, count), count);
 		} else {
 			n = snd_pcm_readi(p->slave, frames, size);
 			if (n == -EPIPE || n == -ESTRPIPE)
@@ -389,10 +431,18 @@ static snd_pcm_sframes_t ar_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 		if (n < 0)
 			return n;
 		if (io->stream == SND_PCM_STREAM_PLAYBACK)
-			ar_history_remember(&p->history, frames, (size_t)n);
+			ar_history_remember(&p->history, out, (size_t)n);
 		p->transferred = (p->transferred + (snd_pcm_uframes_t)n) % p->boundary;
-		return n;
+		if (out != p->stash)
+			return n;
+		p->stashed = 0;  // write_all wrote all of it
 	}
+}
+
+static snd_pcm_sframes_t ar_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel_area_t *areas,
+		snd_pcm_uframes_t offset, snd_pcm_uframes_t size) {
+	char *frames = (char *)areas[0].addr + (areas[0].first + offset * areas[0].step) / 8;
+	return pump(io->private_data, frames, size);
 }
 
 static snd_pcm_sframes_t ar_pointer(snd_pcm_ioplug_t *io) {
@@ -414,7 +464,11 @@ static int ar_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params) {
 	if (io->stream == SND_PCM_STREAM_PLAYBACK && ar_history_reserve(&p->history, 2 * io->buffer_size, p->frame_bytes) < 0)
 		return -ENOMEM;
 	free(p->scratch);
-	p->scratch = io->stream == SND_PCM_STREAM_PLAYBACK ? malloc(io->buffer_size * p->frame_bytes) : NULL;
+	free(p->stash);
+	p->scratch = p->stash = NULL;
+	if (io->stream == SND_PCM_STREAM_PLAYBACK &&
+			((p->scratch = malloc(io->buffer_size * p->frame_bytes)) == NULL || (p->stash = malloc(io->buffer_size * p->frame_bytes)) == NULL))
+		return -ENOMEM;
 	if (p->slave == NULL) {
 		int err = open_slave(p);
 		if (err < 0)
@@ -433,6 +487,7 @@ static int ar_prepare(snd_pcm_ioplug_t *io) {
 	if (snd_pcm_sw_params_current(io->pcm, sw) < 0 || snd_pcm_sw_params_get_boundary(sw, &p->boundary) < 0 || p->boundary == 0)
 		p->boundary = io->buffer_size;
 	p->transferred = 0;
+	p->stashed = 0;
 	ar_history_clear(&p->history);
 	return p->slave != NULL ? snd_pcm_prepare(p->slave) : 0;
 }
@@ -470,8 +525,11 @@ static void free_pcm(struct ar_pcm *p) {
 	ar_bus_close(p->bus);  // first: deactivating with notifyOthers lets others resume
 	close_slave(p);
 	free(p->scratch);
+	free(p->stash);
 	if (p->io.poll_fd >= 0)
 		close(p->io.poll_fd);
+	if (p->ready_fd >= 0)
+		close(p->ready_fd);
 	if (p->inotify_fd >= 0)
 		close(p->inotify_fd);
 	ar_history_free(&p->history);
@@ -485,7 +543,23 @@ static int ar_close(snd_pcm_ioplug_t *io) {
 	return 0;
 }
 
+/// A non-blocking app polled: ready unless held; the bus is read first, so a resume counts.
+static int ar_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd, unsigned int nfds, unsigned short *revents) {
+	(void)pfd;
+	(void)nfds;
+	struct ar_pcm *p = io->private_data;
+	if (p->bus != NULL)
+		ar_bus_process(p->bus);
+	// Resumed with frames stashed: they go now, so that the app's buffer has room again.
+	if (p->stashed > 0 && !p->tower.interrupted)
+		pump(p, NULL, 0);
+	update_readiness(p);
+	*revents = p->ready_registered ? (io->stream == SND_PCM_STREAM_PLAYBACK ? POLLOUT : POLLIN) : 0;
+	return 0;
+}
+
 static const snd_pcm_ioplug_callback_t ar_callbacks = {
+	.poll_revents = ar_poll_revents,
 	.start = ar_start,
 	.stop = ar_stop,
 	.pointer = ar_pointer,
@@ -544,7 +618,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 	struct ar_pcm *p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return -ENOMEM;
-	p->io.poll_fd = p->inotify_fd = -1;
+	p->io.poll_fd = p->inotify_fd = p->ready_fd = -1;
 	p->stream = stream;
 	int capture = stream == SND_PCM_STREAM_CAPTURE;
 	int err = ar_args_resolve(&p->args, category, session_mode, options, getenv("AUDIOROUTE_CATEGORY"), capture);
@@ -589,15 +663,24 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 		SNDERR("audioroute: cannot watch %s: %s", directory, snd_strerror(err));
 		goto fail;
 	}
-	// Always ready: the transfer itself blocks on the slave.
-	if ((p->io.poll_fd = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+	// The app's poll descriptor: an epoll set, ready while the stream can take frames (the
+	// transfer itself blocks on the device), and, while it is held, when the bus or the route
+	// watch has news. One descriptor that never changes, for apps that ask for it once.
+	if ((p->io.poll_fd = epoll_create1(EPOLL_CLOEXEC)) < 0 || (p->ready_fd = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
 		err = -errno;
 		goto fail;
 	}
+	struct epoll_event news = { .events = EPOLLIN };
+	if (epoll_ctl(p->io.poll_fd, EPOLL_CTL_ADD, p->inotify_fd, &news) < 0 ||
+			(p->bus != NULL && epoll_ctl(p->io.poll_fd, EPOLL_CTL_ADD, ar_bus_fd(p->bus), &news) < 0)) {
+		err = -errno;
+		goto fail;
+	}
+	update_readiness(p);
 	p->io.version = SND_PCM_IOPLUG_VERSION;
 	p->io.name = "AudioRoute: follows the current route";
 	p->io.flags = SND_PCM_IOPLUG_FLAG_BOUNDARY_WA;
-	p->io.poll_events = capture ? POLLIN : POLLOUT;
+	p->io.poll_events = POLLIN;  // an epoll set is readable; ar_poll_revents says which way
 	p->io.mmap_rw = 0;
 	p->io.callback = &ar_callbacks;
 	p->io.private_data = p;

@@ -28,6 +28,13 @@ private func runs(_ bytes: [UInt8]) -> [(Int16, Int)] {
     return result
 }
 
+/// The process's user and system time so far, in clock ticks (/proc/PID/stat fields 14 and 15).
+private func cpuTicks(_ pid: pid_t) -> Int {
+    guard let stat = try? readText("/proc/\(pid)/stat"), let end = stat.lastIndex(of: ")") else { return 0 }
+    let fields = stat[stat.index(after: end)...].split(separator: " ")
+    return fields.count > 12 ? (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0) : 0
+}
+
 /// What a D-Bus signal needs to cross the private bus and be seen at aplay's next period (the
 /// plugin reads the bus at each): far more than it takes, so the phases never overlap.
 private func letTheSignalArrive() { MonotonicClock.sleep(nanoseconds: 300_000_000) }
@@ -51,8 +58,8 @@ private struct Tower {
         return environment
     }
 
-    func aplay(_ device: String) throws -> ChildProcess {
-        try ChildProcess("/usr/bin/aplay", AudioRoutePluginTests.aplay(device, "-"), environment: environment, input: .pipe)
+    func aplay(_ device: String, flags: [String] = []) throws -> ChildProcess {
+        try ChildProcess("/usr/bin/aplay", flags + AudioRoutePluginTests.aplay(device, "-"), environment: environment, input: .pipe)
     }
 
     /// Sends `count` frames of `value` and waits until aplay has handed them all to the plugin.
@@ -109,16 +116,21 @@ private struct Tower {
 
     /// A call interrupts the music: aplay is held (blocked in the plugin, its frames kept), and
     /// goes on where it stopped when the call ends with notifyOthers; nothing lost, nothing twice.
-    @Test func anInterruptionHoldsTheWriterUntilItEndsWithResume() throws {
+    /// Non-blocking (`aplay -N`: EAGAIN, then it waits in poll on the PCM's descriptor), the
+    /// descriptor is not ready while held, so the app sleeps rather than spins.
+    @Test(arguments: [[], ["-N"]]) func anInterruptionHoldsTheWriterUntilItEndsWithResume(flags: [String]) throws {
         try withSyncTemporaryDirectory { dir in
             let tower = try Tower(dir)
-            let player = try tower.aplay("audioroute")
+            let player = try tower.aplay("audioroute", flags: flags)
             try tower.play(player, 5000, 1000)
             let call = try tower.client.openSession("call", category: "playAndRecord")
             #expect(tower.client.session(call, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
             letTheSignalArrive()
             player.send(frames(5000, 2000))
             try #require(waitUntilBlocked(player, inCall: "7 "), "not held in poll; stderr: \(player.availableStderr())")
+            let before = cpuTicks(player.pid)
+            MonotonicClock.sleep(nanoseconds: 500_000_000)
+            #expect(cpuTicks(player.pid) - before < 10, "aplay \(flags) spins while held")
             #expect(tower.sessions.contains("\"aplay\", \"playback\", \"default\", [], false"), "\(tower.sessions)")
             #expect(tower.client.session(call, "SetActive", "bb", "[false, true]") == "{\"reply\": null}")
             try #require(waitUntilReadingInput(player), "not resumed; stderr: \(player.availableStderr())")

@@ -14,6 +14,8 @@ struct ar_bus;
 /// signals. No bus, no daemon or a refusal is not an error: 0 with `*out` NULL (the stream then
 /// follows the route file alone). -ENOMEM only.
 int ar_bus_open(struct ar_bus **out, int system, const char *app, const struct ar_args *args, struct ar_tower *tower);
+/// The connection's descriptor, for a poll set.
+int ar_bus_fd(const struct ar_bus *bus);
 /// Whether the session is open in a daemon (it may go away and come back).
 int ar_bus_connected(const struct ar_bus *bus);
 /// SetActive on the session; `tower->active` follows when the daemon accepts.
