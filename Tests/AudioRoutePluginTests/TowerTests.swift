@@ -40,21 +40,43 @@ private func cpuTicks(_ pid: pid_t) -> Int {
 private func letTheSignalArrive() { MonotonicClock.sleep(nanoseconds: 300_000_000) }
 
 /// A daemon on a private bus, the plugin bench beside it, and aplay on the bus.
-private struct Tower {
-    let daemon: RunningDaemon
+private final class Tower {
+    let bus: PrivateBus
+    var daemon: RealDaemon
     let bench: Bench
     let client: APIClient
+    private let dir: String
+    private var daemons = 0
 
     init(_ dir: String) throws {
-        daemon = try RunningDaemon()
+        self.dir = dir
+        bus = try PrivateBus()
+        daemon = try Self.startDaemon(bus, dir + "/daemon-0")
         bench = try Bench(dir)
         try bench.route(to: "plugtest_a")
-        client = try APIClient(address: daemon.bus.address)
+        client = try APIClient(address: bus.address)
+    }
+
+    deinit {
+        daemon.kill()
+        bus.close()
+    }
+
+    private static func startDaemon(_ bus: PrivateBus, _ directory: String) throws -> RealDaemon {
+        mkdir(directory, 0o700)
+        return try RealDaemon(address: bus.address, directory: directory)
+    }
+
+    /// Kills the daemon and starts another on the same bus (a crash and systemd's restart).
+    func restartDaemon() throws {
+        daemon.kill()
+        daemons += 1
+        daemon = try Self.startDaemon(bus, dir + "/daemon-\(daemons)")
     }
 
     var environment: [String: String] {
         var environment = bench.environment
-        environment["DBUS_SESSION_BUS_ADDRESS"] = daemon.bus.address
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         return environment
     }
 
@@ -139,6 +161,24 @@ private struct Tower {
             #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
             let found = runs(tower.bench.bytes("a.raw")).prefix(2).map { "\($0.0)x\($0.1)" }
             #expect(found == ["1000x5000", "2000x5000"])
+        }
+    }
+
+    /// The daemon restarts under a playing stream: the plugin opens its session in the new one
+    /// (same name, category and options) and activates it again, without the app doing anything.
+    @Test func aRestartedDaemonGetsTheSessionBack() throws {
+        try withSyncTemporaryDirectory { dir in
+            let tower = try Tower(dir)
+            let player = try tower.aplay("audioroute:CATEGORY=ambient")
+            try tower.play(player, 4000, 100)
+            #expect(tower.sessions.contains("\"aplay\", \"ambient\", \"default\", [], true"), "\(tower.sessions)")
+            try tower.restartDaemon()
+            #expect(!tower.sessions.contains("aplay"), "\(tower.sessions)")
+            letTheSignalArrive()
+            try tower.play(player, 4000, 100)  // the plugin hears of the new daemon at its next period
+            #expect(tower.sessions.contains("\"aplay\", \"ambient\", \"default\", [], true"), "\(tower.sessions)")
+            player.closeInput()
+            #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
         }
     }
 
