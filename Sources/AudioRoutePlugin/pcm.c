@@ -67,6 +67,8 @@ struct ar_pcm {
 	/// at most): its buffer fills, so it waits in poll instead of spinning; they go first on resume.
 	char *stash;
 	snd_pcm_uframes_t stashed;
+	/// Frames forwarded at a time: 10 ms.
+	snd_pcm_uframes_t piece;
 };
 
 /// The route file's text, read once, so that what is compared and what is opened are the same
@@ -351,6 +353,32 @@ static const char *at_tower_gain(struct ar_pcm *p, const char *frames, snd_pcm_u
 	return p->scratch;
 }
 
+/// Writes `count` frames to the device in pieces of about 10 ms, each at the tower's gain and kept
+/// in the history. Between pieces, when `may_stop`, the bus and the route are read, and a move or
+/// a hold ends the transfer early (the next one makes it): a stream reacts within a piece, not
+/// within the app's period, which may be half a second. Frames written, or the error when none.
+static snd_pcm_sframes_t forward(struct ar_pcm *p, const char *frames, snd_pcm_uframes_t count, int may_stop) {
+	snd_pcm_uframes_t done = 0;
+	while (done < count) {
+		snd_pcm_uframes_t piece = count - done < p->piece ? count - done : p->piece;
+		const char *at = frames + done * p->frame_bytes;
+		snd_pcm_sframes_t n = write_all(p, at_tower_gain(p, at, piece), piece);
+		if (n < 0)
+			return done > 0 ? (snd_pcm_sframes_t)done : n;
+		ar_history_remember(&p->history, at, (size_t)n);
+		p->transferred = (p->transferred + (snd_pcm_uframes_t)n) % p->boundary;
+		done += (snd_pcm_uframes_t)n;
+		if (may_stop && done < count) {
+			if (p->bus != NULL)
+				ar_bus_process(p->bus);
+			check_route(p);
+			if (p->state == AR_MOVE_PENDING || p->tower.interrupted)
+				break;
+		}
+	}
+	return (snd_pcm_sframes_t)done;
+}
+
 /// Held, for a non-blocking app: takes what fits of its frames into the stash, -EAGAIN when full.
 static snd_pcm_sframes_t stash_frames(struct ar_pcm *p, const char *frames, snd_pcm_uframes_t size) {
 	if (size == 0)
@@ -415,27 +443,28 @@ static snd_pcm_sframes_t pump(struct ar_pcm *p, char *frames, snd_pcm_uframes_t 
 		if (count == 0)
 			return 0;
 		snd_pcm_sframes_t n;
-		if (p->slave == NULL)  // a move that failed to open the new device
+		if (p->slave == NULL) {  // a move that failed to open the new device
 			n = -ENODEV;
-		else if (io->stream == SND_PCM_STREAM_PLAYBACK) {
-			n = write_all(p, at_tower_gain(p, out, count), count);
+		} else if (io->stream == SND_PCM_STREAM_PLAYBACK) {
+			// A read/write app's transfer may end early (alsa-lib hands over the rest); an mmap
+			// app's commit must take all it offers.
+			n = forward(p, out, count, out != p->stash && io->access == SND_PCM_ACCESS_RW_INTERLEAVED);
 		} else {
 			n = snd_pcm_readi(p->slave, frames, size);
 			if (n == -EPIPE || n == -ESTRPIPE)
 				n = snd_pcm_recover(p->slave, (int)n, 1) < 0 ? n : 0;
+			if (n > 0)
+				p->transferred = (p->transferred + (snd_pcm_uframes_t)n) % p->boundary;
 		}
 		if (n < 0 && ar_is_device_gone((int)n)) {
 			ar_step(&p->state, AR_EVENT_DEVICE_GONE);
 			continue;
 		}
-		if (n < 0)
+		if (n < 0 || out != p->stash)
 			return n;
-		if (io->stream == SND_PCM_STREAM_PLAYBACK)
-			ar_history_remember(&p->history, out, (size_t)n);
-		p->transferred = (p->transferred + (snd_pcm_uframes_t)n) % p->boundary;
-		if (out != p->stash)
-			return n;
-		p->stashed = 0;  // write_all wrote all of it
+		// The stash, or what of it the device took before it failed: the rest stays first in line.
+		p->stashed -= (snd_pcm_uframes_t)n;
+		memmove(p->stash, p->stash + (size_t)n * p->frame_bytes, p->stashed * p->frame_bytes);
 	}
 }
 
@@ -459,6 +488,7 @@ static int ar_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params) {
 	(void)params;
 	struct ar_pcm *p = io->private_data;
 	p->frame_bytes = (size_t)snd_pcm_format_physical_width(io->format) / 8 * io->channels;
+	p->piece = io->rate / 100 > 0 ? io->rate / 100 : 1;
 	// Twice the app's buffer: the device's may be larger (its size is only "near" ours), and its
 	// delay is what a move replays from here.
 	if (io->stream == SND_PCM_STREAM_PLAYBACK && ar_history_reserve(&p->history, 2 * io->buffer_size, p->frame_bytes) < 0)
