@@ -14,7 +14,7 @@ DAEMON=${2:-$ROOT/.build/debug/audiorouted}
 W=$(mktemp -d)
 BUS_PID= DAEMON_PID=
 cleanup() {
-    [ -z "$DAEMON_PID" ] || kill "$DAEMON_PID" 2>/dev/null || true
+    [ -z "$DAEMON_PID" ] || { kill "$DAEMON_PID" 2>/dev/null; wait "$DAEMON_PID" 2>/dev/null; } || true
     [ -z "$BUS_PID" ] || kill "$BUS_PID" 2>/dev/null || true
     rm -rf "$W"
 }
