@@ -38,6 +38,7 @@ import Testing
         #expect(result([("demo_builtin", 0, 120), ("demo_headphones", 120, 180)]).ok)
         #expect(!result([("demo_builtin", 0, 120), ("demo_headphones", 121, 179)]).ok)  // one lost
         #expect(!result([("demo_builtin", 0, 120), ("demo_headphones", 119, 181)]).ok)  // one twice
+        #expect(!result([("demo_builtin", 0, 120), ("demo_headphones", 100, 180)]).ok)  // 20 twice, the last 20 lost: the count is right
         #expect(!result([("demo_builtin", 0, 300)]).ok)  // never moved
         #expect(!result([("demo_headphones", 0, 120), ("demo_builtin", 120, 180)]).ok)  // the wrong way
         #expect(!result([("demo_builtin", 0, 120), ("demo_headphones", 120, 180)], exit: 1).ok)
