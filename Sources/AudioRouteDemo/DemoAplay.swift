@@ -33,6 +33,7 @@ struct AplaySetup {
         if let given = Environment.variables["AUDIOROUTE_ALSA_PLUGIN"], !given.isEmpty {
             guard FileInfo.isReadable(given) else { return skip("AUDIOROUTE_ALSA_PLUGIN=\(given) is not a readable file") }
             plugin = given
+            timeline.event("aplay", ["plugin": .string(plugin)], "the audioroute ALSA plugin from AUDIOROUTE_ALSA_PLUGIN: \(plugin)")
         } else {
             let log = dir + "/logs/build-alsa-plugin.log"
             let script = root + "/scripts/build-alsa-plugin"
@@ -44,7 +45,7 @@ struct AplaySetup {
             let status = (try? DemoChild.spawn([script, dir + "/alsa-plugin"], options).wait().shellStatus) ?? 127
             plugin = dir + "/alsa-plugin/libasound_module_pcm_audioroute.so"
             guard status == 0, FileInfo.isReadable(plugin) else {
-                return skip("scripts/build-alsa-plugin failed (exit \(status); a C compiler and libasound2-dev are needed): see \(log)")
+                return skip("scripts/build-alsa-plugin failed (exit \(status); a C compiler and libasound2-dev are needed): see \(log) (kept with --keep)")
             }
             timeline.event(
                 "aplay", ["plugin": .string(plugin), "buildms": .integer(MonotonicClock.milliseconds() - started)],
