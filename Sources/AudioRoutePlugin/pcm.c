@@ -1,8 +1,8 @@
 // The `audioroute` ALSA PCM (type audioroute): an ioplug that forwards frames to the device the
 // current route names, and moves to the new route's device when the route changes.
 //
-// The route comes from the file audiorouted writes (docs/alsa.md): its `pcm.audioroute` (or
-// `pcm.audioroute_capture`) definition is opened as the slave, as written, over the system's
+// The route comes from the file audiorouted writes (docs/alsa.md): its `pcm.audioroute_route` (or
+// `pcm.audioroute_route_capture`) definition is opened as the slave, as written, over the system's
 // configuration. So the plugin links libasound only: no D-Bus, no libudev, no libbluetooth.
 // Frames pass straight through: a transfer is a blocking write (read) on the slave, so the
 // slave paces the app; the plugin's own buffer is always empty and `delay` is the slave's.
@@ -27,7 +27,7 @@ struct ar_pcm {
 	/// The direction, known before snd_pcm_ioplug_create fills io.stream (the slave opens first).
 	snd_pcm_stream_t stream;
 	enum ar_state state;
-	/// `audioroute` or `audioroute_capture`: the name the route file defines for this direction.
+	/// `audioroute_route` or `audioroute_route_capture`: the name the route file defines for this direction.
 	char route_name[64];
 	char route_file[PATH_MAX];
 	/// The slave.pcm of the route's definition now open, to tell a real change from a rewrite.
@@ -121,8 +121,8 @@ static void close_slave(struct ar_pcm *p) {
 }
 
 /// Opens the route's definition as the slave: the system's configuration with the route file
-/// loaded over it (its `pcm.!audioroute` replaces this plugin's definition in that copy), so that
-/// names the route uses (plughw:, bluealsa:, a user's own) resolve as for any client.
+/// loaded over it (its `pcm.?audioroute` leaves this plugin's definition as it is), so that
+/// names the route uses (dmix:, plughw:, bluealsa:, a user's own) resolve as for any client.
 static int open_slave(struct ar_pcm *p) {
 	char *text;
 	size_t length;
@@ -444,7 +444,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 		goto fail;
 	}
 	snprintf(p->route_name, sizeof(p->route_name), "%s",
-			route_name != NULL && route_name[0] != '\0' ? route_name : capture ? "audioroute_capture" : "audioroute");
+			route_name != NULL && route_name[0] != '\0' ? route_name : capture ? "audioroute_route_capture" : "audioroute_route");
 	if ((err = ar_route_file_path(p->route_file, sizeof(p->route_file), route_file, getenv("XDG_RUNTIME_DIR"), file_exists)) < 0)
 		goto fail;
 	if ((err = open_slave(p)) < 0)
