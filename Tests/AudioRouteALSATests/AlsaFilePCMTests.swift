@@ -204,11 +204,14 @@ private func fileBytes(_ path: String) -> [UInt8]? { try? AtomicFile.read(path) 
                 for path in ["/a.raw", "/user.raw"] { unlink(dir + path) }
                 let own = try aplay("audioroute")
                 #expect(own.status == 0, "stderr: \(own.stderr)")
-                #expect(Array((fileBytes(dir + "/user.raw") ?? []).prefix(frames.count)) == frames, "the user's own audioroute")
+                // (Compared outside #expect, which would print both arrays.)
+                let toUsers = Array((fileBytes(dir + "/user.raw") ?? []).prefix(frames.count)) == frames
+                #expect(toUsers, "the user's own audioroute did not play")
                 #expect(fileBytes(dir + "/a.raw") == nil, "the route file's audioroute replaced the user's")
                 let route = try aplay(AlsaRouteConfig.outputPCM)
                 #expect(route.status == 0, "stderr: \(route.stderr)")
-                #expect(Array((fileBytes(dir + "/a.raw") ?? []).prefix(frames.count)) == frames, "audioroute_route is the route")
+                let toRoute = Array((fileBytes(dir + "/a.raw") ?? []).prefix(frames.count)) == frames
+                #expect(toRoute, "audioroute_route did not play to the route")
             }
         }
     }

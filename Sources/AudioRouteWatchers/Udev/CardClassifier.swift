@@ -71,7 +71,7 @@ public enum AudioRouteProperty {
     /// (`dmix:CARD=<id>,DEV=<m>` for output, `dsnoop:...` for input).
     public static let alsaPCM = "AUDIOROUTE_ALSA_PCM"
     /// `1`: the card's ports open their PCM exclusively (`plughw:CARD=<id>,DEV=<m>`): one
-    /// stream at a time, in any format the hardware takes, without dmix's mixing latency.
+    /// stream at a time, in any format the hardware takes, without dmix's mixing step.
     public static let alsaExclusive = "AUDIOROUTE_ALSA_EXCLUSIVE"
     /// `1`: the card has an earpiece (a phone): it also gets a builtInReceiver.
     public static let receiver = "AUDIOROUTE_RECEIVER"
