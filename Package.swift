@@ -54,7 +54,10 @@ let package = Package(
         ),
         // libasound, for clients: configuration trees, PCMs, the player's output engine. The
         // daemon, which never plays audio, does not load it.
-        .target(name: "AudioRouteALSA", dependencies: ["AudioRouteCore", "AudioRouteSystem", "CALSA"]),
+        .target(name: "AudioRouteALSA", dependencies: ["AudioRouteCore", "AudioRouteSystem", "AudioRouteMix", "CALSA"]),
+        // Gain and silence on samples, in C: the ALSA plugin compiles the same file into its .so
+        // (scripts/build-alsa-plugin), the player calls it through AudioRouteALSA. No libasound.
+        .target(name: "AudioRouteMix"),
 
         // The ALSA plugin's sources, in C (docs/decisions.md, "The ALSA plugin's language"): loaded
         // into any ALSA client, it links libasound only and reads the route from the daemon's route
@@ -76,7 +79,7 @@ let package = Package(
         // player. No Foundation, no hardware watchers.
         .target(
             name: "AudioSession",
-            dependencies: ["AudioRouteCore", "AudioRouteIPC", "AudioRouteDBus", "AudioRouteALSA", "AudioRouteSystem", log]
+            dependencies: ["AudioRouteCore", "AudioRouteIPC", "AudioRouteDBus", "AudioRouteALSA", "AudioRouteMix", "AudioRouteSystem", log]
         ),
         // NotificationCenter bridging with iOS names and userInfo keys; the only client code that imports Foundation.
         .target(name: "AudioSessionNotifications", dependencies: ["AudioSession", "AudioRouteCore"]),
@@ -156,9 +159,11 @@ let package = Package(
             name: "AudioSessionTests",
             dependencies: [
                 "AudioSession", "AudioSessionNotifications", "AudioRouteIPC", "AudioRouteCore", "AudioRouteALSA",
-                "AudioRouteSystem", "AudioRouteTestKit",
+                "AudioRouteSystem", "AudioRouteTestKit", "AudioRouteMix",
             ]
         ),
+        // ar_mix_apply for every format, against AudioRouteCore's renderer.
+        .testTarget(name: "AudioRouteMixTests", dependencies: ["AudioRouteMix", "AudioRouteCore"]),
         // Runs the built `audioroute demo`: "audioroute" is a dependency so that it is built.
         .testTarget(name: "AudioRouteDemoTests", dependencies: ["AudioRouteDemo", "audioroute", "AudioRouteCore", "AudioRouteTestKit"]),
         .testTarget(
