@@ -80,8 +80,8 @@ private func activeSession(_ bus: PrivateBus, _ app: String, _ category: AudioRo
             try player.play()
             defer { player.stop() }
             // The first period waits for the activation: when audio flows, the session is active.
-            #expect(try await eventually { !contents(dir + "/out.raw").isEmpty }, "nothing was played")
-            #expect(try await music.isActive, "play() did not activate the session")
+            try #require(try await eventually { !contents(dir + "/out.raw").isEmpty }, "nothing was played")
+            try #require(try await music.isActive, "play() did not activate the session")
 
             // A prompt ducks it, and the call that comes interrupts it (the prompt mixes and stays).
             let prompt = try await activeSession(bus, "navigation", .playback, mode: .voicePrompt, options: .duckOthers)
@@ -130,13 +130,13 @@ private func activeSession(_ bus: PrivateBus, _ app: String, _ category: AudioRo
             defer { following.cancel() }
             try player.play()
             defer { player.stop() }
-            #expect(try await eventually { contents(dir + "/out.raw").count >= 4800 * 4 }, "nothing was played")
+            try #require(try await eventually { contents(dir + "/out.raw").count >= 4800 * 4 }, "nothing was played")
 
             // Every frame before `loud` was rendered at full gain, every one from `quiet` on
             // (until `quietEnd`) as zeros; from `again` on at full gain again.
             let loud = player.framesPlayed
             try await game.setSilentMode(true)
-            #expect(try await eventually { player.isSilenced }, "silent mode did not silence the \(category) player")
+            try #require(try await eventually { player.isSilenced }, "silent mode did not silence the \(category) player")
             let quiet = player.framesPlayed
             #expect(try await eventually { player.framesPlayed >= quiet + 9600 }, "the stream stopped while silenced")
             #expect(player.isPlaying)
@@ -144,9 +144,10 @@ private func activeSession(_ bus: PrivateBus, _ app: String, _ category: AudioRo
             try await game.setSilentMode(false)
             #expect(try await eventually { !player.isSilenced })
             let again = player.framesPlayed
-            #expect(try await eventually { contents(dir + "/out.raw").count >= (again + 4800) * 4 }, "the device stopped taking frames")
+            try #require(try await eventually { contents(dir + "/out.raw").count >= (again + 4800) * 4 }, "the device stopped taking frames")
 
             let out = contents(dir + "/out.raw")
+            try #require(out.count >= (again + 4800) * 4)
             #expect(Array(out[0..<(loud * 4)]) == Array(source.nativeBytes(frames: 0..<loud)))
             #expect(out[(quiet * 4)..<(quietEnd * 4)].allSatisfy { $0 == 0 }, "a silenced frame was not zero")
             #expect(Array(out[(again * 4)..<((again + 4800) * 4)]) == Array(source.nativeBytes(frames: again..<(again + 4800))))
@@ -176,7 +177,8 @@ private func activeSession(_ bus: PrivateBus, _ app: String, _ category: AudioRo
             func cliActive() async throws -> Bool? {
                 try await observer.sessions.first { $0.app == "audioroute-play" }?.isActive
             }
-            #expect(try await eventually { try await cliActive() == true && !contents(dir + "/out.raw").isEmpty }, "audioroute play did not start")
+            try #require(
+                try await eventually { try await cliActive() == true && !contents(dir + "/out.raw").isEmpty }, "audioroute play did not start")
 
             let call = try await activeSession(bus, "call", .playAndRecord, mode: .voiceChat)
             #expect(try await eventually { try await cliActive() == false }, "the call did not interrupt audioroute play")
