@@ -265,6 +265,8 @@ public final class AudioPlayer: Sendable {
         let generation = withState { s in
             s.activation = activation
             s.following += 1
+            // A request the previous follow had not answered is this one's now.
+            if s.activating { activation.yield() }
             return s.following
         }
         return Task { [self] in
