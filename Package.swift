@@ -136,7 +136,7 @@ let package = Package(
         // The plugin's logic without a kernel, and aplay through the built plugin into file PCMs.
         .testTarget(
             name: "AudioRoutePluginTests",
-            dependencies: ["AudioRoutePlugin", "AudioRouteCore", "AudioRouteIPC", "AudioRouteSystem", "AudioRouteTestKit"]
+            dependencies: ["AudioRoutePlugin", "AudioRouteMix", "AudioRouteCore", "AudioRouteIPC", "AudioRouteSystem", "AudioRouteTestKit"]
         ),
         .testTarget(name: "AudioRouteIPCTests", dependencies: ["AudioRouteIPC", "AudioRouteCore", "AudioRouteTestKit"]),
         .testTarget(

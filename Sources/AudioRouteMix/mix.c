@@ -3,6 +3,8 @@
 // libm (the plugin links libasound only), hence the rounding below.
 #include "audioroute_mix.h"
 
+#include <errno.h>
+
 #include <float.h>
 #include <stdint.h>
 #include <string.h>
@@ -131,4 +133,8 @@ void ar_mix_apply(enum ar_mix_format format, void *samples, size_t count, float 
 		}
 		return;
 	}
+}
+
+int ar_is_device_gone(int err) {
+	return err == -ENODEV || err == -EBADFD || err == -ESHUTDOWN;
 }

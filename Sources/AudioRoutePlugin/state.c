@@ -34,10 +34,6 @@ enum ar_action ar_step(enum ar_state *state, enum ar_event event) {
 	return AR_ACTION_NONE;
 }
 
-int ar_is_device_gone(int err) {
-	return err == -ENODEV || err == -EBADFD || err == -ESHUTDOWN;
-}
-
 enum ar_tower_action ar_tower_signal(struct ar_tower *tower, const char *member, const char *kind, int should_resume) {
 	if (strcmp(member, "Interruption") == 0) {
 		if (strcmp(kind, "began") == 0) {

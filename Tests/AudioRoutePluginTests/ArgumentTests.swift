@@ -1,6 +1,7 @@
 // The plugin's own logic, called in process without a sound card: its arguments, where it
 // finds the route file, and the stream's states around a route change.
 import AudioRouteCore
+import AudioRouteMix
 import AudioRoutePlugin
 import Testing
 

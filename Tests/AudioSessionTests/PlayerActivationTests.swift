@@ -35,13 +35,13 @@ private func eventually(seconds: Double = 15, _ condition: () async throws -> Bo
     return true
 }
 
-/// A paced device `dev` (DIR/out.raw) and `audioroute` on it, and DIR/music.wav: `frames` frames
+/// A paced device `dev` (DIR/out.raw) and `audioroute_route` on it, and DIR/music.wav: `frames` frames
 /// of 48 kHz stereo 16-bit that differ from frame to frame, none zero.
 private func writeBench(_ dir: String, frames: Int) throws -> WAVFile {
     let sink = productsDirectory + "/audioroute"
     let text = """
         pcm.!dev { type file slave.pcm "null" file "|exec '\(sink)' demo-sink '\(dir)/out.raw'" format "raw" }
-        pcm.!audioroute { type plug slave.pcm "dev" }
+        pcm.!audioroute_route { type plug slave.pcm "dev" }
 
         """
     try AtomicFile.write(Array(text.utf8), to: dir + "/devices.conf")

@@ -45,6 +45,11 @@ size_t ar_mix_sample_bytes(enum ar_mix_format format);
 /// - `samples` needs no alignment; a format that is not one leaves the bytes alone.
 void ar_mix_apply(enum ar_mix_format format, void *samples, size_t count, float gain);
 
+/// Whether a write or read error means the device is going away (an unplug), not that the
+/// stream failed: ENODEV, EBADFD, ESHUTDOWN. `err` is negative, as libasound returns it. The
+/// stream then holds until the route change says what to do; the player and the plugin both ask here.
+int ar_is_device_gone(int err);
+
 #pragma GCC visibility pop
 
 #endif

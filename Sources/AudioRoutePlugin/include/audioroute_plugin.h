@@ -125,10 +125,6 @@ enum ar_tower_action ar_tower_signal(struct ar_tower *tower, const char *member,
 /// is dropped, as BlueALSA drops BlueZ's state; an interruption stays until a new daemon's word.
 void ar_tower_lost(struct ar_tower *tower);
 
-/// Whether a write or read error means the device is going away (the player's DeviceGone rule):
-/// ENODEV, EBADFD, ESHUTDOWN. `err` is negative, as libasound returns it.
-int ar_is_device_gone(int err);
-
 #pragma GCC visibility pop
 
 #endif

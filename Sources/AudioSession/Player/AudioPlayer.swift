@@ -96,8 +96,9 @@ public final class AudioPlayer: Sendable {
     /// A write error that means the device is going away (unplugged), not that the player
     /// failed: the kernel fails the stream's writes about 100 ms before udev and the daemon
     /// report the removal (measured on the real-kernel bench, docs/testing.md).
+    /// The same rule as the ALSA plugin's (AudioRouteMix's `ar_is_device_gone`).
     static func deviceGone(_ error: ALSAError) -> Bool {
-        [Errno.Code.noSuchDevice, .badFileDescriptorState, .shutDown].contains { -error.code == $0.rawValue }
+        ar_is_device_gone(error.code) != 0
     }
 
     /// The daemon's route file, `$XDG_RUNTIME_DIR/audioroute/asound.conf`, if it exists.
