@@ -54,13 +54,16 @@ let package = Package(
         ),
         // libasound, for clients: configuration trees, PCMs, the player's output engine. The
         // daemon, which never plays audio, does not load it.
-        .target(name: "AudioRouteALSA", dependencies: ["AudioRouteCore", "AudioRouteSystem", "CALSA"]),
+        .target(name: "AudioRouteALSA", dependencies: ["AudioRouteCore", "AudioRouteSystem", "AudioRouteMix", "CALSA"]),
+        // Gain and silence on samples, in C: the ALSA plugin compiles the same file into its .so
+        // (scripts/build-alsa-plugin), the player calls it through AudioRouteALSA. No libasound.
+        .target(name: "AudioRouteMix"),
 
         // The ALSA plugin's sources, in C (docs/decisions.md, "The ALSA plugin's language"): loaded
-        // into any ALSA client, it links libasound only and reads the route from the daemon's route
-        // file. Not a product: SwiftPM would link the Swift runtime into it; scripts/build-alsa-plugin
+        // into any ALSA client, it links libasound and libsystemd (sd-bus, for its session in the
+        // tower) only, and reads the route from the daemon's route file. Not a product: SwiftPM would link the Swift runtime into it; scripts/build-alsa-plugin
         // builds the shipped libasound_module_pcm_audioroute.so. This target is for the tests.
-        .target(name: "AudioRoutePlugin", linkerSettings: [.linkedLibrary("asound")]),
+        .target(name: "AudioRoutePlugin", dependencies: ["AudioRouteMix"], linkerSettings: [.linkedLibrary("asound"), .linkedLibrary("systemd")]),
 
         // The daemon's services: route tower, persisted state, readiness, the D-Bus service.
         .target(

@@ -319,13 +319,16 @@ public actor RouteService: Service {
 
     private func publish(_ outcome: TowerOutcome) {
         for change in outcome.portChanges { events.send(.portChanged(change)) }
+        // The sessions' events before the route change that caused them: a stream told of an
+        // unplug's routeDisconnected interruption holds before it hears of the new route, so it
+        // never plays a frame on the speaker (the ALSA plugin moves on RouteChanged).
+        for event in outcome.events { events.send(.session(event)) }
         if let change = outcome.change {
             // The file first: a client that reacts to the announcement opens the new route.
             writeALSA(change.currentPorts, force: false)
             logger.info("route changed", metadata: ["reason": "\(change.reason.rawValue)", "route": "\(change.current)"])
             events.send(.routeChanged(change))
         }
-        for event in outcome.events { events.send(.session(event)) }
         for warning in outcome.warnings { logger.warning("\(warning)") }
     }
 

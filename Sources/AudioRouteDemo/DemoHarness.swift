@@ -19,6 +19,8 @@ final class DemoRegistry: Sendable {
     private let cleaning = Mutex(())
 
     func add(_ process: SpawnedProcess) { state.withLock { $0.processes.append(process) } }
+    /// A child the demo has reaped itself: cleanup must not signal its pid, which may be reused.
+    func forget(_ process: SpawnedProcess) { state.withLock { $0.processes.removeAll { $0 == process } } }
     func add(dir: String) { state.withLock { $0.dirs.append(dir) } }
     /// A signal arrived: whoever finishes cleaning up exits with 128+signal.
     func noteSignal(_ number: Int32) { state.withLock { $0.signalNumber = number } }

@@ -18,6 +18,8 @@ struct Story {
     let asoundrc: String
     /// Where the music's WAV file is written.
     let musicFile: String
+    /// A plain aplay through the ALSA plugin beside the music; nil when aplay or the plugin is missing.
+    var aplay: AplaySetup? = nil
 
     static let speaker = "platform-sound/speaker"
     static let headphones = "platform-sound/headphones"
@@ -92,7 +94,9 @@ struct Story {
         defer { log.stop() }
         let run = StoryRun(story: self, player: player, log: log, inbox: inbox)
         try await run.musicOnTheSpeaker()
+        let aplay = try await run.aplayStartsBesideTheMusic()
         try await run.wiredHeadsetPlugged()
+        run.aplay = try await run.aplayFollowedTheHeadset(aplay)
         try await run.bluetoothHeadsetConnects()
         try await run.promptDucksTheMusic()
         try await run.callInterruptsTheMusic()

@@ -213,8 +213,9 @@ struct DemoStory {
                 routeFile: routeFile, asoundrc: asoundrc
             ).run()
         } else {
+            let aplay = AplaySetup.prepare(root: root, dir: dir, executable: selfPath, busAddress: busAddress, timeline: timeline)
             try await Story(timeline: timeline, bus: bus, music: music, devices: devices, bluez: bluez, emitter: emitter,
-                            routeFile: routeFile, asoundrc: asoundrc, musicFile: dir + "/music.wav").play()
+                            routeFile: routeFile, asoundrc: asoundrc, musicFile: dir + "/music.wav", aplay: aplay).play()
         }
         withExtendedLifetime((sessionBus, bluez, emitter, daemon)) {}
     }

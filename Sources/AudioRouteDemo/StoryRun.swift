@@ -11,6 +11,8 @@ final class StoryRun {
     let log: DemoPlayerLog
     let inbox: DemoInbox
     private(set) var phases: [Story.Phase] = []
+    /// The plain aplay's part (DemoAplay.swift), checked with the rest; nil when it was skipped.
+    var aplay: AplayResult?
     /// The music's peak at full level (speaker), while ducked and the prompt's (Bluetooth),
     /// and after the call (Bluetooth): the ducking check compares them.
     private var fullPeak = 0.0
@@ -183,7 +185,7 @@ final class StoryRun {
 
     /// Prints a line per check and a result; throws if any failed.
     func verify() throws {
-        let results = phases.map(verify) + [verifyDucking(), verifyFrames()]
+        let results = phases.map(verify) + [verifyDucking(), verifyFrames()] + (aplay.map { [$0.verify(timeline)] } ?? [])
         let failures = results.filter { !$0 }.count
         let checks = results.count
         timeline.event("result", ["ok": .bool(failures == 0), "checks": .integer(Int64(checks)), "failures": .integer(Int64(failures))],

@@ -65,6 +65,7 @@ int ar_args_resolve(struct ar_args *out, const char *category, const char *mode,
 				return -EINVAL;
 			}
 			out->options |= ar_option_values[index];
+			out->option_names |= 1UL << index;
 		}
 		p += length;
 		if (*p != '\0')

@@ -3,9 +3,13 @@
 //
 // The route comes from the file audiorouted writes (docs/alsa.md): its `pcm.audioroute` (or
 // `pcm.audioroute_capture`) definition is opened as the slave, as written, over the system's
-// configuration. So the plugin links libasound only: no D-Bus, no libudev, no libbluetooth.
+// configuration. The PCM is also a session in the daemon's tower (bus.c): interrupted, it holds
+// the writer; ducked, it applies the gain; silenced, it writes zeros. The plugin links libasound
+// and libsystemd (sd-bus) only: no libudev, no libbluetooth.
 // Frames pass straight through: a transfer is a blocking write (read) on the slave, so the
 // slave paces the app; the plugin's own buffer is always empty and `delay` is the slave's.
+#include "audioroute_bus.h"
+#include "audioroute_mix.h"
 #include "audioroute_plugin.h"
 
 #define PIC 1  // alsa-lib's plugin symbols (SND_PCM_PLUGIN_SYMBOL) are those of a shared object
@@ -17,8 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 struct ar_pcm {
@@ -36,12 +42,33 @@ struct ar_pcm {
 	/// The configuration the slave was opened from (the system's with the route file over it).
 	snd_config_t *slave_config;
 	int inotify_fd;
+	/// Always readable: registered in the poll descriptor (an epoll set, io.poll_fd) while the
+	/// stream can take frames, removed while it is held.
+	int ready_fd;
+	int ready_registered;
 	snd_pcm_uframes_t transferred;
 	snd_pcm_uframes_t boundary;
 	size_t frame_bytes;
 	/// Playback: the last frames forwarded, a slave buffer's worth, to replay on the new device
 	/// what the old one had not played yet.
 	struct ar_history history;
+	/// The session in the tower (NULL without a daemon) and what the tower has said of it.
+	struct ar_bus *bus;
+	struct ar_tower tower;
+	/// Held by an interruption: the slave was dropped, and `replay` frames of the history (what it
+	/// had not played) go out again when the stream resumes.
+	int holding;
+	snd_pcm_sframes_t replay;
+	/// The daemon refused to activate the session: not asked again at every period.
+	int activation_failed;
+	/// Where a ducked or silenced period is scaled (the app's own buffer is not ours to change).
+	char *scratch;
+	/// A non-blocking app's frames taken while the stream is held, not forwarded (a buffer's worth
+	/// at most): its buffer fills, so it waits in poll instead of spinning; they go first on resume.
+	char *stash;
+	snd_pcm_uframes_t stashed;
+	/// Frames forwarded at a time: 10 ms.
+	snd_pcm_uframes_t piece;
 };
 
 /// The route file's text, read once, so that what is compared and what is opened are the same
@@ -192,6 +219,13 @@ static void check_route(struct ar_pcm *p) {
 			if (event->len > 0 && strcmp(event->name, base) == 0)
 				touched = 1;
 		}
+	// With a daemon, its RouteChanged says when: the daemon sends a session's interruption
+	// before the route change that caused it, so an unplug holds the stream before it could move
+	// to the speaker. The file's own change only counts without a daemon.
+	if (ar_bus_connected(p->bus)) {
+		touched = p->tower.route_changed;
+		p->tower.route_changed = 0;
+	}
 	char device[sizeof(p->device)];
 	if (touched && read_route(p, device, sizeof(device)) >= 0 && strcmp(device, p->device) != 0)
 		ar_step(&p->state, AR_EVENT_ROUTE_CHANGED);
@@ -219,9 +253,12 @@ static snd_pcm_sframes_t write_all(struct ar_pcm *p, const char *frames, snd_pcm
 /// know of (its delay fails): those are the ones lost.
 static int move(struct ar_pcm *p) {
 	snd_pcm_sframes_t pending = 0;
-	if (p->slave != NULL && p->stream == SND_PCM_STREAM_PLAYBACK &&
+	if (p->holding)
+		pending = p->replay;  // the old device was dropped when the hold began
+	else if (p->slave != NULL && p->stream == SND_PCM_STREAM_PLAYBACK &&
 			(snd_pcm_delay(p->slave, &pending) < 0 || pending < 0))
 		pending = 0;
+	p->holding = 0;
 	close_slave(p);
 	int err = open_slave(p);
 	if (err >= 0)
@@ -237,23 +274,153 @@ static int move(struct ar_pcm *p) {
 	return n < 0 ? (int)n : 0;
 }
 
+/// Puts the always-ready descriptor in the app's poll set, or takes it out while the stream is held.
+static void update_readiness(struct ar_pcm *p) {
+	int ready = !p->tower.interrupted && p->state != AR_HELD;
+	if (ready == p->ready_registered || p->io.poll_fd < 0)
+		return;
+	struct epoll_event event = { .events = EPOLLIN };
+	if (epoll_ctl(p->io.poll_fd, ready ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, p->ready_fd, &event) == 0)
+		p->ready_registered = ready;
+}
+
 /// Holds the caller until the route changes (a blocking writer held still is how a plain app
 /// pauses); -EAGAIN at once in non-blocking mode.
 static int wait_for_route(struct ar_pcm *p) {
+	update_readiness(p);
 	if (p->io.nonblock)
 		return -EAGAIN;
+	if (ar_bus_connected(p->bus))
+		return ar_bus_wait(p->bus, -1, -1);
 	struct pollfd watch = { .fd = p->inotify_fd, .events = POLLIN };
 	if (poll(&watch, 1, -1) < 0 && errno != EINTR)
 		return -errno;
 	return 0;
 }
 
-static snd_pcm_sframes_t ar_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel_area_t *areas,
-		snd_pcm_uframes_t offset, snd_pcm_uframes_t size) {
-	struct ar_pcm *p = io->private_data;
-	char *frames = (char *)areas[0].addr + (areas[0].first + offset * areas[0].step) / 8;
+/// An interruption began: the device is dropped at once, so nothing more of this stream is heard;
+/// what it had not played is kept to go out again on resume.
+static void begin_hold(struct ar_pcm *p) {
+	if (p->holding)
+		return;
+	p->holding = 1;
+	p->replay = 0;
+	if (p->slave == NULL)
+		return;
+	if (p->stream == SND_PCM_STREAM_PLAYBACK && (snd_pcm_delay(p->slave, &p->replay) < 0 || p->replay < 0))
+		p->replay = 0;
+	snd_pcm_drop(p->slave);
+}
+
+/// The interruption ended with shouldResume (and the session is active again): the stream goes
+/// on where it stopped, on the device the route names now.
+static int end_hold(struct ar_pcm *p) {
+	if (p->state == AR_MOVE_PENDING || p->slave == NULL)
+		return 0;  // the move replays what was held
+	p->holding = 0;
+	int err = snd_pcm_prepare(p->slave);
+	if (err < 0)
+		return err;
+	if (p->stream == SND_PCM_STREAM_CAPTURE)
+		return snd_pcm_start(p->slave);
+	const void *first, *second;
+	size_t first_count, second_count;
+	ar_history_last(&p->history, (size_t)p->replay, &first, &first_count, &second, &second_count);
+	snd_pcm_sframes_t n = write_all(p, first, first_count);
+	if (n >= 0)
+		n = write_all(p, second, second_count);
+	return n < 0 ? (int)n : 0;
+}
+
+static enum ar_mix_format mix_format(snd_pcm_format_t format) {
+	switch (format) {
+	case SND_PCM_FORMAT_U8: return AR_MIX_U8;
+	case SND_PCM_FORMAT_S24_LE: return AR_MIX_S24_LE;
+	case SND_PCM_FORMAT_S24_3LE: return AR_MIX_S24_3LE;
+	case SND_PCM_FORMAT_S32_LE: return AR_MIX_S32_LE;
+	case SND_PCM_FORMAT_FLOAT_LE: return AR_MIX_FLOAT_LE;
+	default: return AR_MIX_S16_LE;  // the only other format set_constraints admits
+	}
+}
+
+/// The frames to send: the app's own, or a copy at the tower's gain (ducked, silenced).
+static const char *at_tower_gain(struct ar_pcm *p, const char *frames, snd_pcm_uframes_t size) {
+	float gain = ar_mix_gain(p->tower.ducked, p->tower.silenced);
+	if (gain == 1.0f || p->scratch == NULL)
+		return frames;
+	memcpy(p->scratch, frames, size * p->frame_bytes);
+	ar_mix_apply(mix_format(p->io.format), p->scratch, size * p->io.channels, gain);
+	return p->scratch;
+}
+
+/// Writes `count` frames to the device in pieces of about 10 ms, each at the tower's gain and kept
+/// in the history. Between pieces, when `may_stop`, the bus and the route are read, and a move or
+/// a hold ends the transfer early (the next one makes it): a stream reacts within a piece, not
+/// within the app's period, which may be half a second. Frames written, or the error when none.
+static snd_pcm_sframes_t forward(struct ar_pcm *p, const char *frames, snd_pcm_uframes_t count, int may_stop) {
+	snd_pcm_uframes_t done = 0;
+	while (done < count) {
+		snd_pcm_uframes_t piece = count - done < p->piece ? count - done : p->piece;
+		const char *at = frames + done * p->frame_bytes;
+		snd_pcm_sframes_t n = write_all(p, at_tower_gain(p, at, piece), piece);
+		if (n < 0)
+			return done > 0 ? (snd_pcm_sframes_t)done : n;
+		ar_history_remember(&p->history, at, (size_t)n);
+		p->transferred = (p->transferred + (snd_pcm_uframes_t)n) % p->boundary;
+		done += (snd_pcm_uframes_t)n;
+		if (may_stop && done < count) {
+			if (p->bus != NULL)
+				ar_bus_process(p->bus);
+			check_route(p);
+			if (p->state == AR_MOVE_PENDING || p->tower.interrupted)
+				break;
+		}
+	}
+	return (snd_pcm_sframes_t)done;
+}
+
+/// Held, for a non-blocking app: takes what fits of its frames into the stash, -EAGAIN when full.
+static snd_pcm_sframes_t stash_frames(struct ar_pcm *p, const char *frames, snd_pcm_uframes_t size) {
+	if (size == 0)
+		return 0;
+	snd_pcm_uframes_t room = p->stash != NULL ? p->io.buffer_size - p->stashed : 0;
+	if (room == 0)
+		return -EAGAIN;
+	snd_pcm_uframes_t n = size < room ? size : room;
+	memcpy(p->stash + p->stashed * p->frame_bytes, frames, n * p->frame_bytes);
+	p->stashed += n;
+	return (snd_pcm_sframes_t)n;
+}
+
+/// Forwards `size` frames (none: only what the bus, the route and the stash call for) through
+/// the tower's decisions and the route's changes; the transfer's result.
+static snd_pcm_sframes_t pump(struct ar_pcm *p, char *frames, snd_pcm_uframes_t size) {
+	snd_pcm_ioplug_t *io = &p->io;
 	for (;;) {
+		if (p->bus != NULL)
+			ar_bus_process(p->bus);
 		check_route(p);
+		if (p->tower.interrupted) {
+			// A blocking writer held still is how a plain app pauses (docs/alsa.md).
+			begin_hold(p);
+			update_readiness(p);
+			if (io->nonblock)
+				return stash_frames(p, frames, size);
+			int err = ar_bus_wait(p->bus, -1, -1);
+			if (err < 0)
+				return err;
+			continue;
+		}
+		if (p->holding && end_hold(p) < 0)
+			ar_step(&p->state, AR_EVENT_DEVICE_GONE);
+		update_readiness(p);
+		// Active while data flows: asked for before the first frames, so that a non-mixable
+		// stream has interrupted the others before it is heard.
+		if (ar_bus_connected(p->bus) && !p->tower.active && !p->activation_failed) {
+			if (ar_bus_set_active(p->bus, 1, 0) < 0)
+				p->activation_failed = 1;
+			continue;  // what the activation caused (ducked, silenced) applies to these frames
+		}
 		switch (ar_step(&p->state, AR_EVENT_BOUNDARY)) {
 		case AR_ACTION_MOVE:
 			if (move(p) < 0)
@@ -261,6 +428,8 @@ static snd_pcm_sframes_t ar_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 			continue;
 		case AR_ACTION_WAIT_FOR_ROUTE: {
 			int err = wait_for_route(p);
+			if (err == -EAGAIN)
+				return stash_frames(p, frames, size);
 			if (err < 0)
 				return err;
 			continue;
@@ -268,27 +437,41 @@ static snd_pcm_sframes_t ar_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 		case AR_ACTION_NONE:
 			break;
 		}
+		// What was stashed while held goes first.
+		char *out = p->stashed > 0 ? p->stash : frames;
+		snd_pcm_uframes_t count = p->stashed > 0 ? p->stashed : size;
+		if (count == 0)
+			return 0;
 		snd_pcm_sframes_t n;
-		if (p->slave == NULL)  // a move that failed to open the new device
+		if (p->slave == NULL) {  // a move that failed to open the new device
 			n = -ENODEV;
-		else if (io->stream == SND_PCM_STREAM_PLAYBACK) {
-			n = write_all(p, frames, size);
+		} else if (io->stream == SND_PCM_STREAM_PLAYBACK) {
+			// A read/write app's transfer may end early (alsa-lib hands over the rest); an mmap
+			// app's commit must take all it offers.
+			n = forward(p, out, count, out != p->stash && io->access == SND_PCM_ACCESS_RW_INTERLEAVED);
 		} else {
 			n = snd_pcm_readi(p->slave, frames, size);
 			if (n == -EPIPE || n == -ESTRPIPE)
 				n = snd_pcm_recover(p->slave, (int)n, 1) < 0 ? n : 0;
+			if (n > 0)
+				p->transferred = (p->transferred + (snd_pcm_uframes_t)n) % p->boundary;
 		}
 		if (n < 0 && ar_is_device_gone((int)n)) {
 			ar_step(&p->state, AR_EVENT_DEVICE_GONE);
 			continue;
 		}
-		if (n < 0)
+		if (n < 0 || out != p->stash)
 			return n;
-		if (io->stream == SND_PCM_STREAM_PLAYBACK)
-			ar_history_remember(&p->history, frames, (size_t)n);
-		p->transferred = (p->transferred + (snd_pcm_uframes_t)n) % p->boundary;
-		return n;
+		// The stash, or what of it the device took before it failed: the rest stays first in line.
+		p->stashed -= (snd_pcm_uframes_t)n;
+		memmove(p->stash, p->stash + (size_t)n * p->frame_bytes, p->stashed * p->frame_bytes);
 	}
+}
+
+static snd_pcm_sframes_t ar_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel_area_t *areas,
+		snd_pcm_uframes_t offset, snd_pcm_uframes_t size) {
+	char *frames = (char *)areas[0].addr + (areas[0].first + offset * areas[0].step) / 8;
+	return pump(io->private_data, frames, size);
 }
 
 static snd_pcm_sframes_t ar_pointer(snd_pcm_ioplug_t *io) {
@@ -305,9 +488,16 @@ static int ar_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params) {
 	(void)params;
 	struct ar_pcm *p = io->private_data;
 	p->frame_bytes = (size_t)snd_pcm_format_physical_width(io->format) / 8 * io->channels;
+	p->piece = io->rate / 100 > 0 ? io->rate / 100 : 1;
 	// Twice the app's buffer: the device's may be larger (its size is only "near" ours), and its
 	// delay is what a move replays from here.
 	if (io->stream == SND_PCM_STREAM_PLAYBACK && ar_history_reserve(&p->history, 2 * io->buffer_size, p->frame_bytes) < 0)
+		return -ENOMEM;
+	free(p->scratch);
+	free(p->stash);
+	p->scratch = p->stash = NULL;
+	if (io->stream == SND_PCM_STREAM_PLAYBACK &&
+			((p->scratch = malloc(io->buffer_size * p->frame_bytes)) == NULL || (p->stash = malloc(io->buffer_size * p->frame_bytes)) == NULL))
 		return -ENOMEM;
 	if (p->slave == NULL) {
 		int err = open_slave(p);
@@ -327,6 +517,7 @@ static int ar_prepare(snd_pcm_ioplug_t *io) {
 	if (snd_pcm_sw_params_current(io->pcm, sw) < 0 || snd_pcm_sw_params_get_boundary(sw, &p->boundary) < 0 || p->boundary == 0)
 		p->boundary = io->buffer_size;
 	p->transferred = 0;
+	p->stashed = 0;
 	ar_history_clear(&p->history);
 	return p->slave != NULL ? snd_pcm_prepare(p->slave) : 0;
 }
@@ -361,9 +552,14 @@ static int ar_delay(snd_pcm_ioplug_t *io, snd_pcm_sframes_t *delay) {
 }
 
 static void free_pcm(struct ar_pcm *p) {
+	ar_bus_close(p->bus);  // first: deactivating with notifyOthers lets others resume
 	close_slave(p);
+	free(p->scratch);
+	free(p->stash);
 	if (p->io.poll_fd >= 0)
 		close(p->io.poll_fd);
+	if (p->ready_fd >= 0)
+		close(p->ready_fd);
 	if (p->inotify_fd >= 0)
 		close(p->inotify_fd);
 	ar_history_free(&p->history);
@@ -377,7 +573,23 @@ static int ar_close(snd_pcm_ioplug_t *io) {
 	return 0;
 }
 
+/// A non-blocking app polled: ready unless held; the bus is read first, so a resume counts.
+static int ar_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd, unsigned int nfds, unsigned short *revents) {
+	(void)pfd;
+	(void)nfds;
+	struct ar_pcm *p = io->private_data;
+	if (p->bus != NULL)
+		ar_bus_process(p->bus);
+	// Resumed with frames stashed: they go now, so that the app's buffer has room again.
+	if (p->stashed > 0 && !p->tower.interrupted)
+		pump(p, NULL, 0);
+	update_readiness(p);
+	*revents = p->ready_registered ? (io->stream == SND_PCM_STREAM_PLAYBACK ? POLLOUT : POLLIN) : 0;
+	return 0;
+}
+
 static const snd_pcm_ioplug_callback_t ar_callbacks = {
+	.poll_revents = ar_poll_revents,
 	.start = ar_start,
 	.stop = ar_stop,
 	.pointer = ar_pointer,
@@ -409,7 +621,7 @@ static int set_constraints(snd_pcm_ioplug_t *io) {
 
 SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 	(void)root;
-	const char *category = NULL, *session_mode = NULL, *options = NULL, *route_file = NULL, *route_name = NULL;
+	const char *category = NULL, *session_mode = NULL, *options = NULL, *route_file = NULL, *route_name = NULL, *bus = NULL;
 	snd_config_iterator_t i, next;
 	snd_config_for_each(i, next, conf) {
 		snd_config_t *n = snd_config_iterator_entry(i);
@@ -422,7 +634,8 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 			: strcmp(id, "mode") == 0 ? &session_mode
 			: strcmp(id, "options") == 0 ? &options
 			: strcmp(id, "route_file") == 0 ? &route_file
-			: strcmp(id, "route_pcm") == 0 ? &route_name : NULL;
+			: strcmp(id, "route_pcm") == 0 ? &route_name
+			: strcmp(id, "bus") == 0 ? &bus : NULL;
 		if (field == NULL) {
 			SNDERR("audioroute: unknown field %s", id);
 			return -EINVAL;
@@ -435,7 +648,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 	struct ar_pcm *p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return -ENOMEM;
-	p->io.poll_fd = p->inotify_fd = -1;
+	p->io.poll_fd = p->inotify_fd = p->ready_fd = -1;
 	p->stream = stream;
 	int capture = stream == SND_PCM_STREAM_CAPTURE;
 	int err = ar_args_resolve(&p->args, category, session_mode, options, getenv("AUDIOROUTE_CATEGORY"), capture);
@@ -449,6 +662,23 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 		goto fail;
 	if ((err = open_slave(p)) < 0)
 		goto fail;
+	// The daemon that writes the route file is the tower: the user's instance on the session
+	// bus, the system instance (/run/audioroute) on the system bus; `bus` says otherwise.
+	int system = strncmp(p->route_file, "/run/audioroute/", 16) == 0;
+	if (bus != NULL && bus[0] != '\0') {
+		if (strcmp(bus, "none") != 0 && strcmp(bus, "session") != 0 && strcmp(bus, "system") != 0) {
+			SNDERR("audioroute: bus must be session, system or none, not \"%.40s\"", bus);
+			err = -EINVAL;
+			goto fail;
+		}
+		system = strcmp(bus, "system") == 0;
+	}
+	if (bus == NULL || strcmp(bus, "none") != 0) {
+		char app[17] = "";  // the process's name, as `ps` shows it
+		prctl(PR_GET_NAME, app, 0, 0, 0);
+		if ((err = ar_bus_open(&p->bus, system, app[0] != '\0' ? app : "alsa", &p->args, &p->tower)) < 0)
+			goto fail;
+	}
 	// Watch the directory: the daemon replaces the file by a rename, which a watch on the
 	// file itself would not follow. Set after the first read, so a missing file is reported as such.
 	if ((p->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
@@ -463,15 +693,24 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 		SNDERR("audioroute: cannot watch %s: %s", directory, snd_strerror(err));
 		goto fail;
 	}
-	// Always ready: the transfer itself blocks on the slave.
-	if ((p->io.poll_fd = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+	// The app's poll descriptor: an epoll set, ready while the stream can take frames (the
+	// transfer itself blocks on the device), and, while it is held, when the bus or the route
+	// watch has news. One descriptor that never changes, for apps that ask for it once.
+	if ((p->io.poll_fd = epoll_create1(EPOLL_CLOEXEC)) < 0 || (p->ready_fd = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
 		err = -errno;
 		goto fail;
 	}
+	struct epoll_event news = { .events = EPOLLIN };
+	if (epoll_ctl(p->io.poll_fd, EPOLL_CTL_ADD, p->inotify_fd, &news) < 0 ||
+			(p->bus != NULL && epoll_ctl(p->io.poll_fd, EPOLL_CTL_ADD, ar_bus_fd(p->bus), &news) < 0)) {
+		err = -errno;
+		goto fail;
+	}
+	update_readiness(p);
 	p->io.version = SND_PCM_IOPLUG_VERSION;
 	p->io.name = "AudioRoute: follows the current route";
 	p->io.flags = SND_PCM_IOPLUG_FLAG_BOUNDARY_WA;
-	p->io.poll_events = capture ? POLLIN : POLLOUT;
+	p->io.poll_events = POLLIN;  // an epoll set is readable; ar_poll_revents says which way
 	p->io.mmap_rw = 0;
 	p->io.callback = &ar_callbacks;
 	p->io.private_data = p;

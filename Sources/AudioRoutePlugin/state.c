@@ -3,6 +3,7 @@
 #include "audioroute_plugin.h"
 
 #include <errno.h>
+#include <string.h>
 
 enum ar_action ar_step(enum ar_state *state, enum ar_event event) {
 	switch (event) {
@@ -35,4 +36,38 @@ enum ar_action ar_step(enum ar_state *state, enum ar_event event) {
 
 int ar_is_device_gone(int err) {
 	return err == -ENODEV || err == -EBADFD || err == -ESHUTDOWN;
+}
+
+enum ar_tower_action ar_tower_signal(struct ar_tower *tower, const char *member, const char *kind, int should_resume) {
+	if (strcmp(member, "Interruption") == 0) {
+		if (strcmp(kind, "began") == 0) {
+			// The tower has made the session inactive already (spec section 7).
+			tower->active = 0;
+			tower->interrupted = 1;
+			return AR_TOWER_HOLD;
+		}
+		// An `ended` without shouldResume leaves the app paused: a plain app has no play button,
+		// so its writer stays held, as an AVAudioPlayer stays paused.
+		if (strcmp(kind, "ended") == 0 && should_resume && tower->interrupted) {
+			tower->interrupted = 0;
+			return AR_TOWER_RESUME;
+		}
+	} else if (strcmp(member, "Ducked") == 0) {
+		tower->ducked = 1;
+	} else if (strcmp(member, "Unducked") == 0) {
+		tower->ducked = 0;
+	} else if (strcmp(member, "Silenced") == 0) {
+		tower->silenced = 1;
+	} else if (strcmp(member, "Unsilenced") == 0) {
+		tower->silenced = 0;
+	} else if (strcmp(member, "RouteChanged") == 0) {
+		tower->route_changed = 1;
+	}
+	return AR_TOWER_NONE;
+}
+
+void ar_tower_lost(struct ar_tower *tower) {
+	tower->ducked = 0;
+	tower->silenced = 0;
+	tower->active = 0;
 }

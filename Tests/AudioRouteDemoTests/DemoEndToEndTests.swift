@@ -78,8 +78,9 @@ import Testing
         let exact: Set<String> = ["call", "override", "bluetooth off", "call while paused", "unplugged"]
         #expect(verify.map { $0["phase"]?.string ?? "?" } == [
             "speaker", "wired", "bluetooth", "prompt", "call", "override", "resumed", "bluetooth off", "call while paused", "wired again",
-            "unplugged", "ducking", "frames",
+            "unplugged", "ducking", "frames", "aplay",
         ])
+        Self.expectAplayFollowedThePlug(byPhase["aplay"])
         // The prompt phase's music was written at 0.3 of the undimmed level (read from the samples).
         #expect(byPhase["ducking"]?["ok"] == .bool(true), "\(String(describing: byPhase["ducking"]))")
         for (phase, frames) in expected {
@@ -103,6 +104,27 @@ import Testing
         let dir = objects.first { $0["event"]?.string == "harness" }?["dir"]?.string
         #expect(dir != nil)
         if let dir { #expect(!FileManager.default.fileExists(atPath: dir)) }
+    }
+
+    /// The plain aplay (a child process through the ALSA plugin): one process, exit 0; its
+    /// numbered frames first in the speaker's file (the old port's), then, from the very next
+    /// frame, in the wired headset's (the new port's), none lost or repeated.
+    static func expectAplayFollowedThePlug(_ verify: JSON?, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(verify?["ok"] == .bool(true), "\(String(describing: verify))", sourceLocation: sourceLocation)
+        #expect(verify?["exit"] == .integer(0), sourceLocation: sourceLocation)
+        guard case .array(let files)? = verify?["files"], files.count == 2, case .integer(let written)? = verify?["written"] else {
+            Issue.record("aplay's files: \(String(describing: verify))", sourceLocation: sourceLocation)
+            return
+        }
+        let (old, new) = (files[0], files[1])
+        #expect(old["device"] == .string("demo_builtin"), sourceLocation: sourceLocation)
+        #expect(new["device"] == .string("demo_headphones"), sourceLocation: sourceLocation)
+        guard case .integer(let oldFrames)? = old["frames"], case .integer(let newFrames)? = new["frames"] else { return }
+        #expect(old["first"] == .integer(0), sourceLocation: sourceLocation)
+        #expect(oldFrames >= 4_800, "too few frames on the speaker before the plug", sourceLocation: sourceLocation)
+        #expect(new["first"] == .integer(oldFrames), "the new port's file does not continue where the old one stopped", sourceLocation: sourceLocation)
+        #expect(newFrames >= 4_800, sourceLocation: sourceLocation)
+        #expect(oldFrames + newFrames == written, sourceLocation: sourceLocation)
     }
 
     @Test func aSignalStopsEverythingItStarted() throws {

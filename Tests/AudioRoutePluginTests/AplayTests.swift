@@ -11,7 +11,7 @@ import Glibc
 #endif
 
 /// The plugin, built once per test process by the script that builds it for installing.
-private let plugin: Result<String, TestFailure> = {
+let plugin: Result<String, TestFailure> = {
     do {
         let result = try Subprocess.run(Subprocess.packageRoot + "/scripts/build-alsa-plugin", [makeTemporaryDirectory()])
         guard result.status == 0, let path = result.stdoutLines.last else {
@@ -23,13 +23,13 @@ private let plugin: Result<String, TestFailure> = {
     }
 }()
 
-private func port(_ name: String) -> Port {
+func port(_ name: String) -> Port {
     Port(uid: name, type: .usbAudio, device: name, direction: .output, alsa: name)
 }
 
 /// A temporary HOME whose ~/.asoundrc is the shipped snippet (its `lib` pointed at the built
 /// plugin) and two file PCMs, `plugtest_a` and `plugtest_b`.
-private struct Bench {
+struct Bench {
     let dir: String
     var runtime: String { dir + "/run" }
     var environment: [String: String] { ["HOME": dir, "XDG_RUNTIME_DIR": runtime, "XDG_CONFIG_HOME": dir + "/config"] }
@@ -61,11 +61,11 @@ private struct Bench {
 /// blocks reading its standard input: every frame sent before has gone through the plugin then,
 /// since aplay writes each chunk it read before it reads the next. The `file` PCM keeps up to a
 /// buffer of them until it is closed, so the file's size cannot tell.
-private func waitUntilReadingInput(_ player: ChildProcess) -> Bool { waitUntilBlocked(player, inCall: "0 0x0 ") }
+func waitUntilReadingInput(_ player: ChildProcess) -> Bool { waitUntilBlocked(player, inCall: "0 0x0 ") }
 
 /// Waits (10 s at most) until `player` is blocked in the system call that /proc/PID/syscall
 /// starts with `prefix` (its number, then its arguments: "0 0x0 " is read(0, ...)).
-private func waitUntilBlocked(_ player: ChildProcess, inCall prefix: String) -> Bool {
+func waitUntilBlocked(_ player: ChildProcess, inCall prefix: String) -> Bool {
     let deadline = MonotonicClock.milliseconds() + 10_000
     while MonotonicClock.milliseconds() < deadline {
         if let call = try? readText("/proc/\(player.pid)/syscall"), call.hasPrefix(prefix) { return true }
@@ -94,7 +94,7 @@ private func waitUntilBlocked(_ player: ChildProcess, inCall prefix: String) -> 
 }
 
 /// aplay's arguments for raw S16_LE stereo 48 kHz with 1000-frame periods (4000 bytes).
-private func aplay(_ device: String, _ input: String) -> [String] {
+func aplay(_ device: String, _ input: String) -> [String] {
     ["-q", "-D", device, "-t", "raw", "-f", "S16_LE", "-c", "2", "-r", "48000", "--period-size=1000", "--buffer-size=4000", input]
 }
 

@@ -15,6 +15,8 @@ struct ar_args {
 	char mode[32];
 	/// Apple's raw values (AudioRouteCore.CategoryOptions), or-ed.
 	unsigned long options;
+	/// Which options were named: bit i for ar_name(AR_OPTIONS, i) (raw values overlap, names do not).
+	unsigned long option_names;
 	/// Why the arguments were refused (empty when they were accepted).
 	char error[160];
 };
@@ -92,6 +94,36 @@ void ar_history_remember(struct ar_history *h, const void *frames, size_t count)
 size_t ar_history_last(const struct ar_history *h, size_t count, const void **first, size_t *first_count,
 		const void **second, size_t *second_count);
 void ar_history_free(struct ar_history *h);
+
+/// What the tower has told the PCM's session (the daemon's org.audioroute.Session1 signals).
+struct ar_tower {
+	/// Active in the tower: asked for when data first flows, given up when interrupted or closed.
+	int active;
+	/// Interrupted: the writer is held until an interruption ends with shouldResume.
+	int interrupted;
+	int ducked;
+	/// Silent mode, for ambient and soloAmbient sessions: the stream runs, its samples are zero.
+	int silenced;
+	/// A RouteChanged arrived: the route file is to be read again.
+	int route_changed;
+};
+
+enum ar_tower_action {
+	AR_TOWER_NONE,
+	/// An interruption began: hold the writer.
+	AR_TOWER_HOLD,
+	/// An interruption ended with shouldResume: activate again and let the writer go on.
+	AR_TOWER_RESUME,
+};
+
+/// Applies one of the daemon's signals, by member name (`Interruption`, `Ducked`, `Unducked`,
+/// `Silenced`, `Unsilenced`, `RouteChanged`; others are ignored). For `Interruption`, `kind` is
+/// "began" or "ended" and `should_resume` its flag.
+enum ar_tower_action ar_tower_signal(struct ar_tower *tower, const char *member, const char *kind, int should_resume);
+
+/// The daemon went away (its bus name lost its owner): what derived from it (ducked, silenced)
+/// is dropped, as BlueALSA drops BlueZ's state; an interruption stays until a new daemon's word.
+void ar_tower_lost(struct ar_tower *tower);
 
 /// Whether a write or read error means the device is going away (the player's DeviceGone rule):
 /// ENODEV, EBADFD, ESHUTDOWN. `err` is negative, as libasound returns it.

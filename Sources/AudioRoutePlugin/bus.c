@@ -1,0 +1,226 @@
+// The PCM's session in audiorouted's tower, over D-Bus (sd-bus): opened with the PCM's category,
+// activated when data first flows, deactivated with notifyOthers at close. The daemon's signals
+// (docs/dbus-api.md) set the stream's `struct ar_tower`; what they do to the frames is pcm.c's.
+//
+// No thread: the connection is served by the thread that transfers, at each period boundary and
+// while a writer is held (it polls the bus). The daemon does not wait on us, so a slow or paused
+// app only delays when it hears the tower. A daemon that is not there is the normal state of a
+// machine without AudioRoute running: the stream then simply follows the route file.
+#include "audioroute_bus.h"
+
+#include <alsa/asoundlib.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
+#include <stdarg.h>
+
+#define AR_BUS_NAME "org.audioroute.AudioRoute1"
+#define AR_MANAGER_PATH "/org/audioroute/AudioRoute1"
+#define AR_MANAGER_INTERFACE "org.audioroute.AudioRoute1"
+#define AR_SESSION_INTERFACE "org.audioroute.Session1"
+/// A daemon that does not answer within this long is treated as absent: an ALSA open must not hang.
+#define AR_CALL_TIMEOUT_USEC (2 * 1000 * 1000)
+
+struct ar_bus {
+	sd_bus *bus;
+	/// The daemon's unique name: only its signals are believed.
+	char owner[128];
+	/// The session's object path, "" while there is none.
+	char path[128];
+	char app[64];
+	const struct ar_args *args;
+	struct ar_tower *tower;
+	/// An interruption ended with shouldResume while processing: activate once processing is done.
+	int resume;
+	/// The daemon changed owner while processing: open the session again once processing is done.
+	int reopen;
+};
+
+static int call(struct ar_bus *b, sd_bus_message **reply, const char *path, const char *interface, const char *member,
+		const char *types, ...) {
+	sd_bus_error error = SD_BUS_ERROR_NULL;
+	sd_bus_message *m = NULL;
+	int r = sd_bus_message_new_method_call(b->bus, &m, AR_BUS_NAME, path, interface, member);
+	if (r >= 0 && types != NULL) {
+		va_list ap;
+		va_start(ap, types);
+		r = sd_bus_message_appendv(m, types, ap);
+		va_end(ap);
+	}
+	if (r >= 0)
+		r = sd_bus_call(b->bus, m, AR_CALL_TIMEOUT_USEC, &error, reply);
+	if (r < 0 && sd_bus_error_is_set(&error))
+		SNDERR("audioroute: %s.%s: %s", interface, member, error.message);
+	sd_bus_error_free(&error);
+	sd_bus_message_unref(m);
+	return r;
+}
+
+/// OpenSession, then SetCategory with the PCM's arguments; activates again if it was active.
+static int open_session(struct ar_bus *b) {
+	sd_bus_message *reply = NULL, *m = NULL;
+	const char *path;
+	b->path[0] = '\0';
+	int r = call(b, &reply, AR_MANAGER_PATH, AR_MANAGER_INTERFACE, "OpenSession", "s", b->app);
+	if (r >= 0 && (r = sd_bus_message_read(reply, "o", &path)) >= 0)
+		snprintf(b->path, sizeof(b->path), "%s", path);
+	sd_bus_message_unref(reply);
+	reply = NULL;
+	if (r < 0)
+		return r;
+	sd_bus_error error = SD_BUS_ERROR_NULL;
+	r = sd_bus_message_new_method_call(b->bus, &m, AR_BUS_NAME, b->path, AR_SESSION_INTERFACE, "SetCategory");
+	if (r >= 0)
+		r = sd_bus_message_append(m, "ss", b->args->category, b->args->mode);
+	if (r >= 0)
+		r = sd_bus_message_open_container(m, 'a', "s");
+	for (int i = 0; r >= 0 && ar_name(AR_OPTIONS, i, NULL) != NULL; i++)
+		if (b->args->option_names & (1UL << i))
+			r = sd_bus_message_append(m, "s", ar_name(AR_OPTIONS, i, NULL));
+	if (r >= 0)
+		r = sd_bus_message_close_container(m);
+	if (r >= 0)
+		r = sd_bus_call(b->bus, m, AR_CALL_TIMEOUT_USEC, &error, &reply);
+	if (r < 0)
+		SNDERR("audioroute: SetCategory %s: %s", b->args->category, sd_bus_error_is_set(&error) ? error.message : strerror(-r));
+	sd_bus_error_free(&error);
+	sd_bus_message_unref(reply);
+	sd_bus_message_unref(m);
+	return r;
+}
+
+/// Every message the connection receives: the daemon's signals (a session's are sent to its owner
+/// only), and the bus driver's NameOwnerChanged for the daemon's name.
+static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+	(void)error;
+	struct ar_bus *b = userdata;
+	if (sd_bus_message_is_signal(m, NULL, NULL) <= 0)
+		return 0;
+	const char *sender = sd_bus_message_get_sender(m), *member = sd_bus_message_get_member(m);
+	if (sender == NULL || member == NULL)
+		return 0;
+	if (strcmp(sender, "org.freedesktop.DBus") == 0 && strcmp(member, "NameOwnerChanged") == 0) {
+		const char *name, *old_owner, *new_owner;
+		if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 || strcmp(name, AR_BUS_NAME) != 0)
+			return 0;
+		if (b->owner[0] != '\0') {
+			ar_tower_lost(b->tower);
+			b->path[0] = '\0';
+		}
+		snprintf(b->owner, sizeof(b->owner), "%s", new_owner);
+		b->reopen = new_owner[0] != '\0';
+		return 0;
+	}
+	if (b->owner[0] == '\0' || strcmp(sender, b->owner) != 0)
+		return 0;
+	if (sd_bus_message_is_signal(m, AR_MANAGER_INTERFACE, "RouteChanged")) {
+		ar_tower_signal(b->tower, member, "", 0);
+		return 0;
+	}
+	const char *path = sd_bus_message_get_path(m);
+	if (!sd_bus_message_is_signal(m, AR_SESSION_INTERFACE, NULL) || path == NULL || strcmp(path, b->path) != 0)
+		return 0;
+	const char *kind = "", *reason = "";
+	int should_resume = 0;
+	if (strcmp(member, "Interruption") == 0 && sd_bus_message_read(m, "ssb", &kind, &reason, &should_resume) < 0)
+		return 0;  // a malformed signal is ignored, not half applied
+	if (ar_tower_signal(b->tower, member, kind, should_resume) == AR_TOWER_RESUME)
+		b->resume = 1;
+	return 0;
+}
+
+int ar_bus_open(struct ar_bus **out, int system, const char *app, const struct ar_args *args, struct ar_tower *tower) {
+	*out = NULL;
+	struct ar_bus *b = calloc(1, sizeof(*b));
+	if (b == NULL)
+		return -ENOMEM;
+	b->args = args;
+	b->tower = tower;
+	snprintf(b->app, sizeof(b->app), "%s", app);
+	int r = system ? sd_bus_open_system(&b->bus) : sd_bus_open_user(&b->bus);
+	sd_bus_message *reply = NULL;
+	const char *owner;
+	if (r >= 0)
+		r = sd_bus_add_filter(b->bus, NULL, on_message, b);
+	// The daemon's signals: RouteChanged (broadcast) and its name's owner; a session's own
+	// signals are unicast to us and need no match.
+	if (r >= 0)
+		r = sd_bus_call_method(b->bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", NULL, NULL,
+				"s", "type='signal',sender='" AR_BUS_NAME "',interface='" AR_MANAGER_INTERFACE "',member='RouteChanged'");
+	if (r >= 0)
+		r = sd_bus_call_method(b->bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", NULL, NULL,
+				"s", "type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='" AR_BUS_NAME "'");
+	if (r >= 0)
+		r = sd_bus_call_method(b->bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", NULL, &reply,
+				"s", AR_BUS_NAME);
+	if (r >= 0 && (r = sd_bus_message_read(reply, "s", &owner)) >= 0)
+		snprintf(b->owner, sizeof(b->owner), "%s", owner);
+	sd_bus_message_unref(reply);
+	if (r >= 0)
+		r = open_session(b);
+	if (r < 0) {
+		// No bus, no daemon, or one that refused us: the stream follows the route file alone.
+		ar_bus_close(b);
+		return r == -ENOMEM ? r : 0;
+	}
+	*out = b;
+	return 0;
+}
+
+int ar_bus_fd(const struct ar_bus *b) { return sd_bus_get_fd(b->bus); }
+
+int ar_bus_connected(const struct ar_bus *b) { return b != NULL && b->path[0] != '\0'; }
+
+int ar_bus_set_active(struct ar_bus *b, int active, int notify_others) {
+	if (b->path[0] == '\0')
+		return -ENOTCONN;
+	int r = call(b, NULL, b->path, AR_SESSION_INTERFACE, "SetActive", "bb", active, notify_others);
+	if (r >= 0)
+		b->tower->active = active;
+	return r;
+}
+
+int ar_bus_process(struct ar_bus *b) {
+	int r;
+	while ((r = sd_bus_process(b->bus, NULL)) > 0)
+		;
+	if (b->reopen) {
+		// A new daemon: the session is opened again and, if it was active, activated again.
+		int was_active = b->tower->active || b->resume;
+		b->reopen = 0;
+		if (open_session(b) >= 0 && was_active)
+			ar_bus_set_active(b, 1, 0);
+	}
+	if (b->resume) {
+		b->resume = 0;
+		ar_bus_set_active(b, 1, 0);
+	}
+	return r;
+}
+
+int ar_bus_wait(struct ar_bus *b, int other_fd, int timeout_ms) {
+	struct pollfd fds[2] = {
+		{ .fd = sd_bus_get_fd(b->bus), .events = (short)sd_bus_get_events(b->bus) },
+		{ .fd = other_fd, .events = POLLIN },
+	};
+	int r = poll(fds, other_fd >= 0 ? 2 : 1, timeout_ms);
+	return r < 0 && errno != EINTR ? -errno : 0;
+}
+
+void ar_bus_close(struct ar_bus *b) {
+	if (b == NULL)
+		return;
+	if (b->path[0] != '\0') {
+		// Deactivated with notifyOthers, as a client that goes away is (spec section 7); then closed.
+		if (b->tower->active)
+			call(b, NULL, b->path, AR_SESSION_INTERFACE, "SetActive", "bb", 0, 1);
+		call(b, NULL, b->path, AR_SESSION_INTERFACE, "Close", NULL);
+	}
+	if (b->bus != NULL)
+		sd_bus_flush_close_unref(b->bus);
+	free(b);
+}

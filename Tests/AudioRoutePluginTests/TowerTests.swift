@@ -1,0 +1,200 @@
+// A plain aplay through the plugin is a session in the real audiorouted's tower (a private bus,
+// no hardware): the frames still go to the test's route file (a file PCM), and what the tower
+// decides of the session shows in them. The other sessions are a test client (APIClient).
+import AudioRouteCore
+import AudioRouteIPC
+import AudioRouteSystem
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `count` frames of S16_LE stereo, every sample `value`.
+private func frames(_ count: Int, _ value: Int16) -> [UInt8] {
+    let sample = [UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8)]
+    return Array((0..<count * 2).map { _ in sample }.joined())
+}
+
+/// The file's left channel as runs of one value: (value, frames).
+private func runs(_ bytes: [UInt8]) -> [(Int16, Int)] {
+    var result: [(Int16, Int)] = []
+    var index = 0
+    while index + 3 < bytes.count {
+        let value = Int16(bitPattern: UInt16(bytes[index]) | UInt16(bytes[index + 1]) << 8)
+        if let last = result.last, last.0 == value { result[result.count - 1].1 += 1 } else { result.append((value, 1)) }
+        index += 4
+    }
+    return result
+}
+
+/// The process's user and system time so far, in clock ticks (/proc/PID/stat fields 14 and 15).
+private func cpuTicks(_ pid: pid_t) -> Int {
+    guard let stat = try? readText("/proc/\(pid)/stat"), let end = stat.lastIndex(of: ")") else { return 0 }
+    let fields = stat[stat.index(after: end)...].split(separator: " ")
+    return fields.count > 12 ? (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0) : 0
+}
+
+/// What a D-Bus signal needs to cross the private bus and be seen at aplay's next period (the
+/// plugin reads the bus at each): far more than it takes, so the phases never overlap.
+private func letTheSignalArrive() { MonotonicClock.sleep(nanoseconds: 300_000_000) }
+
+/// A daemon on a private bus, the plugin bench beside it, and aplay on the bus.
+private final class Tower {
+    let bus: PrivateBus
+    var daemon: RealDaemon
+    let bench: Bench
+    let client: APIClient
+    private let dir: String
+    private var daemons = 0
+
+    init(_ dir: String) throws {
+        self.dir = dir
+        bus = try PrivateBus()
+        daemon = try Self.startDaemon(bus, dir + "/daemon-0")
+        bench = try Bench(dir)
+        try bench.route(to: "plugtest_a")
+        client = try APIClient(address: bus.address)
+    }
+
+    deinit {
+        daemon.kill()
+        bus.close()
+    }
+
+    private static func startDaemon(_ bus: PrivateBus, _ directory: String) throws -> RealDaemon {
+        mkdir(directory, 0o700)
+        return try RealDaemon(address: bus.address, directory: directory)
+    }
+
+    /// Kills the daemon and starts another on the same bus (a crash and systemd's restart).
+    func restartDaemon() throws {
+        daemon.kill()
+        daemons += 1
+        daemon = try Self.startDaemon(bus, dir + "/daemon-\(daemons)")
+    }
+
+    var environment: [String: String] {
+        var environment = bench.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        return environment
+    }
+
+    func aplay(_ device: String, flags: [String] = []) throws -> ChildProcess {
+        try ChildProcess("/usr/bin/aplay", flags + AudioRoutePluginTests.aplay(device, "-"), environment: environment, input: .pipe)
+    }
+
+    /// Sends `count` frames of `value` and waits until aplay has handed them all to the plugin.
+    func play(_ player: ChildProcess, _ count: Int, _ value: Int16) throws {
+        player.send(frames(count, value))
+        try #require(waitUntilReadingInput(player), "stderr: \(player.availableStderr())")
+    }
+
+    var sessions: String { client.property(DBusAPI.managerPath, DBusAPI.managerInterface, "Sessions") }
+}
+
+@Suite(.serialized) struct PluginTowerTests {
+    /// The PCM's session: named after the process, category and options from the device string,
+    /// active once frames flow, gone when aplay closes the PCM.
+    @Test func aPlainAplayIsASessionInTheTower() throws {
+        try withSyncTemporaryDirectory { dir in
+            let tower = try Tower(dir)
+            let player = try tower.aplay("audioroute:CATEGORY=ambient,OPTIONS=duckOthers")
+            try tower.play(player, 4000, 100)
+            let sessions = tower.sessions
+            #expect(sessions.contains("\"aplay\", \"ambient\", \"default\", [\"duckOthers\"], true"), "\(sessions)")
+            player.closeInput()
+            #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
+            #expect(!tower.sessions.contains("aplay"), "\(tower.sessions)")
+        }
+    }
+
+    /// Ducked by another session's duckOthers: the duck gain (0.3); silent mode silences a
+    /// soloAmbient stream (zeros, the stream keeps running); each undone, full again.
+    @Test func duckingAndSilentModeScaleTheFrames() throws {
+        try withSyncTemporaryDirectory { dir in
+            let tower = try Tower(dir)
+            let player = try tower.aplay("audioroute:CATEGORY=soloAmbient")
+            try tower.play(player, 5000, 1000)
+            let prompt = try tower.client.openSession("prompt", category: "playback", options: ["mixWithOthers", "duckOthers"])
+            #expect(tower.client.session(prompt, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
+            letTheSignalArrive()
+            try tower.play(player, 5000, 1000)
+            #expect(tower.client.session(prompt, "SetActive", "bb", "[false, true]") == "{\"reply\": null}")
+            letTheSignalArrive()
+            try tower.play(player, 5000, 1000)
+            #expect(tower.client.manager("SetSilentMode", "b", "[true]") == "{\"reply\": null}")
+            letTheSignalArrive()
+            try tower.play(player, 5000, 1000)
+            #expect(tower.client.manager("SetSilentMode", "b", "[false]") == "{\"reply\": null}")
+            letTheSignalArrive()
+            try tower.play(player, 5000, 1000)
+            player.closeInput()
+            #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
+            let found = runs(tower.bench.bytes("a.raw")).prefix(5).map { "\($0.0)x\($0.1)" }
+            #expect(found == ["1000x5000", "300x5000", "1000x5000", "0x5000", "1000x5000"])
+        }
+    }
+
+    /// A call interrupts the music: aplay is held (blocked in the plugin, its frames kept), and
+    /// goes on where it stopped when the call ends with notifyOthers; nothing lost, nothing twice.
+    /// Non-blocking (`aplay -N`: EAGAIN, then it waits in poll on the PCM's descriptor), the
+    /// descriptor is not ready while held, so the app sleeps rather than spins.
+    @Test(arguments: [[], ["-N"]]) func anInterruptionHoldsTheWriterUntilItEndsWithResume(flags: [String]) throws {
+        try withSyncTemporaryDirectory { dir in
+            let tower = try Tower(dir)
+            let player = try tower.aplay("audioroute", flags: flags)
+            try tower.play(player, 5000, 1000)
+            let call = try tower.client.openSession("call", category: "playAndRecord")
+            #expect(tower.client.session(call, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
+            letTheSignalArrive()
+            player.send(frames(5000, 2000))
+            try #require(waitUntilBlocked(player, inCall: "7 "), "not held in poll; stderr: \(player.availableStderr())")
+            let before = cpuTicks(player.pid)
+            MonotonicClock.sleep(nanoseconds: 500_000_000)
+            #expect(cpuTicks(player.pid) - before < 10, "aplay \(flags) spins while held")
+            #expect(tower.sessions.contains("\"aplay\", \"playback\", \"default\", [], false"), "\(tower.sessions)")
+            #expect(tower.client.session(call, "SetActive", "bb", "[false, true]") == "{\"reply\": null}")
+            try #require(waitUntilReadingInput(player), "not resumed; stderr: \(player.availableStderr())")
+            #expect(tower.sessions.contains("\"aplay\", \"playback\", \"default\", [], true"), "\(tower.sessions)")
+            player.closeInput()
+            #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
+            let found = runs(tower.bench.bytes("a.raw")).prefix(2).map { "\($0.0)x\($0.1)" }
+            #expect(found == ["1000x5000", "2000x5000"])
+        }
+    }
+
+    /// The daemon restarts under a playing stream: the plugin opens its session in the new one
+    /// (same name, category and options) and activates it again, without the app doing anything.
+    @Test func aRestartedDaemonGetsTheSessionBack() throws {
+        try withSyncTemporaryDirectory { dir in
+            let tower = try Tower(dir)
+            let player = try tower.aplay("audioroute:CATEGORY=ambient")
+            try tower.play(player, 4000, 100)
+            #expect(tower.sessions.contains("\"aplay\", \"ambient\", \"default\", [], true"), "\(tower.sessions)")
+            try tower.restartDaemon()
+            #expect(!tower.sessions.contains("aplay"), "\(tower.sessions)")
+            letTheSignalArrive()
+            try tower.play(player, 4000, 100)  // the plugin hears of the new daemon at its next period
+            #expect(tower.sessions.contains("\"aplay\", \"ambient\", \"default\", [], true"), "\(tower.sessions)")
+            player.closeInput()
+            #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
+        }
+    }
+
+    /// aplay's stream interrupts the music of another app; when aplay closes the PCM, the
+    /// session is deactivated with notifyOthers, so the music is told to resume.
+    @Test func closingThePCMLetsTheInterruptedResume() throws {
+        try withSyncTemporaryDirectory { dir in
+            let tower = try Tower(dir)
+            let music = try tower.client.openSession("music", category: "playback")
+            #expect(tower.client.session(music, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
+            let player = try tower.aplay("audioroute")
+            try tower.play(player, 4000, 100)
+            #expect(tower.client.signal("Interruption", path: music, args: "[\"began\", \"default\", false]") != nil)
+            player.closeInput()
+            #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
+            #expect(tower.client.signal("Interruption", path: music, args: "[\"ended\", \"\", true]") != nil)
+        }
+    }
+}
