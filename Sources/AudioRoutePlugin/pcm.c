@@ -24,7 +24,9 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <stdarg.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 struct ar_pcm {
@@ -69,7 +71,24 @@ struct ar_pcm {
 	snd_pcm_uframes_t stashed;
 	/// Frames forwarded at a time: 10 ms.
 	snd_pcm_uframes_t piece;
+	/// AUDIOROUTE_DEBUG is set: what the stream does is written to standard error, timed.
+	int debug;
 };
+
+/// One line on standard error with the CLOCK_MONOTONIC time, when AUDIOROUTE_DEBUG is set: how
+/// long a move took, when a hold began, for an integrator's logs and the real-kernel bench.
+__attribute__((format(printf, 2, 3))) static void trace(const struct ar_pcm *p, const char *format, ...) {
+	if (!p->debug)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	char line[512];
+	va_list ap;
+	va_start(ap, format);
+	vsnprintf(line, sizeof(line), format, ap);
+	va_end(ap);
+	fprintf(stderr, "audioroute %lld.%06ld: %s\n", (long long)now.tv_sec, now.tv_nsec / 1000, line);
+}
 
 /// The route file's text, read once, so that what is compared and what is opened are the same
 /// version of a file the daemon may replace at any moment. NUL-terminated; free() it.
@@ -227,8 +246,10 @@ static void check_route(struct ar_pcm *p) {
 		p->tower.route_changed = 0;
 	}
 	char device[sizeof(p->device)];
-	if (touched && read_route(p, device, sizeof(device)) >= 0 && strcmp(device, p->device) != 0)
+	if (touched && read_route(p, device, sizeof(device)) >= 0 && strcmp(device, p->device) != 0) {
+		trace(p, "the route names %s", device);
 		ar_step(&p->state, AR_EVENT_ROUTE_CHANGED);
+	}
 }
 
 /// Writes all of `frames` to the slave, recovering an underrun; a negative errno on failure.
@@ -259,18 +280,23 @@ static int move(struct ar_pcm *p) {
 			(snd_pcm_delay(p->slave, &pending) < 0 || pending < 0))
 		pending = 0;
 	p->holding = 0;
+	trace(p, "move from %s, %ld frames to replay", p->device, (long)pending);
 	close_slave(p);
 	int err = open_slave(p);
 	if (err >= 0)
 		err = setup_slave(p);
-	if (err < 0)
+	if (err < 0) {
+		trace(p, "move: the route's device cannot be opened: %s", snd_strerror(err));
 		return err;
+	}
+	trace(p, "move: %s open", p->device);
 	const void *first, *second;
 	size_t first_count, second_count;
 	ar_history_last(&p->history, (size_t)pending, &first, &first_count, &second, &second_count);
 	snd_pcm_sframes_t n = write_all(p, first, first_count);
 	if (n >= 0)
 		n = write_all(p, second, second_count);
+	trace(p, "move: %zu frames replayed on %s", first_count + second_count, p->device);
 	return n < 0 ? (int)n : 0;
 }
 
@@ -303,6 +329,7 @@ static int wait_for_route(struct ar_pcm *p) {
 static void begin_hold(struct ar_pcm *p) {
 	if (p->holding)
 		return;
+	trace(p, "held (interrupted)");
 	p->holding = 1;
 	p->replay = 0;
 	if (p->slave == NULL)
@@ -317,6 +344,7 @@ static void begin_hold(struct ar_pcm *p) {
 static int end_hold(struct ar_pcm *p) {
 	if (p->state == AR_MOVE_PENDING || p->slave == NULL)
 		return 0;  // the move replays what was held
+	trace(p, "resumed, %ld frames to replay", (long)p->replay);
 	p->holding = 0;
 	int err = snd_pcm_prepare(p->slave);
 	if (err < 0)
@@ -419,6 +447,7 @@ static snd_pcm_sframes_t pump(struct ar_pcm *p, char *frames, snd_pcm_uframes_t 
 		if (ar_bus_connected(p->bus) && !p->tower.active && !p->activation_failed) {
 			if (ar_bus_set_active(p->bus, 1, 0) < 0)
 				p->activation_failed = 1;
+			trace(p, "session %s", p->activation_failed ? "not activated" : "activated");
 			continue;  // what the activation caused (ducked, silenced) applies to these frames
 		}
 		switch (ar_step(&p->state, AR_EVENT_BOUNDARY)) {
@@ -457,6 +486,7 @@ static snd_pcm_sframes_t pump(struct ar_pcm *p, char *frames, snd_pcm_uframes_t 
 				p->transferred = (p->transferred + (snd_pcm_uframes_t)n) % p->boundary;
 		}
 		if (n < 0 && ar_is_device_gone((int)n)) {
+			trace(p, "%s is gone: %s", p->device, snd_strerror((int)n));
 			ar_step(&p->state, AR_EVENT_DEVICE_GONE);
 			continue;
 		}
@@ -650,6 +680,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 		return -ENOMEM;
 	p->io.poll_fd = p->inotify_fd = p->ready_fd = -1;
 	p->stream = stream;
+	p->debug = getenv("AUDIOROUTE_DEBUG") != NULL && getenv("AUDIOROUTE_DEBUG")[0] != '\0';
 	int capture = stream == SND_PCM_STREAM_CAPTURE;
 	int err = ar_args_resolve(&p->args, category, session_mode, options, getenv("AUDIOROUTE_CATEGORY"), capture);
 	if (err < 0) {
@@ -679,6 +710,8 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 		if ((err = ar_bus_open(&p->bus, system, app[0] != '\0' ? app : "alsa", &p->args, &p->tower)) < 0)
 			goto fail;
 	}
+	trace(p, "open on %s, category %s; %s", p->device, p->args.category,
+			p->bus != NULL ? "a session in the tower" : "no daemon on the bus: following the route file alone");
 	// Watch the directory: the daemon replaces the file by a rename, which a watch on the
 	// file itself would not follow. Set after the first read, so a missing file is reported as such.
 	if ((p->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
