@@ -13,8 +13,8 @@ FIXTURES = os.path.join(ROOT, "Tests", "Fixtures", "udev")
 LAPTOP = os.path.join(FIXTURES, "hda-intel-laptop-with-jacks.umockdev")
 HEADSET = os.path.join(FIXTURES, "usb-headset-razer-blackshark-v3-pro.umockdev")
 HEADSET_USB = "/devices/pci0000:00/0000:00:14.0/usb1/1-11/1-11.4"
-SPEAKER_PCM = "plughw:CARD=Intel,DEV=0"
-HEADSET_PCM = "plughw:CARD=Pro,DEV=0"
+SPEAKER_PCM = "dmix:CARD=Intel,DEV=0"
+HEADSET_PCM = "dmix:CARD=Pro,DEV=0"
 
 IN_CLOEXEC, IN_NONBLOCK = 0o2000000, 0o4000
 IN_CLOSE_WRITE, IN_MOVED_TO = 0x8, 0x80
@@ -246,7 +246,7 @@ def pcm(path):
             text = f.read()
     except OSError:
         return None
-    marker = "pcm.!audioroute {"  # the route file overrides its names (docs/alsa.md)
+    marker = "pcm.!audioroute_route {"  # the route file's own name, always defined (docs/alsa.md)
     if marker not in text:
         return None
     body = text.split(marker, 1)[1]

@@ -52,7 +52,7 @@ gcc -O2 -Wall -o movetime "$SRC/movetime.c" -lasound
 mkdir -p home-real run/audioroute
 sed "s|lib \"libasound_module_pcm_audioroute.so\"|lib \"$real\"|" "$SRC/../../share/alsa/50-audioroute.conf" > home-real/.asoundrc
 printf 'pcm.!move_a { type plug slave.pcm "null" }\npcm.!move_b { type plug slave.pcm "null" }\n' >> home-real/.asoundrc
-printf 'pcm.!audioroute {\n    type plug\n    slave.pcm "null"\n}\n' > run/audioroute/asound.conf
+printf 'pcm.!audioroute_route {\n    type plug\n    slave.pcm "null"\n}\n' > run/audioroute/asound.conf
 echo "size $(stat -c %s "$real") (with -g), $(strip -o real.stripped "$real" && stat -c %s real.stripped) stripped"
 echo "open: plug:null $(for i in $(seq "$RUNS"); do HOME="$W/home-real" ./loadtime plug:null; done | median_max)"
 echo "open: audioroute $(for i in $(seq "$RUNS"); do HOME="$W/home-real" XDG_RUNTIME_DIR="$W/run" ./loadtime audioroute; done | median_max)"

@@ -21,7 +21,7 @@ static void route(const char *file, const char *pcm) {
 	snprintf(temporary, sizeof(temporary), "%s.new", file);
 	FILE *f = fopen(temporary, "w");
 	if (f == NULL) { perror(temporary); exit(1); }
-	fprintf(f, "pcm.!audioroute {\n    type plug\n    slave.pcm \"%s\"\n}\n", pcm);
+	fprintf(f, "pcm.!audioroute_route {\n    type plug\n    slave.pcm \"%s\"\n}\n", pcm);
 	fclose(f);
 	if (rename(temporary, file) != 0) { perror("rename"); exit(1); }
 }

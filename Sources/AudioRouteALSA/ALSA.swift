@@ -2,6 +2,7 @@
 // named PCM from a given configuration and write frames (tests now, the player
 // later). Each owned handle lives in exactly one ~Copyable type that frees it.
 import AudioRouteCore
+import AudioRouteSystem
 import CALSA
 
 /// A libasound call that failed, with libasound's own text (snd_strerror).
@@ -203,7 +204,8 @@ public struct PCM: ~Copyable {
     /// Writes whole interleaved frames from `buffer`. An underrun (EPIPE), a
     /// suspend (ESTRPIPE) or a signal (EINTR) is recovered with snd_pcm_recover
     /// and the write goes on; it fails if recovery fails or the same write
-    /// needs recovering three times in a row without progress.
+    /// needs recovering three times in a row without progress. A device that
+    /// went away fails with ENODEV, also through dmix, which reports it as EIO.
     @discardableResult
     public func write(_ buffer: UnsafeRawBufferPointer) throws(ALSAError) -> Int {
         precondition(frameBytes > 0, "configure the PCM before writing")
@@ -217,7 +219,7 @@ public struct PCM: ~Copyable {
             if result < 0 {
                 let code = Int32(result)
                 guard recoveries < 3, snd_pcm_recover(handle, code, 1) >= 0 else {
-                    throw ALSAError(code: code, operation: "snd_pcm_writei \(name)")
+                    throw ALSAError(code: Self.disconnected(handle, code), operation: "snd_pcm_writei \(name)")
                 }
                 recoveries += 1
                 continue
@@ -226,6 +228,21 @@ public struct PCM: ~Copyable {
             done += Int(result)
         }
         return done
+    }
+
+    /// `code`, or ENODEV when it is EIO and the PCM's card went away. dmix and dsnoop wait on a
+    /// timer of their own, whose poll fails (EIO) when the card's stream stops, while their
+    /// state is the card's: DISCONNECTED once the kernel has let the card go, which can come a
+    /// little after the stream failed (seen on the real-kernel bench: a USB card removed under
+    /// `dmix:`, the player's write failed with EIO). So an EIO waits up to 500 ms for that
+    /// state. Callers tell a device going away by ENODEV, as with `hw:`.
+    static func disconnected(_ handle: OpaquePointer, _ code: Int32) -> Int32 {
+        guard -code == Errno.Code.ioError.rawValue else { return code }
+        for attempt in 0..<50 {
+            if snd_pcm_state(handle) == SND_PCM_STATE_DISCONNECTED { return -Errno.Code.noSuchDevice.rawValue }
+            if attempt < 49 { MonotonicClock.sleep(nanoseconds: 10_000_000) }
+        }
+        return code
     }
 
     /// The buffer's size in frames as configured (snd_pcm_get_params), or nil before `configure`.

@@ -1,17 +1,26 @@
-// The ALSA side of a route: a configuration file that defines `audioroute`
-// (output) and `audioroute_capture` (input) as plug devices on the PCMs of the
-// current route, rewritten on every route change. An ALSA client that opens
-// `audioroute` plays to wherever the route is at the moment it opens.
+// The ALSA side of a route: a configuration file that defines `audioroute_route`
+// (output) and `audioroute_route_capture` (input) as plug devices on the PCMs of
+// the current route, rewritten on every route change, and the public names
+// `audioroute` / `audioroute_capture` as the same plugs where nothing defines them
+// already (the ALSA plugin's configuration does). An ALSA client that opens them
+// plays to wherever the route is at the moment it opens.
 import AudioRouteCore
 import AudioRouteSystem
 
 /// The configuration text for one route. Building it is a pure function of the
 /// route's first output and first input port.
 public struct AlsaRouteConfig: Sendable, Hashable {
-    /// The PCM that follows the route's output.
-    public static let outputPCM = "audioroute"
-    /// The PCM that follows the route's input.
-    public static let inputPCM = "audioroute_capture"
+    /// The route file's own PCM for the route's output: a plug over its first output
+    /// port's PCM, always defined (`pcm.!`). The player opens it (it follows the route
+    /// itself), and so does the ALSA plugin, as its slave.
+    public static let outputPCM = "audioroute_route"
+    /// The route file's own PCM for the route's input.
+    public static let inputPCM = "audioroute_route_capture"
+    /// The name apps open for the route's output. The route file defines it only where it
+    /// is not defined yet (`pcm.?`): the plugin's configuration, or a user's own, wins.
+    public static let publicOutputPCM = "audioroute"
+    /// The name apps open for the route's input (`pcm.?`, as `publicOutputPCM`).
+    public static let publicInputPCM = "audioroute_capture"
 
     /// One side of the route, as it will be written.
     public struct Side: Sendable, Hashable {
@@ -72,13 +81,13 @@ public struct AlsaRouteConfig: Sendable, Hashable {
         return nil
     }
 
-    /// The card of an `hw:`/`plughw:` PCM (`plughw:CARD=PCH,DEV=0` → `PCH`,
-    /// `hw:1,0` → `1`), whose control device is `hw:CARD=<card>`. Other PCMs
-    /// (bluealsa, file, user-defined) have no card control: nil.
+    /// The card of an `hw:`/`plughw:`/`dmix:`/`dsnoop:` PCM (`dmix:CARD=PCH,DEV=0` → `PCH`,
+    /// `hw:1,0` → `1`; each takes CARD first), whose control device is `hw:CARD=<card>`.
+    /// Other PCMs (bluealsa, file, user-defined) have no card control: nil.
     public static func controlCard(forPCM pcm: String) -> String? {
         guard let colon = pcm.firstIndex(of: ":") else { return nil }
         let kind = pcm[..<colon]
-        guard kind == "hw" || kind == "plughw" else { return nil }
+        guard ["hw", "plughw", "dmix", "dsnoop"].contains(kind) else { return nil }
         let arguments = pcm[pcm.index(after: colon)...].split(separator: ",")
         var card: Substring?
         for (offset, argument) in arguments.enumerated() {
@@ -113,24 +122,29 @@ public struct AlsaRouteConfig: Sendable, Hashable {
         String(String.UnicodeScalarView(value.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))
     }
 
-    /// The configuration file's text. Each definition overrides (`pcm.!name`) one of
-    /// the same name loaded before it instead of merging into it: the file is the only
-    /// authority for its names (docs/decisions.md), and a merge into another definition's
-    /// fields (`@args`, a `card`) gives a PCM that fails to open or plays elsewhere.
+    /// The configuration file's text. The route's own names override (`pcm.!name`) one of
+    /// the same name loaded before it instead of merging into it: a merge into another
+    /// definition's fields (`@args`, a `card`) gives a PCM that fails to open or plays
+    /// elsewhere. The public names are defined only when undefined (`pcm.?name`): the
+    /// plugin's (or a user's) `audioroute` stays what it is (docs/decisions.md, "Shared
+    /// devices"). The controls keep their names, with `!`.
     public var text: String {
         var lines = [
             "# Written by audiorouted on every route change; edits are overwritten.",
-            "# Include it from ~/.asoundrc (docs/alsa.md), then open \"\(Self.outputPCM)\" / \"\(Self.inputPCM)\".",
+            "# Include it from ~/.asoundrc (docs/alsa.md), then open \"\(Self.publicOutputPCM)\" / \"\(Self.publicInputPCM)\".",
             "",
         ]
-        for (name, side) in [(Self.outputPCM, output), (Self.inputPCM, input)] {
+        let sides = [(Self.outputPCM, Self.publicOutputPCM, output), (Self.inputPCM, Self.publicInputPCM, input)]
+        for (name, publicName, side) in sides {
             lines.append("# \(side.note)")
-            lines.append("pcm.!\(name) {")
-            lines.append("    type plug")
-            lines.append("    slave.pcm \(Self.quoted(side.pcm))")
-            lines.append("}")
+            for definition in ["!" + name, "?" + publicName] {
+                lines.append("pcm.\(definition) {")
+                lines.append("    type plug")
+                lines.append("    slave.pcm \(Self.quoted(side.pcm))")
+                lines.append("}")
+            }
             if let card = side.control {
-                lines.append("ctl.!\(name) {")
+                lines.append("ctl.!\(publicName) {")
                 lines.append("    type hw")
                 lines.append("    card \(Self.quoted(card))")
                 lines.append("}")

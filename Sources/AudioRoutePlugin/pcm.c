@@ -1,8 +1,8 @@
 // The `audioroute` ALSA PCM (type audioroute): an ioplug that forwards frames to the device the
 // current route names, and moves to the new route's device when the route changes.
 //
-// The route comes from the file audiorouted writes (docs/alsa.md): its `pcm.audioroute` (or
-// `pcm.audioroute_capture`) definition is opened as the slave, as written, over the system's
+// The route comes from the file audiorouted writes (docs/alsa.md): its `pcm.audioroute_route` (or
+// `pcm.audioroute_route_capture`) definition is opened as the slave, as written, over the system's
 // configuration. The PCM is also a session in the daemon's tower (bus.c): interrupted, it holds
 // the writer; ducked, it applies the gain; silenced, it writes zeros. The plugin links libasound
 // and libsystemd (sd-bus) only: no libudev, no libbluetooth.
@@ -35,7 +35,7 @@ struct ar_pcm {
 	/// The direction, known before snd_pcm_ioplug_create fills io.stream (the slave opens first).
 	snd_pcm_stream_t stream;
 	enum ar_state state;
-	/// `audioroute` or `audioroute_capture`: the name the route file defines for this direction.
+	/// `audioroute_route` or `audioroute_route_capture`: the name the route file defines for this direction.
 	char route_name[64];
 	char route_file[PATH_MAX];
 	/// The slave.pcm of the route's definition now open, to tell a real change from a rewrite.
@@ -167,8 +167,8 @@ static void close_slave(struct ar_pcm *p) {
 }
 
 /// Opens the route's definition as the slave: the system's configuration with the route file
-/// loaded over it (its `pcm.!audioroute` replaces this plugin's definition in that copy), so that
-/// names the route uses (plughw:, bluealsa:, a user's own) resolve as for any client.
+/// loaded over it (its `pcm.?audioroute` leaves this plugin's definition as it is), so that
+/// names the route uses (dmix:, plughw:, bluealsa:, a user's own) resolve as for any client.
 static int open_slave(struct ar_pcm *p) {
 	char *text;
 	size_t length;
@@ -252,6 +252,23 @@ static void check_route(struct ar_pcm *p) {
 	}
 }
 
+/// `err`, or -ENODEV when it is -EIO and the slave's card went away. dmix and dsnoop wait on a
+/// timer of their own whose poll fails with EIO when the card's stream stops; their state becomes
+/// DISCONNECTED once the kernel lets the card go, a little later (a USB card removed under dmix
+/// on the real-kernel bench). So an EIO waits up to 500 ms for that state: the player's rule
+/// (AudioRouteALSA's PCM.disconnected), the same in both clients.
+static int disconnected(snd_pcm_t *slave, int err) {
+	if (err != -EIO)
+		return err;
+	for (int attempt = 0; attempt < 50; attempt++) {
+		if (snd_pcm_state(slave) == SND_PCM_STATE_DISCONNECTED)
+			return -ENODEV;
+		struct timespec pause = { .tv_nsec = 10 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+	}
+	return err;
+}
+
 /// Writes all of `frames` to the slave, recovering an underrun; a negative errno on failure.
 static snd_pcm_sframes_t write_all(struct ar_pcm *p, const char *frames, snd_pcm_uframes_t count) {
 	snd_pcm_uframes_t done = 0;
@@ -263,7 +280,7 @@ static snd_pcm_sframes_t write_all(struct ar_pcm *p, const char *frames, snd_pcm
 			continue;
 		}
 		if (n < 0)
-			return n;
+			return disconnected(p->slave, (int)n);
 		done += (snd_pcm_uframes_t)n;
 	}
 	return (snd_pcm_sframes_t)done;
@@ -482,6 +499,8 @@ static snd_pcm_sframes_t pump(struct ar_pcm *p, char *frames, snd_pcm_uframes_t 
 			n = snd_pcm_readi(p->slave, frames, size);
 			if (n == -EPIPE || n == -ESTRPIPE)
 				n = snd_pcm_recover(p->slave, (int)n, 1) < 0 ? n : 0;
+			if (n < 0)
+				n = disconnected(p->slave, (int)n);
 			if (n > 0)
 				p->transferred = (p->transferred + (snd_pcm_uframes_t)n) % p->boundary;
 		}
@@ -688,7 +707,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 		goto fail;
 	}
 	snprintf(p->route_name, sizeof(p->route_name), "%s",
-			route_name != NULL && route_name[0] != '\0' ? route_name : capture ? "audioroute_capture" : "audioroute");
+			route_name != NULL && route_name[0] != '\0' ? route_name : capture ? "audioroute_route_capture" : "audioroute_route");
 	if ((err = ar_route_file_path(p->route_file, sizeof(p->route_file), route_file, getenv("XDG_RUNTIME_DIR"), file_exists)) < 0)
 		goto fail;
 	if ((err = open_slave(p)) < 0)

@@ -11,7 +11,7 @@ struct Play: AsyncParsableCommand {
         abstract: "Play a WAV file on the current route, following route changes, interruptions and ducking.",
         discussion: """
             Opens a session with the category (playback by default), activates it and plays FILE on \
-            the ALSA PCM `audioroute` (the route's device, rewritten by audiorouted) or --device. \
+            the ALSA PCM `audioroute_route` (the route's device, rewritten by audiorouted) or --device. \
             Unplugging the output pauses (as iOS players do); an interruption pauses and resumes only \
             if it was playing and the interruption ends with shouldResume; ducking lowers the volume. \
             --rate plays faster or slower, pitch included (the time shown is the file's). \
@@ -33,7 +33,7 @@ struct Play: AsyncParsableCommand {
     @Option(name: .customLong("options"), help: "Category options, comma-separated (e.g. mixWithOthers,duckOthers).")
     var categoryOptions: String = ""
 
-    @Option(help: "The ALSA PCM to play to (default: audioroute, the current route).")
+    @Option(help: "The ALSA PCM to play to (default: audioroute_route, the current route).")
     var device: String = AlsaRouteConfig.outputPCM
 
     @Option(name: .customLong("loops"), help: "Times to play the file again (-1: forever).")

@@ -124,7 +124,8 @@ private func fileBytes(_ path: String) -> [UInt8]? { try? AtomicFile.read(path) 
     }
 
     /// The ~/.asoundrc lines of docs/alsa.md, used by aplay under a temporary
-    /// HOME: `aplay -D audioroute` plays to whatever the route is now.
+    /// HOME: `aplay -D audioroute` plays to whatever the route is now (the route file's
+    /// `audioroute`: no plugin is installed in this test's configuration).
     @Test func theDocumentedAsoundrcLinesWorkWithAplay() throws {
         try withSyncTemporaryDirectory { dir in
             let docs = String(decoding: try AtomicFile.read(packageRoot + "/docs/alsa.md"), as: UTF8.self)
@@ -156,10 +157,9 @@ private func fileBytes(_ path: String) -> [UInt8]? { try? AtomicFile.read(path) 
         }
     }
 
-    /// A user's own name over the route, as docs/alsa.md shows it, next to a
-    /// `pcm.audioroute` of the user's that the route file replaces (the decision in
-    /// docs/decisions.md, "The ALSA files"), all over the system's configuration with
-    /// BlueALSA's: `aplay -D audioroute_mono` plays the route's device, mixed to mono.
+    /// A user's own name over the route, as docs/alsa.md shows it, over the system's
+    /// configuration with BlueALSA's: `aplay -D audioroute_mono` plays the route's device
+    /// (through the route file's `audioroute`, where no plugin defines it), mixed to mono.
     @Test func aUsersOwnNameOverTheRouteFollowsIt() throws {
         try withSyncTemporaryDirectory { dir in
             let docs = String(decoding: try AtomicFile.read(packageRoot + "/docs/alsa.md"), as: UTF8.self)
@@ -167,8 +167,7 @@ private func fileBytes(_ path: String) -> [UInt8]? { try? AtomicFile.read(path) 
             let system = try ALSAConfiguration.system()
             let hasBlueALSA = system.contains("pcm.bluealsa.@args")
             try #require(hasBlueALSA, "no BlueALSA pcm.bluealsa in the system's ALSA configuration: run scripts/bootstrap")
-            let usersOldLine = "pcm.audioroute { type file slave.pcm \"null\" file \"\(dir)/user.raw\" format \"raw\" }\n"
-            try writeFile(dir + "/.asoundrc", benchConfiguration(dir) + usersOldLine + asoundrcSnippet(docs) + own)
+            try writeFile(dir + "/.asoundrc", benchConfiguration(dir) + asoundrcSnippet(docs) + own)
             let runtime = dir + "/run"
             let environment = ["HOME": dir, "XDG_RUNTIME_DIR": runtime, "XDG_CONFIG_HOME": dir + "/config"]
             try AlsaRouteConfigWriter(runtimeDirectory: runtime).write(AlsaRouteConfig(output: deviceA, input: nil))
@@ -181,7 +180,39 @@ private func fileBytes(_ path: String) -> [UInt8]? { try? AtomicFile.read(path) 
             let written = fileBytes(dir + "/a.raw") ?? []
             #expect(Array(written.prefix(8)) == [0x00, 0x18, 0x00, 0x18, 0x00, 0x38, 0x00, 0x38])
             #expect(written.dropFirst(8).allSatisfy { $0 == 0 }, "aplay pads its last period with silence")
-            #expect(fileBytes(dir + "/user.raw") == nil, "the user's own pcm.audioroute was replaced by the route file's")
+        }
+    }
+
+    /// Issue 17: a `pcm.audioroute` of the user's own, above or below the documented hook, wins
+    /// over the route file's (`pcm.?audioroute`), as the ALSA plugin's does; the route stays
+    /// reachable as `audioroute_route` (docs/alsa.md, "Your own definitions").
+    @Test func aUsersOwnAudiorouteWinsOverTheRouteFile() throws {
+        try withSyncTemporaryDirectory { dir in
+            let docs = String(decoding: try AtomicFile.read(packageRoot + "/docs/alsa.md"), as: UTF8.self)
+            let usersLine = "pcm.!audioroute { type file slave.pcm \"null\" file \"\(dir)/user.raw\" format \"raw\" }\n"
+            let runtime = dir + "/run"
+            let environment = ["HOME": dir, "XDG_RUNTIME_DIR": runtime, "XDG_CONFIG_HOME": dir + "/config"]
+            try AlsaRouteConfigWriter(runtimeDirectory: runtime).write(AlsaRouteConfig(output: deviceA, input: nil))
+            let frames = pattern(4000, seed: 4)
+            try AtomicFile.write(frames, to: dir + "/in.raw")
+            func aplay(_ device: String) throws -> (status: Int32, stderr: String) {
+                try run("/usr/bin/aplay", ["-q", "-D", device, "-t", "raw", "-f", "S16_LE", "-c", "2", "-r", "48000", dir + "/in.raw"], environment: environment)
+            }
+            let hook = try asoundrcSnippet(docs)
+            for asoundrc in [usersLine + hook, hook + usersLine] {
+                try writeFile(dir + "/.asoundrc", benchConfiguration(dir) + asoundrc)
+                for path in ["/a.raw", "/user.raw"] { unlink(dir + path) }
+                let own = try aplay("audioroute")
+                #expect(own.status == 0, "stderr: \(own.stderr)")
+                // (Compared outside #expect, which would print both arrays.)
+                let toUsers = Array((fileBytes(dir + "/user.raw") ?? []).prefix(frames.count)) == frames
+                #expect(toUsers, "the user's own audioroute did not play")
+                #expect(fileBytes(dir + "/a.raw") == nil, "the route file's audioroute replaced the user's")
+                let route = try aplay(AlsaRouteConfig.outputPCM)
+                #expect(route.status == 0, "stderr: \(route.stderr)")
+                let toRoute = Array((fileBytes(dir + "/a.raw") ?? []).prefix(frames.count)) == frames
+                #expect(toRoute, "audioroute_route did not play to the route")
+            }
         }
     }
 

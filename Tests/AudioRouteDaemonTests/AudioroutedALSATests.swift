@@ -1,5 +1,5 @@
 // Real ALSA rerouting end to end: the built `audiorouted` follows udev (under
-// umockdev) and rewrites its asound.conf; frames written to `audioroute`
+// umockdev) and rewrites its asound.conf; frames written to `audioroute_route`
 // through libasound land in the file PCM of whichever device is the route.
 import AudioRouteCore
 import AudioRouteIPC
@@ -11,13 +11,13 @@ import Foundation
 import Testing
 
 @Suite struct AudioroutedALSATests {
-    /// The PCM that `pcm.audioroute` plays to in the daemon's file, read by libasound, or nil.
+    /// The PCM that `pcm.audioroute_route` plays to in the daemon's file, read by libasound, or nil.
     private static func routedPCM(_ path: String) -> String? {
         guard var configuration = try? ALSAConfiguration(), (try? configuration.load(file: path)) != nil else { return nil }
         return configuration.string(at: "pcm.\(AlsaRouteConfig.outputPCM).slave.pcm")
     }
 
-    /// Waits until the daemon's file routes `audioroute` to `pcm`.
+    /// Waits until the daemon's file routes `audioroute_route` to `pcm`.
     private static func waitForRoute(
         to pcm: String, in path: String, daemon: UmockdevTestbed.Running, timeout: TimeInterval = 15
     ) throws {
@@ -31,7 +31,7 @@ import Testing
         }
     }
 
-    /// Opens `audioroute` as the daemon defined it (the system configuration, the
+    /// Opens `audioroute_route` as the daemon defined it (the system configuration, the
     /// bench's file PCMs, the generated file: what the ~/.asoundrc hook loads)
     /// through libasound and writes `frames` (S16_LE stereo 48 kHz).
     private static func play(_ frames: [UInt8], bench: String, routeFile: String) throws {
@@ -52,7 +52,7 @@ import Testing
         let dir = bench.scratchDirectory
         let speakerFile = dir + "/speaker.raw"
         let headsetFile = dir + "/headset.raw"
-        // Each card's ports play through a file PCM instead of plughw:CARD=...
+        // Each card's ports play through a file PCM instead of dmix:CARD=...
         // (AUDIOROUTE_ALSA_PCM, docs/alsa.md), so no hardware is needed.
         let benchConf = dir + "/bench.conf"
         try writeFile(benchConf, """

@@ -49,8 +49,8 @@ import Testing
             Issue.record("status: \(status)")
             return
         }
-        #expect(outputs.first?["alsa"]?.string == "plughw:CARD=Pro,DEV=0")
-        // ...and `pcm.audioroute` now opens it, for every ALSA program.
+        #expect(outputs.first?["alsa"]?.string == "dmix:CARD=Pro,DEV=0")
+        // ...and `pcm.audioroute_route` now opens it, for every ALSA program.
         let asound = (try? String(contentsOfFile: state + "/run/audioroute/asound.conf", encoding: .utf8)) ?? ""
         #expect(asound.contains("CARD=Pro"), "asound.conf: \(asound)")
 

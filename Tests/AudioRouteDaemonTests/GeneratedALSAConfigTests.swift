@@ -33,16 +33,20 @@ private func play(_ frames: [UInt8], on name: String, configuration: borrowing A
 
 @Suite struct GeneratedALSAConfigTests {
     /// The route file over the system's configuration and a user's older lines that define
-    /// its names otherwise: its own definitions replace them whole. Merged, `audioroute`
-    /// became a plug with a `card` field and `audioroute_capture` kept the old `@args`, and
-    /// neither opened ("Unknown field card").
-    @Test func theRouteFileReplacesEarlierDefinitionsOfItsNames() throws {
+    /// its names otherwise: its own definitions (`audioroute_route`, `audioroute_route_capture`)
+    /// replace them whole. Merged, the plug got a `card` field and the capture side kept the
+    /// old `@args`, and neither opened ("Unknown field card"). The public `audioroute`, defined
+    /// before (by the ALSA plugin's configuration, or a user), is kept whole: not replaced, not
+    /// merged into (issue 17).
+    @Test func theRouteFileReplacesEarlierDefinitionsOfItsNamesAndKeepsThePublicOnes() throws {
         try withSyncTemporaryDirectory { dir in
             var configuration = try systemConfigurationWithBlueALSA()
             try configuration.load(text: """
                 pcm.!routetest_out { type file slave.pcm "null" file "\(dir)/out.raw" format "raw" }
-                pcm.audioroute { type hw card 0 device 0 }
-                pcm.audioroute_capture { @args [ CARD ] @args.CARD { type string default "0" } type hw card $CARD }
+                pcm.!routetest_own { type file slave.pcm "null" file "\(dir)/own.raw" format "raw" }
+                pcm.audioroute_route { type hw card 0 device 0 }
+                pcm.audioroute_route_capture { @args [ CARD ] @args.CARD { type string default "0" } type hw card $CARD }
+                pcm.audioroute { type plug slave.pcm "routetest_own" }
 
                 """)
             let out = Port(uid: "usb-out", type: .usbAudio, device: "usb-out", direction: .output, alsa: "routetest_out")
@@ -51,8 +55,14 @@ private func play(_ frames: [UInt8], on name: String, configuration: borrowing A
             let frames = pattern(4800 * 4, seed: 21)
             try play(frames, on: AlsaRouteConfig.outputPCM, configuration: configuration)
             #expect(try AtomicFile.read(dir + "/out.raw") == frames)
-            // The input side is the null device: it opens for capture.
+            // The input side is the null device: it opens for capture, under both names.
             _ = try PCM(name: AlsaRouteConfig.inputPCM, stream: .capture, configuration: configuration)
+            _ = try PCM(name: AlsaRouteConfig.publicInputPCM, stream: .capture, configuration: configuration)
+            // The earlier public name plays where it said.
+            let own = pattern(960 * 4, seed: 22)
+            try play(own, on: AlsaRouteConfig.publicOutputPCM, configuration: configuration)
+            #expect(try AtomicFile.read(dir + "/own.raw") == own)
+            #expect(try AtomicFile.read(dir + "/out.raw") == frames)
         }
     }
 
@@ -65,10 +75,10 @@ private func play(_ frames: [UInt8], on name: String, configuration: borrowing A
             ctl.audioroute_capture { @args [ DEV ] @args.DEV { type string default "x" } type bluealsa device $DEV }
 
             """)
-        let headphones = Port(uid: "hp", type: .headphones, device: "pci", alsa: "plughw:CARD=PCH,DEV=0")
-        let mic = Port(uid: "mic", type: .headsetMic, device: "pci", alsa: "plughw:CARD=PCH,DEV=0")
+        let headphones = Port(uid: "hp", type: .headphones, device: "pci", alsa: "dmix:CARD=PCH,DEV=0")
+        let mic = Port(uid: "mic", type: .headsetMic, device: "pci", alsa: "dsnoop:CARD=PCH,DEV=0")
         try configuration.load(text: AlsaRouteConfig(output: headphones, input: mic).text)
-        for name in [AlsaRouteConfig.outputPCM, AlsaRouteConfig.inputPCM] {
+        for name in [AlsaRouteConfig.publicOutputPCM, AlsaRouteConfig.publicInputPCM] {
             // (#expect cannot take a ~Copyable operand: the values are read first.)
             let type = configuration.string(at: "ctl.\(name).type")
             let card = configuration.string(at: "ctl.\(name).card")

@@ -131,11 +131,11 @@ final class Signal: Sendable {
     }
 }
 
-private let speaker = Port(uid: "pci-speaker", type: .builtInSpeaker, device: "pci", alsa: "plughw:CARD=PCH,DEV=0")
-private let usb = Port(uid: "usb-dac", type: .usbAudio, device: "usb-dac", direction: .output, alsa: "plughw:CARD=DAC,DEV=0")
+private let speaker = Port(uid: "pci-speaker", type: .builtInSpeaker, device: "pci", alsa: "dmix:CARD=PCH,DEV=0")
+private let usb = Port(uid: "usb-dac", type: .usbAudio, device: "usb-dac", direction: .output, alsa: "dmix:CARD=DAC,DEV=0")
 private let a2dp = Port(
     uid: "bt-a2dp", type: .bluetoothA2DP, device: "bt:00:11:22:33:44:55", alsa: "bluealsa:DEV=00:11:22:33:44:55,PROFILE=a2dp")
-private let usbMic = Port(uid: "usb-mic", type: .usbAudio, device: "usb-mic", direction: .input, alsa: "plughw:CARD=Mic,DEV=0")
+private let usbMic = Port(uid: "usb-mic", type: .usbAudio, device: "usb-mic", direction: .input, alsa: "dsnoop:CARD=Mic,DEV=0")
 
 /// A daemon's two services in a ServiceGroup, with temporary directories.
 struct Harness {
@@ -175,7 +175,7 @@ struct Harness {
     func alsaOutput() throws -> String? {
         var tree = try ALSAConfiguration()
         try tree.load(file: writer.path)
-        return tree.string(at: "pcm.audioroute.slave.pcm")
+        return tree.string(at: "pcm.\(AlsaRouteConfig.outputPCM).slave.pcm")
     }
 
     func savedState() -> DaemonState? {
@@ -219,7 +219,7 @@ struct Harness {
                 var change = try await events.nextRouteChange()
                 #expect(change.reason == .newDeviceAvailable)
                 #expect(change.current.outputs == ["pci-speaker"])
-                #expect(try harness.alsaOutput() == "plughw:CARD=PCH,DEV=0")
+                #expect(try harness.alsaOutput() == "dmix:CARD=PCH,DEV=0")
 
                 bluez.feed.yield(.added([a2dp]))
                 change = try await events.nextRouteChange()
@@ -230,7 +230,7 @@ struct Harness {
                 udev.feed.yield(.added([usb]))
                 change = try await events.nextRouteChange()
                 #expect(change.current.outputs == ["usb-dac"])
-                #expect(try harness.alsaOutput() == "plughw:CARD=DAC,DEV=0")
+                #expect(try harness.alsaOutput() == "dmix:CARD=DAC,DEV=0")
 
                 udev.feed.yield(.removed(["usb-dac"]))
                 change = try await events.nextRouteChange()

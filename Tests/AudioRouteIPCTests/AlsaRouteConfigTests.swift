@@ -8,8 +8,8 @@ import AudioRouteWatchers
 import AudioRouteALSA
 import Testing
 
-private let headphones = Port(uid: "pci-0000:00:1f.3-hp", type: .headphones, device: "pci-0000:00:1f.3", alsa: "plughw:CARD=PCH,DEV=0")
-private let headsetMic = Port(uid: "pci-0000:00:1f.3-mic", type: .headsetMic, device: "pci-0000:00:1f.3", alsa: "plughw:CARD=PCH,DEV=0")
+private let headphones = Port(uid: "pci-0000:00:1f.3-hp", type: .headphones, device: "pci-0000:00:1f.3", alsa: "dmix:CARD=PCH,DEV=0")
+private let headsetMic = Port(uid: "pci-0000:00:1f.3-mic", type: .headsetMic, device: "pci-0000:00:1f.3", alsa: "dsnoop:CARD=PCH,DEV=0")
 private let a2dp = Port(
     uid: "bt-00:11:22:33:44:55-a2dp", type: .bluetoothA2DP, device: "bt:00:11:22:33:44:55",
     alsa: "bluealsa:DEV=00:11:22:33:44:55,PROFILE=a2dp")
@@ -32,21 +32,47 @@ private func parsed(_ config: AlsaRouteConfig) throws -> Parsed {
     @Test func cardPortsGetPlugDevicesAndTheirCardsControl() throws {
         let config = AlsaRouteConfig(output: headphones, input: headsetMic)
         let tree = try parsed(config)
+        #expect(tree.string(at: "pcm.audioroute_route.type") == "plug")
+        #expect(tree.string(at: "pcm.audioroute_route.slave.pcm") == "dmix:CARD=PCH,DEV=0")
+        #expect(tree.string(at: "pcm.audioroute_route_capture.type") == "plug")
+        #expect(tree.string(at: "pcm.audioroute_route_capture.slave.pcm") == "dsnoop:CARD=PCH,DEV=0")
+        // Where nothing defined them before (no plugin), the public names are the same plugs.
         #expect(tree.string(at: "pcm.audioroute.type") == "plug")
-        #expect(tree.string(at: "pcm.audioroute.slave.pcm") == "plughw:CARD=PCH,DEV=0")
-        #expect(tree.string(at: "pcm.audioroute_capture.type") == "plug")
-        #expect(tree.string(at: "pcm.audioroute_capture.slave.pcm") == "plughw:CARD=PCH,DEV=0")
+        #expect(tree.string(at: "pcm.audioroute.slave.pcm") == "dmix:CARD=PCH,DEV=0")
+        #expect(tree.string(at: "pcm.audioroute_capture.slave.pcm") == "dsnoop:CARD=PCH,DEV=0")
         #expect(tree.string(at: "ctl.audioroute.type") == "hw")
         #expect(tree.string(at: "ctl.audioroute.card") == "PCH")
         #expect(tree.string(at: "ctl.audioroute_capture.card") == "PCH")
+        #expect(!tree.contains("ctl.audioroute_route"))
         #expect(config.problems.isEmpty)
+    }
+
+    /// Issue 17: the route's own names replace earlier definitions (`pcm.!`); the public names
+    /// (the ALSA plugin's `audioroute`, or a user's) are kept whole where they exist (`pcm.?`),
+    /// neither replaced nor merged into.
+    @Test func thePublicNamesAreDefinedOnlyWhereNothingDefinesThem() throws {
+        var tree = try ALSAConfiguration()
+        try tree.load(text: """
+            pcm.audioroute { type null comment "the plugin's" }
+            pcm.audioroute_route { type hw card 9 }
+
+            """)
+        try tree.load(text: AlsaRouteConfig(output: headphones, input: headsetMic).text)
+        let result = Parsed(tree)
+        #expect(result.string(at: "pcm.audioroute.type") == "null")
+        #expect(result.string(at: "pcm.audioroute.comment") == "the plugin's")
+        #expect(!result.contains("pcm.audioroute.slave"))
+        #expect(result.string(at: "pcm.audioroute_route.type") == "plug")
+        #expect(!result.contains("pcm.audioroute_route.card"))
+        #expect(result.string(at: "pcm.audioroute_capture.slave.pcm") == "dsnoop:CARD=PCH,DEV=0")
     }
 
     @Test func emptySidesPointAtNullAndSaySo() throws {
         let config = AlsaRouteConfig(route: .empty, ports: [headphones])
         let tree = try parsed(config)
+        #expect(tree.string(at: "pcm.audioroute_route.slave.pcm") == "null")
+        #expect(tree.string(at: "pcm.audioroute_route_capture.slave.pcm") == "null")
         #expect(tree.string(at: "pcm.audioroute.slave.pcm") == "null")
-        #expect(tree.string(at: "pcm.audioroute_capture.slave.pcm") == "null")
         #expect(!tree.contains("ctl.audioroute"))
         #expect(!tree.contains("ctl.audioroute_capture"))
         #expect(config.text.contains("# no output port in the current route: the null device"))
@@ -54,38 +80,39 @@ private func parsed(_ config: AlsaRouteConfig) throws -> Parsed {
     }
 
     @Test func theRoutesFirstPortsAreUsed() throws {
-        let usb = Port(uid: "usb-dac", type: .usbAudio, device: "usb-dac", direction: .output, alsa: "plughw:CARD=DAC,DEV=0")
+        let usb = Port(uid: "usb-dac", type: .usbAudio, device: "usb-dac", direction: .output, alsa: "dmix:CARD=DAC,DEV=0")
         let config = AlsaRouteConfig(
             route: Route(inputs: [headsetMic.uid], outputs: [usb.uid, headphones.uid]), ports: [headphones, headsetMic, usb])
         let tree = try parsed(config)
-        #expect(tree.string(at: "pcm.audioroute.slave.pcm") == "plughw:CARD=DAC,DEV=0")
+        #expect(tree.string(at: "pcm.audioroute_route.slave.pcm") == "dmix:CARD=DAC,DEV=0")
         #expect(tree.string(at: "ctl.audioroute.card") == "DAC")
         #expect(tree.string(at: "ctl.audioroute_capture.card") == "PCH")
     }
 
     @Test func bluetoothPCMsHaveNoCardControl() throws {
         let tree = try parsed(AlsaRouteConfig(output: a2dp, input: nil))
-        #expect(tree.string(at: "pcm.audioroute.slave.pcm") == "bluealsa:DEV=00:11:22:33:44:55,PROFILE=a2dp")
+        #expect(tree.string(at: "pcm.audioroute_route.slave.pcm") == "bluealsa:DEV=00:11:22:33:44:55,PROFILE=a2dp")
         #expect(!tree.contains("ctl.audioroute"))
     }
 
     @Test func aPortWithoutAPCMIsTheNullDevice() throws {
         let bare = Port(uid: "hdmi", type: .HDMI, device: "gpu")
         let config = AlsaRouteConfig(output: bare, input: nil)
-        #expect(try parsed(config).string(at: "pcm.audioroute.slave.pcm") == "null")
+        #expect(try parsed(config).string(at: "pcm.audioroute_route.slave.pcm") == "null")
         #expect(config.text.contains("has no ALSA PCM"))
     }
 
     @Test(arguments: [
         ("plughw:CARD=PCH,DEV=0", "PCH"), ("hw:CARD=Headset,DEV=1", "Headset"), ("hw:1,0", "1"),
         ("plughw:CARD=\"USB\",DEV=0", "USB"), ("plughw:DEV=0,CARD=X", "X"),
+        ("dmix:CARD=PCH,DEV=0", "PCH"), ("dsnoop:CARD=Pro,DEV=0", "Pro"), ("dmix:2,0", "2"), ("dsnoop:3,1", "3"), ("dmix:CARD=PCH", "PCH"),
     ])
     func cardControlsAreDerivedFromHardwarePCMs(_ pcm: String, _ card: String) {
         #expect(AlsaRouteConfig.controlCard(forPCM: pcm) == card)
         #expect(AlsaRouteConfig.controlName(forPCM: pcm) == "hw:CARD=" + card)
     }
 
-    @Test(arguments: ["bluealsa:DEV=00:11:22:33:44:55,PROFILE=sco", "routetest_a", "default", "dmix:CARD=PCH", "hw:DEV=0", "null"])
+    @Test(arguments: ["bluealsa:DEV=00:11:22:33:44:55,PROFILE=sco", "routetest_a", "default", "dmix", "dmix:DEV=0", "hw:DEV=0", "null", "front:CARD=PCH"])
     func otherPCMsHaveNoControl(_ pcm: String) {
         #expect(AlsaRouteConfig.controlCard(forPCM: pcm) == nil)
     }
@@ -95,6 +122,7 @@ private func parsed(_ config: AlsaRouteConfig) throws -> Parsed {
         let port = Port(uid: "p", type: .usbAudio, device: "d", direction: .output, alsa: hostile)
         let config = AlsaRouteConfig(output: port, input: nil)
         let tree = try parsed(config)
+        #expect(tree.string(at: "pcm.audioroute_route.slave.pcm") == hostile)
         #expect(tree.string(at: "pcm.audioroute.slave.pcm") == hostile)
         #expect(!tree.contains("pcm.evil"))
         #expect(!tree.contains("pcm.y"))
@@ -106,23 +134,23 @@ private func parsed(_ config: AlsaRouteConfig) throws -> Parsed {
         let port = Port(uid: "usb-1", type: .usbAudio, device: "d", direction: .input, alsa: hostile)
         let config = AlsaRouteConfig(output: headphones, input: port)
         let tree = try parsed(config)
-        #expect(tree.string(at: "pcm.audioroute_capture.slave.pcm") == "null")
+        #expect(tree.string(at: "pcm.audioroute_route_capture.slave.pcm") == "null")
         #expect(!tree.contains("pcm.evil"))
         #expect(config.problems.count == 1)
         #expect(config.problems.first?.hasPrefix("port usb-1: ALSA PCM refused: ") == true)
         // The other side is unaffected.
-        #expect(tree.string(at: "pcm.audioroute.slave.pcm") == "plughw:CARD=PCH,DEV=0")
+        #expect(tree.string(at: "pcm.audioroute_route.slave.pcm") == "dmix:CARD=PCH,DEV=0")
     }
 
     @Test func aHostilePortNameStaysInsideItsComment() throws {
         let port = Port(
             uid: "u\npcm.evil2 { type null }", type: .usbAudio, device: "d", name: "USB\npcm.evil { type null }\n#",
-            direction: .output, alsa: "plughw:CARD=U,DEV=0")
+            direction: .output, alsa: "dmix:CARD=U,DEV=0")
         let config = AlsaRouteConfig(output: port, input: nil)
         let tree = try parsed(config)
         #expect(!tree.contains("pcm.evil"))
         #expect(!tree.contains("pcm.evil2"))
-        #expect(tree.string(at: "pcm.audioroute.slave.pcm") == "plughw:CARD=U,DEV=0")
+        #expect(tree.string(at: "pcm.audioroute_route.slave.pcm") == "dmix:CARD=U,DEV=0")
         for line in config.text.split(separator: "\n") where line.contains("evil") { #expect(line.hasPrefix("#")) }
     }
 }

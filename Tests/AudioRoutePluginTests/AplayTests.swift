@@ -35,18 +35,27 @@ struct Bench {
     var environment: [String: String] { ["HOME": dir, "XDG_RUNTIME_DIR": runtime, "XDG_CONFIG_HOME": dir + "/config"] }
     let writer: AlsaRouteConfigWriter
 
-    init(_ dir: String) throws {
+    /// - Parameter loadingTheRouteFile: ~/.asoundrc also has docs/alsa.md's hook that loads the
+    ///   route file into the configuration, as for clients without the plugin.
+    init(_ dir: String, loadingTheRouteFile: Bool = false) throws {
         self.dir = dir
         let plugin = try plugin.get()
         let snippet = try readText(Subprocess.packageRoot + "/share/alsa/50-audioroute.conf")
         let shipped = "lib \"libasound_module_pcm_audioroute.so\""
         try #require(snippet.contains(shipped))
-        let asoundrc = snippet.replacing(shipped, with: "lib \"\(plugin)\"") + """
+        var asoundrc = snippet.replacing(shipped, with: "lib \"\(plugin)\"") + """
             pcm.!plugtest_a { type file slave.pcm "null" file "\(dir)/a.raw" format "raw" }
             pcm.!plugtest_b { type file slave.pcm "null" file "\(dir)/b.raw" format "raw" }
             pcm.!plugtest_mic { type file slave.pcm "null" file "/dev/null" infile "\(dir)/mic.raw" format "raw" }
 
             """
+        if loadingTheRouteFile {
+            // The first fenced block after the `<!-- asoundrc -->` marker.
+            let docs = try readText(Subprocess.packageRoot + "/docs/alsa.md")
+            let block = docs.split(separator: "<!-- asoundrc -->", maxSplits: 1).last?.split(separator: "```", maxSplits: 2)
+            try #require(block?.count == 3, "docs/alsa.md has no asoundrc block")
+            asoundrc += block![1].drop { $0 != "\n" }
+        }
         try writeFile(dir + "/.asoundrc", asoundrc)
         writer = AlsaRouteConfigWriter(runtimeDirectory: dir + "/run")
     }
@@ -139,6 +148,30 @@ private func expectFramesThenSilence(_ written: [UInt8], _ frames: [UInt8], sour
             let badEnvironment = try run("/usr/bin/aplay", aplay("audioroute", dir + "/in.raw"), environment: environment)
             #expect(badEnvironment.status != 0)
             #expect(badEnvironment.stderr.contains("AUDIOROUTE_CATEGORY"), "stderr: \(badEnvironment.stderr)")
+        }
+    }
+
+    /// Issue 17: the route file loaded into the configuration by the documented ~/.asoundrc hook
+    /// leaves `audioroute` to the plugin (the file defines it with `pcm.?`), so both can be
+    /// installed: aplay still goes through the plugin; the file's own `audioroute_route` is
+    /// the plain plug.
+    @Test func theRouteFilesHookLeavesAudiorouteToThePlugin() throws {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try Bench(dir, loadingTheRouteFile: true)
+            try bench.route(to: "plugtest_a")
+            let frames = pattern(4000 * 2 + 400, seed: 17)
+            try AtomicFile.write(frames, to: dir + "/in.raw")
+            var shouting = bench.environment
+            shouting["AUDIOROUTE_CATEGORY"] = "shouting"
+            let plugin = try run("/usr/bin/aplay", aplay("audioroute", dir + "/in.raw"), environment: shouting)
+            #expect(plugin.status != 0)
+            #expect(plugin.stderr.contains("AUDIOROUTE_CATEGORY"), "audioroute is not the plugin: \(plugin.stderr)")
+            let result = try run("/usr/bin/aplay", aplay("audioroute", dir + "/in.raw"), environment: bench.environment)
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            expectFramesThenSilence(bench.bytes("a.raw"), frames)
+            let route = try run("/usr/bin/aplay", aplay(AlsaRouteConfig.outputPCM, dir + "/in.raw"), environment: shouting)
+            #expect(route.status == 0, "stderr: \(route.stderr)")
+            expectFramesThenSilence(bench.bytes("a.raw"), frames)
         }
     }
 

@@ -84,37 +84,37 @@ func summary(_ ports: [Port]) -> [String] {
     @Test func usbHeadsetGivesUSBOutputAndInputOnOneDevice() {
         let ports = CardClassifier.classify(Cards.usbHeadset()).ports
         #expect(summary(ports) == [
-            "pci-0000:00:14.0-usb-0:11.4:1.0/output usbAudio output pci-0000:00:14.0-usb-0:11.4:1.0 plughw:CARD=Pro,DEV=0",
-            "pci-0000:00:14.0-usb-0:11.4:1.0/input usbAudio input pci-0000:00:14.0-usb-0:11.4:1.0 plughw:CARD=Pro,DEV=0",
+            "pci-0000:00:14.0-usb-0:11.4:1.0/output usbAudio output pci-0000:00:14.0-usb-0:11.4:1.0 dmix:CARD=Pro,DEV=0",
+            "pci-0000:00:14.0-usb-0:11.4:1.0/input usbAudio input pci-0000:00:14.0-usb-0:11.4:1.0 dsnoop:CARD=Pro,DEV=0",
         ])
         #expect(ports.allSatisfy { $0.name == "BlackShark V3 Pro" && $0.priority == 100 })
     }
 
     @Test func usbDACGivesOutputOnlyWithSerialUID() {
         let ports = CardClassifier.classify(Cards.usbDAC()).ports
-        #expect(summary(ports) == ["usb-ACTIONS_USB_AUDIO_4512482ADF0FEEEE-00/output usbAudio output usb-ACTIONS_USB_AUDIO_4512482ADF0FEEEE-00 plughw:CARD=AUDIO,DEV=0"])
+        #expect(summary(ports) == ["usb-ACTIONS_USB_AUDIO_4512482ADF0FEEEE-00/output usbAudio output usb-ACTIONS_USB_AUDIO_4512482ADF0FEEEE-00 dmix:CARD=AUDIO,DEV=0"])
         #expect(ports.first?.name == "USB AUDIO")
     }
 
     @Test func webcamGivesInputOnlyNamedFromDatabase() {
         let ports = CardClassifier.classify(Cards.webcam()).ports
-        #expect(summary(ports) == ["usb-046d_0804_8C1CA450-02/input usbAudio input usb-046d_0804_8C1CA450-02 plughw:CARD=U0x46d0x804,DEV=0"])
+        #expect(summary(ports) == ["usb-046d_0804_8C1CA450-02/input usbAudio input usb-046d_0804_8C1CA450-02 dsnoop:CARD=U0x46d0x804,DEV=0"])
         #expect(ports.first?.name == "Webcam C250")
     }
 
     @Test func internalCodecGivesSpeakerAndMic() {
         let ports = CardClassifier.classify(Cards.hdaLaptop()).ports
         #expect(summary(ports) == [
-            "pci-0000:00:1b.0/speaker builtInSpeaker output pci-0000:00:1b.0 plughw:CARD=Intel,DEV=0",
-            "pci-0000:00:1b.0/mic builtInMic input pci-0000:00:1b.0 plughw:CARD=Intel,DEV=0",
+            "pci-0000:00:1b.0/speaker builtInSpeaker output pci-0000:00:1b.0 dmix:CARD=Intel,DEV=0",
+            "pci-0000:00:1b.0/mic builtInMic input pci-0000:00:1b.0 dsnoop:CARD=Intel,DEV=0",
         ])
     }
 
     @Test func gpuFunctionGivesOneHDMIPortPerPlaybackPCM() {
         let ports = CardClassifier.classify(Cards.gpuHDMI()).ports
         #expect(summary(ports) == [
-            "pci-0000:01:00.1/hdmi-3 HDMI output pci-0000:01:00.1 plughw:CARD=NVidia,DEV=3",
-            "pci-0000:01:00.1/hdmi-7 HDMI output pci-0000:01:00.1 plughw:CARD=NVidia,DEV=7",
+            "pci-0000:01:00.1/hdmi-3 HDMI output pci-0000:01:00.1 dmix:CARD=NVidia,DEV=3",
+            "pci-0000:01:00.1/hdmi-7 HDMI output pci-0000:01:00.1 dmix:CARD=NVidia,DEV=7",
         ])
         // No jack device in this record: availability unknown, so below the built-ins (docs/ports.md).
         #expect(ports.allSatisfy { $0.priority == -1 })
@@ -125,7 +125,7 @@ func summary(_ ports: [Port]) -> [String] {
         #expect(plain == [.builtInSpeaker, .builtInMic])
         let phone = CardClassifier.classify(Cards.pinePhone(), hasEarpiece: true).ports
         #expect(phone.map(\.type) == [.builtInSpeaker, .builtInReceiver, .builtInMic])
-        #expect(phone.first { $0.type == .builtInReceiver }?.alsa == "plughw:CARD=PinePhone,DEV=0")
+        #expect(phone.first { $0.type == .builtInReceiver }?.alsa == "dmix:CARD=PinePhone,DEV=0")
         var byRule = Cards.pinePhone()
         byRule.properties["AUDIOROUTE_RECEIVER"] = "1"
         #expect(CardClassifier.classify(byRule).ports.map(\.type) == [.builtInSpeaker, .builtInReceiver, .builtInMic])
@@ -138,7 +138,7 @@ func summary(_ ports: [Port]) -> [String] {
         let headphones = ports.first { $0.type == .headphones }
         #expect(headphones?.uid == "pci-0000:00:1b.0/headphones")
         #expect(headphones?.device == "pci-0000:00:1b.0/jack")
-        #expect(headphones?.alsa == "plughw:CARD=Intel,DEV=0")
+        #expect(headphones?.alsa == "dmix:CARD=Intel,DEV=0")
         #expect(headphones?.priority == 100)
         let unplugged = Cards.jack(card, "HDA Intel Front Headphone", event: 12, supported: .headphoneInsert, state: [])
         #expect(!CardClassifier.classify(card, jacks: [unplugged]).ports.contains { $0.type == .headphones })
@@ -150,10 +150,10 @@ func summary(_ ports: [Port]) -> [String] {
         jack.properties["AUDIOROUTE_ALSA_PCM"] = "headphone_eq"
         let ports = CardClassifier.classify(card, jacks: [jack]).ports
         #expect(ports.first { $0.type == .headphones }?.alsa == "headphone_eq")
-        #expect(ports.first { $0.type == .builtInSpeaker }?.alsa == "plughw:CARD=Intel,DEV=0")
+        #expect(ports.first { $0.type == .builtInSpeaker }?.alsa == "dmix:CARD=Intel,DEV=0")
         jack.properties["AUDIOROUTE_ALSA_PCM"] = "bad\u{1}name"
         let result = CardClassifier.classify(card, jacks: [jack])
-        #expect(result.ports.first { $0.type == .headphones }?.alsa == "plughw:CARD=Intel,DEV=0")
+        #expect(result.ports.first { $0.type == .headphones }?.alsa == "dmix:CARD=Intel,DEV=0")
         #expect(result.notes.contains { $0.message.contains("AUDIOROUTE_ALSA_PCM") })
     }
 
@@ -172,7 +172,7 @@ func summary(_ ports: [Port]) -> [String] {
         let physical = Cards.jack(card, "Jack", event: 14, supported: .jackPhysicalInsert, state: .jackPhysicalInsert)
         let ports = CardClassifier.classify(card, jacks: [line, physical]).ports.filter { !$0.type.isBuiltIn }
         // SW_JACK_PHYSICAL_INSERT alone says something is in a jack, not what: no port.
-        #expect(summary(ports) == ["pci-0000:00:1b.0/line-out lineOut output pci-0000:00:1b.0/line plughw:CARD=Intel,DEV=0"])
+        #expect(summary(ports) == ["pci-0000:00:1b.0/line-out lineOut output pci-0000:00:1b.0/line dmix:CARD=Intel,DEV=0"])
         #expect(ports.first?.priority == 90)
     }
 
@@ -183,9 +183,9 @@ func summary(_ ports: [Port]) -> [String] {
         let on = Cards.jack(card, "HDA Intel PCH HDMI/DP,pcm=7", event: 17, supported: [.lineoutInsert, .videooutInsert], state: .lineoutInsert)
         let ports = CardClassifier.classify(card, jacks: [off, on]).ports
         #expect(summary(ports) == [
-            "pci-0000:00:1b.0/speaker builtInSpeaker output pci-0000:00:1b.0 plughw:CARD=Intel,DEV=0",
-            "pci-0000:00:1b.0/mic builtInMic input pci-0000:00:1b.0 plughw:CARD=Intel,DEV=0",
-            "pci-0000:00:1b.0/hdmi-7 HDMI output pci-0000:00:1b.0/hdmi-7 plughw:CARD=Intel,DEV=7",
+            "pci-0000:00:1b.0/speaker builtInSpeaker output pci-0000:00:1b.0 dmix:CARD=Intel,DEV=0",
+            "pci-0000:00:1b.0/mic builtInMic input pci-0000:00:1b.0 dsnoop:CARD=Intel,DEV=0",
+            "pci-0000:00:1b.0/hdmi-7 HDMI output pci-0000:00:1b.0/hdmi-7 dmix:CARD=Intel,DEV=7",
         ])
         var gpu = Cards.gpuHDMI()
         gpu.pcms = [PCMDevice(device: 3, playback: true), PCMDevice(device: 7, playback: true)]
@@ -208,6 +208,30 @@ func summary(_ ports: [Port]) -> [String] {
         var webcam = Cards.webcam()
         webcam.properties["AUDIOROUTE_PRIORITY"] = "10"
         #expect(CardClassifier.classify(webcam).ports.map(\.priority) == [10])
+    }
+
+    /// Issue 17: a card's ports are shared (dmix out, dsnoop in, on the port's own PCM), by
+    /// card id or, when the id is unusable, by number; AUDIOROUTE_ALSA_EXCLUSIVE=1 asks for
+    /// plughw; AUDIOROUTE_ALSA_PCM still wins over both.
+    @Test func cardPortsAreSharedUnlessTheCardIsExclusive() {
+        func pcms(_ card: CardRecord) -> [String] { CardClassifier.classify(card).ports.map { "\($0.direction.rawValue) \($0.alsa ?? "-")" } }
+        var card = Cards.usbHeadset()
+        #expect(pcms(card) == ["output dmix:CARD=Pro,DEV=0", "input dsnoop:CARD=Pro,DEV=0"])
+        card.attributes["id"] = "bad id"
+        #expect(pcms(card) == ["output dmix:2,0", "input dsnoop:2,0"])
+        card.properties["AUDIOROUTE_ALSA_EXCLUSIVE"] = "1"
+        #expect(pcms(card) == ["output plughw:2,0", "input plughw:2,0"])
+        card.attributes["id"] = "Pro"
+        #expect(pcms(card) == ["output plughw:CARD=Pro,DEV=0", "input plughw:CARD=Pro,DEV=0"])
+        card.properties["AUDIOROUTE_ALSA_PCM"] = "routetest"
+        #expect(pcms(card) == ["output routetest", "input routetest"])
+        card.properties["AUDIOROUTE_ALSA_PCM"] = nil
+        card.properties["AUDIOROUTE_ALSA_EXCLUSIVE"] = "0"
+        #expect(pcms(card) == ["output dmix:CARD=Pro,DEV=0", "input dsnoop:CARD=Pro,DEV=0"])
+        card.properties["AUDIOROUTE_ALSA_EXCLUSIVE"] = "sometimes"
+        let result = CardClassifier.classify(card)
+        #expect(result.ports.first?.alsa == "dmix:CARD=Pro,DEV=0")
+        #expect(result.notes.contains { $0.level == .warning && $0.message.contains("AUDIOROUTE_ALSA_EXCLUSIVE") })
     }
 
     @Test func ignoredAndUnfinishedCardsGiveNothing() {
@@ -287,9 +311,9 @@ func summary(_ ports: [Port]) -> [String] {
         card.pcms.sort()
         let result = CardClassifier.classify(card)
         #expect(summary(result.ports) == [
-            "pci-0000:00:1b.0/speaker builtInSpeaker output pci-0000:00:1b.0 plughw:CARD=Intel,DEV=0",
-            "pci-0000:00:1b.0/mic builtInMic input pci-0000:00:1b.0 plughw:CARD=Intel,DEV=0",
-            "pci-0000:00:1b.0/hdmi-3 HDMI output pci-0000:00:1b.0/hdmi-3 plughw:CARD=Intel,DEV=3",
+            "pci-0000:00:1b.0/speaker builtInSpeaker output pci-0000:00:1b.0 dmix:CARD=Intel,DEV=0",
+            "pci-0000:00:1b.0/mic builtInMic input pci-0000:00:1b.0 dsnoop:CARD=Intel,DEV=0",
+            "pci-0000:00:1b.0/hdmi-3 HDMI output pci-0000:00:1b.0/hdmi-3 dmix:CARD=Intel,DEV=3",
         ])
         #expect(result.availability["pci-0000:00:1b.0/hdmi-3"] == .unknown)
         #expect(result.availability["pci-0000:00:1b.0/speaker"] == .present)
@@ -313,7 +337,7 @@ func summary(_ ports: [Port]) -> [String] {
             .map { JackRecord(syspath: $0.syspath, cardSyspath: $0.cardSyspath, name: $0.name, supported: $0.supported, state: [], stateKnown: false) }
         let result = CardClassifier.classify(gpu, jacks: jacks)
         #expect(result.ports.map(\.uid) == ["pci-0000:01:00.1/hdmi-3", "pci-0000:01:00.1/hdmi-7"])
-        #expect(result.ports.allSatisfy { $0.type == .HDMI && $0.alsa?.hasPrefix("plughw:1,") == true })
+        #expect(result.ports.allSatisfy { $0.type == .HDMI && $0.alsa?.hasPrefix("dmix:1,") == true })
         #expect(result.decisions.contains { $0.outcome.contains("every playback PCM is HDMI/DP") && $0.signal.contains("HDA NVidia HDMI/DP,pcm=3") })
         // With readable jacks, only connected outputs are ports.
         var readable = jacks
@@ -366,7 +390,7 @@ func summary(_ ports: [Port]) -> [String] {
             state: [], stateKnown: false)
         let result = CardClassifier.classify(card, jacks: [headset, hdmi])
         #expect(result.ports.map(\.type) == [.builtInSpeaker, .builtInMic, .HDMI])
-        #expect(result.ports.first?.alsa == "plughw:CARD=Intel,DEV=0")
+        #expect(result.ports.first?.alsa == "dmix:CARD=Intel,DEV=0")
         #expect(result.availability["pci-0000:00:1b.0/hdmi-5"] == .unknown)
         #expect(result.decisions.contains { $0.subject == "jack" && $0.signal.contains("Headset Jack") })
         #expect(headset.state.isEmpty, "an unknown state is never a plugged one")
@@ -388,7 +412,7 @@ func summary(_ ports: [Port]) -> [String] {
         named.pcms = [PCMDevice(device: 0, playback: true, id: "HDMI 0"), PCMDevice(device: 1, playback: true, id: "ALC5640 Analog")]
         let namedResult = CardClassifier.classify(named)
         #expect(namedResult.ports.map(\.uid) == ["pci-0000:00:1b.0/speaker", "pci-0000:00:1b.0/hdmi-0"])
-        #expect(namedResult.ports.first?.alsa == "plughw:CARD=Intel,DEV=1")
+        #expect(namedResult.ports.first?.alsa == "dmix:CARD=Intel,DEV=1")
     }
 
     @Test func everyPortHasTheSignalThatDecidedIt() {

@@ -35,9 +35,10 @@ import Testing
             #expect(members.map(\.key) == ["uid", "type", "direction", "device", "name", "priority", "sequence", "alsa"])
         }
         let byUID = Dictionary(uniqueKeysWithValues: ports.map { ($0["uid"]?.string ?? "", $0) })
-        #expect(byUID[IDs.usbOut]?["alsa"]?.string == "plughw:CARD=Pro,DEV=0")
+        #expect(byUID[IDs.usbOut]?["alsa"]?.string == "dmix:CARD=Pro,DEV=0")
+        #expect(byUID[IDs.usbIn]?["alsa"]?.string == "dsnoop:CARD=Pro,DEV=0")
         #expect(byUID[IDs.usbOut]?["device"] == byUID[IDs.usbIn]?["device"])
-        #expect(byUID["pci-0000:01:00.1/hdmi-7"]?["alsa"]?.string == "plughw:CARD=NVidia,DEV=7")
+        #expect(byUID["pci-0000:01:00.1/hdmi-7"]?["alsa"]?.string == "dmix:CARD=NVidia,DEV=7")
         #expect(byUID[IDs.headphones]?["device"]?.string == "pci-0000:00:1b.0/jack")
     }
 
@@ -352,7 +353,7 @@ import Testing
             return
         }
         #expect(ports.map { $0["type"]?.string ?? "" } == ["HDMI", "HDMI"])
-        #expect(ports.map { $0["alsa"]?.string ?? "" } == ["plughw:CARD=GPU,DEV=3", "plughw:CARD=GPU,DEV=7"])
+        #expect(ports.map { $0["alsa"]?.string ?? "" } == ["dmix:CARD=GPU,DEV=3", "dmix:CARD=GPU,DEV=7"])
     }
 }
 

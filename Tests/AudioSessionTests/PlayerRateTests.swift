@@ -17,7 +17,7 @@ private func devices(_ dir: String, route: String) throws {
         pcm.!dev_headset { type file slave.pcm "null" file "\(dir)/headset.raw" format "raw" }
 
         """.utf8), to: dir + "/devices.conf")
-    try AtomicFile.write(Array("pcm.!audioroute { type plug slave.pcm \"\(route)\" }\n".utf8), to: dir + "/route.conf")
+    try AtomicFile.write(Array("pcm.!audioroute_route { type plug slave.pcm \"\(route)\" }\n".utf8), to: dir + "/route.conf")
 }
 
 private func bytes(_ path: String) -> [UInt8] { (try? AtomicFile.read(path)) ?? [] }

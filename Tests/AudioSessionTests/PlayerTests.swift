@@ -119,7 +119,7 @@ private func writeDevices(_ dir: String, route: String) throws {
 
         """
     try AtomicFile.write(Array(text.utf8), to: dir + "/devices.conf")
-    try AtomicFile.write(Array("pcm.!audioroute { type plug slave.pcm \"\(route)\" }\n".utf8), to: dir + "/route.conf")
+    try AtomicFile.write(Array("pcm.!audioroute_route { type plug slave.pcm \"\(route)\" }\n".utf8), to: dir + "/route.conf")
 }
 
 private func contents(_ path: String) -> [UInt8] { (try? AtomicFile.read(path)) ?? [] }

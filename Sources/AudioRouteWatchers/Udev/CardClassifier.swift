@@ -67,8 +67,12 @@ public enum AudioRouteProperty {
     public static let priority = "AUDIOROUTE_PRIORITY"
     /// A human name for the card's (or jack's) ports.
     public static let name = "AUDIOROUTE_NAME"
-    /// An ALSA PCM name every port of the card opens instead of `plughw:CARD=<id>,DEV=<m>`.
+    /// An ALSA PCM name every port of the card opens instead of its shared device
+    /// (`dmix:CARD=<id>,DEV=<m>` for output, `dsnoop:...` for input).
     public static let alsaPCM = "AUDIOROUTE_ALSA_PCM"
+    /// `1`: the card's ports open their PCM exclusively (`plughw:CARD=<id>,DEV=<m>`): one
+    /// stream at a time, in any format the hardware takes, without dmix's mixing step.
+    public static let alsaExclusive = "AUDIOROUTE_ALSA_EXCLUSIVE"
     /// `1`: the card has an earpiece (a phone): it also gets a builtInReceiver.
     public static let receiver = "AUDIOROUTE_RECEIVER"
 }
@@ -141,11 +145,23 @@ public enum CardClassifier {
         if let raw = props[AudioRouteProperty.alsaPCM] {
             if isUsableText(raw) { alsaOverride = raw } else { note(.warning, "bad-alsa", "ignoring \(AudioRouteProperty.alsaPCM)=\(quoted(raw))") }
         }
+        var exclusive = false
+        if let raw = props[AudioRouteProperty.alsaExclusive] {
+            if isTrue(raw) {
+                exclusive = true
+            } else if raw.trimmingASCIIWhitespace() != "0" {
+                note(.warning, "bad-exclusive", "ignoring \(AudioRouteProperty.alsaExclusive)=\(quoted(raw)): not 1 or 0")
+            }
+        }
+        // Shared by default: several sessions play at once on one card (a ducked stream under a
+        // prompt), through dmix (playback) or dsnoop (capture) on the port's own PCM
+        // (docs/decisions.md, "Shared devices"). Exclusive on request: plughw, as one stream owns it.
         func alsaName(_ pcm: PCMDevice?) -> String? {
             if let alsaOverride { return alsaOverride }
             guard let pcm else { return nil }
-            if let cardID { return "plughw:CARD=\(cardID),DEV=\(pcm.device)" }
-            if let cardNumber { return "plughw:\(cardNumber),\(pcm.device)" }
+            let plugin = exclusive ? "plughw" : pcm.playback ? "dmix" : "dsnoop"
+            if let cardID { return "\(plugin):CARD=\(cardID),DEV=\(pcm.device)" }
+            if let cardNumber { return "\(plugin):\(cardNumber),\(pcm.device)" }
             return nil
         }
 

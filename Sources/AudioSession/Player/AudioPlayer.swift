@@ -39,7 +39,7 @@ public enum AudioPlayerEvent: Sendable, Hashable {
     case playingChanged(Bool)
 }
 
-/// Plays a WAV file on the route's ALSA PCM (`audioroute`), following an
+/// Plays a WAV file on the route's ALSA PCM (`audioroute_route`), following an
 /// `AudioSession`'s route changes, interruptions and ducking (`follow(_:)`).
 public final class AudioPlayer: Sendable {
     /// The file's path.
@@ -98,7 +98,7 @@ public final class AudioPlayer: Sendable {
 
     /// Loads the WAV file at `path` (the device is opened by `prepareToPlay` or `play`).
     /// - Parameters:
-    ///   - device: the ALSA PCM name (`audioroute`, the route's PCM).
+    ///   - device: the ALSA PCM name (`audioroute_route`, the route file's plug over the route's device).
     ///   - configurationFiles: ALSA files read on top of the system configuration at every open.
     public init(
         contentsOf path: String, device: String = AlsaRouteConfig.outputPCM,
