@@ -79,7 +79,7 @@ let package = Package(
         // player. No Foundation, no hardware watchers.
         .target(
             name: "AudioSession",
-            dependencies: ["AudioRouteCore", "AudioRouteIPC", "AudioRouteDBus", "AudioRouteALSA", "AudioRouteSystem", log]
+            dependencies: ["AudioRouteCore", "AudioRouteIPC", "AudioRouteDBus", "AudioRouteALSA", "AudioRouteMix", "AudioRouteSystem", log]
         ),
         // NotificationCenter bridging with iOS names and userInfo keys; the only client code that imports Foundation.
         .target(name: "AudioSessionNotifications", dependencies: ["AudioSession", "AudioRouteCore"]),
@@ -159,9 +159,11 @@ let package = Package(
             name: "AudioSessionTests",
             dependencies: [
                 "AudioSession", "AudioSessionNotifications", "AudioRouteIPC", "AudioRouteCore", "AudioRouteALSA",
-                "AudioRouteSystem", "AudioRouteTestKit",
+                "AudioRouteSystem", "AudioRouteTestKit", "AudioRouteMix",
             ]
         ),
+        // ar_mix_apply for every format, against AudioRouteCore's renderer.
+        .testTarget(name: "AudioRouteMixTests", dependencies: ["AudioRouteMix", "AudioRouteCore"]),
         // Runs the built `audioroute demo`: "audioroute" is a dependency so that it is built.
         .testTarget(name: "AudioRouteDemoTests", dependencies: ["AudioRouteDemo", "audioroute", "AudioRouteCore", "AudioRouteTestKit"]),
         .testTarget(

@@ -4,6 +4,7 @@
 // thread-safe: one thread drives it (the player's playback thread); a
 // reroute asked for from elsewhere waits for the current period's write.
 import AudioRouteCore
+import AudioRouteMix
 
 /// Where PCM names are looked up: libasound's global configuration (re-read
 /// when its files change, as aplay does), or a private tree (tests, the demo).
@@ -64,8 +65,12 @@ public final class PlaybackEngine {
     public let file: WAVFile
     /// The PCM currently open.
     public private(set) var deviceName: String
-    /// Volume, pan and ducking gain, applied to every period written from now on.
+    /// Volume and pan (and `OutputGains.gain`), applied to every period written from now on.
     public var gains: OutputGains = .unity
+    /// The session's gain (`ar_mix_gain`: 1, the duck gain, 0 while silenced), applied to every
+    /// period written from now on, after `gains`, by the code the ALSA plugin applies it with
+    /// (AudioRouteMix's `ar_mix_apply`). At 0 the stream goes on, with the format's zero samples.
+    public var sessionGain: Float = 1
     /// The next frame of `file` that has not been handed to a device (at a
     /// rate other than 1, the frame at or before the next output frame's
     /// source position; `sourcePosition` has the fraction).
@@ -163,6 +168,12 @@ public final class PlaybackEngine {
             var end = start
             file.renderVarispeed(
                 from: &end, step: step, maxFrames: periodFrames, as: file.format.encoding, gains: gains, into: &scratch)
+        }
+        if sessionGain != 1 {
+            let (format, gain) = (file.format.encoding, sessionGain)
+            scratch.withUnsafeMutableBytes { bytes in
+                ar_mix_apply(format.mixFormat, bytes.baseAddress, bytes.count / format.bytesPerSample, gain)
+            }
         }
         let frames = try pcm!.write(scratch)
         remember(start: start, frames: frames)
@@ -280,5 +291,19 @@ public final class PlaybackEngine {
         position = max(0, min(frame, file.frameCount))
         fraction = 0
         forgetWritten()
+    }
+}
+
+extension SampleEncoding {
+    /// The shared mix code's name for this encoding.
+    var mixFormat: ar_mix_format {
+        switch self {
+        case .unsigned8: AR_MIX_U8
+        case .signed16: AR_MIX_S16_LE
+        case .signed24: AR_MIX_S24_3LE
+        case .signed32: AR_MIX_S32_LE
+        case .float32: AR_MIX_FLOAT_LE
+        case .float64: AR_MIX_FLOAT64_LE
+        }
     }
 }

@@ -126,7 +126,7 @@ struct Play: AsyncParsableCommand {
         repeat {
             let route = ((try? await audio.currentRoute)?.outputs ?? []).map(\.portName).joined(separator: "+")
             let state = player.isPlaying ? "playing" : (player.isInterrupted ? "interrupted" : "paused")
-            let ducked = player.sessionGain < 1 ? ", ducked" : ""
+            let ducked = player.isSilenced ? ", silenced" : (player.sessionGain < 1 ? ", ducked" : "")
             let line = "\(clock(player.currentTime))/\(clock(player.duration))  \(route.isEmpty ? "no output" : route)  \(state)\(ducked)"
             if tty {
                 StandardStream.output.write("\r\(line)\u{1B}[K")

@@ -4,6 +4,7 @@ import AudioRouteCore
 import AudioRouteSystem
 import AudioRouteDBus
 import AudioRouteWatchers
+import AudioRouteMix
 import AudioSession
 import Glibc
 import Testing
@@ -84,7 +85,7 @@ private let endedNoResume = AudioSessionNotification.interruption(InterruptionIn
     @Test func ignoredNotificationsAreNamedAsSuch() {
         // What `reacts(to:)` says is ignored must change nothing in `handle`.
         let ignored: [AudioSessionNotification] = [
-            .silentModeChanged(true), .silenceSecondaryAudioHint(.begin), .silenced, .unsilenced, .mediaServicesWereLost,
+            .silentModeChanged(true), .silenceSecondaryAudioHint(.begin), .mediaServicesWereLost,
             .portsChanged(.added, port("headset", .headphones)),
         ]
         for notification in ignored {
@@ -95,7 +96,10 @@ private let endedNoResume = AudioSessionNotification.interruption(InterruptionIn
             #expect(policy.handle(notification) == [])
             #expect(policy == before)
         }
-        for notification in [began, endedResume, .ducked, .unducked, .mediaServicesWereReset, change(.newDeviceAvailable, from: speakerRoute, to: headsetRoute)] {
+        for notification in [
+            began, endedResume, .ducked, .unducked, .silenced, .unsilenced, .mediaServicesWereReset,
+            change(.newDeviceAvailable, from: speakerRoute, to: headsetRoute),
+        ] {
             #expect(PlaybackPolicy.reacts(to: notification))
         }
     }
@@ -108,6 +112,31 @@ private let endedNoResume = AudioSessionNotification.interruption(InterruptionIn
         #expect(policy.handle(.ducked) == [])
         #expect(policy.handle(.unducked) == [.setGain(1)])
         #expect(policy.gain == 1)
+        // The shared mix code's duck gain, read as the decimal it is written as.
+        #expect(duckGain == 0.3 && Float(duckGain) == ar_mix_gain(1, 0))
+    }
+
+    @Test func silencedPlaysZerosAndDuckingWaitsUnderIt() {
+        var policy = PlaybackPolicy()
+        _ = policy.play()
+        #expect(policy.handle(.silenced) == [.setGain(0)])
+        #expect(policy.isSilenced && policy.isPlaying && policy.gain == 0)
+        #expect(policy.handle(.silenced) == [])
+        // Ducked while silenced: still 0; unsilenced: the duck gain.
+        #expect(policy.handle(.ducked) == [])
+        #expect(policy.handle(.unsilenced) == [.setGain(0.3)])
+        #expect(policy.handle(.unducked) == [.setGain(1)])
+        #expect(policy.isPlaying)
+    }
+
+    @Test func anInactiveSessionForgetsDuckingAndSilencing() {
+        // The daemon does not tell an inactive session that they ended; it tells it afresh once active.
+        var policy = PlaybackPolicy()
+        _ = policy.handle(.ducked)
+        _ = policy.handle(.silenced)
+        #expect(policy.sessionInactive() == [.setGain(1)])
+        #expect(!policy.isDucked && !policy.isSilenced)
+        #expect(policy.sessionInactive() == [])
     }
 }
 
@@ -154,10 +183,29 @@ private func waitForEnd(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
             let events = await waitForEnd(player)
             #expect(events.last == .finished(successfully: true))
             var expected: [UInt8] = []
-            file.render(frames: 0..<5000, as: .signed16, gains: OutputGains(gain: 0.3), into: &expected)
+            // The float the shared mix code applies (0.3f), as the renderer would apply it.
+            file.render(frames: 0..<5000, as: .signed16, gains: OutputGains(gain: Double(ar_mix_gain(1, 0))), into: &expected)
             #expect(contents(dir + "/speaker.raw") == expected)
             #expect(!player.isPlaying && player.currentTime == 0)
             // Played to the end once: the file's length, though the position is back at 0.
+            #expect(player.framesPlayed == 5000)
+        }
+    }
+
+    @Test func silencedPlaysTheWholeFileAsZeros() async throws {
+        try await withTemporaryDirectory { dir in
+            try writeDevices(dir, route: "dev_speaker")
+            _ = try writeSource(dir + "/a.wav", frames: 5000)
+            let player = try AudioPlayer(
+                contentsOf: dir + "/a.wav", configurationFiles: [dir + "/devices.conf", dir + "/route.conf"],
+                periodFrames: 500, latencyMicroseconds: 5000)
+            player.handle(.silenced)
+            #expect(player.isSilenced && player.sessionGain == 0)
+            try player.play()
+            let events = await waitForEnd(player)
+            #expect(events.last == .finished(successfully: true))
+            // The stream ran its whole length, every sample zero.
+            #expect(contents(dir + "/speaker.raw") == [UInt8](repeating: 0, count: 5000 * 4))
             #expect(player.framesPlayed == 5000)
         }
     }

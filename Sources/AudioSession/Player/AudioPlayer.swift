@@ -7,6 +7,8 @@ import AudioRouteSystem
 import AudioRouteDBus
 import AudioRouteIPC
 import AudioRouteALSA
+import AudioRouteMix
+import Logging
 import Synchronization
 
 /// Why a player could not load its file or play it.
@@ -40,7 +42,9 @@ public enum AudioPlayerEvent: Sendable, Hashable {
 }
 
 /// Plays a WAV file on the route's ALSA PCM (`audioroute_route`), following an
-/// `AudioSession`'s route changes, interruptions and ducking (`follow(_:)`).
+/// `AudioSession`'s route changes, interruptions, ducking and silencing (`follow(_:)`).
+/// While it follows a session, `play()` (and a resume after an interruption) activates that
+/// session first when it is inactive, as AVAudioPlayer's `play` activates the shared session.
 public final class AudioPlayer: Sendable {
     /// The file's path.
     public let path: String
@@ -61,6 +65,7 @@ public final class AudioPlayer: Sendable {
     private let waiting = Atomic<Int>(0)
     private let periodFrames: Int
     private let latencyMicroseconds: Int
+    private static let logger = Logger(label: "audioroute.player")
 
     private struct State {
         var engine: PlaybackEngine?
@@ -80,6 +85,12 @@ public final class AudioPlayer: Sendable {
         /// The device went away under a write (an unplug): playback waits for the route
         /// change that follows to say what to do.
         var held = false
+        /// Requests to activate the session followed (`follow`); nil when none is.
+        var activation: AsyncStream<Void>.Continuation?
+        /// Which `follow` owns `activation` (the last one called).
+        var following = 0
+        /// Playing waits for the session's activation before its first period.
+        var activating = false
     }
 
     /// A write error that means the device is going away (unplugged), not that the player
@@ -126,8 +137,12 @@ public final class AudioPlayer: Sendable {
     /// Whether playback is paused by an interruption that has not ended.
     public var isInterrupted: Bool { withState { $0.policy.isInterrupted } }
 
-    /// The session gain now applied (0.3 while ducked, else 1).
+    /// The session gain now applied (0 while silenced, else 0.3 while ducked, else 1).
     public var sessionGain: Double { withState { $0.policy.gain } }
+
+    /// Whether the session is silenced (silent mode on an ambient or soloAmbient session): the
+    /// player goes on playing, with zero samples.
+    public var isSilenced: Bool { withState { $0.policy.isSilenced } }
 
     /// The position in seconds of the file (source time: at `rate` 2 it
     /// advances two seconds per second played): the next frame written (ahead of what is heard
@@ -203,7 +218,9 @@ public final class AudioPlayer: Sendable {
         try withState { (s: inout State) throws(AudioPlayerError) in try prepare(&s) }
     }
 
-    /// Starts or resumes playing from `currentTime`.
+    /// Starts or resumes playing from `currentTime`. While the player follows a session
+    /// (`follow`), the first period waits for that session to be activated if it is inactive
+    /// (one D-Bus round trip when it is active); it plays anyway if the daemon cannot be reached.
     public func play() throws(AudioPlayerError) {
         try withState { (s: inout State) throws(AudioPlayerError) in
             try prepare(&s)
@@ -231,18 +248,61 @@ public final class AudioPlayer: Sendable {
     }
 
     /// Applies a session notification: reroute on a route change, pause on
-    /// unplug, pause and maybe resume around an interruption, duck (`PlaybackPolicy`).
+    /// unplug, pause and maybe resume around an interruption (a resume activates the session
+    /// as `play` does), duck, silence (`PlaybackPolicy`).
     public func handle(_ notification: AudioSessionNotification) {
         // Not under the lock, which waits for the period being written.
         guard PlaybackPolicy.reacts(to: notification) else { return }
         withState { s in apply(s.policy.handle(notification), to: &s) }
     }
 
-    /// Follows `session`'s notifications until the returned task is cancelled.
+    /// Follows `session`'s notifications, and activates it when playing starts or resumes while
+    /// it is inactive, until the returned task is cancelled or the session is closed.
     public func follow(_ session: AudioSession) async -> Task<Void, Never> {
         let stream = await session.notifications
+        // Requests coalesce: one activation answers every play() made while it was on its way.
+        let (requests, activation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let generation = withState { s in
+            s.activation = activation
+            s.following += 1
+            // A request the previous follow had not answered is this one's now.
+            if s.activating { activation.yield() }
+            return s.following
+        }
         return Task { [self] in
-            for await notification in stream { handle(notification) }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { for await notification in stream { self.handle(notification) } }
+                group.addTask { for await _ in requests { await self.activate(session) } }
+                // The session was closed (its notifications end) or the task was cancelled.
+                _ = await group.next()
+                group.cancelAll()
+            }
+            activation.finish()
+            withState { s in
+                guard s.following == generation else { return }
+                s.activation = nil
+                s.activating = false
+                startIfNeeded(&s)
+            }
+        }
+    }
+
+    /// Activates `session` if it is inactive, then lets the playback thread start.
+    private func activate(_ session: AudioSession) async {
+        do throws(AudioSessionError) {
+            let active = try await session.isActive
+            if !active {
+                // The daemon tells an inactive session nothing of ducking or silencing, and tells
+                // it afresh once active: what the player had heard is stale.
+                withState { s in apply(s.policy.sessionInactive(), to: &s) }
+                try await session.setActive(true)
+            }
+        } catch {
+            Self.logger.warning("audioroute: playing without activating the session: \(error)")
+        }
+        withState { s in
+            s.activating = false
+            startIfNeeded(&s)
         }
     }
 
@@ -270,7 +330,26 @@ public final class AudioPlayer: Sendable {
     }
 
     private static func applyGains(_ s: inout State) {
-        s.engine?.gains = OutputGains(volume: s.volume, pan: s.pan, gain: s.policy.gain)
+        s.engine?.gains = OutputGains(volume: s.volume, pan: s.pan)
+        // The session's part in the shared mix code, as the ALSA plugin applies it.
+        s.engine?.sessionGain = ar_mix_gain(s.policy.isDucked ? 1 : 0, s.policy.isSilenced ? 1 : 0)
+    }
+
+    /// Asks the session followed, if any, to be activated before the next period.
+    private func requestActivation(_ s: inout State) {
+        guard let activation = s.activation else { return }
+        if case .terminated = activation.yield() { return }
+        s.activating = true
+    }
+
+    /// Starts the playback thread if the player plays and nothing holds it.
+    private func startIfNeeded(_ s: inout State) {
+        guard s.policy.isPlaying, !s.threadRunning, !s.activating else { return }
+        if let error = startThread() {
+            fail(.thread(error), &s)
+        } else {
+            s.threadRunning = true
+        }
     }
 
     private static func applyRate(_ s: inout State) {
@@ -285,23 +364,17 @@ public final class AudioPlayer: Sendable {
                 s.engine?.pause()
                 continuation.yield(.playingChanged(false))
             case .resume:
+                // play(), or the end of an interruption: both activate the session first.
                 s.held = false
                 continuation.yield(.playingChanged(true))
-                if !s.threadRunning {
-                    if let error = startThread() {
-                        fail(.thread(error), &s)
-                    } else {
-                        s.threadRunning = true
-                    }
-                }
+                requestActivation(&s)
+                startIfNeeded(&s)
             case .reroute:
                 if s.held {
                     // Held since the old device went away: play on, on the new route (the
                     // engine reopens the PCM by name, re-reading the route file).
                     s.held = false
-                    if s.policy.isPlaying && !s.threadRunning {
-                        if let error = startThread() { fail(.thread(error), &s) } else { s.threadRunning = true }
-                    }
+                    startIfNeeded(&s)
                     continue
                 }
                 // A paused engine is closed and reopens the PCM by name, re-reading the route, on resume.

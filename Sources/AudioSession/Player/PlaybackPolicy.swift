@@ -2,9 +2,11 @@
 // audio. AudioPlayer feeds it the session's notifications and the user's
 // play/pause, and carries out the actions it returns.
 import AudioRouteCore
+import AudioRouteMix
 
-/// The duck gain applied while another session ducks this one (docs/decisions.md).
-public let duckGain: Double = 0.3
+/// The duck gain applied while another session ducks this one (docs/decisions.md): AudioRouteMix's
+/// (`ar_mix_gain`), the one place the ALSA plugin and the player take it from.
+public let duckGain: Double = PlaybackPolicy.gain(ducked: true, silenced: false)
 
 /// What the player must do after an event.
 public enum PlaybackAction: Sendable, Hashable {
@@ -21,7 +23,7 @@ public enum PlaybackAction: Sendable, Hashable {
 /// The player's reaction to its session, as AVAudioPlayer apps are told to
 /// behave: pause when the route's device goes away, pause on an interruption
 /// and resume after it only if it was playing before (never start paused
-/// music when a call ends), duck while ducked.
+/// music when a call ends), duck while ducked, play silence while silenced.
 public struct PlaybackPolicy: Sendable, Hashable {
     /// Whether audio is being written.
     public private(set) var isPlaying = false
@@ -29,8 +31,20 @@ public struct PlaybackPolicy: Sendable, Hashable {
     public private(set) var wasPlayingBeforeInterruption = false
     /// Whether an interruption is under way.
     public private(set) var isInterrupted = false
-    /// The session gain: `duckGain` while ducked, else 1.
-    public private(set) var gain: Double = 1
+    /// Whether another session ducks this one (`ducked` came, `unducked` not yet).
+    public private(set) var isDucked = false
+    /// Whether silent mode (or screen lock) silences this ambient or soloAmbient session.
+    public private(set) var isSilenced = false
+
+    /// The session gain: 0 while silenced, else `duckGain` while ducked, else 1.
+    public var gain: Double { Self.gain(ducked: isDucked, silenced: isSilenced) }
+
+    /// `ar_mix_gain` (AudioRouteMix) as the float's shortest decimal: 0.3, not 0.30000001192092896,
+    /// for a UI and for comparisons with `duckGain`; the engine is given the float itself.
+    static func gain(ducked: Bool, silenced: Bool) -> Double {
+        let gain = ar_mix_gain(ducked ? 1 : 0, silenced ? 1 : 0)
+        return Double(gain.description) ?? Double(gain)
+    }
 
     public init() {}
 
@@ -52,13 +66,23 @@ public struct PlaybackPolicy: Sendable, Hashable {
         return [.pause]
     }
 
+    /// The session is inactive (found so when the player activates it): the daemon does not tell
+    /// an inactive session that ducking or silencing ended, and tells it afresh once it is
+    /// active again, so what the policy had heard is stale.
+    public mutating func sessionInactive() -> [PlaybackAction] {
+        let before = gain
+        isDucked = false
+        isSilenced = false
+        return gain == before ? [] : [.setGain(gain)]
+    }
+
     /// Whether `handle` can do anything with `notification`. The others (ports added or
-    /// removed, silent mode, hints, silenced) leave the policy as it is: a player need not
+    /// removed, silent mode changes, hints) leave the policy as it is: a player need not
     /// wait for its period in flight to hand them over (a plug's `portsChanged` would
     /// otherwise delay the `routeChange` behind it by up to a period each).
     public static func reacts(to notification: AudioSessionNotification) -> Bool {
         switch notification {
-        case .routeChange, .interruption, .ducked, .unducked, .mediaServicesWereReset: true
+        case .routeChange, .interruption, .ducked, .unducked, .silenced, .unsilenced, .mediaServicesWereReset: true
         default: false
         }
     }
@@ -100,14 +124,17 @@ public struct PlaybackPolicy: Sendable, Hashable {
                 if resume && !isPlaying { isPlaying = true; return [.resume] }
                 return []
             }
-        case .ducked:
-            guard gain != duckGain else { return [] }
-            gain = duckGain
-            return [.setGain(duckGain)]
-        case .unducked:
-            guard gain != 1 else { return [] }
-            gain = 1
-            return [.setGain(1)]
+        case .ducked, .unducked, .silenced, .unsilenced:
+            // `silentModeChanged` is every session's news; `silenced` is this session's (an
+            // ambient or soloAmbient one), which is what silences it.
+            let before = gain
+            switch notification {
+            case .ducked: isDucked = true
+            case .unducked: isDucked = false
+            case .silenced: isSilenced = true
+            default: isSilenced = false
+            }
+            return gain == before ? [] : [.setGain(gain)]
         case .mediaServicesWereReset:
             // The daemon restarted and rewrote the route file: reopen it.
             return [.reroute]
