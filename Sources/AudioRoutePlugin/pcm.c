@@ -71,6 +71,8 @@ struct ar_pcm {
 	snd_pcm_uframes_t stashed;
 	/// Frames forwarded at a time: 10 ms.
 	snd_pcm_uframes_t piece;
+	/// Most frames queued in the device ahead of what it plays: 100 ms, or the app's buffer if smaller.
+	snd_pcm_uframes_t ahead;
 	/// AUDIOROUTE_DEBUG is set: what the stream does is written to standard error, timed.
 	int debug;
 };
@@ -286,27 +288,52 @@ static snd_pcm_sframes_t write_all(struct ar_pcm *p, const char *frames, snd_pcm
 	return (snd_pcm_sframes_t)done;
 }
 
-/// Moves the stream to the route's device. Playback replays, from the history, the frames the
-/// old device still held (its delay), so none is lost; a device already gone held nothing we can
-/// know of (its delay fails): those are the ones lost.
+/// Opens the route's device and gives it the stream's parameters; on failure nothing is open.
+static int open_and_setup(struct ar_pcm *p) {
+	int err = open_slave(p);
+	if (err >= 0 && (err = setup_slave(p)) < 0)
+		close_slave(p);
+	return err;
+}
+
+/// Moves the stream to the route's device. The new device is opened first, while the old one
+/// plays what it holds (make before break: opening a USB card takes 150 ms and more), then the
+/// old one's delay (the frames it has not played) is taken, it is closed, and those frames are
+/// replayed on the new device from the history, so none is lost; a device already gone held
+/// nothing we can know of (its delay fails): those are the ones lost.
 static int move(struct ar_pcm *p) {
+	snd_pcm_t *old = p->slave;
+	snd_config_t *old_config = p->slave_config;
+	char old_device[sizeof(p->device)];
+	snprintf(old_device, sizeof(old_device), "%s", p->device);
+	trace(p, "move from %s", old_device);
+	p->slave = NULL;
+	p->slave_config = NULL;
+	int err = open_and_setup(p);
+	if (err == -EBUSY && old != NULL) {
+		// The new name reaches the old device's hardware (an exclusive card under two names).
+		snd_pcm_drop(old);
+		snd_pcm_close(old);
+		old = NULL;
+		err = open_and_setup(p);
+	}
 	snd_pcm_sframes_t pending = 0;
 	if (p->holding)
 		pending = p->replay;  // the old device was dropped when the hold began
-	else if (p->slave != NULL && p->stream == SND_PCM_STREAM_PLAYBACK &&
-			(snd_pcm_delay(p->slave, &pending) < 0 || pending < 0))
+	else if (old != NULL && p->stream == SND_PCM_STREAM_PLAYBACK && (snd_pcm_delay(old, &pending) < 0 || pending < 0))
 		pending = 0;
 	p->holding = 0;
-	trace(p, "move from %s, %ld frames to replay", p->device, (long)pending);
-	close_slave(p);
-	int err = open_slave(p);
-	if (err >= 0)
-		err = setup_slave(p);
+	if (old != NULL) {
+		snd_pcm_drop(old);
+		snd_pcm_close(old);
+	}
+	if (old_config != NULL)
+		snd_config_delete(old_config);
 	if (err < 0) {
 		trace(p, "move: the route's device cannot be opened: %s", snd_strerror(err));
 		return err;
 	}
-	trace(p, "move: %s open", p->device);
+	trace(p, "move: %s open, %ld frames to replay", p->device, (long)pending);
 	const void *first, *second;
 	size_t first_count, second_count;
 	ar_history_last(&p->history, (size_t)pending, &first, &first_count, &second, &second_count);
@@ -398,6 +425,30 @@ static const char *at_tower_gain(struct ar_pcm *p, const char *frames, snd_pcm_u
 	return p->scratch;
 }
 
+/// Waits while the device holds more than `p->ahead` frames not yet played, reading the bus and
+/// the route meanwhile; 1 when a move or a hold is due. The device's buffer is the mixer's, not
+/// the app's: dmix's default is 341 ms, and frames it holds have been mixed into the card's
+/// ring, where a hold (snd_pcm_drop) cannot take them back; kept this short, an interruption
+/// silences the stream, and a duck lowers it, within about 100 ms (seen on the real-kernel
+/// bench: 340 ms of music went on under the call's start before this).
+static int throttle(struct ar_pcm *p, int read_news) {
+	snd_pcm_sframes_t delay;
+	while (snd_pcm_state(p->slave) == SND_PCM_STATE_RUNNING && snd_pcm_delay(p->slave, &delay) >= 0 &&
+			delay > (snd_pcm_sframes_t)p->ahead) {
+		long long wait_ns = (long long)(delay - (snd_pcm_sframes_t)p->ahead) * 1000000000LL / p->io.rate;
+		struct timespec pause = { .tv_nsec = wait_ns < 10000000LL ? (long)wait_ns : 10000000L };
+		nanosleep(&pause, NULL);
+		if (!read_news)
+			continue;
+		if (p->bus != NULL)
+			ar_bus_process(p->bus);
+		check_route(p);
+		if (p->state == AR_MOVE_PENDING || p->tower.interrupted)
+			return 1;
+	}
+	return 0;
+}
+
 /// Writes `count` frames to the device in pieces of about 10 ms, each at the tower's gain and kept
 /// in the history. Between pieces, when `may_stop`, the bus and the route are read, and a move or
 /// a hold ends the transfer early (the next one makes it): a stream reacts within a piece, not
@@ -405,6 +456,8 @@ static const char *at_tower_gain(struct ar_pcm *p, const char *frames, snd_pcm_u
 static snd_pcm_sframes_t forward(struct ar_pcm *p, const char *frames, snd_pcm_uframes_t count, int may_stop) {
 	snd_pcm_uframes_t done = 0;
 	while (done < count) {
+		if (throttle(p, may_stop) && may_stop)
+			break;
 		snd_pcm_uframes_t piece = count - done < p->piece ? count - done : p->piece;
 		const char *at = frames + done * p->frame_bytes;
 		snd_pcm_sframes_t n = write_all(p, at_tower_gain(p, at, piece), piece);
@@ -538,6 +591,7 @@ static int ar_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params) {
 	struct ar_pcm *p = io->private_data;
 	p->frame_bytes = (size_t)snd_pcm_format_physical_width(io->format) / 8 * io->channels;
 	p->piece = io->rate / 100 > 0 ? io->rate / 100 : 1;
+	p->ahead = io->rate / 10 < io->buffer_size ? io->rate / 10 : io->buffer_size;
 	// Twice the app's buffer: the device's may be larger (its size is only "near" ours), and its
 	// delay is what a move replays from here.
 	if (io->stream == SND_PCM_STREAM_PLAYBACK && ar_history_reserve(&p->history, 2 * io->buffer_size, p->frame_bytes) < 0)
