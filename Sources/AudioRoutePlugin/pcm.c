@@ -277,6 +277,8 @@ static snd_pcm_sframes_t write_all(struct ar_pcm *p, const char *frames, snd_pcm
 	while (done < count) {
 		snd_pcm_sframes_t n = snd_pcm_writei(p->slave, frames + done * p->frame_bytes, count - done);
 		if (n == -EPIPE || n == -ESTRPIPE || n == -EINTR) {
+			if (n == -EPIPE)
+				trace(p, "underrun on %s", p->device);
 			if ((n = snd_pcm_recover(p->slave, (int)n, 1)) < 0)
 				return n;
 			continue;
