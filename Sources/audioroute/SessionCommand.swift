@@ -188,10 +188,19 @@ enum HeldSession {
         options.defaultSignals = [.interrupt, .terminate]
         // The command is the user's: it inherits what our caller gave us.
         options.closeOtherDescriptors = false
-        // Ignored from before the spawn until the forwarder takes over, so that a Ctrl-C in
-        // between cannot kill us and leave the child running with the session gone.
-        ProcessSignal.interrupt.ignore()
-        ProcessSignal.terminate.ignore()
+        // Caught from before the spawn, so that a Ctrl-C in between cannot kill us and leave the
+        // child running with the session gone; one that comes before the child exists is passed
+        // on as soon as it does. (Ignoring them in that window lost a SIGTERM under load: the
+        // child slept on and DaemonHotplugTests' `twoClientsSeeTheHeadsetArrive` waited in vain.)
+        let target = Mutex<ForwardTarget>(ForwardTarget())
+        let forward = SignalForward([.interrupt, .terminate]) { number in
+            let child = target.withLock { state -> SpawnedProcess? in
+                if state.child == nil { state.pending.append(number) }
+                return state.child
+            }
+            child?.send(ProcessSignal(rawValue: number))
+        }
+        defer { forward.cancel() }
         let child: SpawnedProcess
         do throws(Errno) {
             child = try SpawnedProcess.spawn(command, options)
@@ -199,10 +208,19 @@ enum HeldSession {
             Terminal.error("cannot run \(command[0]): \(error.code)")
             return 127
         }
-        let forward = SignalForward([.interrupt, .terminate]) { number in child.send(ProcessSignal(rawValue: number)) }
-        let status = (try? await child.termination().shellStatus) ?? 1
-        forward.cancel()
-        return status
+        let pending = target.withLock { state -> [Int32] in
+            state.child = child
+            defer { state.pending = [] }
+            return state.pending
+        }
+        for number in pending { child.send(ProcessSignal(rawValue: number)) }
+        return (try? await child.termination().shellStatus) ?? 1
+    }
+
+    /// Where `runChild`'s forwarder sends a signal: the child once it exists, else kept for it.
+    struct ForwardTarget: Sendable {
+        var child: SpawnedProcess?
+        var pending: [Int32] = []
     }
 }
 
