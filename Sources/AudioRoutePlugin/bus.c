@@ -40,9 +40,20 @@ struct ar_bus {
 	int reopen;
 };
 
+/// Sends `m` (built with `built`, the result of the calls that built it) and waits for the reply;
+/// says which call the daemon refused, and why. Frees `m`.
+static int send_call(struct ar_bus *b, sd_bus_message *m, int built, sd_bus_message **reply) {
+	sd_bus_error error = SD_BUS_ERROR_NULL;
+	int r = built >= 0 ? sd_bus_call(b->bus, m, AR_CALL_TIMEOUT_USEC, &error, reply) : built;
+	if (r < 0 && sd_bus_error_is_set(&error))
+		SNDERR("audioroute: %s.%s: %s", sd_bus_message_get_interface(m), sd_bus_message_get_member(m), error.message);
+	sd_bus_error_free(&error);
+	sd_bus_message_unref(m);
+	return r;
+}
+
 static int call(struct ar_bus *b, sd_bus_message **reply, const char *path, const char *interface, const char *member,
 		const char *types, ...) {
-	sd_bus_error error = SD_BUS_ERROR_NULL;
 	sd_bus_message *m = NULL;
 	int r = sd_bus_message_new_method_call(b->bus, &m, AR_BUS_NAME, path, interface, member);
 	if (r >= 0 && types != NULL) {
@@ -51,16 +62,10 @@ static int call(struct ar_bus *b, sd_bus_message **reply, const char *path, cons
 		r = sd_bus_message_appendv(m, types, ap);
 		va_end(ap);
 	}
-	if (r >= 0)
-		r = sd_bus_call(b->bus, m, AR_CALL_TIMEOUT_USEC, &error, reply);
-	if (r < 0 && sd_bus_error_is_set(&error))
-		SNDERR("audioroute: %s.%s: %s", interface, member, error.message);
-	sd_bus_error_free(&error);
-	sd_bus_message_unref(m);
-	return r;
+	return send_call(b, m, r, reply);
 }
 
-/// OpenSession, then SetCategory with the PCM's arguments; activates again if it was active.
+/// OpenSession, then SetCategory with the PCM's arguments.
 static int open_session(struct ar_bus *b) {
 	sd_bus_message *reply = NULL, *m = NULL;
 	const char *path;
@@ -69,28 +74,20 @@ static int open_session(struct ar_bus *b) {
 	if (r >= 0 && (r = sd_bus_message_read(reply, "o", &path)) >= 0)
 		snprintf(b->path, sizeof(b->path), "%s", path);
 	sd_bus_message_unref(reply);
-	reply = NULL;
 	if (r < 0)
 		return r;
-	sd_bus_error error = SD_BUS_ERROR_NULL;
+	char *options[sizeof(b->args->option_names) * 8 + 1];
+	size_t count = 0;
+	for (int i = 0; ar_name(AR_OPTIONS, i, NULL) != NULL; i++)
+		if (b->args->option_names & (1UL << i))
+			options[count++] = (char *)ar_name(AR_OPTIONS, i, NULL);
+	options[count] = NULL;
 	r = sd_bus_message_new_method_call(b->bus, &m, AR_BUS_NAME, b->path, AR_SESSION_INTERFACE, "SetCategory");
 	if (r >= 0)
 		r = sd_bus_message_append(m, "ss", b->args->category, b->args->mode);
 	if (r >= 0)
-		r = sd_bus_message_open_container(m, 'a', "s");
-	for (int i = 0; r >= 0 && ar_name(AR_OPTIONS, i, NULL) != NULL; i++)
-		if (b->args->option_names & (1UL << i))
-			r = sd_bus_message_append(m, "s", ar_name(AR_OPTIONS, i, NULL));
-	if (r >= 0)
-		r = sd_bus_message_close_container(m);
-	if (r >= 0)
-		r = sd_bus_call(b->bus, m, AR_CALL_TIMEOUT_USEC, &error, &reply);
-	if (r < 0)
-		SNDERR("audioroute: SetCategory %s: %s", b->args->category, sd_bus_error_is_set(&error) ? error.message : strerror(-r));
-	sd_bus_error_free(&error);
-	sd_bus_message_unref(reply);
-	sd_bus_message_unref(m);
-	return r;
+		r = sd_bus_message_append_strv(m, options);
+	return send_call(b, m, r, NULL);
 }
 
 /// Every message the connection receives: the daemon's signals (a session's are sent to its owner

@@ -290,6 +290,18 @@ static snd_pcm_sframes_t write_all(struct ar_pcm *p, const char *frames, snd_pcm
 	return (snd_pcm_sframes_t)done;
 }
 
+/// Writes the last `frames` frames of the history (fewer if it holds fewer) to the device: what
+/// the device the stream left, or dropped for a hold, had not played. 0 or a negative errno.
+static int replay(struct ar_pcm *p, snd_pcm_sframes_t frames) {
+	const void *first, *second;
+	size_t first_count, second_count;
+	ar_history_last(&p->history, (size_t)frames, &first, &first_count, &second, &second_count);
+	snd_pcm_sframes_t n = write_all(p, first, first_count);
+	if (n >= 0)
+		n = write_all(p, second, second_count);
+	return n < 0 ? (int)n : 0;
+}
+
 /// Opens the route's device and gives it the stream's parameters; on failure nothing is open.
 static int open_and_setup(struct ar_pcm *p) {
 	int err = open_slave(p);
@@ -336,14 +348,9 @@ static int move(struct ar_pcm *p) {
 		return err;
 	}
 	trace(p, "move: %s open, %ld frames to replay", p->device, (long)pending);
-	const void *first, *second;
-	size_t first_count, second_count;
-	ar_history_last(&p->history, (size_t)pending, &first, &first_count, &second, &second_count);
-	snd_pcm_sframes_t n = write_all(p, first, first_count);
-	if (n >= 0)
-		n = write_all(p, second, second_count);
-	trace(p, "move: %zu frames replayed on %s", first_count + second_count, p->device);
-	return n < 0 ? (int)n : 0;
+	err = replay(p, pending);
+	trace(p, "move: replayed on %s", p->device);
+	return err;
 }
 
 /// Puts the always-ready descriptor in the app's poll set, or takes it out while the stream is held.
@@ -397,13 +404,7 @@ static int end_hold(struct ar_pcm *p) {
 		return err;
 	if (p->stream == SND_PCM_STREAM_CAPTURE)
 		return snd_pcm_start(p->slave);
-	const void *first, *second;
-	size_t first_count, second_count;
-	ar_history_last(&p->history, (size_t)p->replay, &first, &first_count, &second, &second_count);
-	snd_pcm_sframes_t n = write_all(p, first, first_count);
-	if (n >= 0)
-		n = write_all(p, second, second_count);
-	return n < 0 ? (int)n : 0;
+	return replay(p, p->replay);
 }
 
 static enum ar_mix_format mix_format(snd_pcm_format_t format) {
