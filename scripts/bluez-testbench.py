@@ -229,6 +229,8 @@ class Bench:
             self.obj('/org/bluez/' + c['adapter']).RemoveDevice(
                 dbus.ObjectPath(c['path']), dbus_interface='org.bluez.Adapter1')
             return ''
+        if cmd == 'get_property':
+            return str(self.obj(c['path']).Get(c['iface'], c['name'], dbus_interface='org.freedesktop.DBus.Properties'))
         if cmd == 'props':
             # UpdateProperties stores the values and emits one PropertiesChanged.
             self.obj(c['path']).UpdateProperties(c['iface'], props(c['props']), dbus_interface=MOCK_IFACE)

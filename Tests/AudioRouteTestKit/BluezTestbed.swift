@@ -131,10 +131,22 @@ public final class BluezTestbed: Sendable {
     private let state: Mutex<Delivered>
     private let task = Mutex<Task<Void, Never>?>(nil)
 
+    // Device1.UUIDs: the REMOTE's services (a headset is an A2DP sink and a hands-free unit).
     public static let a2dp = "0000110b-0000-1000-8000-00805f9b34fb"
     public static let hfp = "0000111e-0000-1000-8000-00805f9b34fb"
     public static let hsp = "00001108-0000-1000-8000-00805f9b34fb"
     public static let pacs = "00001850-0000-1000-8000-00805f9b34fb"
+
+    // MediaTransport1.UUID: the LOCAL endpoint's role. Real bluetoothd 5.66 in the real-kernel
+    // guest (issue 18) gives the computer's transport to a headset 0000110a, not 0000110b.
+    /// This machine is the A2DP source: it plays to the headset.
+    public static let localA2DPSource = "0000110a-0000-1000-8000-00805f9b34fb"
+    /// This machine is the A2DP sink: a phone plays to it (a car kit), not a port.
+    public static let localA2DPSink = "0000110b-0000-1000-8000-00805f9b34fb"
+    /// This machine is the HFP audio gateway: the headset is the port.
+    public static let localHFPGateway = "0000111f-0000-1000-8000-00805f9b34fb"
+    /// This machine is the hands-free unit (a headset itself), not a port.
+    public static let localHandsFree = "0000111e-0000-1000-8000-00805f9b34fb"
     /// Audio/Video, wearable headset.
     public static let headsetClass: UInt32 = 0x240404
 
@@ -232,6 +244,20 @@ public final class BluezTestbed: Sendable {
 
     @discardableResult
     public func addAdapter(_ name: String = "hci0") throws -> String { try bus.send(["cmd": "adapter", "name": name]) }
+
+    /// A local controller's own address (Adapter1.Address; the mock derives it from the name).
+    public func adapterAddress(_ name: String = "hci0") throws -> String {
+        try bus.send(["cmd": "get_property", "path": "/org/bluez/" + name, "iface": "org.bluez.Adapter1", "name": "Address"])
+    }
+
+    /// A MediaTransport1 as bluetoothd exports it: `<device>/<name>`, its `UUID` the LOCAL endpoint's role
+    /// (real bluetoothd 5.66 in the real-kernel guest, issue 18), idle until the audio server acquires it.
+    @discardableResult
+    public func addTransport(device: String, uuid: String, name: String = "sep1/fd0") throws -> String {
+        let path = device + "/" + name
+        try addObject(path, interface: "org.bluez.MediaTransport1", ["Device": ["o", device], "UUID": ["s", uuid], "State": ["s", "idle"]])
+        return path
+    }
 
     @discardableResult
     public func addDevice(_ address: String, alias: String, adapter: String = "hci0") throws -> String {

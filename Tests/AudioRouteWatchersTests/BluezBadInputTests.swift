@@ -135,7 +135,7 @@ struct BluezBadInputTests {
             try await f.expectIgnored("transport of an unknown device", logged: "transport's device /org/bluez/hci0/dev_FF is unknown", twice: false) {
                 try bench.addObject(
                     "/org/bluez/hci0/dev_FF/fd7", interface: "org.bluez.MediaTransport1",
-                    ["Device": ["o", "/org/bluez/hci0/dev_FF"], "UUID": ["s", BluezTestbed.hfp], "State": ["s", "idle"]])
+                    ["Device": ["o", "/org/bluez/hci0/dev_FF"], "UUID": ["s", BluezTestbed.localHFPGateway], "State": ["s", "idle"]])
             }
             try await f.expectIgnored("transport with a wrong-typed Device", logged: "Device is s, expected o", twice: false) {
                 try bench.addObject(

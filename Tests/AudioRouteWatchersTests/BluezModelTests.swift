@@ -177,12 +177,99 @@ struct BluezModelTests {
             path: devicePath + "/fd0",
             interfaces: interfaces([(BluezObjects.transportInterface, props([("Device", .objectPath(devicePath)), ("UUID", .string(BluetoothUUID.pacSource))]))]))
         #expect(o.ports().ports.values.first?.map(\.direction) == [.input])
+        // The computer's A2DP transport carries the local role, A2DP Source (real bluetoothd 5.66, issue 18).
         _ = o.applyInterfacesAdded(
             path: devicePath + "/fd1",
-            interfaces: interfaces([(BluezObjects.transportInterface, props([("Device", .objectPath(devicePath)), ("UUID", .string(BluetoothUUID.a2dpSink))]))]))
+            interfaces: interfaces([(BluezObjects.transportInterface, props([("Device", .objectPath(devicePath)), ("UUID", .string(BluetoothUUID.a2dpSource))]))]))
         #expect(o.ports().ports.values.first?.map(\.type) == [.bluetoothA2DP, .bluetoothLE])
         o.applyInterfacesRemoved(path: devicePath + "/fd1", interfaces: [BluezObjects.transportInterface])
         #expect(o.ports().ports.values.first?.map(\.type) == [.bluetoothLE])
+    }
+
+    @Test("a transport's UUID is this machine's role: source and gateway give ports, sink, HF and HS do not")
+    func transportsNameTheLocalRole() {
+        // BlueZ 5.66 transport.c: the UUID property is the local media endpoint's.
+        let carried = { (uuid: String) in BluetoothUUID.transportProfile(uuid).map { "\($0.profile) \($0.direction)" } }
+        #expect(carried(BluetoothUUID.a2dpSource) == "a2dp output")
+        #expect(carried(BluetoothUUID.handsFreeAudioGateway) == "hfp duplex")
+        #expect(carried(BluetoothUUID.headsetAudioGateway) == "hfp duplex")
+        for receiver in [BluetoothUUID.a2dpSink, BluetoothUUID.handsFree, BluetoothUUID.headset] {
+            #expect(BluetoothUUID.transportProfile(receiver) == nil)
+            #expect(BluetoothUUID.isLocalReceiverRole(receiver))
+        }
+        #expect(!BluetoothUUID.isLocalReceiverRole(BluetoothUUID.a2dpSource))
+
+        // A device whose UUIDs give nothing (a phone: A2DP source, HFP gateway) gets ports only from
+        // transports in which this machine is the source or gateway.
+        var o = objects([BluetoothUUID.a2dpSource, BluetoothUUID.handsFreeAudioGateway])
+        #expect(o.ports().ports.isEmpty)
+        let phoneToUs = [(BluetoothUUID.a2dpSink, "/fd0"), (BluetoothUUID.handsFree, "/fd1"), (BluetoothUUID.headset, "/fd2")]
+        for (uuid, name) in phoneToUs {
+            let faults = o.applyInterfacesAdded(
+                path: devicePath + name,
+                interfaces: interfaces([(BluezObjects.transportInterface, props([("Device", .objectPath(devicePath)), ("UUID", .string(uuid))]))]))
+            #expect(faults.map(\.kind) == [.unknownUUID])
+            #expect(faults.first?.detail.contains("local receiving role") == true)
+        }
+        #expect(o.ports().ports.isEmpty, "a phone playing to us is not an output")
+        _ = o.applyInterfacesAdded(
+            path: devicePath + "/fd3",
+            interfaces: interfaces([(BluezObjects.transportInterface, props([("Device", .objectPath(devicePath)), ("UUID", .string(BluetoothUUID.a2dpSource))]))]))
+        #expect(o.ports().ports.values.first?.map(\.type) == [.bluetoothA2DP])
+        _ = o.applyInterfacesAdded(
+            path: devicePath + "/fd4",
+            interfaces: interfaces([(BluezObjects.transportInterface, props([("Device", .objectPath(devicePath)), ("UUID", .string(BluetoothUUID.handsFreeAudioGateway))]))]))
+        #expect(o.ports().ports.values.first?.map(\.type) == [.bluetoothA2DP, .bluetoothHFP])
+        #expect(o.ports().ports.values.first?.map(\.direction) == [.output, .duplex])
+    }
+
+    @Test("a device with the default adapter's address is this machine (one bluetoothd, two controllers): no ports")
+    func selfDevice() throws {
+        // Real bluetoothd 5.66 with btvirt's hci0 and hci1 (issue 18): hci1 sees hci0 as a connected device.
+        let hci0 = "00:01:02:03:04:05", hci1 = "01:02:03:04:05:06"
+        let headsetPath = "/org/bluez/hci0/dev_01_02_03_04_05_06", selfPath = "/org/bluez/hci1/dev_00_01_02_03_04_05"
+        var o = BluezObjects()
+        _ = o.applyInterfacesAdded(path: adapter, interfaces: interfaces([(BluezObjects.adapterInterface, props([("Address", .string(hci0))]))]))
+        _ = o.applyInterfacesAdded(path: "/org/bluez/hci1", interfaces: interfaces([(BluezObjects.adapterInterface, props([("Address", .string(hci1))]))]))
+        #expect(o.adapters[adapter]?.address?.text == hci0)
+        #expect(o.ownAddress?.text == hci0)
+        let uuids = [BluetoothUUID.a2dpSink, BluetoothUUID.handsFree]
+        _ = o.applyInterfacesAdded(
+            path: headsetPath, interfaces: interfaces([(BluezObjects.deviceInterface, connectedDevice(uuids, address: hci1, alias: "Headset"))]))
+        _ = o.applyInterfacesAdded(
+            path: selfPath, interfaces: interfaces([(BluezObjects.deviceInterface, connectedDevice(uuids, address: hci0, alias: "Computer"))]))
+        _ = o.applyProperties(path: selfPath, interface: BluezObjects.deviceInterface, changed: props([("Adapter", .objectPath("/org/bluez/hci1"))]), invalidated: [])
+        // The headset side's own A2DP sink transport points at the self device.
+        _ = o.applyInterfacesAdded(
+            path: selfPath + "/fd0",
+            interfaces: interfaces([(BluezObjects.transportInterface, props([("Device", .objectPath(selfPath)), ("UUID", .string(BluetoothUUID.a2dpSink))]))]))
+        let (ports, faults) = o.ports()
+        #expect(faults.isEmpty)
+        #expect(Set(ports.keys) == ["bt:" + hci1])
+        #expect(ports["bt:" + hci1]?.map(\.type) == [.bluetoothA2DP, .bluetoothHFP])
+
+        // An adapter whose Address arrives later (PropertiesChanged) counts from then on; a bad one is a fault.
+        var late = BluezObjects()
+        _ = late.applyInterfacesAdded(path: adapter, interfaces: interfaces([(BluezObjects.adapterInterface, props([]))]))
+        _ = late.applyInterfacesAdded(
+            path: devicePath, interfaces: interfaces([(BluezObjects.deviceInterface, connectedDevice([BluetoothUUID.a2dpSink], address: hci0))]))
+        #expect(late.ports().ports.count == 1)
+        let bad = late.applyProperties(path: adapter, interface: BluezObjects.adapterInterface, changed: props([("Address", .string("nope"))]), invalidated: [])
+        #expect(bad.map(\.kind) == [.invalidAddress])
+        #expect(late.ports().ports.count == 1)
+        _ = late.applyProperties(path: adapter, interface: BluezObjects.adapterInterface, changed: props([("Address", .string(hci0))]), invalidated: [])
+        #expect(late.ports().ports.isEmpty)
+        late.applyInterfacesRemoved(path: adapter, interfaces: [BluezObjects.adapterInterface])
+        #expect(late.adapters.isEmpty)
+        #expect(late.ownAddress == nil)
+
+        // The default adapter is the lowest-numbered: hci9 before hci10.
+        var order = BluezObjects()
+        for (name, address) in [("hci10", "0A:0A:0A:0A:0A:0A"), ("hci9", "09:09:09:09:09:09")] {
+            _ = order.applyInterfacesAdded(
+                path: "/org/bluez/" + name, interfaces: interfaces([(BluezObjects.adapterInterface, props([("Address", .string(address))]))]))
+        }
+        #expect(order.ownAddress?.text == "09:09:09:09:09:09")
     }
 
     @Test("the same address on two object paths gives one device, deterministically")

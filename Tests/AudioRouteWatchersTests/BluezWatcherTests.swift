@@ -120,7 +120,8 @@ struct BluezWatcherTests {
             let device = try bench.addDevice(Self.headset, alias: "H")
             try bench.connectHeadset(Self.headset, uuids: [BluezTestbed.a2dp])
             try await bench.until("A2DP only") { bench.uids($0) == [Self.headsetUID + ":a2dp"] }
-            // An HFP transport proves the profile even though the UUIDs did not list it.
+            // An HFP transport proves the profile even though the UUIDs did not list it. Its UUID is the
+            // local role, HFP AG (111f): this machine is the gateway, the headset is the port.
             let sco = device + "/sco0"
             try bench.addObject(
                 sco, interface: "org.bluez.MediaTransport1",
@@ -180,6 +181,58 @@ struct BluezWatcherTests {
                 device + "/fd1", interface: "org.bluez.MediaTransport1",
                 ["Device": ["o", device], "UUID": ["s", BluetoothUUID.pacSource], "State": ["s", "idle"]])
             try await bench.until("LE both ways") { $0.bluetoothPorts.first?.direction == .duplex }
+        }
+    }
+
+    @Test("transports carry this machine's role: A2DP source (110a) makes an output, A2DP sink (110b) does not")
+    func transportsNameTheLocalRole() async throws {
+        try await withBluezTestbed { bench in
+            try bench.addAdapter()
+            // A headset whose A2DP service is not (yet) in its UUIDs: the computer's transport, 110a as
+            // real bluetoothd 5.66 exports it in the real-kernel guest (issue 18), gives the A2DP port.
+            let device = try bench.addDevice(Self.headset, alias: "H")
+            try bench.connectHeadset(Self.headset, uuids: [BluezTestbed.hfp])
+            try await bench.until("HFP only") { bench.uids($0) == [Self.headsetUID + ":hfp"] }
+            let transport = try bench.addTransport(device: device, uuid: BluezTestbed.localA2DPSource)
+            try await bench.until("A2DP from the 110a transport") { bench.uids($0) == [Self.headsetUID + ":a2dp", Self.headsetUID + ":hfp"] }
+            // A phone playing to us (car kit): it offers A2DP source and HFP gateway, and our transport
+            // is A2DP sink. Audio comes in: no port, and a debug line says why.
+            let phone = try bench.addDevice(Self.second, alias: "Phone")
+            try bench.connectHeadset(
+                Self.second, uuids: [BluetoothUUID.a2dpSource, BluetoothUUID.handsFreeAudioGateway], cls: 0x5A020C)
+            try bench.addTransport(device: phone, uuid: BluezTestbed.localA2DPSink)
+            try bench.addTransport(device: phone, uuid: BluezTestbed.localHandsFree, name: "sco0")
+            try bench.removeObject(transport, interface: "org.bluez.MediaTransport1")
+            try await bench.until("A2DP gone with its transport") { bench.uids($0) == [Self.headsetUID + ":hfp"] }
+            #expect(bench.logs.count(containing: "is a local receiving role") == 2)
+            #expect(!bench.delivered.events.contains { "\($0)".contains(Self.secondUID) })
+        }
+    }
+
+    @Test("two local controllers: the machine as its other controller sees it gives no ports; the headset keeps its own")
+    func selfDeviceOfALocalController() async throws {
+        try await withBluezTestbed { bench in
+            // Real bluetoothd 5.66 with btvirt's linked hci0 and hci1 (issue 18): one bluetoothd, and
+            // hci1 (the headset side) shows hci0 as a connected Device1.
+            try bench.addAdapter("hci0")
+            try bench.addAdapter("hci1")
+            let computer = try bench.adapterAddress("hci0"), headset = try bench.adapterAddress("hci1")
+            #expect(computer != headset)
+            let selfDevice = try bench.addDevice(computer, alias: "audioroute-test", adapter: "hci1")
+            try bench.connectHeadset(computer, uuids: [BluezTestbed.a2dp, BluezTestbed.hfp], adapter: "hci1")
+            // The headset side's own A2DP sink transport, and the computer's source one.
+            try bench.addTransport(device: selfDevice, uuid: BluezTestbed.localA2DPSink)
+            let device = try bench.addDevice(headset, alias: "Virtual Headset", adapter: "hci0")
+            try bench.connectHeadset(headset, uuids: [BluezTestbed.a2dp, BluezTestbed.hfp], adapter: "hci0")
+            try bench.addTransport(device: device, uuid: BluezTestbed.localA2DPSource)
+            try await bench.until("the headset's ports") { bench.uids($0) == ["bt:\(headset):a2dp", "bt:\(headset):hfp"] }
+            // A barrier: a rename of the self device is handled after everything above.
+            try bench.setProperties(selfDevice, ["Alias": ["s", "renamed"]])
+            try bench.setProperties(device, ["Alias": ["s", "Barrier"]])
+            try await bench.until("barrier") { $0.bluetoothPorts.allSatisfy { $0.name == "Barrier" } }
+            #expect(bench.uids(bench.delivered) == ["bt:\(headset):a2dp", "bt:\(headset):hfp"])
+            #expect(!bench.delivered.events.contains { "\($0)".contains("bt:\(computer)") })
+            #expect(try bench.setCategory(.playback) == Route(outputs: ["bt:\(headset):a2dp"]))
         }
     }
 

@@ -7,9 +7,12 @@ import AudioRouteDBus
 public struct BluealsaPCM: Sendable, Hashable {
     /// The BlueZ device object path.
     public var device: String?
-    /// BlueALSA's transport name: "A2DP-source", "A2DP-sink", "HFP-AG", "HFP-HF", "HSP-AG", "HSP-HS".
+    /// BlueALSA's transport name: "A2DP-source", "A2DP-sink", "HFP-AG", "HFP-HF", "HSP-AG", "HSP-HS"
+    /// (BlueALSA 4.0.0 src/bluealsa-iface.h `BLUEALSA_TRANSPORT_TYPE_*`, doc/bluealsa-api.txt). Like
+    /// BlueZ's transport UUIDs it names this machine's role: `bluealsa -p a2dp-source -p hfp-ag`
+    /// on the computer gives "A2DP-source" and "HFP-AG" PCMs for the headset.
     public var transport: String?
-    /// "sink" (we write to it) or "source" (we read from it).
+    /// "sink" (we write to it) or "source" (we read from it): `BLUEALSA_PCM_MODE_*` in 4.0.0.
     public var mode: String?
 
     public init(device: String? = nil, transport: String? = nil, mode: String? = nil) {

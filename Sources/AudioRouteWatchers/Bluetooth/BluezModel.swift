@@ -95,15 +95,39 @@ public enum BluetoothUUID {
     }
 
     /// What a MediaTransport1's UUID carries: the profile and the direction it gives us.
+    ///
+    /// A transport's UUID names the LOCAL endpoint's role, not the remote's (BlueZ 5.66
+    /// profiles/audio/transport.c `get_uuid` returns `media_endpoint_get_uuid(transport->endpoint)`,
+    /// the endpoint this machine's audio server registered). So A2DP Source (110a) is this machine
+    /// playing to a sink: an output port. A2DP Sink (110b) is a phone playing to us (a car kit):
+    /// not a port (docs/decisions.md, "Transport UUIDs name the local role"). Likewise the audio-gateway
+    /// roles (111f, 1112) mean the remote is the headset, and the HF/HS roles (111e, 1108) mean this
+    /// machine is the headset. BlueZ 5.66 makes no HFP/HSP transports (media.c accepts only A2DP and
+    /// PAC endpoints); the gateway reading applies to any BlueZ that does.
     public static func transportProfile(_ uuid: String) -> (profile: BluetoothProfile, direction: PortDirection)? {
         switch uuid {
-        case a2dpSink: return (.a2dp, .output)
-        case handsFree, handsFreeAudioGateway, headset, headsetAudioGateway: return (.hfp, .duplex)
+        case a2dpSource: return (.a2dp, .output)
+        case handsFreeAudioGateway, headsetAudioGateway: return (.hfp, .duplex)
         case pacSink: return (.le, .output)
         case pacSource: return (.le, .input)
         default: return nil
         }
     }
+
+    /// Transport UUIDs that say this machine receives the audio (A2DP sink, HFP hands-free,
+    /// HSP headset): normal on a car kit, and never a port here.
+    public static func isLocalReceiverRole(_ uuid: String) -> Bool {
+        uuid == a2dpSink || uuid == handsFree || uuid == headset
+    }
+}
+
+/// What the watcher knows of one org.bluez.Adapter1: a local controller.
+public struct BluezAdapter: Sendable, Hashable {
+    /// The controller's own address (Adapter1.Address): the default adapter's is this machine's
+    /// (`BluezObjects.ownAddress`).
+    public var address: BluetoothAddress?
+
+    public init(address: BluetoothAddress? = nil) { self.address = address }
 }
 
 /// What the watcher knows of one org.bluez.Device1.
@@ -145,7 +169,8 @@ public struct BluezTransport: Sendable, Hashable {
 
 /// The mirrored BlueZ object tree: adapters, devices and transports by object path.
 public struct BluezObjects: Sendable, Hashable {
-    public var adapters: Set<String> = []
+    /// Local controllers by object path.
+    public var adapters: [String: BluezAdapter] = [:]
     public var devices: [String: BluezDevice] = [:]
     public var transports: [String: BluezTransport] = [:]
 
@@ -179,7 +204,8 @@ public struct BluezObjects: Sendable, Hashable {
         for (interface, properties) in byInterface {
             switch interface {
             case Self.adapterInterface:
-                adapters.insert(path)
+                if adapters[path] == nil { adapters[path] = BluezAdapter() }
+                faults += applyProperties(path: path, interface: interface, changed: properties, invalidated: [])
             case Self.deviceInterface:
                 if devices[path] == nil { devices[path] = BluezDevice() }
                 faults += applyProperties(path: path, interface: interface, changed: properties, invalidated: [])
@@ -197,7 +223,7 @@ public struct BluezObjects: Sendable, Hashable {
     public mutating func applyInterfacesRemoved(path: String, interfaces: [String]) {
         for interface in interfaces {
             switch interface {
-            case Self.adapterInterface: adapters.remove(path)
+            case Self.adapterInterface: adapters[path] = nil
             case Self.deviceInterface: devices[path] = nil
             case Self.transportInterface: transports[path] = nil
             default: continue
@@ -216,6 +242,12 @@ public struct BluezObjects: Sendable, Hashable {
         }
         var faults: [BluezFault] = []
         switch interface {
+        case Self.adapterInterface:
+            guard var adapter = adapters[path] else { return [] }
+            if let value = properties.first(where: { $0.key == "Address" })?.value.unwrapped {
+                if let address = Self.address(value, path: path, faults: &faults) { adapter.address = address }
+            }
+            adapters[path] = adapter
         case Self.deviceInterface:
             guard var device = devices[path] else { return [] }
             for (key, value) in properties { Self.apply(key, value.unwrapped, to: &device, path: path, faults: &faults) }
@@ -249,11 +281,7 @@ public struct BluezObjects: Sendable, Hashable {
             guard case .bool(let flag) = value else { return faults.append(wrongType(path, key, "b", value)) }
             if key == "Connected" { device.connected = flag } else { device.servicesResolved = flag }
         case "Address":
-            guard case .string(let text) = value else { return faults.append(wrongType(path, key, "s", value)) }
-            guard let address = BluetoothAddress(text) else {
-                return faults.append(BluezFault(.invalidAddress, path, "Address \(clip(text)) is not a Bluetooth address"))
-            }
-            device.address = address
+            if let address = address(value, path: path, faults: &faults) { device.address = address }
         case "Alias", "Name":
             guard let name = validName(key, value, path: path, faults: &faults) else { return }
             if key == "Alias" { device.alias = name } else { device.name = name }
@@ -290,6 +318,19 @@ public struct BluezObjects: Sendable, Hashable {
         }
     }
 
+    /// An `Address` property (Adapter1 or Device1), validated by libbluetooth.
+    private static func address(_ value: DBusValue, path: String, faults: inout [BluezFault]) -> BluetoothAddress? {
+        guard case .string(let text) = value else {
+            faults.append(wrongType(path, "Address", "s", value))
+            return nil
+        }
+        guard let address = BluetoothAddress(text) else {
+            faults.append(BluezFault(.invalidAddress, path, "Address \(clip(text)) is not a Bluetooth address"))
+            return nil
+        }
+        return address
+    }
+
     private static func apply(_ key: String, _ value: DBusValue, to transport: inout BluezTransport, path: String, faults: inout [BluezFault]) {
         switch key {
         case "Device":
@@ -300,7 +341,9 @@ public struct BluezObjects: Sendable, Hashable {
             guard let uuid = BluetoothUUID.normalize(text) else {
                 return faults.append(BluezFault(.malformedUUID, path, "UUID \(clip(text)) is malformed"))
             }
-            if BluetoothUUID.transportProfile(uuid) == nil {
+            if BluetoothUUID.isLocalReceiverRole(uuid) {
+                faults.append(BluezFault(.unknownUUID, path, "transport UUID \(uuid) is a local receiving role (audio comes to this machine), not a port"))
+            } else if BluetoothUUID.transportProfile(uuid) == nil {
                 faults.append(BluezFault(.unknownUUID, path, "transport UUID \(uuid) is not an audio profile we route to"))
             }
             transport.uuid = uuid
@@ -341,6 +384,19 @@ public struct BluezObjects: Sendable, Hashable {
 
     // MARK: Ports
 
+    /// The address of this machine's own controller: the default adapter's, the lowest-numbered
+    /// `hciN` (BlueZ's default adapter, and `bluetoothctl`'s and `bluealsa -i`'s default).
+    ///
+    /// One bluetoothd with two local controllers shows each to the other as a connected Device1
+    /// (real bluetoothd 5.66 with btvirt's hci0 and hci1, issue 18). The two views are symmetric, so
+    /// an address alone cannot say which is "the machine": hci1's view of hci0 (this address) is, and
+    /// gives no ports; hci0's view of hci1 is a controller playing a peripheral (the bench's headset)
+    /// and keeps its ports. docs/decisions.md, "A local controller seen as a device".
+    public var ownAddress: BluetoothAddress? {
+        let first = adapters.keys.min { a, b in a.utf8.count != b.utf8.count ? a.utf8.count < b.utf8.count : a < b }
+        return first.flatMap { adapters[$0]?.address }
+    }
+
     /// The ports BlueZ's state gives now, by device id, and the faults that kept
     /// devices or transports out. A pure function of the mirrored objects.
     /// With `bluealsa` (BlueALSA is on the bus), A2DP and HFP ports exist only for
@@ -357,6 +413,7 @@ public struct BluezObjects: Sendable, Hashable {
             }
             transportsByDevice[device, default: []].append(transport)
         }
+        let own = ownAddress
         var result: [String: [Port]] = [:]
         for path in devices.keys.sorted() {
             let device = devices[path]!
@@ -365,10 +422,12 @@ public struct BluezObjects: Sendable, Hashable {
                 faults.append(BluezFault(.invalidAddress, path, "connected device has no valid Address"))
                 continue
             }
-            guard let adapter = device.adapter, adapters.contains(adapter) else {
+            guard let adapter = device.adapter, adapters[adapter] != nil else {
                 faults.append(BluezFault(.deviceWithoutAdapter, path, "device's adapter \(device.adapter ?? "(none)") is unknown"))
                 continue
             }
+            // This machine seen from another of its controllers is not a port.
+            if address == own { continue }
             var ports = Self.ports(for: device, address: address, transports: transportsByDevice[path] ?? [])
             if let bluealsa {
                 let usable = bluealsa.profiles(forDevice: path)
