@@ -100,7 +100,7 @@ public enum BluetoothUUID {
     /// profiles/audio/transport.c `get_uuid` returns `media_endpoint_get_uuid(transport->endpoint)`,
     /// the endpoint this machine's audio server registered). So A2DP Source (110a) is this machine
     /// playing to a sink: an output port. A2DP Sink (110b) is a phone playing to us (a car kit):
-    /// not a port (docs/decisions.md, "Transport UUIDs name the local role"). Likewise the audio-gateway
+    /// not a port (docs/decisions.md, "Real BlueZ: local roles and local controllers"). Likewise the audio-gateway
     /// roles (111f, 1112) mean the remote is the headset, and the HF/HS roles (111e, 1108) mean this
     /// machine is the headset. BlueZ 5.66 makes no HFP/HSP transports (media.c accepts only A2DP and
     /// PAC endpoints); the gateway reading applies to any BlueZ that does.
@@ -391,7 +391,7 @@ public struct BluezObjects: Sendable, Hashable {
     /// (real bluetoothd 5.66 with btvirt's hci0 and hci1, issue 18). The two views are symmetric, so
     /// an address alone cannot say which is "the machine": hci1's view of hci0 (this address) is, and
     /// gives no ports; hci0's view of hci1 is a controller playing a peripheral (the bench's headset)
-    /// and keeps its ports. docs/decisions.md, "A local controller seen as a device".
+    /// and keeps its ports (docs/decisions.md, "Real BlueZ: local roles and local controllers").
     public var ownAddress: BluetoothAddress? {
         let first = adapters.keys.min { a, b in a.utf8.count != b.utf8.count ? a.utf8.count < b.utf8.count : a < b }
         return first.flatMap { adapters[$0]?.address }
