@@ -25,6 +25,11 @@ private func connectedDevice(_ uuids: [String], address: String = "00:11:22:33:4
     ])
 }
 
+/// A MediaTransport1 of `device` carrying `uuid`, as InterfacesAdded gives it.
+private func transport(_ uuid: String, of device: String = devicePath) -> DBusValue {
+    interfaces([(BluezObjects.transportInterface, props([("Device", .objectPath(device)), ("UUID", .string(uuid))]))])
+}
+
 private func objects(_ uuids: [String]) -> BluezObjects {
     var objects = BluezObjects()
     _ = objects.applyInterfacesAdded(path: adapter, interfaces: interfaces([(BluezObjects.adapterInterface, props([]))]))
@@ -159,8 +164,7 @@ struct BluezModelTests {
     func orphans() {
         var o = BluezObjects()
         _ = o.applyInterfacesAdded(path: devicePath, interfaces: interfaces([(BluezObjects.deviceInterface, connectedDevice([BluetoothUUID.a2dpSink]))]))
-        _ = o.applyInterfacesAdded(
-            path: "/t", interfaces: interfaces([(BluezObjects.transportInterface, props([("Device", .objectPath("/nowhere")), ("UUID", .string(BluetoothUUID.handsFree))]))]))
+        _ = o.applyInterfacesAdded(path: "/t", interfaces: transport(BluetoothUUID.handsFreeAudioGateway, of: "/nowhere"))
         let (ports, faults) = o.ports()
         #expect(ports.isEmpty)
         #expect(Set(faults.map(\.kind)) == [.deviceWithoutAdapter, .transportWithoutDevice])
@@ -173,14 +177,10 @@ struct BluezModelTests {
     func transportRefinement() {
         var o = objects([BluetoothUUID.pacs])
         #expect(o.ports().ports.values.first?.map(\.direction) == [.duplex])
-        _ = o.applyInterfacesAdded(
-            path: devicePath + "/fd0",
-            interfaces: interfaces([(BluezObjects.transportInterface, props([("Device", .objectPath(devicePath)), ("UUID", .string(BluetoothUUID.pacSource))]))]))
+        _ = o.applyInterfacesAdded(path: devicePath + "/fd0", interfaces: transport(BluetoothUUID.pacSource))
         #expect(o.ports().ports.values.first?.map(\.direction) == [.input])
         // The computer's A2DP transport carries the local role, A2DP Source (real bluetoothd 5.66, issue 18).
-        _ = o.applyInterfacesAdded(
-            path: devicePath + "/fd1",
-            interfaces: interfaces([(BluezObjects.transportInterface, props([("Device", .objectPath(devicePath)), ("UUID", .string(BluetoothUUID.a2dpSource))]))]))
+        _ = o.applyInterfacesAdded(path: devicePath + "/fd1", interfaces: transport(BluetoothUUID.a2dpSource))
         #expect(o.ports().ports.values.first?.map(\.type) == [.bluetoothA2DP, .bluetoothLE])
         o.applyInterfacesRemoved(path: devicePath + "/fd1", interfaces: [BluezObjects.transportInterface])
         #expect(o.ports().ports.values.first?.map(\.type) == [.bluetoothLE])
@@ -205,20 +205,14 @@ struct BluezModelTests {
         #expect(o.ports().ports.isEmpty)
         let phoneToUs = [(BluetoothUUID.a2dpSink, "/fd0"), (BluetoothUUID.handsFree, "/fd1"), (BluetoothUUID.headset, "/fd2")]
         for (uuid, name) in phoneToUs {
-            let faults = o.applyInterfacesAdded(
-                path: devicePath + name,
-                interfaces: interfaces([(BluezObjects.transportInterface, props([("Device", .objectPath(devicePath)), ("UUID", .string(uuid))]))]))
+            let faults = o.applyInterfacesAdded(path: devicePath + name, interfaces: transport(uuid))
             #expect(faults.map(\.kind) == [.unknownUUID])
             #expect(faults.first?.detail.contains("local receiving role") == true)
         }
         #expect(o.ports().ports.isEmpty, "a phone playing to us is not an output")
-        _ = o.applyInterfacesAdded(
-            path: devicePath + "/fd3",
-            interfaces: interfaces([(BluezObjects.transportInterface, props([("Device", .objectPath(devicePath)), ("UUID", .string(BluetoothUUID.a2dpSource))]))]))
+        _ = o.applyInterfacesAdded(path: devicePath + "/fd3", interfaces: transport(BluetoothUUID.a2dpSource))
         #expect(o.ports().ports.values.first?.map(\.type) == [.bluetoothA2DP])
-        _ = o.applyInterfacesAdded(
-            path: devicePath + "/fd4",
-            interfaces: interfaces([(BluezObjects.transportInterface, props([("Device", .objectPath(devicePath)), ("UUID", .string(BluetoothUUID.handsFreeAudioGateway))]))]))
+        _ = o.applyInterfacesAdded(path: devicePath + "/fd4", interfaces: transport(BluetoothUUID.handsFreeAudioGateway))
         #expect(o.ports().ports.values.first?.map(\.type) == [.bluetoothA2DP, .bluetoothHFP])
         #expect(o.ports().ports.values.first?.map(\.direction) == [.output, .duplex])
     }
@@ -240,9 +234,7 @@ struct BluezModelTests {
             path: selfPath, interfaces: interfaces([(BluezObjects.deviceInterface, connectedDevice(uuids, address: hci0, alias: "Computer"))]))
         _ = o.applyProperties(path: selfPath, interface: BluezObjects.deviceInterface, changed: props([("Adapter", .objectPath("/org/bluez/hci1"))]), invalidated: [])
         // The headset side's own A2DP sink transport points at the self device.
-        _ = o.applyInterfacesAdded(
-            path: selfPath + "/fd0",
-            interfaces: interfaces([(BluezObjects.transportInterface, props([("Device", .objectPath(selfPath)), ("UUID", .string(BluetoothUUID.a2dpSink))]))]))
+        _ = o.applyInterfacesAdded(path: selfPath + "/fd0", interfaces: transport(BluetoothUUID.a2dpSink, of: selfPath))
         let (ports, faults) = o.ports()
         #expect(faults.isEmpty)
         #expect(Set(ports.keys) == ["bt:" + hci1])

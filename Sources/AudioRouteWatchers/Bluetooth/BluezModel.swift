@@ -342,7 +342,8 @@ public struct BluezObjects: Sendable, Hashable {
                 return faults.append(BluezFault(.malformedUUID, path, "UUID \(clip(text)) is malformed"))
             }
             if BluetoothUUID.isLocalReceiverRole(uuid) {
-                faults.append(BluezFault(.unknownUUID, path, "transport UUID \(uuid) is a local receiving role (audio comes to this machine), not a port"))
+                let detail = "transport UUID \(uuid) is a local receiving role (audio comes to this machine), not a port"
+                faults.append(BluezFault(.unknownUUID, path, detail))
             } else if BluetoothUUID.transportProfile(uuid) == nil {
                 faults.append(BluezFault(.unknownUUID, path, "transport UUID \(uuid) is not an audio profile we route to"))
             }
