@@ -163,19 +163,22 @@ final class BluezLoop: @unchecked Sendable {
             return
         }
         do {
-            // Path restrictions keep other services' signals from waking us; the sender is checked
-            // against org.bluez's current owner in `handle`, so an impostor is logged and ignored.
+            // Sender and path restrictions keep other services' signals from waking us: any gdbus
+            // client exports an ObjectManager at / (bluetoothctl does, and real BlueZ 5.66's
+            // bench showed its InterfacesAdded reaching us). The bus resolves sender='org.bluez'
+            // to the current owner; `handle` checks it again, so an impostor is logged and ignored.
             try bus.addMatch(
                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.serviceName)'"
             )
-            try bus.addMatch("type='signal',path='/',interface='org.freedesktop.DBus.ObjectManager'")
+            try bus.addMatch("type='signal',sender='\(Self.serviceName)',path='/',interface='org.freedesktop.DBus.ObjectManager'")
             try bus.addMatch(
-                "type='signal',path_namespace='/org/bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'")
+                "type='signal',sender='\(Self.serviceName)',path_namespace='/org/bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'")
             // BlueALSA (optional): its PCM list says which profiles can be opened.
             try bus.addMatch(
                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(BluealsaPCMs.serviceName)'"
             )
-            try bus.addMatch("type='signal',path='\(BluealsaPCMs.managerPath)',interface='org.freedesktop.DBus.ObjectManager'")
+            try bus.addMatch(
+                "type='signal',sender='\(BluealsaPCMs.serviceName)',path='\(BluealsaPCMs.managerPath)',interface='org.freedesktop.DBus.ObjectManager'")
             owner = try bus.nameOwner(Self.serviceName)
             bluealsaOwner = try bus.nameOwner(BluealsaPCMs.serviceName)
         } catch {
