@@ -63,6 +63,8 @@ struct ar_pcm {
 	snd_pcm_sframes_t replay;
 	/// The daemon refused to activate the session: not asked again at every period.
 	int activation_failed;
+	/// Opening at hw_params with a daemon: a busy device is reported by open_route, once.
+	int busy_reported_later;
 	/// Where a ducked or silenced period is scaled (the app's own buffer is not ours to change).
 	char *scratch;
 	/// A non-blocking app's frames taken while the stream is held, not forwarded (a buffer's worth
@@ -221,7 +223,8 @@ static int setup_slave(struct ar_pcm *p) {
 			(err = snd_pcm_hw_params_set_period_size_near(p->slave, hw, &period, NULL)) < 0 ||
 			(err = snd_pcm_hw_params_set_buffer_size_near(p->slave, hw, &buffer)) < 0 ||
 			(err = snd_pcm_hw_params(p->slave, hw)) < 0) {
-		SNDERR("audioroute: the route's device %s refused the stream's parameters: %s", p->device, snd_strerror(err));
+		if (err != -EBUSY || !p->busy_reported_later)
+			SNDERR("audioroute: the route's device %s refused the stream's parameters: %s", p->device, snd_strerror(err));
 		return err;
 	}
 	return 0;
@@ -589,6 +592,62 @@ static snd_pcm_sframes_t ar_pointer(snd_pcm_ioplug_t *io) {
 	return (snd_pcm_sframes_t)hw;
 }
 
+/// Milliseconds on CLOCK_MONOTONIC.
+static long long now_ms(void) {
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/// How long a busy device is tried again after the session was activated for it, and how often.
+#define AR_BUSY_WAIT_MS 1000
+#define AR_BUSY_RETRY_MS 25
+
+/// Opens the route's device (open since the PCM's open, unless it was busy then) and gives it
+/// the stream's parameters. Busy, with a session in a daemon, the session is activated now rather
+/// than at the first frames (ar_busy_step): the tower may then interrupt the stream that holds
+/// the device, or move the route (a voice call from A2DP to HFP), and the open is tried again on
+/// the route as it now stands, every 25 ms for up to a second. What frees the device is the
+/// tower's doing, not the plugin's.
+static int open_route(struct ar_pcm *p) {
+	p->busy_reported_later = ar_bus_connected(p->bus);
+	int err = p->slave != NULL ? setup_slave(p) : open_and_setup(p);
+	int activated = 0;
+	long long deadline = 0;
+	enum ar_busy_action action;
+	while ((action = ar_busy_step(err, ar_bus_connected(p->bus), &p->tower, activated, now_ms() >= deadline)) != AR_BUSY_DONE) {
+		if (action == AR_BUSY_ACTIVATE) {
+			trace(p, "%s is busy: activating the session before the first frames", p->slave != NULL ? p->device : p->route_name);
+			if (ar_bus_set_active(p->bus, 1, 0) < 0) {
+				trace(p, "session not activated: the route's device stays busy");
+				break;
+			}
+			trace(p, "session activated");
+			activated = 1;
+			deadline = now_ms() + AR_BUSY_WAIT_MS;
+		} else if (action == AR_BUSY_RETRY) {
+			close_slave(p);
+			ar_bus_wait(p->bus, -1, AR_BUSY_RETRY_MS);
+			ar_bus_process(p->bus);
+			p->tower.route_changed = 0;  // the open below reads the route as it is now
+			err = open_and_setup(p);
+			trace(p, "the route's device, tried again: %s%s", err < 0 ? snd_strerror(err) : p->device, err < 0 ? "" : " open");
+		} else {  // AR_BUSY_GIVE_UP
+			close_slave(p);
+			if (p->tower.active)
+				ar_bus_set_active(p->bus, 0, 1);  // those it interrupted resume
+			trace(p, "the route's device stays busy: session deactivated");
+			break;
+		}
+	}
+	// Reported once, not at every try, and not at all when a try succeeded.
+	if (err == -EBUSY && p->busy_reported_later)
+		SNDERR("audioroute: the route's device %s is busy%s", p->device[0] != '\0' ? p->device : p->route_name,
+				activated ? ", still a second after the session was activated" : "");
+	p->busy_reported_later = 0;
+	return err;
+}
+
 static int ar_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params) {
 	(void)params;
 	struct ar_pcm *p = io->private_data;
@@ -605,12 +664,7 @@ static int ar_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params) {
 	if (io->stream == SND_PCM_STREAM_PLAYBACK &&
 			((p->scratch = malloc(io->buffer_size * p->frame_bytes)) == NULL || (p->stash = malloc(io->buffer_size * p->frame_bytes)) == NULL))
 		return -ENOMEM;
-	if (p->slave == NULL) {
-		int err = open_slave(p);
-		if (err < 0)
-			return err;
-	}
-	int err = setup_slave(p);
+	int err = open_route(p);
 	if (err >= 0)
 		ar_step(&p->state, AR_EVENT_OPENED);
 	return err;
@@ -767,7 +821,10 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 			route_name != NULL && route_name[0] != '\0' ? route_name : capture ? "audioroute_route_capture" : "audioroute_route");
 	if ((err = ar_route_file_path(p->route_file, sizeof(p->route_file), route_file, getenv("XDG_RUNTIME_DIR"), file_exists)) < 0)
 		goto fail;
-	if ((err = open_slave(p)) < 0)
+	// An exclusive device another stream holds (a `hw:` card) is busy already here: with a daemon,
+	// it is opened at hw_params instead, after the session is activated (open_route).
+	int busy = (err = open_slave(p)) == -EBUSY;
+	if (err < 0 && !busy)
 		goto fail;
 	// The daemon that writes the route file is the tower: the user's instance on the session
 	// bus, the system instance (/run/audioroute) on the system bus; `bus` says otherwise.
@@ -786,7 +843,11 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 		if ((err = ar_bus_open(&p->bus, system, app[0] != '\0' ? app : "alsa", &p->args, &p->tower)) < 0)
 			goto fail;
 	}
-	trace(p, "open on %s, category %s; %s", p->device, p->args.category,
+	if (busy && !ar_bus_connected(p->bus)) {
+		err = -EBUSY;  // no tower to free it: as without the plugin
+		goto fail;
+	}
+	trace(p, "open on %s, category %s; %s", busy ? "(busy: opened at hw_params)" : p->device, p->args.category,
 			p->bus != NULL ? "a session in the tower" : "no daemon on the bus: following the route file alone");
 	// Watch the directory: the daemon replaces the file by a rename, which a watch on the
 	// file itself would not follow. Set after the first read, so a missing file is reported as such.

@@ -67,3 +67,15 @@ void ar_tower_lost(struct ar_tower *tower) {
 	tower->silenced = 0;
 	tower->active = 0;
 }
+
+enum ar_busy_action ar_busy_step(int err, int connected, const struct ar_tower *tower, int activated, int expired) {
+	if (!activated)
+		// An active session's device is busy for reasons the tower cannot change; an interrupted
+		// one is not to activate itself (it is held until the tower resumes it).
+		return err == -EBUSY && connected && !tower->active && !tower->interrupted ? AR_BUSY_ACTIVATE : AR_BUSY_DONE;
+	if (err >= 0)
+		return AR_BUSY_DONE;  // the session stays active: the first frames do not activate it again
+	if (err != -EBUSY || !connected || !tower->active || expired)
+		return AR_BUSY_GIVE_UP;
+	return AR_BUSY_RETRY;
+}

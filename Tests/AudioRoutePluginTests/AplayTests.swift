@@ -28,7 +28,8 @@ func port(_ name: String) -> Port {
 }
 
 /// A temporary HOME whose ~/.asoundrc is the shipped snippet (its `lib` pointed at the built
-/// plugin) and two file PCMs, `plugtest_a` and `plugtest_b`.
+/// plugin) and two file PCMs, `plugtest_a` and `plugtest_b`; `plugtest_busy` is BlueALSA's plugin
+/// (the real one), for a BlueALSA on the bus (TowerTests' `BusyBlueALSA`).
 struct Bench {
     let dir: String
     var runtime: String { dir + "/run" }
@@ -47,6 +48,7 @@ struct Bench {
             pcm.!plugtest_a { type file slave.pcm "null" file "\(dir)/a.raw" format "raw" }
             pcm.!plugtest_b { type file slave.pcm "null" file "\(dir)/b.raw" format "raw" }
             pcm.!plugtest_mic { type file slave.pcm "null" file "/dev/null" infile "\(dir)/mic.raw" format "raw" }
+            pcm.!plugtest_busy { type bluealsa device "00:11:22:33:44:55" profile "a2dp" }
 
             """
         if loadingTheRouteFile {

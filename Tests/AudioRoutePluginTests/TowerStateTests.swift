@@ -1,6 +1,11 @@
-// What the tower's signals do to a PCM's session state (ar_tower_signal), in process.
+// What the tower's signals do to a PCM's session state (ar_tower_signal), and what opening a busy device
+// at hw_params does (ar_busy_step), in process.
 import AudioRoutePlugin
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite struct TowerStateTests {
     private func apply(_ signals: [(String, String, Bool)], to start: ar_tower = ar_tower()) -> ([ar_tower_action], ar_tower) {
@@ -42,5 +47,38 @@ import Testing
         var (_, tower) = apply([("Ducked", "", false), ("Silenced", "", false), ("Interruption", "began", false)])
         ar_tower_lost(&tower)
         #expect(tower.ducked == 0 && tower.silenced == 0 && tower.interrupted == 1)
+    }
+
+    /// The route's device busy at hw_params: activate first, then try again while the session
+    /// is active and the second lasts; give up (deactivating) otherwise.
+    @Test func aBusyDeviceActivatesTheSessionOnceThenTriesAgain() {
+        let busy = -EBUSY
+        var inactive = ar_tower()
+        #expect(ar_busy_step(busy, 1, &inactive, 0, 0) == AR_BUSY_ACTIVATE)
+        var active = ar_tower()
+        active.active = 1
+        #expect(ar_busy_step(busy, 1, &active, 1, 0) == AR_BUSY_RETRY)
+        #expect(ar_busy_step(0, 1, &active, 1, 0) == AR_BUSY_DONE)  // stays active
+        #expect(ar_busy_step(busy, 1, &active, 1, 1) == AR_BUSY_GIVE_UP)
+        #expect(ar_busy_step(-ENODEV, 1, &active, 1, 0) == AR_BUSY_GIVE_UP)
+        #expect(ar_busy_step(busy, 0, &active, 1, 0) == AR_BUSY_GIVE_UP)  // the daemon went away
+        var interrupted = ar_tower()
+        interrupted.interrupted = 1
+        #expect(ar_busy_step(busy, 1, &interrupted, 1, 0) == AR_BUSY_GIVE_UP)  // the tower took it back
+    }
+
+    /// Without a daemon, for another error, or when the session is already active or held by an
+    /// interruption, a busy device fails as before: no activation.
+    @Test func aBusyDeviceFailsAsBeforeWhenActivatingCannotHelp() {
+        var inactive = ar_tower()
+        #expect(ar_busy_step(0, 1, &inactive, 0, 0) == AR_BUSY_DONE)
+        #expect(ar_busy_step(-EBUSY, 0, &inactive, 0, 0) == AR_BUSY_DONE)
+        #expect(ar_busy_step(-EINVAL, 1, &inactive, 0, 0) == AR_BUSY_DONE)
+        var active = ar_tower()
+        active.active = 1
+        #expect(ar_busy_step(-EBUSY, 1, &active, 0, 0) == AR_BUSY_DONE)
+        var interrupted = ar_tower()
+        interrupted.interrupted = 1
+        #expect(ar_busy_step(-EBUSY, 1, &interrupted, 0, 0) == AR_BUSY_DONE)
     }
 }

@@ -74,14 +74,19 @@ private final class Tower {
         daemon = try Self.startDaemon(bus, dir + "/daemon-\(daemons)")
     }
 
+    /// The private bus is also the system bus, where BlueALSA's plugin looks for BlueALSA.
     var environment: [String: String] {
         var environment = bench.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
         return environment
     }
 
-    func aplay(_ device: String, flags: [String] = []) throws -> ChildProcess {
-        try ChildProcess("/usr/bin/aplay", flags + AudioRoutePluginTests.aplay(device, "-"), environment: environment, input: .pipe)
+    /// - Parameter debug: AUDIOROUTE_DEBUG=1, the plugin's trace on aplay's standard error.
+    func aplay(_ device: String, flags: [String] = [], debug: Bool = false) throws -> ChildProcess {
+        var environment = environment
+        if debug { environment["AUDIOROUTE_DEBUG"] = "1" }
+        return try ChildProcess("/usr/bin/aplay", flags + AudioRoutePluginTests.aplay(device, "-"), environment: environment, input: .pipe)
     }
 
     /// Sends `count` frames of `value` and waits until aplay has handed them all to the plugin.
@@ -93,7 +98,110 @@ private final class Tower {
     var sessions: String { client.property(DBusAPI.managerPath, DBusAPI.managerInterface, "Sessions") }
 }
 
+/// BlueALSA on the private bus, as much of it as BlueALSA's ALSA plugin (the real
+/// libasound_module_pcm_bluealsa.so, 4.0.0) reads: one A2DP PCM, whose Open fails as when
+/// another stream holds it. That plugin gives EBUSY at hw_params for any failed Open
+/// (bluealsa-pcm.c, bluealsa_hw_params), as on the real-kernel bench with music playing.
+private final class BusyBlueALSA {
+    static let script = #"""
+        import sys
+        import dbus, dbus.service
+        from dbus.mainloop.glib import DBusGMainLoop
+        from gi.repository import GLib
+        DBusGMainLoop(set_as_default=True)
+        bus = dbus.bus.BusConnection(sys.argv[1])
+        name = dbus.service.BusName("org.bluealsa", bus)
+        PCM = "/org/bluealsa/hci0/dev_00_11_22_33_44_55/a2dpsrc/sink"
+        PROPERTIES = {"Device": dbus.ObjectPath("/org/bluez/hci0/dev_00_11_22_33_44_55"), "Sequence": dbus.UInt32(1),
+                      "Transport": "A2DP-source", "Mode": "sink", "Format": dbus.UInt16(0x8210), "Channels": dbus.Byte(2),
+                      "Sampling": dbus.UInt32(48000), "Codec": "SBC", "Delay": dbus.UInt16(0), "SoftVolume": True,
+                      "Volume": dbus.UInt16(0x7f7f)}
+        class Manager(dbus.service.Object):
+            @dbus.service.method("org.freedesktop.DBus.ObjectManager", out_signature="a{oa{sa{sv}}}")
+            def GetManagedObjects(self):
+                return {PCM: {"org.bluealsa.PCM1": PROPERTIES}}
+        class Pcm(dbus.service.Object):
+            @dbus.service.method("org.bluealsa.PCM1", out_signature="hh")
+            def Open(self):
+                print("open", flush=True)
+                raise dbus.exceptions.DBusException("Device or resource busy", name="org.freedesktop.DBus.Error.Failed")
+        Manager(bus, "/org/bluealsa")
+        Pcm(bus, PCM)
+        print("ready", flush=True)
+        GLib.MainLoop().run()
+        """#
+    let process: ScriptedProcess
+
+    init(address: String) throws {
+        process = try ScriptedProcess("/usr/bin/python3", ["-c", Self.script, address])
+        guard process.take(seconds: 20, { $0 == "ready" }) != nil else { throw TestFailure("the BlueALSA mock did not start") }
+    }
+
+    /// How many times a client tried to open the PCM, within `seconds`.
+    func opens(seconds: Double) -> Int { process.collect(seconds: seconds) { $0 == "open" }.count }
+
+    deinit { process.kill() }
+}
+
+/// The lines of the plugin's trace (AUDIOROUTE_DEBUG) in `stderr` that contain `text`.
+private func traced(_ stderr: String, _ text: String) -> Int {
+    stderr.split(separator: "\n").filter { $0.hasPrefix("audioroute ") && $0.contains(text) }.count
+}
+
 @Suite(.serialized) struct PluginTowerTests {
+    /// A call while music holds the route's exclusive device (BlueALSA's A2DP PCM: EBUSY at
+    /// hw_params): the plugin activates the call's session at once, before its first frames, so
+    /// the tower interrupts the music; the route moves (here the test moves it, on the music's
+    /// interruption, as the daemon moves a voiceChat route from A2DP to HFP), and the open,
+    /// tried again on the route as it now stands, succeeds: the call plays, its session activated
+    /// once. Before, aplay failed with "Device or resource busy".
+    @Test func aBusyDeviceActivatesTheSessionAndTheOpenFollowsTheRoute() throws {
+        try withSyncTemporaryDirectory { dir in
+            let tower = try Tower(dir)
+            let blueALSA = try BusyBlueALSA(address: tower.bus.address)
+            try tower.bench.route(to: "plugtest_busy")
+            let music = try tower.client.openSession("music", category: "playback")
+            #expect(tower.client.session(music, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
+            let call = try tower.aplay("audioroute:CATEGORY=playAndRecord,MODE=voiceChat", debug: true)
+            let interrupted = tower.client.signal("Interruption", path: music, args: "[\"began\", \"default\", false]")
+            try #require(interrupted != nil, "the call did not interrupt the music: \(call.availableStderr())")
+            try tower.bench.route(to: "plugtest_b")
+            try tower.play(call, 4000, 500)
+            #expect(tower.sessions.contains("\"aplay\", \"playAndRecord\", \"voiceChat\", [], true"), "\(tower.sessions)")
+            call.closeInput()
+            #expect(call.wait(seconds: 10) == 0)
+            let stderr = call.availableStderr()
+            #expect(blueALSA.opens(seconds: 0.1) >= 1, "BlueALSA's PCM was never opened: \(stderr)")
+            #expect(traced(stderr, "session activated") == 1, "\(stderr)")
+            #expect(runs(tower.bench.bytes("b.raw")).first.map { "\($0.0)x\($0.1)" } == "500x4000")
+            #expect(tower.client.signal("Interruption", path: music, args: "[\"ended\", \"\", true]") != nil)
+        }
+    }
+
+    /// The device stays busy (the route does not move): the open is tried again for about a
+    /// second, then fails with EBUSY as before, and the session is deactivated with notifyOthers,
+    /// so the music it interrupted is told to resume.
+    @Test func aDeviceThatStaysBusyFailsAndLetsTheInterruptedResume() throws {
+        try withSyncTemporaryDirectory { dir in
+            let tower = try Tower(dir)
+            let blueALSA = try BusyBlueALSA(address: tower.bus.address)
+            try tower.bench.route(to: "plugtest_busy")
+            let music = try tower.client.openSession("music", category: "playback")
+            #expect(tower.client.session(music, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
+            let started = MonotonicClock.milliseconds()
+            let call = try tower.aplay("audioroute:CATEGORY=playAndRecord,MODE=voiceChat", debug: true)
+            #expect(call.wait(seconds: 10) == 1)
+            let elapsed = MonotonicClock.milliseconds() - started
+            let stderr = call.availableStderr()
+            #expect(stderr.contains("Device or resource busy"), "\(stderr)")
+            #expect(elapsed >= 1000, "gave up after \(elapsed) ms")
+            #expect(blueALSA.opens(seconds: 0.1) >= 10, "\(stderr)")
+            #expect(traced(stderr, "session deactivated") == 1, "\(stderr)")
+            #expect(tower.client.signal("Interruption", path: music, args: "[\"began\", \"default\", false]") != nil)
+            #expect(tower.client.signal("Interruption", path: music, args: "[\"ended\", \"\", true]") != nil)
+        }
+    }
+
     /// The PCM's session: named after the process, category and options from the device string,
     /// active once frames flow, gone when aplay closes the PCM.
     @Test func aPlainAplayIsASessionInTheTower() throws {

@@ -97,7 +97,8 @@ void ar_history_free(struct ar_history *h);
 
 /// What the tower has told the PCM's session (the daemon's org.audioroute.Session1 signals).
 struct ar_tower {
-	/// Active in the tower: asked for when data first flows, given up when interrupted or closed.
+	/// Active in the tower: asked for when data first flows (or at hw_params, when the route's
+	/// device is busy: ar_busy_step), given up when interrupted or closed.
 	int active;
 	/// Interrupted: the writer is held until an interruption ends with shouldResume.
 	int interrupted;
@@ -120,6 +121,28 @@ enum ar_tower_action {
 /// `Silenced`, `Unsilenced`, `RouteChanged`; others are ignored). For `Interruption`, `kind` is
 /// "began" or "ended" and `should_resume` its flag.
 enum ar_tower_action ar_tower_signal(struct ar_tower *tower, const char *member, const char *kind, int should_resume);
+
+/// What opening the route's device at hw_params does after an attempt that returned `err`. An
+/// exclusive device another stream holds is busy (BlueALSA's PCMs, a `hw:` card): the session is
+/// then activated at once, as an app activates before it starts its engine, so that the tower can
+/// interrupt that stream or move the route; the plugin itself decides nothing.
+enum ar_busy_action {
+	/// Opened, or failed for good: `err` is the result, as without a daemon.
+	AR_BUSY_DONE,
+	/// Busy, with a session that is neither active nor interrupted: activate it, then try again.
+	AR_BUSY_ACTIVATE,
+	/// Still busy after this open activated the session: read the bus, then try again on the
+	/// route as it now stands.
+	AR_BUSY_RETRY,
+	/// Still busy when the time is up, another failure, the daemon gone or the session taken back
+	/// by the tower: deactivate it (with notifyOthers, if still active), then fail with `err`.
+	AR_BUSY_GIVE_UP,
+};
+
+/// One step of that open: `connected` says there is a session in a daemon, `activated` that this
+/// open activated it (a refused activation is a failure at once, not a step), `expired` that its
+/// time for trying again is up.
+enum ar_busy_action ar_busy_step(int err, int connected, const struct ar_tower *tower, int activated, int expired);
 
 /// The daemon went away (its bus name lost its owner): what derived from it (ducked, silenced)
 /// is dropped, as BlueALSA drops BlueZ's state; an interruption stays until a new daemon's word.
