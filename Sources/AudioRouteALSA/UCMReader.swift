@@ -1,7 +1,11 @@
 // Reads a card's ALSA UCM configuration through libasound's use-case API
 // (snd_use_case_*): verbs, their devices, every value of each device. Read
 // only: nothing here sets a verb or enables a device (docs/ucm.md).
+import AudioRouteSystem
 import CALSA
+
+/// libasound's answer for an identifier the configuration does not define.
+private let notDefined = -Errno.Code.noSuchFileOrDirectory.rawValue
 
 /// An open UCM manager (snd_use_case_mgr_t), closed when it goes away.
 public struct UCMManager: ~Copyable {
@@ -23,7 +27,7 @@ public struct UCMManager: ~Copyable {
     public func list(_ identifier: String) throws(ALSAError) -> [String] {
         var list: UnsafeMutablePointer<UnsafePointer<CChar>?>?
         let count = snd_use_case_get_list(handle, identifier, &list)
-        if count == -Int32(ENOENT) { return [] }
+        if count == notDefined { return [] }
         try ALSAError.check(count, "snd_use_case_get_list \(identifier)")
         guard let list, count > 0 else { return [] }
         defer { snd_use_case_free_list(list, count) }
@@ -35,7 +39,7 @@ public struct UCMManager: ~Copyable {
     public func value(_ identifier: String) throws(ALSAError) -> String? {
         var value: UnsafePointer<CChar>?
         let result = snd_use_case_get(handle, identifier, &value)
-        if result == -Int32(ENOENT) { return nil }
+        if result == notDefined { return nil }
         try ALSAError.check(result, "snd_use_case_get \(identifier)")
         guard let value else { return nil }
         defer { audioroute_ucm_free_string(value) }
