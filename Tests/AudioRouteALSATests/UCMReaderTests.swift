@@ -9,8 +9,7 @@ import AudioRouteCore
 import Glibc
 import Testing
 
-/// The bench, set up once per process: libasound reads ALSA_CONFIG_PATH and
-/// ALSA_CONFIG_UCM2 from the environment, so they are process-wide.
+/// The bench's directory, set up once per process.
 private let ucmBench: Result<String, TestFailure> = {
     do {
         let dir = try makeTemporaryDirectory()
@@ -39,8 +38,6 @@ private let ucmBench: Result<String, TestFailure> = {
             audioroute_fakecard.sofhdadsp { driver "sof-hda-dsp" name "sof-hda-dsp" longname "LENOVO-20XX" }
 
             """)
-        setenv("ALSA_CONFIG_PATH", "/usr/share/alsa/alsa.conf:" + dir + "/asound.conf", 1)
-        setenv("ALSA_CONFIG_UCM2", ucm2, 1)
         return .success(dir)
     } catch let error as TestFailure {
         return .failure(error)
@@ -49,9 +46,25 @@ private let ucmBench: Result<String, TestFailure> = {
     }
 }()
 
+/// Runs `body` with the bench in libasound's environment, restored after:
+/// libasound reads ALSA_CONFIG_PATH and ALSA_CONFIG_UCM2 from the environment
+/// (process-wide), and child processes of other tests inherit it.
+private func withUCMBench<T>(_ body: () throws -> T) throws -> T {
+    let dir = try ucmBench.get()
+    let names = ["ALSA_CONFIG_PATH", "ALSA_CONFIG_UCM2"]
+    let saved: [(String, String?)] = names.map { name in (name, getenv(name).map { String(cString: $0) }) }
+    setenv("ALSA_CONFIG_PATH", "/usr/share/alsa/alsa.conf:" + dir + "/asound.conf", 1)
+    setenv("ALSA_CONFIG_UCM2", dir + "/ucm2", 1)
+    defer {
+        for (name, value) in saved {
+            if let value { setenv(name, value, 1) } else { unsetenv(name) }
+        }
+    }
+    return try body()
+}
+
 private func read(_ card: String) throws -> UCMConfiguration {
-    _ = try ucmBench.get()
-    return try UCMReader.read(card: card)
+    try withUCMBench { try UCMReader.read(card: card) }
 }
 
 private func summary(_ ports: [UCMPort]) -> [String] {
@@ -111,8 +124,9 @@ private func summary(_ ports: [UCMPort]) -> [String] {
     /// here), and a fake card whose driver has no configuration finds none:
     /// both are errors, not empty configurations.
     @Test func noMatchingConfigurationIsAnError() throws {
-        _ = try ucmBench.get()
-        #expect(throws: ALSAError.self) { try UCMReader.read(card: "PinePhone") }
-        #expect(throws: ALSAError.self) { try UCMReader.read(card: "hw:NoSuchCard") }
+        try withUCMBench {
+            #expect(throws: ALSAError.self) { try UCMReader.read(card: "PinePhone") }
+            #expect(throws: ALSAError.self) { try UCMReader.read(card: "hw:NoSuchCard") }
+        }
     }
 }
