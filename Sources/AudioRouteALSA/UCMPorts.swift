@@ -84,7 +84,9 @@ public enum UCMPortMapping {
     /// plus the PinePhone's own ("Headphone", "DigitalMic", "HeadsetMic").
     /// A mic device with a jack control is not built in: HDA and SOF laptops
     /// name their combo jack's mic "Mic" (JackControl "Mic Jack").
-    public static func portType(device name: String, direction: PortDirection, jackControl: String? = nil) -> PortType? {
+    public static func portType(
+        device name: String, direction: PortDirection, jackControl: String? = nil
+    ) -> PortType? {
         let type = nameType(device: name, direction: direction)
         return type == .builtInMic && jackControl != nil ? .headsetMic : type
     }
@@ -114,7 +116,8 @@ public enum UCMPortMapping {
                 (PortDirection.output, device.playbackPCM, "PlaybackPriority"),
                 (PortDirection.input, device.capturePCM, "CapturePriority"),
             ] {
-                guard let pcm, let type = portType(device: device.name, direction: direction, jackControl: device.jackControl)
+                guard let pcm,
+                    let type = portType(device: device.name, direction: direction, jackControl: device.jackControl)
                 else { continue }
                 let source = UCMDataSource(
                     device: device.name, alsa: pcm, priority: device.values[priorityKey].flatMap { Int($0) })

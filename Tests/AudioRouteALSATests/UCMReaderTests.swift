@@ -25,7 +25,9 @@ private let ucmBench: Result<String, TestFailure> = {
         guard let stream = opendir(installed) else { return .failure(TestFailure("opendir \(installed)")) }
         defer { closedir(stream) }
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if name == "." || name == ".." || name == "ucm.conf" { continue }
             guard symlink(installed + "/" + name, ucm2 + "/" + name) == 0 else {
                 return .failure(TestFailure("symlink \(name)"))
@@ -68,7 +70,10 @@ private func read(_ card: String) throws -> UCMConfiguration {
 }
 
 private func summary(_ ports: [UCMPort]) -> [String] {
-    ports.map { "\($0.port.type.rawValue) \($0.dataSources.map(\.device).joined(separator: "+")) \($0.port.alsa ?? "-") \($0.jackControl ?? "-")" }
+    ports.map {
+        let devices = $0.dataSources.map(\.device).joined(separator: "+")
+        return "\($0.port.type.rawValue) \(devices) \($0.port.alsa ?? "-") \($0.jackControl ?? "-")"
+    }
 }
 
 @Suite(.serialized) struct UCMReaderTests {
