@@ -15,8 +15,13 @@ private let ucmBench: Result<String, TestFailure> = {
         let dir = try makeTemporaryDirectory()
         let fixtures = Subprocess.packageRoot + "/Tests/Fixtures/ucm2"
         let plugin = dir + "/libasound_module_ctl_audioroute_fakecard.so"
+        // The compiler as scripts/build-alsa-plugin picks it: cc, else the Swift toolchain's clang.
         let cc = try Subprocess.run(
-            "/usr/bin/cc", ["-DPIC", "-shared", "-fPIC", "-o", plugin, fixtures + "/fake-card-ctl.c", "-lasound"])
+            "/bin/sh",
+            [
+                "-c", "exec \"${CC:-$(command -v cc || command -v clang || echo cc)}\" -DPIC -shared -fPIC -o \"$0\" \"$1\" -lasound",
+                plugin, fixtures + "/fake-card-ctl.c",
+            ])
         guard cc.status == 0 else { return .failure(TestFailure("cc fake-card-ctl.c: \(cc.stderr)")) }
         // ucm2: every installed entry, linked, except the top-level file.
         let ucm2 = dir + "/ucm2"

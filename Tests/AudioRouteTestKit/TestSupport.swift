@@ -128,6 +128,6 @@ public struct ProcessMemory: Sendable, CustomStringConvertible {
             let hundredths = Int((value * 100).rounded())
             return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100) MiB"
         }
-        return "VmRSS \(mib(rss)), VmHWM \(mib(peak))"
+        return "VmRSS \(mib(rss)) (anonymous \(mib(Double(anonymousKiB) / 1024))), VmHWM \(mib(peak))"
     }
 }
