@@ -24,17 +24,24 @@ public struct DaemonOptions: Sendable, Hashable {
     /// warnings): start, readiness, a missing watcher and shutdown are logged, not every
     /// port event, which `--log-level info` adds (docs/daemon.md).
     public var logLevel: Logger.Level = .notice
+    /// The ALSA UCM2 tree: read for phone cards, and the helper's ALSA_CONFIG_UCM2 when given.
+    public var ucmRoot: String?
+    /// The UCM helper to run for a phone card (docs/ucm.md); "none" for udev's ports only.
+    public var ucmHelper = "audioroute-ucm"
     public var help = false
 
     public init() {}
 
     public static let usage = """
-        usage: audiorouted [--system] [--state-dir DIR] [--runtime-dir DIR] [--log-level LEVEL]
+        usage: audiorouted [--system] [--state-dir DIR] [--runtime-dir DIR] [--log-level LEVEL] [--ucm-root DIR] [--ucm-helper PATH]
           --system           run as the system instance: the D-Bus API on the system bus (default: the session
                              bus), state in /var/lib/audioroute, runtime files in /run
           --state-dir DIR    where state.json lives (default $XDG_STATE_HOME/audioroute or ~/.local/state/audioroute)
           --runtime-dir DIR  where audioroute/asound.conf is written (default $XDG_RUNTIME_DIR)
           --log-level LEVEL  trace, debug, info, notice, warning, error or critical (default notice)
+          --ucm-root DIR     the ALSA UCM2 configurations (default /usr/share/alsa/ucm2)
+          --ucm-helper PATH  the helper that reads and switches a phone card's UCM devices (default audioroute-ucm,
+                             found in PATH); none: a phone card's ports come from udev alone
         """
 
     /// Parses the arguments after the program name. Accepts `--opt value` and `--opt=value`.
@@ -57,6 +64,11 @@ public struct DaemonOptions: Sendable, Hashable {
             case "--help", "-h": options.help = true
             case "--state-dir": options.stateDirectory = try absolute(value(name, inline: inline), name)
             case "--runtime-dir": options.runtimeDirectory = try absolute(value(name, inline: inline), name)
+            case "--ucm-root": options.ucmRoot = try absolute(value(name, inline: inline), name)
+            case "--ucm-helper":
+                let helper = try value(name, inline: inline)
+                guard !helper.isEmpty else { throw UsageError("--ucm-helper needs a path, or none") }
+                options.ucmHelper = helper
             case "--log-level":
                 let level = try value(name, inline: inline)
                 guard let parsed = Logger.Level(rawValue: level) else { throw UsageError("unknown log level \"\(level)\"") }
@@ -130,7 +142,7 @@ public enum Daemon {
     /// `executor`, the D-Bus connection is read on its loop (`BusServer.start(executor:)`).
     /// audiorouted passes all three from its one-thread executor (docs/daemon.md).
     public static func run(
-        paths: DaemonPaths, watchers: [any PortWatcher], bus: ServerBus? = nil, logger: Logger,
+        paths: DaemonPaths, watchers: [any PortWatcher], ucm: UCMHelpers? = nil, bus: ServerBus? = nil, logger: Logger,
         signals: AsyncStream<Int32>? = nil, sleep: (@Sendable (Duration) async throws -> Void)? = nil,
         executor: SingleThreadExecutor? = nil
     ) async throws {
@@ -149,7 +161,7 @@ public enum Daemon {
         let stateService = StateService(store: store, initial: initial, sleep: sleep ?? StateService.taskSleep, logger: logger)
         let writer = AlsaRouteConfigWriter(runtimeDirectory: paths.runtimeDirectory, directoryMode: paths.system ? 0o755 : 0o700)
         let routeService = RouteService(
-            stateService: stateService, initialState: initial, alsa: writer, watchers: watchers.map(\.name),
+            stateService: stateService, initialState: initial, alsa: writer, watchers: watchers.map(\.name), ucm: ucm,
             sleep: sleep ?? StateService.taskSleep, logger: logger,
             onReady: { notify("READY=1", logger: logger); logger.notice("ready", metadata: ["alsa": "\(writer.path)"]) },
             onStopping: { notify("STOPPING=1", logger: logger) })

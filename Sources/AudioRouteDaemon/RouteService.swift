@@ -56,6 +56,8 @@ public actor RouteService: Service {
     private var stateVersion: UInt64 = 0
     private let stateService: StateService
     private let alsa: AlsaRouteConfigWriter
+    /// The phone cards' UCM helpers, told the state each route needs (docs/ucm.md).
+    private let ucm: UCMHelpers?
     private var written: AlsaRouteConfig?
     /// Watchers whose ports present at start are still arriving: those ports are
     /// restored (they keep their remembered sequence), later ones are new plugs.
@@ -90,7 +92,7 @@ public actor RouteService: Service {
     ///   - onStopping: called when graceful shutdown begins.
     public init(
         stateService: StateService, initialState: DaemonState, alsa: AlsaRouteConfigWriter,
-        watchers: [String] = [], readyTimeout: Duration = .seconds(1),
+        watchers: [String] = [], ucm: UCMHelpers? = nil, readyTimeout: Duration = .seconds(1),
         sleep: @escaping @Sendable (Duration) async throws -> Void = StateService.taskSleep,
         logger: Logger,
         onReady: @escaping @Sendable () -> Void = {}, onStopping: @escaping @Sendable () -> Void = {}
@@ -102,6 +104,7 @@ public actor RouteService: Service {
         if initialState.silentMode { _ = tower.setSilentMode(true) }
         self.tower = tower
         self.alsa = alsa
+        self.ucm = ucm
         self.enumerating = Set(watchers)
         self.readyTimeout = readyTimeout
         self.sleep = sleep
@@ -323,6 +326,9 @@ public actor RouteService: Service {
         // unplug's routeDisconnected interruption holds before it hears of the new route, so it
         // never plays a frame on the speaker (the ALSA plugin moves on RouteChanged).
         for event in outcome.events { events.send(.session(event)) }
+        // The UCM devices too (a request to each phone card's helper, which switches them at
+        // once), and after every outcome: a call on the speaker changes the verb, not the route.
+        ucm?.apply(route: tower.route, configuration: tower.controllingSession?.configuration)
         if let change = outcome.change {
             // The file first: a client that reacts to the announcement opens the new route.
             writeALSA(change.currentPorts, force: false)

@@ -58,6 +58,13 @@ extension FileDescriptor {
         fcntl(rawValue, 1031 /* F_SETPIPE_SZ, _GNU_SOURCE-only */, bytes) >= 0
     }
 
+    /// Makes reads and writes on this descriptor return `.wouldBlock` instead of waiting
+    /// (O_NONBLOCK on the open file: a pipe end shared with no one else).
+    public func setNonBlocking() throws(Errno) {
+        let flags = fcntl(rawValue, F_GETFL)
+        guard flags >= 0, fcntl(rawValue, F_SETFL, flags | O_NONBLOCK) == 0 else { throw Errno.current("fcntl") }
+    }
+
     /// One read(2) of at most `count` bytes, retried on EINTR: what it read, empty at the end.
     public func read(upTo count: Int) throws(Errno) -> [UInt8] {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 1)

@@ -53,9 +53,13 @@ let logger = Logger(label: "audiorouted")
 
 // The hardware watchers: sound cards and jacks (udev, evdev), Bluetooth (BlueZ on
 // the system bus). One that cannot start (no system bus) is logged; the others go on.
+// A phone card's ports and UCM devices come from a helper process (docs/ucm.md).
+let ucm = options.ucmHelper == "none"
+    ? nil : UCMHelpers(executable: options.ucmHelper, ucmRoot: options.ucmRoot, logger: Logger(label: "audiorouted.ucm"))
 let watchers: [any PortWatcher] = [
     // Read on the executor's loop: a uevent reaches the route service without a thread hand-over.
-    UdevWatcher(logger: Logger(label: "audiorouted.udev"), loop: executor),
+    UdevWatcher(
+        logger: Logger(label: "audiorouted.udev"), ucmRoot: options.ucmRoot ?? UCMProbe.defaultRoot, loop: executor, ucmHelpers: ucm),
     BluezWatcher(logger: Logger(label: "audiorouted.bluez")),
 ]
 
@@ -64,7 +68,7 @@ let bus: ServerBus = options.system ? .system : .session
 Task {
     do {
         try await Daemon.run(
-            paths: paths, watchers: watchers, bus: bus, logger: logger,
+            paths: paths, watchers: watchers, ucm: ucm, bus: bus, logger: logger,
             signals: signals, sleep: { try await executor.sleep(for: $0) }, executor: executor)
         CurrentProcess.exit(0)
     } catch let error as StartupError {

@@ -1,6 +1,7 @@
 // Pure snapshots of what udev and evdev say about sound hardware. The event
 // loop (the only code here that calls C) fills them in; classification and the
 // port-set state work on them alone, so both can be unit-tested without udev.
+import AudioRouteCore
 
 /// One PCM device of a card: `pcmC<n>D<m>p` (playback) or `pcmC<n>D<m>c` (capture).
 public struct PCMDevice: Sendable, Hashable, Comparable {
@@ -216,6 +217,9 @@ public enum HardwareEvent: Sendable, Hashable {
     case jackRemoved(syspath: String)
     /// Something odd the loop saw and dropped; logged once per key.
     case fault(key: String, message: String)
+    /// A UCM card's helper announced the card's ports (nil: it failed or ended; the card's
+    /// ports are udev's again). Only for a card in `UdevPortState.ucmCandidates`.
+    case ucm(syspath: String, card: UCMCard?)
     /// The initial enumeration is complete.
     case enumerated
     /// The monitor's receive buffer overflowed (ENOBUFS): uevents were lost. These are

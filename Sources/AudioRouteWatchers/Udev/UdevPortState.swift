@@ -34,11 +34,40 @@ public struct UdevPortState: Sendable {
     private var earpieces: [String: Bool] = [:]
     /// Whether a card has an earpiece per its UCM profile (computed off the hot path, cached by syspath).
     private let earpiece: @Sendable (CardRecord) -> Bool
+    /// Cards whose ports come from their UCM helper (docs/ucm.md), by syspath.
+    public private(set) var ucmCards: [String: UCMCard] = [:]
+    /// UCM cards whose helper failed or ended: udev's ports until the card goes.
+    private var ucmFailed: Set<String> = []
+    /// Whether UCM candidates wait for their helper (the daemon), or keep udev's ports (no helpers).
+    let usesUCMHelpers: Bool
     let logger: Logger
 
-    public init(logger: Logger = Logger(label: "audioroute.udev"), earpiece: @escaping @Sendable (CardRecord) -> Bool = { _ in false }) {
+    /// - Parameter usesUCMHelpers: a card in `ucmCandidates` announces no port until its helper
+    ///   answers (`.ucm`): the UCM ports then, or udev's if it failed. False: udev's at once.
+    public init(
+        logger: Logger = Logger(label: "audioroute.udev"), earpiece: @escaping @Sendable (CardRecord) -> Bool = { _ in false },
+        usesUCMHelpers: Bool = false
+    ) {
         self.logger = logger
         self.earpiece = earpiece
+        self.usesUCMHelpers = usesUCMHelpers
+    }
+
+    /// UCM candidates whose helper has not answered yet (nothing announced for them).
+    public var ucmPending: Set<String> {
+        guard usesUCMHelpers else { return [] }
+        return Set(ucmCandidates.keys.filter { ucmCards[$0] == nil && !ucmFailed.contains($0) })
+    }
+
+    /// The cards whose ports should come from UCM: a card whose UCM profile names an
+    /// earpiece (a phone), by syspath, with the name its helper opens (`hw:<card id>`).
+    /// Laptops and USB cards keep udev's classification (docs/decisions.md).
+    public var ucmCandidates: [String: String] {
+        var result: [String: String] = [:]
+        for (syspath, hasEarpiece) in earpieces where hasEarpiece {
+            if let id = cards[syspath]?.attributes["id"], CardClassifier.isALSAIdentifier(id) { result[syspath] = "hw:" + id }
+        }
+        return result
     }
 
     /// Every announced port, card by card in syspath order.
@@ -74,6 +103,8 @@ public struct UdevPortState: Sendable {
 
         case .cardRemoved(let syspath, let action):
             earpieces[syspath] = nil
+            ucmCards[syspath] = nil
+            ucmFailed.remove(syspath)
             guard cards.removeValue(forKey: syspath) != nil else {
                 once(.info, "unknown-remove:\(syspath)", "\(action) for unknown card \(syspath): ignored")
                 return []
@@ -118,6 +149,20 @@ public struct UdevPortState: Sendable {
             once(.notice, key, message)
             return []
 
+        case .ucm(let syspath, let card):
+            guard cards[syspath] != nil, ucmCandidates[syspath] != nil else {
+                once(.info, "ucm-late:\(syspath)", "UCM ports for \(syspath), which is not a UCM card now: ignored")
+                return []
+            }
+            if card == nil {
+                guard ucmFailed.insert(syspath).inserted || ucmCards[syspath] != nil else { return [] }
+            } else {
+                guard ucmCards[syspath] != card else { return [] }
+                ucmFailed.remove(syspath)
+            }
+            ucmCards[syspath] = card
+            return reconcile(syspath)
+
         case .enumerated:
             return []
 
@@ -141,6 +186,8 @@ public struct UdevPortState: Sendable {
             byPath[card.syspath] = card
         }
         for syspath in earpieces.keys where !present.contains(syspath) { earpieces[syspath] = nil }
+        for syspath in ucmCards.keys where !present.contains(syspath) { ucmCards[syspath] = nil }
+        ucmFailed.formIntersection(present)
         cards = byPath
         jacks = Dictionary(newJacks.map { ($0.syspath, $0) }) { _, last in last }
         announced = [:]
@@ -177,9 +224,19 @@ public struct UdevPortState: Sendable {
         guard let card = cards[cardSyspath] else { return [] }
         var desired: [Port] = []
         let cardJacks = jacks.values.filter { $0.cardSyspath == cardSyspath }.sorted { $0.syspath < $1.syspath }
-        let result = CardClassifier.classify(card, jacks: cardJacks, hasEarpiece: earpieces[cardSyspath] ?? false)
-        for note in result.notes { once(note.level, note.key, note.message) }
-        for port in result.ports {
+        let ports: [Port]
+        if let ucm = ucmCards[cardSyspath] {
+            ports = Self.ucmPorts(ucm, jacks: cardJacks)
+        } else if ucmPending.contains(cardSyspath) {
+            // Its helper is starting: nothing rather than udev's ports for a moment, which would
+            // make two route changes (and interrupt a player) when the UCM ones replace them.
+            ports = []
+        } else {
+            let result = CardClassifier.classify(card, jacks: cardJacks, hasEarpiece: earpieces[cardSyspath] ?? false)
+            for note in result.notes { once(note.level, note.key, note.message) }
+            ports = result.ports
+        }
+        for port in ports {
             if let owner = owners[port.uid], owner != cardSyspath {
                 once(.warning, "uid-clash:\(cardSyspath):\(port.uid)", "\(card.sysname): port uid \(port.uid) is already owned by \(owner): port dropped")
                 continue
@@ -187,6 +244,20 @@ public struct UdevPortState: Sendable {
             desired.append(port)
         }
         return desired
+    }
+
+    /// A UCM card's ports that are there now: built-in ones always; one with a jack control
+    /// when that jack is plugged, as the card's jack of that name says (its ALSA control read
+    /// by the event loop, or an evdev device of that name), else as the helper read it; and
+    /// when neither knows, offered (as HDMI is when its jack cannot be read).
+    static func ucmPorts(_ card: UCMCard, jacks: [JackRecord]) -> [Port] {
+        card.ports.compactMap { ucm in
+            guard let control = ucm.jackControl else { return ucm.port }
+            if let jack = jacks.first(where: { $0.name == control }), jack.stateKnown {
+                return jack.state.intersection(jack.supported).isEmpty ? nil : ucm.port
+            }
+            return card.jacks[control] == false ? nil : ucm.port
+        }
     }
 
     /// Records `ports` as what `cardSyspath` has announced, and their uids as its own.

@@ -14,16 +14,24 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
     let logger: Logger
     let ucm: UCMProbe?
     let loop: (any PollLoop)?
+    /// Where a phone card's ports come from instead of udev's classification (docs/ucm.md).
+    let ucmHelpers: UCMHelpers?
 
     /// - Parameters:
     ///   - ucmRoot: the ALSA UCM2 tree, read to find phone earpieces (nil: do not look).
     ///   - loop: a loop that reads the monitor and the jacks, instead of a thread of the
     ///     watcher's own: with the daemon's executor, a uevent reaches the route service, which
     ///     runs on that loop, without a thread hand-over (audiorouted; docs/daemon.md). It must run.
-    public init(logger: Logger = Logger(label: "audioroute.udev"), ucmRoot: String? = UCMProbe.defaultRoot, loop: (any PollLoop)? = nil) {
+    ///   - ucmHelpers: the helpers that give a phone card's ports from its UCM configuration and
+    ///     switch its UCM devices (nil: udev's classification for every card).
+    public init(
+        logger: Logger = Logger(label: "audioroute.udev"), ucmRoot: String? = UCMProbe.defaultRoot, loop: (any PollLoop)? = nil,
+        ucmHelpers: UCMHelpers? = nil
+    ) {
         self.logger = logger
         self.ucm = ucmRoot.map { UCMProbe(root: $0) }
         self.loop = loop
+        self.ucmHelpers = ucmHelpers
     }
 
     /// Hardware snapshots: first the enumeration (ending with `.enumerated`),
@@ -33,8 +41,18 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
 
     /// `hardwareEvents()`; with a `backlog` (on a loop only), reading stops while `backlog`
     /// is full, until the consumer has taken enough of what was read (docs/ports.md).
-    func hardwareEvents(backlog: Backlog?) -> AsyncThrowingStream<HardwareEvent, any Error> {
+    func hardwareEvents(backlog: Backlog?) -> AsyncThrowingStream<HardwareEvent, any Error> { hardwareStream(backlog: backlog).events }
+
+    /// `hardwareEvents(backlog:)`, with the loop that reads (nil if it could not start) and a
+    /// way for other sources read on that loop (the UCM helpers) to add events to the stream.
+    func hardwareStream(backlog: Backlog?) -> (
+        events: AsyncThrowingStream<HardwareEvent, any Error>, loop: (any PollLoop)?, inject: @Sendable (HardwareEvent) -> Void
+    ) {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: HardwareEvent.self, throwing: (any Error).self, bufferingPolicy: .unbounded)
+        let inject: @Sendable (HardwareEvent) -> Void = { event in
+            backlog?.produced()
+            continuation.yield(event)
+        }
         let loop: any PollLoop
         let ownThread: PollThread?
         if let given = self.loop {
@@ -48,7 +66,7 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
                 ownThread = thread
             } catch {
                 continuation.finish(throwing: error)
-                return stream
+                return (stream, nil, inject)
             }
         }
         // Set on the loop once reading; the sources are dropped there when the consumer stops
@@ -75,7 +93,7 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
                 continuation.finish(throwing: error)
             }
         }
-        return stream
+        return (stream, loop, inject)
     }
 
     public func run(
@@ -85,9 +103,19 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
         // On a loop, the producer and this consumer share one thread: without a bound, a
         // burst of queued uevents would all be read (and held) before the first is applied.
         let backlog = loop.map { Backlog(limit: Backlog.defaultLimit, loop: $0) }
-        for try await event in hardwareEvents(backlog: backlog) {
+        let (events, reader, inject) = hardwareStream(backlog: backlog)
+        defer { ucmHelpers?.stopAll() }
+        // The enumeration is complete once the UCM cards present have their ports too (their
+        // helpers answer or fail within UCMHelpers.helloTimeout): they are restored, not new.
+        var enumerationHeld = false
+        for try await event in events {
             for portEvent in state.apply(event) { await deliver(portEvent) }
-            if case .enumerated = event { await enumerated() }
+            if let ucmHelpers, let reader { ucmHelpers.reconcile(wanted: state.ucmCandidates, loop: reader, deliver: inject) }
+            if case .enumerated = event { enumerationHeld = true }
+            if enumerationHeld && state.ucmPending.isEmpty {
+                enumerationHeld = false
+                await enumerated()
+            }
             backlog?.consumed()
         }
     }
@@ -107,14 +135,16 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
         var events: [HardwareEvent] = []
         let loop = try UdevEventLoop(monitoring: false) { events.append($0) }
         loop.enumerate()
-        var state = makeState()
+        // No helper here (`--direct`): UCM cards as udev sees them.
+        var state = makeState(usesUCMHelpers: false)
         for event in events { _ = state.apply(event) }
         return state
     }
 
-    func makeState() -> UdevPortState {
+    func makeState(usesUCMHelpers: Bool? = nil) -> UdevPortState {
         let ucm = self.ucm
-        return UdevPortState(logger: logger) { card in ucm?.hasEarpiece(card) ?? false }
+        return UdevPortState(
+            logger: logger, earpiece: { card in ucm?.hasEarpiece(card) ?? false }, usesUCMHelpers: usesUCMHelpers ?? (ucmHelpers != nil))
     }
 }
 

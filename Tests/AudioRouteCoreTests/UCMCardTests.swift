@@ -1,0 +1,99 @@
+import AudioRouteCore
+import Testing
+
+/// The daemon's side of a UCM card: the helper's hello line, and the verb and devices a
+/// route asks of the card (docs/ucm.md).
+@Suite struct UCMCardTests {
+    static let hello = """
+        {"card": "hw:PinePhone", "verbs": ["HiFi", "Voice Call"], "ports": [\
+        {"uid": "ucm:hw:PinePhone:Speaker:output", "type": "builtInSpeaker", "direction": "output", "device": "ucm:hw:PinePhone", \
+        "name": "Internal speaker", "alsa": "hw:PinePhone,0", "devices": {"HiFi": ["Speaker"], "Voice Call": ["Speaker"]}, "jackControl": null}, \
+        {"uid": "ucm:hw:PinePhone:Earpiece:output", "type": "builtInReceiver", "direction": "output", "device": "ucm:hw:PinePhone", \
+        "alsa": "hw:PinePhone,0", "devices": {"Voice Call": ["Earpiece"]}}, \
+        {"uid": "ucm:hw:PinePhone:builtInMic", "type": "builtInMic", "direction": "input", "device": "ucm:hw:PinePhone", \
+        "alsa": "hw:PinePhone,0", "devices": {"HiFi": ["Mic1", "Mic2"], "Voice Call": ["Mic2", "Mic1"]}}], \
+        "jacks": {"Headphone Jack": true}}
+        """
+
+    static func card() throws -> UCMCard { try UCMCard.parseHello(Array(hello.utf8)) }
+
+    @Test func theHelloGivesPortsDevicesAndJacks() throws {
+        let card = try Self.card()
+        #expect(card.card == "hw:PinePhone")
+        #expect(card.verbs == ["HiFi", "Voice Call"])
+        #expect(card.ports.map(\.port.type) == [.builtInSpeaker, .builtInReceiver, .builtInMic])
+        #expect(card.ports[0].port.name == "Internal speaker")
+        #expect(card.ports[0].port.alsa == "hw:PinePhone,0")
+        #expect(card.ports[0].jackControl == nil)
+        #expect(card.ports[2].devices["Voice Call"] == ["Mic2", "Mic1"])
+        #expect(card.jacks == ["Headphone Jack": true])
+    }
+
+    @Test func aCallTakesVoiceCallAndMusicHiFi() throws {
+        let card = try Self.card()
+        let call = try SessionConfiguration(category: .playAndRecord, mode: .voiceChat)
+        let route = Route(inputs: ["ucm:hw:PinePhone:builtInMic"], outputs: ["ucm:hw:PinePhone:Earpiece:output"])
+        #expect(card.target(route: route, configuration: call) == UCMTarget(verb: "Voice Call", devices: ["Earpiece", "Mic2"]))
+        // The same call on the speaker: still Voice Call (the verb follows the session, the devices the route).
+        let speaker = Route(inputs: ["ucm:hw:PinePhone:builtInMic"], outputs: ["ucm:hw:PinePhone:Speaker:output"])
+        #expect(card.target(route: speaker, configuration: call) == UCMTarget(verb: "Voice Call", devices: ["Speaker", "Mic2"]))
+        let video = try SessionConfiguration(category: .playAndRecord, mode: .videoChat)
+        #expect(card.target(route: speaker, configuration: video).verb == "Voice Call")
+        // Music, a recording app without voiceChat, and no session at all: HiFi.
+        for configuration in [try SessionConfiguration(category: .playback), try SessionConfiguration(category: .playAndRecord), nil] {
+            #expect(card.target(route: speaker, configuration: configuration) == UCMTarget(verb: "HiFi", devices: ["Speaker", "Mic1"]))
+        }
+    }
+
+    @Test func aRouteElsewhereTurnsTheCardOff() throws {
+        let card = try Self.card()
+        let headset = Route(inputs: ["bt:00:11:22:33:44:55:hfp"], outputs: ["bt:00:11:22:33:44:55:hfp"])
+        #expect(card.target(route: headset, configuration: nil) == UCMTarget())
+        #expect(UCMTarget().request.text == #"{"verb": null, "devices": []}"#)
+        #expect(UCMTarget(verb: "HiFi", devices: ["Speaker"]).request.text == #"{"verb": "HiFi", "devices": ["Speaker"]}"#)
+    }
+
+    @Test func aPortMissingFromTheVerbAsksForNoDevice() throws {
+        // The earpiece exists in Voice Call only: under HiFi it enables nothing.
+        let card = try Self.card()
+        let route = Route(outputs: ["ucm:hw:PinePhone:Earpiece:output"])
+        #expect(card.target(route: route, configuration: nil) == UCMTarget(verb: "HiFi", devices: []))
+    }
+
+    @Test func aCardWithoutHiFiUsesItsFirstVerb() {
+        let card = UCMCard(card: "hw:X", verbs: ["Play", "Voice Call"], ports: [])
+        #expect(card.verb(for: nil) == "Play")
+        #expect(UCMCard(card: "hw:X", verbs: [], ports: []).verb(for: nil) == nil)
+    }
+
+    @Test func badHellosNameTheFault() {
+        let cases: [(String, String)] = [
+            (#"{"error": "no UCM configuration for hw:X: No such file or directory"}"#, "no UCM configuration for hw:X"),
+            ("{\"card\": ", "invalid JSON"),
+            (#"{"card": "hw:X", "verbs": [], "ports": [], "extra": 1}"#, "unknown key \"extra\""),
+            (#"{"verbs": [], "ports": []}"#, "missing key \"card\""),
+            (#"{"card": "hw:X", "verbs": ["HiFi"], "ports": [{"uid": "a", "type": "speakerphone", "device": "d", "devices": {}}]}"#, "port type"),
+            (#"{"card": "hw:X", "verbs": ["HiFi"], "ports": [{"uid": "a", "type": "builtInSpeaker", "device": "d"}]}"#, "missing key \"devices\""),
+            (#"{"card": "hw:X", "verbs": ["HiFi"], "ports": [{"uid": "a", "type": "builtInSpeaker", "device": "d", "devices": {"Voice": ["S"]}}]}"#, "ports[0].devices.Voice: not one of the verbs"),
+            (#"{"card": "hw:X", "verbs": ["HiFi"], "ports": [{"uid": "a", "type": "builtInSpeaker", "device": "d", "devices": {}}, {"uid": "a", "type": "builtInMic", "device": "d", "devices": {}}]}"#, "duplicate port uid"),
+            (#"{"card": "hw:X", "verbs": ["HiFi"], "ports": [], "jacks": {"Headphone Jack": 1}}"#, "jacks.Headphone Jack"),
+        ]
+        for (text, fault) in cases {
+            #expect(throws: ScenarioError.self, "\(text)") { try UCMCard.parseHello(Array(text.utf8)) }
+            do {
+                _ = try UCMCard.parseHello(Array(text.utf8))
+            } catch {
+                #expect(error.description.contains(fault), "\(text): \(error)")
+            }
+        }
+        let huge = [UInt8](repeating: UInt8(ascii: " "), count: UCMCard.maximumHelloBytes + 1)
+        #expect(throws: ScenarioError.self) { try UCMCard.parseHello(huge) }
+    }
+
+    @Test func jackEventsAreReadAndOtherLinesAreNot() {
+        #expect(UCMCard.parseJackEvent(Array(#"{"jack": "Headphone Jack", "plugged": true}"#.utf8))! == ("Headphone Jack", true))
+        #expect(UCMCard.parseJackEvent(Array(#"{"verb": "HiFi", "devices": [], "steps": []}"#.utf8)) == nil)
+        #expect(UCMCard.parseJackEvent(Array(#"{"jack": "Headphone Jack", "plugged": "yes"}"#.utf8)) == nil)
+        #expect(UCMCard.parseJackEvent(Array("not json".utf8)) == nil)
+    }
+}

@@ -1,0 +1,184 @@
+import AudioRouteCore
+import Foundation
+import Testing
+
+/// audiorouted with a phone card (the PinePhone's udev record under umockdev) whose UCM
+/// profile names an earpiece: the card's ports come from its UCM helper's hello line, and
+/// every route change reaches the helper as the verb and devices it needs (docs/ucm.md).
+/// The helper here is a stand-in script that records what it is sent; the real
+/// `audioroute-ucm` on the real UCM files is tested in AudioRouteALSATests.
+@Suite(.serialized) struct DaemonUCMTests {
+    static var daemonBinary: String { (UmockdevTestbed.binary as NSString).deletingLastPathComponent + "/audiorouted" }
+
+    static let hello = """
+        {"card": "hw:PinePhone", "verbs": ["HiFi", "Voice Call"], "ports": [\
+        {"uid": "ucm:hw:PinePhone:Speaker:output", "type": "builtInSpeaker", "direction": "output", "device": "ucm:hw:PinePhone", \
+        "name": "Internal speaker", "priority": 0, "alsa": "hw:PinePhone,0", "devices": {"HiFi": ["Speaker"], "Voice Call": ["Speaker"]}, "jackControl": null}, \
+        {"uid": "ucm:hw:PinePhone:Earpiece:output", "type": "builtInReceiver", "direction": "output", "device": "ucm:hw:PinePhone", \
+        "name": "Internal earpiece", "alsa": "hw:PinePhone,0", "devices": {"HiFi": ["Earpiece"], "Voice Call": ["Earpiece"]}}, \
+        {"uid": "ucm:hw:PinePhone:Headphone:output", "type": "headphones", "direction": "output", "device": "ucm:hw:PinePhone", \
+        "name": "Headphones", "alsa": "hw:PinePhone,0", "devices": {"HiFi": ["Headphone"], "Voice Call": ["Headphone"]}, "jackControl": "Headphone Jack"}, \
+        {"uid": "ucm:hw:PinePhone:builtInMic", "type": "builtInMic", "direction": "input", "device": "ucm:hw:PinePhone", \
+        "name": "Internal microphone", "alsa": "hw:PinePhone,0", "devices": {"HiFi": ["DigitalMic"], "Voice Call": ["DigitalMic"]}}], \
+        "jacks": {"Headphone Jack": false}}
+        """
+
+    /// A stand-in helper: records its arguments and environment, says `hello` (or fails), then
+    /// records each request and answers it as the real one does.
+    static func writeHelper(in directory: String, hello: String) throws -> String {
+        let path = directory + "/fake-ucm-helper"
+        let script = """
+            #!/bin/sh
+            echo "$$ $* UCM2=$ALSA_CONFIG_UCM2" >> "\(directory)/helper-starts"
+            printf '%s\\n' '\(hello)'
+            # The headphones plugged in when the test creates the file "plug" (while the helper runs).
+            # (It ends with the helper: a killed one is a zombie until the daemon reads its end.)
+            ( while [ ! -e "\(directory)/plug" ] && ! grep -q '^State:.*Z' /proc/$$/status 2>/dev/null && [ -e /proc/$$ ]; do sleep 0.05; done
+              [ -e "\(directory)/plug" ] && printf '{"jack": "Headphone Jack", "plugged": true}\\n' ) &
+            while IFS= read -r line; do
+              printf '%s\\n' "$line" >> "\(directory)/helper-requests"
+              printf '{"verb": null, "devices": [], "steps": []}\\n'
+            done
+            echo "$$ eof" >> "\(directory)/helper-starts"
+            """
+        try script.write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o755)
+        return path
+    }
+
+    /// A UCM tree whose PinePhone profile names an earpiece, as alsa-ucm-conf's does: what
+    /// makes the daemon ask the helper for the card's ports.
+    static func writeUCMRoot(in directory: String) throws -> String {
+        let root = directory + "/ucm2"
+        try FileManager.default.createDirectory(atPath: root + "/PinePhone", withIntermediateDirectories: true)
+        try "SectionUseCase.\"HiFi\" { File \"/PinePhone/HiFi.conf\" }\n".write(toFile: root + "/PinePhone/PinePhone.conf", atomically: true, encoding: .utf8)
+        try "SectionDevice.\"Earpiece\" { }\nSectionDevice.\"Speaker\" { }\n".write(toFile: root + "/PinePhone/HiFi.conf", atomically: true, encoding: .utf8)
+        return root
+    }
+
+    struct Bench {
+        let bench: UmockdevTestbed
+        let bus: PrivateBus
+        let daemon: UmockdevTestbed.Running
+        let directory: String
+        var address: [String] { ["--bus-address", bus.address] }
+
+        /// The daemon's port uids, sorted; one "error: ..." entry if the CLI failed.
+        func ports() -> [String] {
+            guard let run = try? bench.run(["ports", "--json"] + address) else { return ["error: audioroute did not run"] }
+            guard case .array(let ports)? = try? JSON.parse(run.stdout) else { return ["error: \(run.stdout) \(run.stderr)"] }
+            return ports.compactMap { $0["uid"]?.string }.sorted()
+        }
+
+        func requests() -> [String] {
+            ((try? String(contentsOfFile: directory + "/helper-requests", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+
+        func starts() -> [String] {
+            ((try? String(contentsOfFile: directory + "/helper-starts", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+
+        /// Waits up to 10 s for `condition`.
+        func wait(_ condition: () -> Bool) -> Bool {
+            for _ in 0..<500 {
+                if condition() { return true }
+                usleep(20_000)
+            }
+            return condition()
+        }
+    }
+
+    static func withDaemon(hello: String, helper: String? = nil, _ body: (Bench) throws -> Void) throws {
+        let bus = try PrivateBus()
+        defer { bus.close() }
+        let bench = try UmockdevTestbed()
+        defer { bench.close() }
+        let directory = bench.root + "/scratch/ucm"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let helperPath = try helper ?? writeHelper(in: directory, hello: hello)
+        let root = try writeUCMRoot(in: directory)
+        try bench.load("soc-pinephone-simple-card")
+        let daemon = try bench.start(
+            ["--state-dir", directory + "/state", "--runtime-dir", directory + "/run", "--ucm-root", root, "--ucm-helper", helperPath,
+             "--log-level", "info"],
+            binary: daemonBinary, environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        defer { _ = try? daemon.stop(SIGTERM) }
+        let context = Bench(bench: bench, bus: bus, daemon: daemon, directory: directory)
+        #expect(context.wait { (try? bench.run(["status", "--json"] + context.address).status) == 0 }, "stderr: \(daemon.stderr)")
+        try body(context)
+    }
+
+    @Test func thePhoneCardsPortsComeFromUCMAndEveryRouteReachesTheHelper() throws {
+        try Self.withDaemon(hello: Self.hello) { bench in
+            let expected = ["ucm:hw:PinePhone:Earpiece:output", "ucm:hw:PinePhone:Speaker:output", "ucm:hw:PinePhone:builtInMic"]
+            // The headphones' jack is out (the helper read its control): no headphones port.
+            #expect(bench.wait { bench.ports() == expected }, "\(bench.ports())\n\(bench.daemon.stderr)")
+            #expect(bench.starts().first?.contains("--card hw:PinePhone UCM2=\(bench.directory)/ucm2") == true, "\(bench.starts())")
+            // No session: HiFi on the speaker.
+            #expect(bench.wait { bench.requests().first == #"{"verb": "HiFi", "devices": ["Speaker"]}"# }, "\(bench.requests())")
+
+            // A call: Voice Call, on the earpiece and the built-in mic.
+            let call = try bench.bench.start(
+                ["session", "--category", "playAndRecord", "--mode", "voiceChat", "--activate"] + bench.address + ["--", "/bin/sleep", "30"])
+            #expect(
+                bench.wait { bench.requests().last == #"{"verb": "Voice Call", "devices": ["Earpiece", "DigitalMic"]}"# },
+                "\(bench.requests())\n\(bench.daemon.stderr)")
+            // Headphones plugged in during the call (the helper's jack event): the call moves to them.
+            #expect(FileManager.default.createFile(atPath: bench.directory + "/plug", contents: nil))
+            #expect(bench.wait { bench.ports().contains("ucm:hw:PinePhone:Headphone:output") }, "\(bench.ports())")
+            #expect(
+                bench.wait { bench.requests().last == #"{"verb": "Voice Call", "devices": ["Headphone", "DigitalMic"]}"# },
+                "\(bench.requests())")
+            _ = try call.stop(SIGTERM)
+            #expect(bench.wait { bench.requests().last == #"{"verb": "HiFi", "devices": ["Headphone"]}"# }, "\(bench.requests())")
+            // Each state once: a route that does not change the card's state sends nothing.
+            let requests = bench.requests()
+            #expect(zip(requests, requests.dropFirst()).allSatisfy { $0 != $1 }, "\(requests)")
+        }
+    }
+
+    @Test func aHelperThatFailsLeavesTheCardItsUdevPortsAndIsNotRestarted() throws {
+        try Self.withDaemon(hello: #"{"error": "no UCM configuration for hw:PinePhone: No such file or directory"}"#) { bench in
+            #expect(bench.wait { bench.ports().contains("platform-sound/speaker") }, "\(bench.ports())\n\(bench.daemon.stderr)")
+            #expect(!bench.ports().contains { $0.hasPrefix("ucm:") })
+            #expect(bench.daemon.stderr.contains("no UCM configuration for hw:PinePhone"), "\(bench.daemon.stderr)")
+            // Route changes go on without it, and it is not started again.
+            let player = try bench.bench.start(["session", "--category", "playAndRecord", "--activate"] + bench.address + ["--", "/bin/sleep", "30"])
+            usleep(500_000)
+            _ = try player.stop(SIGTERM)
+            #expect(bench.starts().filter { !$0.hasSuffix("eof") }.count == 1, "\(bench.starts())")
+            #expect(bench.requests().isEmpty)
+        }
+    }
+
+    @Test func aMissingHelperIsReportedAndTheCardKeepsItsUdevPorts() throws {
+        try Self.withDaemon(hello: Self.hello, helper: "/nonexistent/audioroute-ucm") { bench in
+            #expect(bench.wait { bench.ports().contains("platform-sound/receiver") }, "\(bench.ports())")
+            #expect(bench.daemon.stderr.contains("cannot start the UCM helper"), "\(bench.daemon.stderr)")
+        }
+    }
+
+    @Test func aHelperThatDiesGivesTheCardBackToUdevAndTheDaemonStopsItsHelper() throws {
+        try Self.withDaemon(hello: Self.hello) { bench in
+            #expect(bench.wait { bench.ports().contains("ucm:hw:PinePhone:Speaker:output") }, "\(bench.ports())")
+            guard let pid = bench.starts().first.flatMap({ Int32($0.split(separator: " ")[0]) }) else {
+                Issue.record("no helper start: \(bench.starts())")
+                return
+            }
+            kill(pid, SIGKILL)
+            #expect(bench.wait { bench.ports().contains("platform-sound/speaker") }, "\(bench.ports())\n\(bench.daemon.stderr)")
+            #expect(!bench.ports().contains { $0.hasPrefix("ucm:") })
+            #expect(bench.daemon.stderr.contains("UCM helper ended"), "\(bench.daemon.stderr)")
+        }
+    }
+
+    @Test func theHelperEndsWithTheDaemon() throws {
+        try Self.withDaemon(hello: Self.hello) { bench in
+            #expect(bench.wait { bench.ports().contains("ucm:hw:PinePhone:Speaker:output") })
+            let status = try bench.daemon.stop(SIGTERM)
+            #expect(status == 0)
+            // The helper read its stdin's end and exited.
+            #expect(bench.wait { bench.starts().contains { $0.hasSuffix(" eof") } }, "\(bench.starts())")
+        }
+    }
+}
