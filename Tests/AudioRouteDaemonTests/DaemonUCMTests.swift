@@ -117,19 +117,32 @@ import Testing
             // No session: HiFi on the speaker.
             #expect(bench.wait { bench.requests().first == #"{"verb": "HiFi", "devices": ["Speaker"]}"# }, "\(bench.requests())")
 
-            // A call: Voice Call, on the earpiece and the built-in mic.
-            let call = try bench.bench.start(
-                ["session", "--category", "playAndRecord", "--mode", "voiceChat", "--activate"] + bench.address + ["--", "/bin/sleep", "30"])
+            // A call (one app's session through the D-Bus API): Voice Call, on the earpiece and the built-in mic.
+            let phone = try APIClient(address: bench.bus.address)
+            defer { phone.process.kill(SIGKILL) }
+            let call = try phone.openSession("phone", category: "playAndRecord", mode: "voiceChat")
+            #expect(phone.session(call, "SetActive", "bb", "[true, false]") == #"{"reply": null}"#)
             #expect(
                 bench.wait { bench.requests().last == #"{"verb": "Voice Call", "devices": ["Earpiece", "DigitalMic"]}"# },
                 "\(bench.requests())\n\(bench.daemon.stderr)")
+            // The call put on the speaker (overrideOutputAudioPort(.speaker)) and back: the
+            // devices follow, the verb stays.
+            #expect(phone.session(call, "OverrideOutput", "s", #"["speaker"]"#) == #"{"reply": null}"#)
+            #expect(
+                bench.wait { bench.requests().last == #"{"verb": "Voice Call", "devices": ["Speaker", "DigitalMic"]}"# },
+                "\(bench.requests())")
+            #expect(phone.session(call, "OverrideOutput", "s", #"["none"]"#) == #"{"reply": null}"#)
+            #expect(
+                bench.wait { bench.requests().last == #"{"verb": "Voice Call", "devices": ["Earpiece", "DigitalMic"]}"# },
+                "\(bench.requests())")
             // Headphones plugged in during the call (the helper's jack event): the call moves to them.
             #expect(FileManager.default.createFile(atPath: bench.directory + "/plug", contents: nil))
             #expect(bench.wait { bench.ports().contains("ucm:hw:PinePhone:Headphone:output") }, "\(bench.ports())")
             #expect(
                 bench.wait { bench.requests().last == #"{"verb": "Voice Call", "devices": ["Headphone", "DigitalMic"]}"# },
                 "\(bench.requests())")
-            _ = try call.stop(SIGTERM)
+            // The call ends: music's verb on the headphones.
+            #expect(phone.session(call, "SetActive", "bb", "[false, false]") == #"{"reply": null}"#)
             #expect(bench.wait { bench.requests().last == #"{"verb": "HiFi", "devices": ["Headphone"]}"# }, "\(bench.requests())")
             // Each state once: a route that does not change the card's state sends nothing.
             let requests = bench.requests()
