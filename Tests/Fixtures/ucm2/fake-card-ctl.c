@@ -30,7 +30,9 @@
  *   anything else (or no file) unplugged. The plugin watches the directory
  *   (inotify, its poll descriptor): when such a file is written (closed, or
  *   renamed into place) and the value differs from what this handle last
- *   reported, an event with SND_CTL_EVENT_MASK_VALUE names the control.
+ *   reported, an event with SND_CTL_EVENT_MASK_VALUE names the control;
+ * - a control named by a line of <dir>/refuse refuses writes (EIO), for the
+ *   tests of a failing UCM step.
  * Other controls keep their values in the handle (starting at 0). */
 #include <alsa/asoundlib.h>
 #include <alsa/control_external.h>
@@ -206,10 +208,31 @@ static int read_enumerated(snd_ctl_ext_t *ext, snd_ctl_ext_key_t key, unsigned i
 	return 0;
 }
 
+/* Whether <state>/refuse names the control. */
+static int refused(struct fake_card *card, const struct control *c)
+{
+	char path[PATH_MAX + 16], line[256];
+	int found = 0;
+	if (card->state[0] == '\0')
+		return 0;
+	snprintf(path, sizeof path, "%s/refuse", card->state);
+	FILE *file = fopen(path, "r");
+	if (file == NULL)
+		return 0;
+	while (!found && fgets(line, sizeof line, file) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		found = !strcmp(line, c->name);
+	}
+	fclose(file);
+	return found;
+}
+
 /* Stores and records a write; 1 when a value changed, as the kernel answers. */
 static int store(snd_ctl_ext_t *ext, struct control *c, const long *values)
 {
 	int changed = 0;
+	if (refused(card_of(ext), c))
+		return -EIO;
 	for (unsigned int i = 0; i < c->count; i++) {
 		changed |= c->values[i] != values[i];
 		c->values[i] = values[i];
