@@ -192,7 +192,7 @@ private func position(_ write: String, in writes: [String]) -> Int { writes.firs
             #expect(changes.map(\.jack) == ["Headphone Jack"] && changes.map(\.plugged) == [true])
             #expect(monitor.values["Headphone Jack"] == true)
 
-            // Written again unchanged: no event, no change.
+            // Written again unchanged: the fake card signals every write; no change.
             try UCMBench.setJack("Headphone Jack", plugged: true)
             #expect(try monitor.changes().isEmpty)
 

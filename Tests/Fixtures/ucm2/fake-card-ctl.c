@@ -28,9 +28,11 @@
  *   as item names; several values joined by ","), whether it changed or not;
  * - a "jack" control's value is the file <dir>/<name>: "1" is plugged,
  *   anything else (or no file) unplugged. The plugin watches the directory
- *   (inotify, its poll descriptor): when such a file is written (closed, or
- *   renamed into place) and the value differs from what this handle last
- *   reported, an event with SND_CTL_EVENT_MASK_VALUE names the control;
+ *   (inotify, its poll descriptor): each time such a file is written (closed
+ *   after writing, or renamed into place), an event with
+ *   SND_CTL_EVENT_MASK_VALUE names the control, whether the value changed or
+ *   not. (The kernel signals changes only; this is harsher, so that a test
+ *   sees the reader tell a change itself.)
  * - a control named by a line of <dir>/refuse refuses writes (EIO), for the
  *   tests of a failing UCM step.
  * Other controls keep their values in the handle (starting at 0). */
@@ -56,7 +58,7 @@ struct control {
 	unsigned int item_count;
 	int jack;
 	long values[MAX_VALUES];
-	int reported; /* a jack's value last given in an event (or read at open) */
+	int pending; /* a jack whose file was written since its last event */
 };
 
 struct fake_card {
@@ -266,22 +268,26 @@ static int write_enumerated(snd_ctl_ext_t *ext, snd_ctl_ext_key_t key, unsigned 
 	return store(ext, c, values);
 }
 
-/* One changed jack per call, after draining the inotify descriptor. */
+/* One written jack per call, after draining the inotify descriptor. */
 static int read_event(snd_ctl_ext_t *ext, snd_ctl_elem_id_t *id, unsigned int *event_mask)
 {
 	struct fake_card *card = card_of(ext);
-	char buffer[4096];
-	if (ext->poll_fd >= 0)
-		while (read(ext->poll_fd, buffer, sizeof buffer) > 0)
-			;
+	char buffer[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+	while (ext->poll_fd >= 0 && (n = read(ext->poll_fd, buffer, sizeof buffer)) > 0) {
+		for (char *p = buffer; p < buffer + n;) {
+			const struct inotify_event *event = (const struct inotify_event *)p;
+			for (unsigned int i = 0; event->len > 0 && i < card->count; i++)
+				if (card->controls[i].jack && !strcmp(card->controls[i].name, event->name))
+					card->controls[i].pending = 1;
+			p += sizeof *event + event->len;
+		}
+	}
 	for (unsigned int i = 0; i < card->count; i++) {
 		struct control *c = &card->controls[i];
-		if (!c->jack)
+		if (!c->pending)
 			continue;
-		int value = jack_value(card, c);
-		if (value == c->reported)
-			continue;
-		c->reported = value;
+		c->pending = 0;
 		snd_ctl_elem_id_set_numid(id, i + 1);
 		snd_ctl_elem_id_set_interface(id, c->iface);
 		snd_ctl_elem_id_set_name(id, c->name);
@@ -442,9 +448,6 @@ SND_CTL_PLUGIN_DEFINE_FUNC(audioroute_fakecard)
 			return err;
 		}
 	}
-	for (unsigned int k = 0; k < card->count; k++)
-		if (card->controls[k].jack)
-			card->controls[k].reported = jack_value(card, &card->controls[k]);
 	ext->version = SND_CTL_EXT_VERSION;
 	ext->card_idx = 0;
 	snprintf(ext->id, sizeof ext->id, "%s", id);
