@@ -45,7 +45,7 @@ extension UCMManager {
     /// Makes `target` current: its verb (nil: none, UCM's "Inactive") with exactly its
     /// devices enabled, in UCMPlan's order, so that no two devices are ever on together
     /// unless the current or the target state has both. Returns the steps taken (none
-    /// when `target` is already current).
+    /// when `target` is already current); `state` is then `target`.
     ///
     /// An unknown verb or device changes nothing. When libasound refuses a step, the steps
     /// after it are not tried and `state` becomes what libasound says is current.
@@ -68,6 +68,8 @@ extension UCMManager {
             state = UCMPlan.apply(step, to: state)
             done.append(step)
         }
+        // The same devices; in the order asked for, which is what the caller compares with.
+        state = UCMState(verb: target.verb, devices: target.devices)
         return steps
     }
 

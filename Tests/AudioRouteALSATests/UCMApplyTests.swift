@@ -71,14 +71,14 @@ private func position(_ write: String, in writes: [String]) -> Int { writes.firs
             #expect(writes == [
                 "\(earpieceSwitch)=off", "AIF1 DA0 Stereo Playback Route=Mix Mono", "\(speakerSwitch)=on,on", "Line Out Playback Volume=31",
             ])
-            #expect(manager.state == UCMState(verb: "Voice Call", devices: ["DigitalMic", "Speaker"]))
+            #expect(manager.state == UCMState(verb: "Voice Call", devices: ["Speaker", "DigitalMic"]))
 
             // Back to music on the speaker: every device off explicitly, HiFi, the speaker on.
             steps = try manager.apply(UCMState(verb: "HiFi", devices: ["Speaker"]))
-            #expect(steps.map(\.description) == ["disable DigitalMic", "disable Speaker", "verb HiFi", "enable Speaker"])
+            #expect(steps.map(\.description) == ["disable Speaker", "disable DigitalMic", "verb HiFi", "enable Speaker"])
             writes = try UCMBench.takeWrites()
             all += writes
-            #expect(Array(writes.prefix(2)) == ["Mic1 Capture Switch=off,off", "\(speakerSwitch)=off,off"])
+            #expect(Array(writes.prefix(2)) == ["\(speakerSwitch)=off,off", "Mic1 Capture Switch=off,off"])
             #expect(writes.last == "Line Out Playback Volume=31")
             #expect(!writes.contains("AIF2 Digital DAC Playback Switch=on,on"))
 
