@@ -14,28 +14,34 @@ let usage = """
       --log-level LEVEL  trace, debug, info, notice, warning (default), error, critical
     """
 
+/// A bad command line; empty for --help.
+struct UsageError: Error {
+    var message: String
+    init(_ message: String) { self.message = message }
+}
+
 struct Options {
     var card = ""
     var logLevel = Logger.Level.warning
 
-    static func parse(_ arguments: [String]) -> Result<Options, UCMRequestError> {
+    static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
         var options = Options()
         var rest = arguments[...]
         while let argument = rest.popFirst() {
             let (name, inline) = argument.split(separator: "=", maxSplits: 1).map(String.init).splitFirst
             guard name == "--card" || name == "--log-level" else {
-                return .failure(UCMRequestError(argument == "--help" || argument == "-h" ? "" : "unknown argument \"\(argument)\""))
+                return .failure(UsageError(argument == "--help" || argument == "-h" ? "" : "unknown argument \"\(argument)\""))
             }
-            guard let value = inline ?? rest.popFirst() else { return .failure(UCMRequestError("\(name) needs a value")) }
+            guard let value = inline ?? rest.popFirst() else { return .failure(UsageError("\(name) needs a value")) }
             if name == "--card" {
                 options.card = value
             } else if let level = Logger.Level(rawValue: value) {
                 options.logLevel = level
             } else {
-                return .failure(UCMRequestError("unknown log level \"\(value)\""))
+                return .failure(UsageError("unknown log level \"\(value)\""))
             }
         }
-        return options.card.isEmpty ? .failure(UCMRequestError("--card is required")) : .success(options)
+        return options.card.isEmpty ? .failure(UsageError("--card is required")) : .success(options)
     }
 }
 
@@ -106,7 +112,12 @@ func serve(card: String, logger: Logger) -> Int32 {
                     logger.info("applied", metadata: ["state": "\(manager.state)", "steps": "\(steps)"])
                     send(UCMHelperProtocol.reply(manager.state, steps: steps))
                 } catch {
-                    logger.error("not applied", metadata: ["target": "\(target)", "error": "\(error)"])
+                    // A refused request is the daemon's fault; a failed step, the card's.
+                    if case .stepFailed = error {
+                        logger.error("not applied", metadata: ["target": "\(target)", "error": "\(error)"])
+                    } else {
+                        logger.warning("refused", metadata: ["target": "\(target)", "error": "\(error)"])
+                    }
                     send(UCMHelperProtocol.failure(error.description, state: manager.state))
                 }
             }
@@ -149,8 +160,8 @@ func serve(card: String, logger: Logger) -> Int32 {
 ProcessSignal.pipe.ignore()
 switch Options.parse(Array(CommandLine.arguments.dropFirst())) {
 case .failure(let error):
-    StandardStream.error.write(error.description.isEmpty ? usage + "\n" : "audioroute-ucm: \(error)\n\(usage)\n")
-    CurrentProcess.exit(error.description.isEmpty ? 0 : 2)
+    StandardStream.error.write(error.message.isEmpty ? usage + "\n" : "audioroute-ucm: \(error.message)\n\(usage)\n")
+    CurrentProcess.exit(error.message.isEmpty ? 0 : 2)
 case .success(let options):
     let level = options.logLevel
     LoggingSystem.bootstrap { label in
