@@ -46,11 +46,15 @@ public enum UCMHelperProtocol {
         return names
     }
 
-    /// The first line: the card, its verbs, its ports, the jacks that could be read.
+    /// The first line: the card, its verbs, its ports (Port.json's members but "sequence",
+    /// then "devices" and "jackControl"), the jacks that could be read.
     public static func hello(_ configuration: UCMConfiguration, ports: [UCMHelperPort], jacks: [String: Bool]) -> JSON {
         let portObjects: [JSON] = ports.map { port in
             guard case .object(var members) = port.port.json else { return port.port.json }
-            // Port.json's members, in the core's order, then the helper's.
+            // Port.json's members, in the core's order, then the helper's. Without "sequence":
+            // the connection order is the daemon's to give, and its decoder (the scenario
+            // parser's port) takes 1 or more only.
+            members.removeAll { $0.key == "sequence" }
             members.append(JSON.Member("devices", .object(port.devices.map { JSON.Member($0.verb, .array($0.devices.map(JSON.string))) })))
             members.append(JSON.Member("jackControl", port.jackControl.map(JSON.string) ?? .null))
             return .object(members)
