@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "AudioSessionNotifications", targets: ["AudioSessionNotifications"]),
         .executable(name: "audioroute", targets: ["audioroute"]),
         .executable(name: "audiorouted", targets: ["audiorouted"]),
+        .executable(name: "audioroute-ucm", targets: ["audioroute-ucm"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -74,6 +75,9 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "audiorouted", dependencies: ["AudioRouteDaemon", "AudioRouteSystem", log, lifecycle]),
+        // One UCM card's helper (docs/ucm.md): libasound's snd_use_case_* in a process of its
+        // own, beside the daemon, on stdin/stdout. No ArgumentParser: it stays small.
+        .executableTarget(name: "audioroute-ucm", dependencies: ["AudioRouteALSA", "AudioRouteCore", "AudioRouteSystem", log]),
 
         // The client library: an app's AVAudioSession-like session on audiorouted, and the
         // player. No Foundation, no hardware watchers.
@@ -145,7 +149,8 @@ let package = Package(
         ),
         .testTarget(
             name: "AudioRouteALSATests",
-            dependencies: ["AudioRouteALSA", "AudioRouteCore", "AudioRouteSystem", "AudioSession", "AudioRouteTestKit"]
+            // "audioroute-ucm": so that it is built, for the helper's end-to-end test.
+            dependencies: ["AudioRouteALSA", "AudioRouteCore", "AudioRouteSystem", "AudioSession", "AudioRouteTestKit", "audioroute-ucm"]
         ),
         .testTarget(
             name: "AudioRouteDaemonTests",

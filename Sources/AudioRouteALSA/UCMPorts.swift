@@ -107,8 +107,14 @@ public enum UCMPortMapping {
     /// except that every built-in mic of the verb becomes one `builtInMic`
     /// port whose data sources are those devices, highest priority first.
     /// The port's ALSA name is the device's PlaybackPCM or CapturePCM; a device
-    /// without the PCM for a direction gives no port in that direction.
+    /// without the PCM for a direction gives no port in that direction. Its name is the
+    /// device's comment ("Internal speaker"), or the device's name when it has none (the
+    /// merged mic: its first data source's).
     public static func ports(card: String, verb: UCMVerb) -> [UCMPort] {
+        func name(_ device: String) -> String {
+            let comment = verb.devices.first { $0.name == device }?.comment ?? ""
+            return comment.isEmpty ? device : comment
+        }
         var ports: [UCMPort] = []
         var mics: [UCMDataSource] = []
         for device in verb.devices {
@@ -127,7 +133,7 @@ public enum UCMPortMapping {
                 }
                 let port = Port(
                     uid: "ucm:\(card):\(device.name):\(direction.rawValue)", type: type, device: "ucm:\(card)",
-                    direction: direction, alsa: pcm)
+                    name: name(device.name), direction: direction, alsa: pcm)
                 ports.append(UCMPort(port: port, dataSources: [source], jackControl: device.jackControl))
             }
         }
@@ -138,8 +144,8 @@ public enum UCMPortMapping {
                 return a != b ? a > b : $0.offset < $1.offset
             }.map(\.element)
             let port = Port(
-                uid: "ucm:\(card):builtInMic", type: .builtInMic, device: "ucm:\(card)", direction: .input,
-                alsa: sorted[0].alsa)
+                uid: "ucm:\(card):builtInMic", type: .builtInMic, device: "ucm:\(card)", name: name(sorted[0].device),
+                direction: .input, alsa: sorted[0].alsa)
             // Built-in: no jack control (a mic with one became a headsetMic above).
             ports.append(UCMPort(port: port, dataSources: sorted, jackControl: nil))
         }

@@ -1,6 +1,7 @@
 // Reads a card's ALSA UCM configuration through libasound's use-case API
 // (snd_use_case_*): verbs, their devices, every value of each device. Read
-// only: nothing here sets a verb or enables a device (docs/ucm.md).
+// only: setting a verb or a device is UCMApply.swift's (docs/ucm.md).
+import AudioRouteCore
 import AudioRouteSystem
 import CALSA
 
@@ -10,6 +11,11 @@ private let notDefined = -Errno.Code.noSuchFileOrDirectory.rawValue
 /// An open UCM manager (snd_use_case_mgr_t), closed when it goes away.
 public struct UCMManager: ~Copyable {
     let handle: OpaquePointer
+    /// The name it was opened with ("hw:PinePhone").
+    public let card: String
+    /// The verb and devices this manager has set (`apply`, UCMApply.swift); no verb
+    /// and no device when it opens: libasound starts every manager so.
+    public internal(set) var state = UCMState()
 
     /// Opens the UCM configuration for `card`: "hw:<id>" for a card by its
     /// control device, or a card name, which libasound matches against the
@@ -18,6 +24,7 @@ public struct UCMManager: ~Copyable {
         var manager: OpaquePointer?
         try ALSAError.check(snd_use_case_mgr_open(&manager, card), "snd_use_case_mgr_open \(card)")
         handle = manager!
+        self.card = card
     }
 
     deinit { snd_use_case_mgr_close(handle) }
@@ -51,7 +58,11 @@ public struct UCMManager: ~Copyable {
 public enum UCMReader {
     /// Every verb of `card`'s configuration, with its devices and their values.
     public static func read(card: String) throws(ALSAError) -> UCMConfiguration {
-        let manager = try UCMManager(card: card)
+        try read(UCMManager(card: card))
+    }
+
+    /// Every verb of `manager`'s configuration, with its devices and their values.
+    public static func read(_ manager: borrowing UCMManager) throws(ALSAError) -> UCMConfiguration {
         var verbs: [UCMVerb] = []
         for (verb, verbComment) in pairs(try manager.list("_verbs")) {
             var devices: [UCMDevice] = []
@@ -64,11 +75,11 @@ public enum UCMReader {
             }
             verbs.append(UCMVerb(name: verb, comment: verbComment, devices: devices))
         }
-        return UCMConfiguration(card: card, verbs: verbs)
+        return UCMConfiguration(card: manager.card, verbs: verbs)
     }
 
     /// "_verbs" and "_devices/…" lists are name, comment, name, comment, …
-    private static func pairs(_ list: [String]) -> [(String, String)] {
+    static func pairs(_ list: [String]) -> [(String, String)] {
         stride(from: 0, to: list.count - 1, by: 2).map { (list[$0], list[$0 + 1]) }
     }
 }

@@ -7,4 +7,28 @@
 /* snd_use_case_get hands back a malloc'd string the caller frees with free();
  * AudioRouteALSA does not import Glibc (only AudioRouteSystem does). */
 static inline void audioroute_ucm_free_string(const char *value) { free((void *)value); }
+
+/* A control handle's poll descriptors as plain numbers: struct pollfd is Glibc's, which
+ * AudioRouteALSA does not import. Fills up to `space` (at most 8) descriptors and the
+ * events to wait for; returns how many, or a negative error code. */
+static inline int audioroute_ctl_poll_fds(snd_ctl_t *ctl, int *fds, short *events, unsigned int space)
+{
+	struct pollfd pfds[8];
+	int count = snd_ctl_poll_descriptors_count(ctl);
+	if (count <= 0)
+		return count;
+	if (count > 8)
+		count = 8;
+	if ((unsigned int)count > space)
+		count = (int)space;
+	count = snd_ctl_poll_descriptors(ctl, pfds, (unsigned int)count);
+	for (int i = 0; i < count; i++) {
+		fds[i] = pfds[i].fd;
+		events[i] = pfds[i].events;
+	}
+	return count;
+}
+
+/* SND_CTL_EVENT_MASK_REMOVE is (~0U), which Swift does not import. */
+static const unsigned int audioroute_ctl_event_mask_remove = SND_CTL_EVENT_MASK_REMOVE;
 #endif
