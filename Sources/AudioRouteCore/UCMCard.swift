@@ -49,30 +49,19 @@ public struct UCMCard: Sendable, Hashable {
     /// What this card must be set to for a route: the verb for the controlling session, and
     /// the first device of each of the route's ports on this card (outputs, then inputs).
     /// No route port on the card: no verb and no device (the helper turns the card off).
-    public func target(route: Route, configuration: SessionConfiguration?) -> UCMTarget {
+    public func target(route: Route, configuration: SessionConfiguration?) -> UCMState {
         let byUID = Dictionary(ports.map { ($0.port.uid, $0) }, uniquingKeysWith: { first, _ in first })
         let mine = (route.outputs + route.inputs).compactMap { byUID[$0] }
-        guard !mine.isEmpty, let verb = verb(for: configuration) else { return UCMTarget() }
+        guard !mine.isEmpty, let verb = verb(for: configuration) else { return UCMState() }
         var devices: [String] = []
         for port in mine {
             if let device = port.devices[verb]?.first, !devices.contains(device) { devices.append(device) }
         }
-        return UCMTarget(verb: verb, devices: devices)
+        return UCMState(verb: verb, devices: devices)
     }
 }
 
-/// A card's UCM state: its verb (nil: inactive) and its enabled devices, in order.
-public struct UCMTarget: Sendable, Hashable, CustomStringConvertible {
-    public var verb: String?
-    public var devices: [String]
-
-    public init(verb: String? = nil, devices: [String] = []) {
-        self.verb = verb
-        self.devices = devices
-    }
-
-    public var description: String { "\(verb ?? "inactive") [\(devices.joined(separator: ", "))]" }
-
+extension UCMState {
     /// The helper's request line for this state (docs/ucm.md, "The helper's protocol").
     public var request: JSON {
         .object([

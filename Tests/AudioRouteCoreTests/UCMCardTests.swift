@@ -33,31 +33,31 @@ import Testing
         let card = try Self.card()
         let call = try SessionConfiguration(category: .playAndRecord, mode: .voiceChat)
         let route = Route(inputs: ["ucm:hw:PinePhone:builtInMic"], outputs: ["ucm:hw:PinePhone:Earpiece:output"])
-        #expect(card.target(route: route, configuration: call) == UCMTarget(verb: "Voice Call", devices: ["Earpiece", "Mic2"]))
+        #expect(card.target(route: route, configuration: call) == UCMState(verb: "Voice Call", devices: ["Earpiece", "Mic2"]))
         // The same call on the speaker: still Voice Call (the verb follows the session, the devices the route).
         let speaker = Route(inputs: ["ucm:hw:PinePhone:builtInMic"], outputs: ["ucm:hw:PinePhone:Speaker:output"])
-        #expect(card.target(route: speaker, configuration: call) == UCMTarget(verb: "Voice Call", devices: ["Speaker", "Mic2"]))
+        #expect(card.target(route: speaker, configuration: call) == UCMState(verb: "Voice Call", devices: ["Speaker", "Mic2"]))
         let video = try SessionConfiguration(category: .playAndRecord, mode: .videoChat)
         #expect(card.target(route: speaker, configuration: video).verb == "Voice Call")
         // Music, a recording app without voiceChat, and no session at all: HiFi.
         for configuration in [try SessionConfiguration(category: .playback), try SessionConfiguration(category: .playAndRecord), nil] {
-            #expect(card.target(route: speaker, configuration: configuration) == UCMTarget(verb: "HiFi", devices: ["Speaker", "Mic1"]))
+            #expect(card.target(route: speaker, configuration: configuration) == UCMState(verb: "HiFi", devices: ["Speaker", "Mic1"]))
         }
     }
 
     @Test func aRouteElsewhereTurnsTheCardOff() throws {
         let card = try Self.card()
         let headset = Route(inputs: ["bt:00:11:22:33:44:55:hfp"], outputs: ["bt:00:11:22:33:44:55:hfp"])
-        #expect(card.target(route: headset, configuration: nil) == UCMTarget())
-        #expect(UCMTarget().request.text == #"{"verb": null, "devices": []}"#)
-        #expect(UCMTarget(verb: "HiFi", devices: ["Speaker"]).request.text == #"{"verb": "HiFi", "devices": ["Speaker"]}"#)
+        #expect(card.target(route: headset, configuration: nil) == UCMState())
+        #expect(UCMState().request.text == #"{"verb": null, "devices": []}"#)
+        #expect(UCMState(verb: "HiFi", devices: ["Speaker"]).request.text == #"{"verb": "HiFi", "devices": ["Speaker"]}"#)
     }
 
     @Test func aPortMissingFromTheVerbAsksForNoDevice() throws {
         // The earpiece exists in Voice Call only: under HiFi it enables nothing.
         let card = try Self.card()
         let route = Route(outputs: ["ucm:hw:PinePhone:Earpiece:output"])
-        #expect(card.target(route: route, configuration: nil) == UCMTarget(verb: "HiFi", devices: []))
+        #expect(card.target(route: route, configuration: nil) == UCMState(verb: "HiFi", devices: []))
     }
 
     @Test func aCardWithoutHiFiUsesItsFirstVerb() {

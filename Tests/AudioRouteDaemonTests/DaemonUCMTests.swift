@@ -88,7 +88,9 @@ import Testing
         }
     }
 
-    static func withDaemon(hello: String, helper: String? = nil, _ body: (Bench) throws -> Void) throws {
+    static func withDaemon(
+        hello: String, helper: String? = nil, ucmRoot: String? = nil, environment: [String: String] = [:], _ body: (Bench) throws -> Void
+    ) throws {
         let bus = try PrivateBus()
         defer { bus.close() }
         let bench = try UmockdevTestbed()
@@ -96,12 +98,12 @@ import Testing
         let directory = bench.root + "/scratch/ucm"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let helperPath = try helper ?? writeHelper(in: directory, hello: hello)
-        let root = try writeUCMRoot(in: directory)
+        let root = try ucmRoot ?? writeUCMRoot(in: directory)
         try bench.load("soc-pinephone-simple-card")
         let daemon = try bench.start(
             ["--state-dir", directory + "/state", "--runtime-dir", directory + "/run", "--ucm-root", root, "--ucm-helper", helperPath,
              "--log-level", "info"],
-            binary: daemonBinary, environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+            binary: daemonBinary, environment: environment.merging(["DBUS_SESSION_BUS_ADDRESS": bus.address]) { _, new in new })
         defer { _ = try? daemon.stop(SIGTERM) }
         let context = Bench(bench: bench, bus: bus, daemon: daemon, directory: directory)
         #expect(context.wait { (try? bench.run(["status", "--json"] + context.address).status) == 0 }, "stderr: \(daemon.stderr)")
@@ -192,6 +194,65 @@ import Testing
             #expect(status == 0)
             // The helper read its stdin's end and exited.
             #expect(bench.wait { bench.starts().contains { $0.hasSuffix(" eof") } }, "\(bench.starts())")
+        }
+    }
+
+    /// The real helper on alsa-ucm-conf's PinePhone files (the fake card of docs/ucm.md records
+    /// the control writes): the daemon's routes switch the card's verb and devices, and the
+    /// speaker and the earpiece are never both on.
+    @Test func theRealHelperSwitchesThePinePhonesDevicesForACallOnTheSpeakerAndBack() throws {
+        let helper = (UmockdevTestbed.binary as NSString).deletingLastPathComponent + "/audioroute-ucm"
+        let environment = try UCMBench.environment()
+        try UCMBench.resetPinePhone()
+        var writes: [String] = []
+        /// Every write so far; true once `done` holds for them.
+        func written(_ done: ([String]) -> Bool) -> Bool {
+            writes += (try? UCMBench.takeWrites()) ?? []
+            return done(writes)
+        }
+        let speaker = "Line Out Playback Switch", earpiece = "Earpiece Playback Switch"
+        /// The two outputs' switches after `writes`: (speaker on, earpiece on).
+        func outputs(_ writes: [String]) -> (speaker: Bool, earpiece: Bool) {
+            var state = (speaker: false, earpiece: false)
+            for write in writes {
+                if write.hasPrefix(speaker + "=") { state.speaker = write.hasSuffix("=on,on") }
+                if write.hasPrefix(earpiece + "=") { state.earpiece = write.hasSuffix("=on") }
+            }
+            return state
+        }
+        try Self.withDaemon(hello: "", helper: helper, ucmRoot: environment["ALSA_CONFIG_UCM2"], environment: environment) { bench in
+            let expected = ["ucm:hw:PinePhone:Earpiece:output", "ucm:hw:PinePhone:Speaker:output", "ucm:hw:PinePhone:builtInMic"]
+            // The headphones' and headset mic's jacks are out (the fake card's jack files are absent).
+            #expect(bench.wait { bench.ports() == expected }, "\(bench.ports())\n\(bench.daemon.stderr)")
+            #expect(bench.wait { written { outputs($0) == (true, false) } }, "\(writes)\n\(bench.daemon.stderr)")
+
+            let phone = try APIClient(address: bench.bus.address)
+            defer { phone.process.kill(SIGKILL) }
+            let call = try phone.openSession("phone", category: "playAndRecord", mode: "voiceChat")
+            #expect(phone.session(call, "SetActive", "bb", "[true, false]") == #"{"reply": null}"#)
+            // Voice Call's own sequence turns "AIF2 Digital DAC Playback Switch" on.
+            #expect(
+                bench.wait { written { outputs($0) == (false, true) && $0.contains("AIF2 Digital DAC Playback Switch=on,on") } },
+                "\(writes)\n\(bench.daemon.stderr)")
+            #expect(phone.session(call, "OverrideOutput", "s", #"["speaker"]"#) == #"{"reply": null}"#)
+            #expect(bench.wait { written { outputs($0) == (true, false) } }, "\(writes)")
+            #expect(phone.session(call, "OverrideOutput", "s", #"["none"]"#) == #"{"reply": null}"#)
+            #expect(bench.wait { written { outputs($0) == (false, true) } }, "\(writes)")
+            // Headphones plugged in during the call: the fake card's jack control changes, the
+            // helper reports it, the port arrives and the call moves to it.
+            try UCMBench.setJack("Headphone Jack", plugged: true)
+            #expect(bench.wait { bench.ports().contains("ucm:hw:PinePhone:Headphone:output") }, "\(bench.ports())")
+            #expect(bench.wait { written { outputs($0) == (false, false) && $0.last { $0.hasPrefix("Headphone Playback Switch=") }?.contains("=on") == true } }, "\(writes)")
+            try UCMBench.setJack("Headphone Jack", plugged: false)
+            #expect(bench.wait { written { outputs($0) == (false, true) } }, "\(writes)")
+            #expect(phone.session(call, "SetActive", "bb", "[false, false]") == #"{"reply": null}"#)
+            #expect(bench.wait { written { outputs($0) == (true, false) } }, "\(writes)")
+            #expect(!bench.daemon.stderr.contains("refused"), "\(bench.daemon.stderr)")
+        }
+        // Never both on: replay every write in order.
+        for end in writes.indices {
+            let state = outputs(Array(writes[...end]))
+            #expect(!(state.speaker && state.earpiece), "both on after write \(end): \(writes[...end])")
         }
     }
 }

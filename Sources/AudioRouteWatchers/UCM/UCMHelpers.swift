@@ -104,7 +104,7 @@ final class UCMHelper: Sendable {
     private struct State {
         var card: UCMCard?
         /// The last state asked for (nil: none yet, or a request that could not be written).
-        var requested: UCMTarget?
+        var requested: UCMState?
         var pending: [UInt8] = []
         var discarding = false
         var source: UInt64?

@@ -9,7 +9,7 @@ import AudioRouteSystem
 import Glibc
 import Testing
 
-enum UCMBench {
+public enum UCMBench {
     /// The bench's directory, set up once per process.
     private static let directory: Result<String, TestFailure> = {
         do {
@@ -54,7 +54,7 @@ enum UCMBench {
     }
 
     /// The variables that point libasound at the bench, for a child process.
-    static func environment() throws -> [String: String] {
+    public static func environment() throws -> [String: String] {
         let dir = try directory.get()
         return ["ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:" + dir + "/asound.conf", "ALSA_CONFIG_UCM2": dir + "/ucm2"]
     }
@@ -62,7 +62,7 @@ enum UCMBench {
     /// Runs `body` with the bench in libasound's environment, restored after:
     /// libasound reads ALSA_CONFIG_PATH and ALSA_CONFIG_UCM2 from the environment
     /// (process-wide), and child processes of other tests inherit it.
-    static func with<T>(_ body: () throws -> T) throws -> T {
+    public static func with<T>(_ body: () throws -> T) throws -> T {
         let variables = try environment()
         let saved: [(String, String?)] = variables.keys.map { name in (name, getenv(name).map { String(cString: $0) }) }
         for (name, value) in variables { setenv(name, value, 1) }
@@ -77,17 +77,17 @@ enum UCMBench {
     // MARK: The PinePhone's fake card
 
     /// Its state directory: the writes log, the jacks' files, the refused controls.
-    static func pinePhoneState() throws -> String { try directory.get() + "/PinePhone" }
+    public static func pinePhoneState() throws -> String { try directory.get() + "/PinePhone" }
 
     /// Empties the state: no writes recorded, every jack unplugged, no control refusing.
-    static func resetPinePhone() throws {
+    public static func resetPinePhone() throws {
         let state = try pinePhoneState()
         for name in directoryEntries(state) { unlink(state + "/" + name) }
     }
 
     /// The writes recorded since the last call (or reset), "<control>=<values>", in order;
     /// the log is emptied.
-    static func takeWrites() throws -> [String] {
+    public static func takeWrites() throws -> [String] {
         let path = try pinePhoneState() + "/writes"
         guard access(path, F_OK) == 0 else { return [] }
         let lines = try readText(path).split(separator: "\n").map(String.init)
@@ -96,12 +96,12 @@ enum UCMBench {
     }
 
     /// Plugs or unplugs a jack of the fake card (the file is renamed into place: one event).
-    static func setJack(_ name: String, plugged: Bool) throws {
+    public static func setJack(_ name: String, plugged: Bool) throws {
         try writeText(try pinePhoneState() + "/" + name, plugged ? "1\n" : "0\n")
     }
 
     /// Makes writes to `controls` fail with EIO (none: every write succeeds).
-    static func refuseWrites(_ controls: [String]) throws {
+    public static func refuseWrites(_ controls: [String]) throws {
         let path = try pinePhoneState() + "/refuse"
         if controls.isEmpty { unlink(path) } else { try writeText(path, controls.map { $0 + "\n" }.joined()) }
     }
