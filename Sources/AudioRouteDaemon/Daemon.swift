@@ -26,8 +26,9 @@ public struct DaemonOptions: Sendable, Hashable {
     public var logLevel: Logger.Level = .notice
     /// The ALSA UCM2 tree: read for phone cards, and the helper's ALSA_CONFIG_UCM2 when given.
     public var ucmRoot: String?
-    /// The UCM helper to run for a phone card (docs/ucm.md); "none" for udev's ports only.
-    public var ucmHelper = "audioroute-ucm"
+    /// The UCM helper to run for a phone card (docs/ucm.md); "none" for udev's ports only;
+    /// nil: `audioroute-ucm` beside the daemon's executable, else from PATH.
+    public var ucmHelper: String?
     public var help = false
 
     public init() {}
@@ -40,8 +41,8 @@ public struct DaemonOptions: Sendable, Hashable {
           --runtime-dir DIR  where audioroute/asound.conf is written (default $XDG_RUNTIME_DIR)
           --log-level LEVEL  trace, debug, info, notice, warning, error or critical (default notice)
           --ucm-root DIR     the ALSA UCM2 configurations (default /usr/share/alsa/ucm2)
-          --ucm-helper PATH  the helper that reads and switches a phone card's UCM devices (default audioroute-ucm,
-                             found in PATH); none: a phone card's ports come from udev alone
+          --ucm-helper PATH  the helper that reads and switches a phone card's UCM devices (default: audioroute-ucm
+                             beside audiorouted, else in PATH); none: a phone card's ports come from udev alone
         """
 
     /// Parses the arguments after the program name. Accepts `--opt value` and `--opt=value`.
@@ -83,6 +84,13 @@ public struct DaemonOptions: Sendable, Hashable {
     private static func absolute(_ path: String, _ name: String) throws(UsageError) -> String {
         guard path.hasPrefix("/") else { throw UsageError("\(name) needs an absolute path, not \"\(path)\"") }
         return path
+    }
+
+    /// The UCM helper to start, or nil for none (`--ucm-helper none`).
+    public func ucmHelperPath(besideDaemon directory: String?) -> String? {
+        if let ucmHelper { return ucmHelper == "none" ? nil : ucmHelper }
+        if let directory, CurrentProcess.isExecutable(directory + "/audioroute-ucm") { return directory + "/audioroute-ucm" }
+        return "audioroute-ucm"
     }
 
     /// The state and runtime directories these options choose in `environment`.

@@ -9,6 +9,20 @@ public enum CurrentProcess {
     /// `Environment.exitImmediately`).
     public static func exit(_ status: Int32) -> Never { Glibc.exit(status) }
 
+    /// The directory of this process's executable (`/proc/self/exe`), to find programs
+    /// installed beside it; nil if it cannot be read.
+    public static func executableDirectory() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        let path = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        return String(path[..<slash])
+    }
+
+    /// Whether `path` names a file this process may execute.
+    public static func isExecutable(_ path: String) -> Bool { access(path, X_OK) == 0 }
+
     /// The gid of group `name`, if it exists.
     public static func groupID(named name: String) -> UInt32? {
         guard let group = getgrnam(name) else { return nil }

@@ -54,8 +54,14 @@ let logger = Logger(label: "audiorouted")
 // The hardware watchers: sound cards and jacks (udev, evdev), Bluetooth (BlueZ on
 // the system bus). One that cannot start (no system bus) is logged; the others go on.
 // A phone card's ports and UCM devices come from a helper process (docs/ucm.md).
-let ucm = options.ucmHelper == "none"
-    ? nil : UCMHelpers(executable: options.ucmHelper, ucmRoot: options.ucmRoot, logger: Logger(label: "audiorouted.ucm"))
+// (No closure here: top-level code's closures are main-actor isolated, and this thread is
+// the executor's, which the runtime's isolation check does not take for the main actor.)
+let ucm: UCMHelpers?
+if let helper = options.ucmHelperPath(besideDaemon: CurrentProcess.executableDirectory()) {
+    ucm = UCMHelpers(executable: helper, ucmRoot: options.ucmRoot, logger: Logger(label: "audiorouted.ucm"))
+} else {
+    ucm = nil
+}
 let watchers: [any PortWatcher] = [
     // Read on the executor's loop: a uevent reaches the route service without a thread hand-over.
     UdevWatcher(

@@ -70,9 +70,25 @@ private func notify(_ state: String, socket: String?) throws(Errno) -> Bool {
         (["--state-dir", "relative"], "--state-dir needs an absolute path, not \"relative\""),
         (["--log-level", "loud"], "unknown log level \"loud\""),
         (["--system=yes"], "unknown option \"--system=yes\""),
+        (["--ucm-root", "ucm2"], "--ucm-root needs an absolute path, not \"ucm2\""),
+        (["--ucm-helper", ""], "--ucm-helper needs a path, or none"),
     ])
     func badCommandLinesAreNamed(_ arguments: [String], _ message: String) {
         #expect(throws: UsageError(message)) { try DaemonOptions.parse(arguments) }
+    }
+
+    /// The UCM helper: given, none, or audioroute-ucm beside the daemon, else from PATH.
+    @Test func theUCMHelperIsFoundBesideTheDaemon() throws {
+        let options = try DaemonOptions.parse(["--ucm-root=/u", "--ucm-helper", "/opt/h"])
+        #expect(options.ucmRoot == "/u")
+        #expect(options.ucmHelperPath(besideDaemon: "/usr/bin") == "/opt/h")
+        #expect(try DaemonOptions.parse(["--ucm-helper", "none"]).ucmHelperPath(besideDaemon: "/usr/bin") == nil)
+        let directory = try makeTemporaryDirectory()
+        #expect(DaemonOptions().ucmHelperPath(besideDaemon: directory) == "audioroute-ucm")
+        try writeText(directory + "/audioroute-ucm", "#!/bin/sh\n")
+        #expect(DaemonOptions().ucmHelperPath(besideDaemon: directory) == "audioroute-ucm", "not executable")
+        chmod(directory + "/audioroute-ucm", 0o755)
+        #expect(DaemonOptions().ucmHelperPath(besideDaemon: directory) == directory + "/audioroute-ucm")
     }
 
     @Test func pathsFollowXDGTheSystemFlagAndOverrides() throws {

@@ -42,6 +42,17 @@ import Glibc
             let symbols = try Self.readelf(["--dyn-syms", "-W", binary], in: dir)
             #expect(!symbols.contains("AudioRouteDaemon"), "the executable exports its own symbols")
 
+            // Its UCM helper beside it (the daemon starts it from there), linked the same way,
+            // with the libasound the daemon does not have; scripts/install-daemon puts both in /usr/bin.
+            let helper = String(binary.dropLast("audiorouted".count)) + "audioroute-ucm"
+            let helperDynamic = try Self.readelf(["-d", helper], in: dir)
+            #expect(helperDynamic.contains("libasound.so.2"), "\(helperDynamic)")
+            #expect(!helperDynamic.contains("libstdc++") && !helperDynamic.contains("libswiftCore"), "\(helperDynamic)")
+            let install = try ChildProcess(
+                "/bin/sh", ["-c", "exec \"$0\"/scripts/install-daemon --destdir \"$1\" --binary \"$2\" > /dev/null", root, dir + "/stage", binary])
+            #expect(install.wait(seconds: 60) == 0, "\(install.availableStderr())")
+            #expect(access(dir + "/stage/usr/bin/audiorouted", X_OK) == 0 && access(dir + "/stage/usr/bin/audioroute-ucm", X_OK) == 0)
+
             // And it is the daemon: READY=1 on a private bus, status 0 on SIGTERM.
             let (socket, bus, daemon) = try AudioroutedEndToEndTests.startOnPrivateBus(in: dir, binary: binary)
             defer { bus.close() }
