@@ -95,4 +95,18 @@ import Testing
         _ = state.apply(.jackState(syspath: jack.syspath, state: []))
         #expect(!Self.uids(state).contains("ucm:hw:PinePhone:Headphone"))
     }
+
+    /// UCM names the card's PCM (`hw:PinePhone,0`); the ports share it as udev's do.
+    @Test func theUCMPortsShareTheirPCM() {
+        var state = Self.state()
+        _ = state.apply(.card(Self.phone))
+        _ = state.apply(.ucm(syspath: Self.phone.syspath, card: Self.card()))
+        #expect(state.ports.compactMap(\.alsa) == ["dmix:CARD=PinePhone,DEV=0", "dmix:CARD=PinePhone,DEV=0", "dmix:CARD=PinePhone,DEV=0"])
+        #expect(UdevPortState.sharedPCM("hw:PinePhone,0", direction: .input, exclusive: false) == "dsnoop:CARD=PinePhone,DEV=0")
+        #expect(UdevPortState.sharedPCM("hw:CARD=Intel,DEV=3", direction: .output, exclusive: false) == "dmix:CARD=Intel,DEV=3")
+        #expect(UdevPortState.sharedPCM("hw:Intel,0", direction: .output, exclusive: true) == "plughw:CARD=Intel,DEV=0")
+        for other in ["default", "hw:Intel", "hw:Intel,x", "hw:,0", "hw:Intel,0,1", "_ucm0001.hw:Intel,0", "plughw:Intel,0"] {
+            #expect(UdevPortState.sharedPCM(other, direction: .output, exclusive: false) == other)
+        }
+    }
 }

@@ -226,7 +226,8 @@ public struct UdevPortState: Sendable {
         let cardJacks = jacks.values.filter { $0.cardSyspath == cardSyspath }.sorted { $0.syspath < $1.syspath }
         let ports: [Port]
         if let ucm = ucmCards[cardSyspath] {
-            ports = Self.ucmPorts(ucm, jacks: cardJacks)
+            let exclusive = card.properties[AudioRouteProperty.alsaExclusive].map { $0.trimmingASCIIWhitespace() == "1" } ?? false
+            ports = Self.ucmPorts(ucm, jacks: cardJacks, exclusive: exclusive)
         } else if ucmPending.contains(cardSyspath) {
             // Its helper is starting: nothing rather than udev's ports for a moment, which would
             // make two route changes (and interrupt a player) when the UCM ones replace them.
@@ -250,14 +251,31 @@ public struct UdevPortState: Sendable {
     /// when that jack is plugged, as the card's jack of that name says (its ALSA control read
     /// by the event loop, or an evdev device of that name), else as the helper read it; and
     /// when neither knows, offered (as HDMI is when its jack cannot be read).
-    static func ucmPorts(_ card: UCMCard, jacks: [JackRecord]) -> [Port] {
+    /// Their PCMs are shared as udev's are (`hw:` becomes dmix or dsnoop; `plughw:` with
+    /// `AUDIOROUTE_ALSA_EXCLUSIVE=1` on the card): music and a call's prompt play at once.
+    static func ucmPorts(_ card: UCMCard, jacks: [JackRecord], exclusive: Bool = false) -> [Port] {
         card.ports.compactMap { ucm in
-            guard let control = ucm.jackControl else { return ucm.port }
+            var port = ucm.port
+            port.alsa = port.alsa.map { sharedPCM($0, direction: port.direction, exclusive: exclusive) }
+            guard let control = ucm.jackControl else { return port }
             if let jack = jacks.first(where: { $0.name == control }), jack.stateKnown {
-                return jack.state.intersection(jack.supported).isEmpty ? nil : ucm.port
+                return jack.state.intersection(jack.supported).isEmpty ? nil : port
             }
-            return card.jacks[control] == false ? nil : ucm.port
+            return card.jacks[control] == false ? nil : port
         }
+    }
+
+    /// `hw:<card>,<device>` (UCM's usual PlaybackPCM/CapturePCM) or `hw:CARD=<card>,DEV=<device>`
+    /// through dmix (output), dsnoop (input) or plughw (exclusive); any other PCM as it is.
+    static func sharedPCM(_ pcm: String, direction: PortDirection, exclusive: Bool) -> String {
+        guard pcm.hasPrefix("hw:") else { return pcm }
+        var arguments = pcm.dropFirst(3).split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard arguments.count == 2 else { return pcm }
+        if arguments[0].hasPrefix("CARD=") { arguments[0].removeFirst(5) }
+        if arguments[1].hasPrefix("DEV=") { arguments[1].removeFirst(4) }
+        guard !arguments[0].isEmpty, !arguments[0].contains("="), let device = Int(arguments[1]), device >= 0 else { return pcm }
+        let plugin = exclusive ? "plughw" : direction == .output ? "dmix" : "dsnoop"
+        return "\(plugin):CARD=\(arguments[0]),DEV=\(device)"
     }
 
     /// Records `ports` as what `cardSyspath` has announced, and their uids as its own.
