@@ -36,7 +36,8 @@ struct Play: AsyncParsableCommand {
     @Option(help: "The ALSA PCM to play to (default: audioroute_route, the current route).")
     var device: String = AlsaRouteConfig.outputPCM
 
-    @Option(name: .customLong("loops"), help: "Times to play the file again (-1: forever).")
+    // Unconditional: "-1" is a value here, not an option.
+    @Option(name: .customLong("loops"), parsing: .unconditional, help: "Times to play the file again (-1: forever).")
     var loops: Int = 0
 
     @Option(help: "Playback rate, 0.5 (half speed) to 2 (double speed); speed and pitch change together.")

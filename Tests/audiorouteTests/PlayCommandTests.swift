@@ -82,7 +82,8 @@ import Testing
         }
     }
 
-    /// SIGINT and SIGTERM stop cleanly: 128+N, after deactivating (looping forever on `null`, which does not pace).
+    /// SIGINT and SIGTERM stop cleanly: 128+N, after deactivating (looping forever on `null`, which does not pace;
+    /// `--loops -1` as a user types it, which argument-parser took for an option until it parsed the value unconditionally).
     @Test(arguments: [SIGINT, SIGTERM]) func aSignalStopsWith128PlusN(_ number: Int32) async throws {
         try await withTemporaryDirectory { dir in
             let bus = try PrivateBus()
@@ -92,7 +93,7 @@ import Testing
             let format = WAVFormat(encoding: .signed16, channels: 2, sampleRate: 48000)
             try AtomicFile.write(WAVFile.encode([Double](repeating: 0, count: 960), format: format), to: dir + "/a.wav")
             let child = try ChildProcess(
-                productsDirectory + "/audioroute", ["play", dir + "/a.wav", "--device", "null", "--loops=-1"],
+                productsDirectory + "/audioroute", ["play", dir + "/a.wav", "--device", "null", "--loops", "-1"],
                 environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address, "HOME": dir, "XDG_RUNTIME_DIR": dir + "/run"])
             // The first progress line says it is playing.
             var first: [UInt8] = []
