@@ -245,6 +245,11 @@ import Testing
             #expect(bench.wait { written { outputs($0) == (false, false) && $0.last { $0.hasPrefix("Headphone Playback Switch=") }?.contains("=on") == true } }, "\(writes)")
             try UCMBench.setJack("Headphone Jack", plugged: false)
             #expect(bench.wait { written { outputs($0) == (false, true) } }, "\(writes)")
+            // A headset's mic plugged in: its port arrives (the call's input is the app's choice).
+            try UCMBench.setJack("Headset Microphone Jack", plugged: true)
+            #expect(bench.wait { bench.ports().contains("ucm:hw:PinePhone:HeadsetMic:input") }, "\(bench.ports())")
+            try UCMBench.setJack("Headset Microphone Jack", plugged: false)
+            #expect(bench.wait { !bench.ports().contains("ucm:hw:PinePhone:HeadsetMic:input") }, "\(bench.ports())")
             #expect(phone.session(call, "SetActive", "bb", "[false, false]") == #"{"reply": null}"#)
             #expect(bench.wait { written { outputs($0) == (true, false) } }, "\(writes)")
             #expect(!bench.daemon.stderr.contains("refused"), "\(bench.daemon.stderr)")
