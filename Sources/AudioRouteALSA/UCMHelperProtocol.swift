@@ -20,7 +20,7 @@ public struct UCMRequestError: Error, Sendable, Hashable, CustomStringConvertibl
 
 public enum UCMHelperProtocol {
     /// The longest request line taken, without its newline: 64 KiB.
-    public static let maximumLineLength = 65536
+    public static let maximumLineLength = UCMLineSplitter.maximumLineLength
 
     /// The ports of every verb of `configuration`, merged by uid (the first verb that has
     /// a port gives its other members), in the order first seen.
@@ -114,65 +114,11 @@ public enum UCMHelperProtocol {
 
     /// The reply to a request carried out: what is current now, and the steps taken.
     public static func reply(_ state: UCMState, steps: [UCMStep]) -> JSON {
-        .object(stateMembers(state) + [JSON.Member("steps", .array(steps.map { .string($0.description) }))])
+        .object(state.members + [JSON.Member("steps", .array(steps.map { .string($0.description) }))])
     }
 
     /// The reply to a request refused or failed: the fault, and what is current now.
     public static func failure(_ message: String, state: UCMState) -> JSON {
-        .object([JSON.Member("error", .string(message))] + stateMembers(state))
-    }
-
-    private static func stateMembers(_ state: UCMState) -> [JSON.Member] {
-        [JSON.Member("verb", state.verb.map(JSON.string) ?? .null), JSON.Member("devices", .array(state.devices.map(JSON.string)))]
-    }
-}
-
-/// Splits standard input into request lines of at most `UCMHelperProtocol.maximumLineLength`
-/// bytes. A longer line becomes one `.tooLong`, as soon as it is seen; the rest of it, up
-/// to its newline, is dropped.
-public struct UCMLineSplitter: Sendable {
-    public enum Line: Sendable, Hashable {
-        case line([UInt8])
-        case tooLong
-    }
-
-    private var buffer: [UInt8] = []
-    private var discarding = false
-    public let limit: Int
-
-    public init(limit: Int = UCMHelperProtocol.maximumLineLength) { self.limit = limit }
-
-    /// The lines that `bytes` completes.
-    public mutating func feed(_ bytes: some Collection<UInt8>) -> [Line] {
-        var lines: [Line] = []
-        var rest = bytes[...]
-        while !rest.isEmpty {
-            let newline = rest.firstIndex(of: UInt8(ascii: "\n"))
-            let piece = rest[..<(newline ?? rest.endIndex)]
-            if !discarding {
-                if buffer.count + piece.count > limit {
-                    lines.append(.tooLong)
-                    buffer = []
-                    discarding = true
-                } else {
-                    buffer.append(contentsOf: piece)
-                }
-            }
-            guard let newline else { break }
-            if !discarding { lines.append(.line(buffer)) }
-            buffer = []
-            discarding = false
-            rest = rest[rest.index(after: newline)...]
-        }
-        return lines
-    }
-
-    /// At the end of the input: the last line if it had no newline, or nothing.
-    public mutating func finish() -> Line? {
-        defer {
-            buffer = []
-            discarding = false
-        }
-        return discarding || buffer.isEmpty ? nil : .line(buffer)
+        .object([JSON.Member("error", .string(message))] + state.members)
     }
 }

@@ -63,17 +63,17 @@ public struct UCMCard: Sendable, Hashable {
 
 extension UCMState {
     /// The helper's request line for this state (docs/ucm.md, "The helper's protocol").
-    public var request: JSON {
-        .object([
-            JSON.Member("verb", verb.map { .string($0) } ?? .null),
-            JSON.Member("devices", .array(devices.map { .string($0) })),
-        ])
+    public var request: JSON { .object(members) }
+
+    /// `verb` (null: inactive) and `devices`, as requests and replies carry them.
+    public var members: [JSON.Member] {
+        [JSON.Member("verb", verb.map { .string($0) } ?? .null), JSON.Member("devices", .array(devices.map { .string($0) }))]
     }
 }
 
 extension UCMCard {
     /// The longest hello line the daemon reads: a phone's has a dozen ports (about 3 KiB).
-    public static let maximumHelloBytes = 64 * 1024
+    public static let maximumHelloBytes = UCMLineSplitter.maximumLineLength
 
     /// Parses the helper's hello line. Names the fault: an `error` member (the helper
     /// could not open the card), malformed JSON, a bad port.

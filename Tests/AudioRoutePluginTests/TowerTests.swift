@@ -149,6 +149,16 @@ private func traced(_ stderr: String, _ text: String) -> Int {
 }
 
 @Suite(.serialized) struct PluginTowerTests {
+    /// A tower routed to BlueALSA's stand-in whose PCM is busy, and music's session active on it.
+    fileprivate static func musicOnABusyDevice(_ dir: String) throws -> (tower: Tower, blueALSA: BusyBlueALSA, music: String) {
+        let tower = try Tower(dir)
+        let blueALSA = try BusyBlueALSA(address: tower.bus.address)
+        try tower.bench.route(to: "plugtest_busy")
+        let music = try tower.client.openSession("music", category: "playback")
+        #expect(tower.client.session(music, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
+        return (tower, blueALSA, music)
+    }
+
     /// A call while music holds the route's exclusive device (BlueALSA's A2DP PCM: EBUSY at
     /// hw_params): the plugin activates the call's session at once, before its first frames, so
     /// the tower interrupts the music; the route moves (here the test moves it, on the music's
@@ -157,11 +167,7 @@ private func traced(_ stderr: String, _ text: String) -> Int {
     /// once. Before, aplay failed with "Device or resource busy".
     @Test func aBusyDeviceActivatesTheSessionAndTheOpenFollowsTheRoute() throws {
         try withSyncTemporaryDirectory { dir in
-            let tower = try Tower(dir)
-            let blueALSA = try BusyBlueALSA(address: tower.bus.address)
-            try tower.bench.route(to: "plugtest_busy")
-            let music = try tower.client.openSession("music", category: "playback")
-            #expect(tower.client.session(music, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
+            let (tower, blueALSA, music) = try Self.musicOnABusyDevice(dir)
             let call = try tower.aplay("audioroute:CATEGORY=playAndRecord,MODE=voiceChat", debug: true)
             let interrupted = tower.client.signal("Interruption", path: music, args: "[\"began\", \"default\", false]")
             try #require(interrupted != nil, "the call did not interrupt the music: \(call.availableStderr())")
@@ -183,11 +189,7 @@ private func traced(_ stderr: String, _ text: String) -> Int {
     /// so the music it interrupted is told to resume.
     @Test func aDeviceThatStaysBusyFailsAndLetsTheInterruptedResume() throws {
         try withSyncTemporaryDirectory { dir in
-            let tower = try Tower(dir)
-            let blueALSA = try BusyBlueALSA(address: tower.bus.address)
-            try tower.bench.route(to: "plugtest_busy")
-            let music = try tower.client.openSession("music", category: "playback")
-            #expect(tower.client.session(music, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
+            let (tower, blueALSA, music) = try Self.musicOnABusyDevice(dir)
             let started = MonotonicClock.milliseconds()
             let call = try tower.aplay("audioroute:CATEGORY=playAndRecord,MODE=voiceChat", debug: true)
             #expect(call.wait(seconds: 10) == 1)

@@ -105,14 +105,10 @@ final class UCMHelper: Sendable {
         var card: UCMCard?
         /// The last state asked for (nil: none yet, or a request that could not be written).
         var requested: UCMState?
-        var pending: [UInt8] = []
-        var discarding = false
+        var lines = UCMLineSplitter()
         var source: UInt64?
         var ended = false
     }
-
-    /// A reply or hello line longer than this is discarded up to its newline.
-    static let maximumLine = UCMCard.maximumHelloBytes
 
     private init(cardName: String, syspath: String, process: SpawnedProcess, input: consuming FileDescriptor, output: consuming FileDescriptor, logger: Logger) {
         self.cardName = cardName
@@ -180,26 +176,12 @@ final class UCMHelper: Sendable {
 
     /// The complete lines in what was read so far; a line over the limit is dropped.
     private func lines(_ chunk: [UInt8]) -> [[UInt8]] {
-        state.withLock { state in
-            var lines: [[UInt8]] = []
-            for byte in chunk {
-                if byte == UInt8(ascii: "\n") {
-                    if state.discarding {
-                        logger.warning("UCM helper line over \(Self.maximumLine) bytes: dropped", metadata: ["card": "\(cardName)"])
-                    } else {
-                        lines.append(state.pending)
-                    }
-                    state.pending.removeAll(keepingCapacity: true)
-                    state.discarding = false
-                } else if !state.discarding {
-                    state.pending.append(byte)
-                    if state.pending.count > Self.maximumLine {
-                        state.pending = []
-                        state.discarding = true
-                    }
-                }
+        state.withLock { $0.lines.feed(chunk) }.compactMap { line in
+            guard case .line(let bytes) = line else {
+                logger.warning("UCM helper line over \(UCMLineSplitter.maximumLineLength) bytes: dropped", metadata: ["card": "\(cardName)"])
+                return nil
             }
-            return lines
+            return bytes
         }
     }
 

@@ -159,7 +159,7 @@ public enum CardClassifier {
         func alsaName(_ pcm: PCMDevice?) -> String? {
             if let alsaOverride { return alsaOverride }
             guard let pcm else { return nil }
-            let plugin = exclusive ? "plughw" : pcm.playback ? "dmix" : "dsnoop"
+            let plugin = sharedPlugin(output: pcm.playback, exclusive: exclusive)
             if let cardID { return "\(plugin):CARD=\(cardID),DEV=\(pcm.device)" }
             if let cardNumber { return "\(plugin):\(cardNumber),\(pcm.device)" }
             return nil
@@ -460,6 +460,17 @@ public enum CardClassifier {
             }
         }
         return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// The ALSA plugin a port opens its card's PCM through: dmix (playback) or dsnoop (capture),
+    /// shared by several streams; plughw when the card is exclusive (docs/decisions.md, "Shared devices").
+    static func sharedPlugin(output: Bool, exclusive: Bool) -> String {
+        exclusive ? "plughw" : output ? "dmix" : "dsnoop"
+    }
+
+    /// Whether `AUDIOROUTE_ALSA_EXCLUSIVE` asks for exclusive PCMs on `card`.
+    static func isExclusive(_ card: CardRecord) -> Bool {
+        card.properties[AudioRouteProperty.alsaExclusive].map(isTrue) ?? false
     }
 
     static func isTrue(_ value: String) -> Bool {

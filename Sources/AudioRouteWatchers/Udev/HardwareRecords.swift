@@ -227,3 +227,13 @@ public enum HardwareEvent: Sendable, Hashable {
     /// what the events had built.
     case resynced(cards: [CardRecord], jacks: [JackRecord])
 }
+
+extension HardwareEvent {
+    /// Whether the event can change the set of cards (or a UCM card's helper state).
+    var changesCards: Bool {
+        switch self {
+        case .card, .cardRemoved, .resynced, .ucm: true
+        case .jack, .jackState, .jackRemoved, .fault, .enumerated: false
+        }
+    }
+}

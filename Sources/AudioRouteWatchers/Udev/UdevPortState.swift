@@ -54,9 +54,17 @@ public struct UdevPortState: Sendable {
     }
 
     /// UCM candidates whose helper has not answered yet (nothing announced for them).
-    public var ucmPending: Set<String> {
-        guard usesUCMHelpers else { return [] }
-        return Set(ucmCandidates.keys.filter { ucmCards[$0] == nil && !ucmFailed.contains($0) })
+    public var ucmPending: Set<String> { Set(earpieces.keys.filter(awaitsHelper)) }
+
+    /// The UCM helper's card name for `syspath` (`hw:<card id>`), if the card is a UCM candidate.
+    private func ucmName(_ syspath: String) -> String? {
+        guard earpieces[syspath] == true, let id = cards[syspath]?.attributes["id"], CardClassifier.isALSAIdentifier(id) else { return nil }
+        return "hw:" + id
+    }
+
+    /// Whether `syspath` is a UCM candidate whose helper has not answered yet.
+    private func awaitsHelper(_ syspath: String) -> Bool {
+        usesUCMHelpers && ucmCards[syspath] == nil && !ucmFailed.contains(syspath) && ucmName(syspath) != nil
     }
 
     /// The cards whose ports should come from UCM: a card whose UCM profile names an
@@ -64,9 +72,7 @@ public struct UdevPortState: Sendable {
     /// Laptops and USB cards keep udev's classification (docs/decisions.md).
     public var ucmCandidates: [String: String] {
         var result: [String: String] = [:]
-        for (syspath, hasEarpiece) in earpieces where hasEarpiece {
-            if let id = cards[syspath]?.attributes["id"], CardClassifier.isALSAIdentifier(id) { result[syspath] = "hw:" + id }
-        }
+        for syspath in earpieces.keys { result[syspath] = ucmName(syspath) }
         return result
     }
 
@@ -150,7 +156,7 @@ public struct UdevPortState: Sendable {
             return []
 
         case .ucm(let syspath, let card):
-            guard cards[syspath] != nil, ucmCandidates[syspath] != nil else {
+            guard ucmName(syspath) != nil else {
                 once(.info, "ucm-late:\(syspath)", "UCM ports for \(syspath), which is not a UCM card now: ignored")
                 return []
             }
@@ -226,9 +232,8 @@ public struct UdevPortState: Sendable {
         let cardJacks = jacks.values.filter { $0.cardSyspath == cardSyspath }.sorted { $0.syspath < $1.syspath }
         let ports: [Port]
         if let ucm = ucmCards[cardSyspath] {
-            let exclusive = card.properties[AudioRouteProperty.alsaExclusive].map { $0.trimmingASCIIWhitespace() == "1" } ?? false
-            ports = Self.ucmPorts(ucm, jacks: cardJacks, exclusive: exclusive)
-        } else if ucmPending.contains(cardSyspath) {
+            ports = Self.ucmPorts(ucm, jacks: cardJacks, exclusive: CardClassifier.isExclusive(card))
+        } else if awaitsHelper(cardSyspath) {
             // Its helper is starting: nothing rather than udev's ports for a moment, which would
             // make two route changes (and interrupt a player) when the UCM ones replace them.
             ports = []
@@ -274,7 +279,7 @@ public struct UdevPortState: Sendable {
         if arguments[0].hasPrefix("CARD=") { arguments[0].removeFirst(5) }
         if arguments[1].hasPrefix("DEV=") { arguments[1].removeFirst(4) }
         guard !arguments[0].isEmpty, !arguments[0].contains("="), let device = Int(arguments[1]), device >= 0 else { return pcm }
-        let plugin = exclusive ? "plughw" : direction == .output ? "dmix" : "dsnoop"
+        let plugin = CardClassifier.sharedPlugin(output: direction == .output, exclusive: exclusive)
         return "\(plugin):CARD=\(arguments[0]),DEV=\(device)"
     }
 

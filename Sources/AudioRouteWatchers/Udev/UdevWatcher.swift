@@ -110,7 +110,10 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
         var enumerationHeld = false
         for try await event in events {
             for portEvent in state.apply(event) { await deliver(portEvent) }
-            if let ucmHelpers, let reader { ucmHelpers.reconcile(wanted: state.ucmCandidates, loop: reader, deliver: inject) }
+            // Only a card's arrival, change or removal (or a helper's answer) changes which cards want one.
+            if let ucmHelpers, let reader, event.changesCards {
+                ucmHelpers.reconcile(wanted: state.ucmCandidates, loop: reader, deliver: inject)
+            }
             if case .enumerated = event { enumerationHeld = true }
             if enumerationHeld && state.ucmPending.isEmpty {
                 enumerationHeld = false
