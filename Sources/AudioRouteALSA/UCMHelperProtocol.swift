@@ -19,9 +19,6 @@ public struct UCMRequestError: Error, Sendable, Hashable, CustomStringConvertibl
 }
 
 public enum UCMHelperProtocol {
-    /// The longest request line taken, without its newline: 64 KiB.
-    public static let maximumLineLength = UCMLineSplitter.maximumLineLength
-
     /// The ports of every verb of `configuration`, merged by uid (the first verb that has
     /// a port gives its other members), in the order first seen.
     public static func ports(_ configuration: UCMConfiguration) -> [UCMHelperPort] {

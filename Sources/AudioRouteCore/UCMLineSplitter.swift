@@ -1,8 +1,9 @@
 // One line splitter for both ends of the UCM helper protocol.
 
 /// Splits the UCM helper protocol's stream into lines of at most `maximumLineLength` bytes
-/// (docs/ucm.md): the helper's stdin, and the daemon's reading of the helper's stdout. A longer line becomes one `.tooLong`, as soon as it is seen; the rest of it, up
-/// to its newline, is dropped.
+/// (docs/ucm.md): the helper's stdin, and the daemon's reading of the helper's stdout. A
+/// longer line becomes one `.tooLong`, as soon as it is seen; the rest of it, up to its
+/// newline, is dropped.
 public struct UCMLineSplitter: Sendable {
     public enum Line: Sendable, Hashable {
         case line([UInt8])

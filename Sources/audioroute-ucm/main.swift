@@ -101,7 +101,7 @@ func serve(card: String, logger: Logger) -> Int32 {
     func handle(_ line: UCMLineSplitter.Line) {
         switch line {
         case .tooLong:
-            send(UCMHelperProtocol.failure("line over \(UCMHelperProtocol.maximumLineLength) bytes, discarded", state: manager.state))
+            send(UCMHelperProtocol.failure("line over \(UCMLineSplitter.maximumLineLength) bytes, discarded", state: manager.state))
         case .line(let bytes):
             switch UCMHelperProtocol.request(bytes) {
             case .failure(let error):

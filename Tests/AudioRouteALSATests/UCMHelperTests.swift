@@ -51,7 +51,7 @@ private func parse(_ line: String?, sourceLocation: SourceLocation = #_sourceLoc
         #expect(splitter.feed(Array("abcdefgh\nx".utf8)) == [.tooLong])
         #expect(splitter.finish() == .line(Array("x".utf8)))
         #expect(splitter.finish() == nil)
-        #expect(UCMHelperProtocol.maximumLineLength == 65536)
+        #expect(UCMLineSplitter.maximumLineLength == 65536)
     }
 }
 

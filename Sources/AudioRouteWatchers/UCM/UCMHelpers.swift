@@ -106,7 +106,6 @@ final class UCMHelper: Sendable {
         /// The last state asked for (nil: none yet, or a request that could not be written).
         var requested: UCMState?
         var lines = UCMLineSplitter()
-        var source: UInt64?
         var ended = false
     }
 
@@ -156,7 +155,7 @@ final class UCMHelper: Sendable {
     /// Reads the helper's lines on `loop`: the hello goes to `announce` (nil if it is an
     /// error), replies are logged; at its end (`announce(nil)` if it had announced) it is reaped.
     func read(on loop: any PollLoop, announce: @escaping @Sendable (UCMCard?) -> Void) {
-        let id = loop.watch(fd: output.rawValue) { [self] in
+        loop.watch(fd: output.rawValue) { [self] in
             let chunk: [UInt8]
             do throws(Errno) {
                 chunk = try output.read(upTo: 4096)
@@ -171,7 +170,6 @@ final class UCMHelper: Sendable {
             for line in lines(chunk) { handle(line, announce: announce) }
             return true
         }
-        state.withLock { $0.source = id }
     }
 
     /// The complete lines in what was read so far; a line over the limit is dropped.

@@ -145,13 +145,9 @@ public enum CardClassifier {
         if let raw = props[AudioRouteProperty.alsaPCM] {
             if isUsableText(raw) { alsaOverride = raw } else { note(.warning, "bad-alsa", "ignoring \(AudioRouteProperty.alsaPCM)=\(quoted(raw))") }
         }
-        var exclusive = false
-        if let raw = props[AudioRouteProperty.alsaExclusive] {
-            if isTrue(raw) {
-                exclusive = true
-            } else if raw.trimmingASCIIWhitespace() != "0" {
-                note(.warning, "bad-exclusive", "ignoring \(AudioRouteProperty.alsaExclusive)=\(quoted(raw)): not 1 or 0")
-            }
+        let exclusive = isExclusive(card)
+        if !exclusive, let raw = props[AudioRouteProperty.alsaExclusive], raw.trimmingASCIIWhitespace() != "0" {
+            note(.warning, "bad-exclusive", "ignoring \(AudioRouteProperty.alsaExclusive)=\(quoted(raw)): not 1 or 0")
         }
         // Shared by default: several sessions play at once on one card (a ducked stream under a
         // prompt), through dmix (playback) or dsnoop (capture) on the port's own PCM
