@@ -9,14 +9,19 @@ public struct PCMDevice: Sendable, Hashable, Comparable {
     public var playback: Bool
     /// The PCM's sysfs `pcm_class` attribute (`generic`, `multi`, `modem`, `digitizer`), when read.
     public var pcmClass: String?
-    /// The PCM's `id` attribute (`HDMI 0`, `ALC289 Analog`), where the kernel or a record has one.
+    /// The PCM's id, as the control device's PCM info gives it (`snd_pcm_info_get_id`, the first
+    /// name `aplay -l` prints: `HDMI 0`, `ALC289 Analog`, `Jack Out (*)`), or a record's `id` attribute.
     public var id: String?
+    /// The PCM's name (`snd_pcm_info_get_name`, the bracketed one in `aplay -l`: `HDMI 0`,
+    /// `bcm2835 Headphones`; often empty on ASoC cards), when it was read.
+    public var name: String?
 
-    public init(device: Int, playback: Bool, pcmClass: String? = nil, id: String? = nil) {
+    public init(device: Int, playback: Bool, pcmClass: String? = nil, id: String? = nil, name: String? = nil) {
         self.device = device
         self.playback = playback
         self.pcmClass = pcmClass
         self.id = id
+        self.name = name
     }
 
     /// Parses a sysfs name such as `pcmC1D3p`; nil for anything else.
@@ -71,6 +76,33 @@ public struct CardParent: Sendable, Hashable {
     }
 }
 
+/// What a card's control device says of the card (`SNDRV_CTL_IOCTL_CARD_INFO`, libasound's
+/// `snd_ctl_card_info`; `/proc/asound/cards` and `amixer info` print the same): what ALSA UCM's
+/// top-level lookup matches (`${CardDriver}`, `${CardName}`, `${CardLongName}`, `${CardComponents}`).
+public struct CardInfo: Sendable, Hashable {
+    /// The card id (`PCH`, `sofsoundwire`, `Headphones`).
+    public var id: String
+    /// The driver's name for the card (`HDA-Intel`, `USB-Audio`, `sof-soundwire`, `bcm2835_alsa`).
+    public var driver: String
+    /// The short name (`HDA Intel PCH`, `sof-soundwire`, `bcm2835 Headphones`).
+    public var name: String
+    /// The long name (`HDA Intel PCH at 0xf7f10000 irq 32`, `LENOVO-20XX-ThinkPad X1 Carbon`).
+    public var longName: String
+    /// The mixer's name (`Realtek ALC289`).
+    public var mixerName: String
+    /// The components string (`HDA:10ec0289,10280990,00100004`, `cfg-spk:2 hs:rt711 spk:rt1316`, `USB0b05:1a20`).
+    public var components: String
+
+    public init(id: String = "", driver: String = "", name: String = "", longName: String = "", mixerName: String = "", components: String = "") {
+        self.id = id
+        self.driver = driver
+        self.name = name
+        self.longName = longName
+        self.mixerName = mixerName
+        self.components = components
+    }
+}
+
 /// One sound card as udev shows it at one moment.
 public struct CardRecord: Sendable, Hashable {
     /// `/sys/devices/.../sound/card1`: the card's identity for the watcher's lifetime.
@@ -89,10 +121,14 @@ public struct CardRecord: Sendable, Hashable {
     public var parent: CardParent
     /// Faults found while reading it (non-UTF-8 values...), logged once each.
     public var faults: [String]
+    /// What its control device says of it, when the control device could be read (nil: not read,
+    /// as under umockdev or without permission).
+    public var info: CardInfo?
 
     public init(
         syspath: String, sysname: String? = nil, properties: [String: String] = [:], attributes: [String: String] = [:],
-        pcms: [PCMDevice] = [], hasControl: Bool = true, parent: CardParent = CardParent(), faults: [String] = []
+        pcms: [PCMDevice] = [], hasControl: Bool = true, parent: CardParent = CardParent(), faults: [String] = [],
+        info: CardInfo? = nil
     ) {
         self.syspath = syspath
         self.sysname = sysname ?? String(syspath.split(separator: "/").last ?? "")
@@ -102,6 +138,7 @@ public struct CardRecord: Sendable, Hashable {
         self.hasControl = hasControl
         self.parent = parent
         self.faults = faults
+        self.info = info
     }
 }
 
