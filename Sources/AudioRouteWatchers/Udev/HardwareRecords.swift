@@ -103,6 +103,40 @@ public struct CardInfo: Sendable, Hashable {
     }
 }
 
+/// One pin of an HDA codec, as its default configuration describes the wiring (the firmware's
+/// word, `Pin Default 0x90170110: [Fixed] Speaker at Int N/A` in `/proc/asound/card<n>/codec#<m>`):
+/// a fixed speaker or mic is built in, a jack is plugged into, an unconnected pin is not there.
+public struct HDAPin: Sendable, Hashable {
+    /// The codec's address on the HDA link (`codec#<m>`).
+    public var codec: Int
+    /// The pin widget's node id (`Node 0x14`).
+    public var node: Int
+    /// The 32-bit default configuration.
+    public var defaultConfig: UInt32
+
+    public init(codec: Int = 0, node: Int, defaultConfig: UInt32) {
+        self.codec = codec
+        self.node = node
+        self.defaultConfig = defaultConfig
+    }
+
+    /// Port connectivity, bits 31:30 (HDA specification, 7.3.3.31).
+    public enum Connectivity: Int, Sendable, Hashable {
+        case jack = 0, none = 1, fixed = 2, both = 3
+    }
+
+    /// Default device, bits 23:20.
+    public enum Device: Int, Sendable, Hashable {
+        case lineOut = 0, speaker, headphoneOut, cd, spdifOut, digitalOtherOut, modemLineSide, modemHandsetSide
+        case lineIn, aux, micIn, telephony, spdifIn, digitalOtherIn, reserved, other
+    }
+
+    public var connectivity: Connectivity { Connectivity(rawValue: Int(defaultConfig >> 30) & 0x3)! }
+    public var device: Device { Device(rawValue: Int(defaultConfig >> 20) & 0xF)! }
+    /// Location, bits 29:24 (`0x01` external rear, `0x02` external front, `0x10`–`0x1F` internal...).
+    public var location: Int { Int(defaultConfig >> 24) & 0x3F }
+}
+
 /// One sound card as udev shows it at one moment.
 public struct CardRecord: Sendable, Hashable {
     /// `/sys/devices/.../sound/card1`: the card's identity for the watcher's lifetime.
@@ -124,11 +158,13 @@ public struct CardRecord: Sendable, Hashable {
     /// What its control device says of it, when the control device could be read (nil: not read,
     /// as under umockdev or without permission).
     public var info: CardInfo?
+    /// The pins of its HDA codecs (empty: not an HDA card, or not read).
+    public var hdaPins: [HDAPin]
 
     public init(
         syspath: String, sysname: String? = nil, properties: [String: String] = [:], attributes: [String: String] = [:],
         pcms: [PCMDevice] = [], hasControl: Bool = true, parent: CardParent = CardParent(), faults: [String] = [],
-        info: CardInfo? = nil
+        info: CardInfo? = nil, hdaPins: [HDAPin] = []
     ) {
         self.syspath = syspath
         self.sysname = sysname ?? String(syspath.split(separator: "/").last ?? "")
@@ -139,6 +175,7 @@ public struct CardRecord: Sendable, Hashable {
         self.parent = parent
         self.faults = faults
         self.info = info
+        self.hdaPins = hdaPins
     }
 }
 
