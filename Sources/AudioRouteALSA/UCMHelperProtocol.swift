@@ -1,6 +1,7 @@
 // The lines `audioroute-ucm` writes and reads (docs/ucm.md, "The helper's protocol"): one
-// JSON object per line. Pure: values in, AudioRouteCore JSON out, so the tests check the
-// messages without a card, and the helper's main loop only moves lines.
+// JSON object per line, each naming the card it is about. Pure: values in, AudioRouteCore
+// JSON out, so the tests check the messages without a card, and the helper's main loop only
+// moves lines.
 import AudioRouteCore
 
 /// A port of the hello: one UCM port over every verb that has it.
@@ -10,26 +11,47 @@ public struct UCMHelperPort: Sendable {
     /// to enable for it, highest priority first.
     public var devices: [(verb: String, devices: [String])]
     public var jackControl: String?
+    /// The profile's PlaybackPriority or CapturePriority for the port in the first verb that
+    /// has it, when the profile gives one.
+    public var priority: Int?
 }
 
-/// A request the helper could not take: the fault, named.
+/// A line the helper could not take: the fault, named.
 public struct UCMRequestError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// What the daemon asks of the helper, one line each.
+public enum UCMHelperMessage: Sendable, Hashable {
+    /// `{"open": "hw:PCH"}`: open the card's UCM configuration; the answer is its hello, or
+    /// an error with `"closed": true`.
+    case open(card: String)
+    /// `{"close": "hw:PCH"}`: forget the card (it went away); the answer is `"closed": true`.
+    case close(card: String)
+    /// `{"card": "hw:PCH", "verb": "HiFi" or null, "devices": […]}`: set the card so.
+    case request(card: String, target: UCMState)
 }
 
 public enum UCMHelperProtocol {
     /// The ports of every verb of `configuration`, merged by uid (the first verb that has
     /// a port gives its other members), in the order first seen.
     public static func ports(_ configuration: UCMConfiguration) -> [UCMHelperPort] {
+        var notes: [String] = []
+        return ports(configuration, notes: &notes)
+    }
+
+    /// `ports(_:)`, appending to `notes` why a device with a PCM gave no port.
+    public static func ports(_ configuration: UCMConfiguration, notes: inout [String]) -> [UCMHelperPort] {
         var ports: [UCMHelperPort] = []
         for verb in configuration.verbs {
-            for ucm in UCMPortMapping.ports(card: configuration.card, verb: verb) {
+            for ucm in UCMPortMapping.ports(card: configuration.card, verb: verb, notes: &notes) {
                 let devices = ucm.dataSources.map(\.device)
                 if let index = ports.firstIndex(where: { $0.port.uid == ucm.port.uid }) {
                     ports[index].devices.append((verb.name, devices))
                 } else {
-                    ports.append(UCMHelperPort(port: ucm.port, devices: [(verb.name, devices)], jackControl: ucm.jackControl))
+                    ports.append(
+                        UCMHelperPort(port: ucm.port, devices: [(verb.name, devices)], jackControl: ucm.jackControl, priority: ucm.priority))
                 }
             }
         }
@@ -43,9 +65,12 @@ public enum UCMHelperProtocol {
         return names
     }
 
-    /// The first line: the card, its verbs, its ports (Port.json's members but "sequence",
-    /// then "devices" and "jackControl"), the jacks that could be read.
-    public static func hello(_ configuration: UCMConfiguration, ports: [UCMHelperPort], jacks: [String: Bool]) -> JSON {
+    /// The hello for a card opened: the card, its verbs, its ports (Port.json's members but
+    /// "sequence", then "devices", "jackControl" and "profilePriority"), the jacks that could
+    /// be read, and the notes (devices that gave no port, and why).
+    public static func hello(
+        _ configuration: UCMConfiguration, ports: [UCMHelperPort], jacks: [String: Bool], notes: [String] = []
+    ) -> JSON {
         let portObjects: [JSON] = ports.map { port in
             guard case .object(var members) = port.port.json else { return port.port.json }
             // Port.json's members, in the core's order, then the helper's. Without "sequence":
@@ -54,6 +79,7 @@ public enum UCMHelperProtocol {
             members.removeAll { $0.key == "sequence" }
             members.append(JSON.Member("devices", .object(port.devices.map { JSON.Member($0.verb, .array($0.devices.map(JSON.string))) })))
             members.append(JSON.Member("jackControl", port.jackControl.map(JSON.string) ?? .null))
+            members.append(JSON.Member("profilePriority", port.priority.map { .integer(Int64($0)) } ?? .null))
             return .object(members)
         }
         let jackMembers = jackControls(ports).compactMap { name in jacks[name].map { JSON.Member(name, .bool($0)) } }
@@ -62,20 +88,32 @@ public enum UCMHelperProtocol {
             JSON.Member("verbs", .array(configuration.verbs.map { .string($0.name) })),
             JSON.Member("ports", .array(portObjects)),
             JSON.Member("jacks", .object(jackMembers)),
+            JSON.Member("notes", .array(notes.map(JSON.string))),
         ])
     }
 
-    /// `{"error": "…"}`: the hello's failure.
-    public static func error(_ message: String) -> JSON { .object([JSON.Member("error", .string(message))]) }
-
-    /// `{"jack": "Headphone Jack", "plugged": true}`.
-    public static func jack(_ name: String, plugged: Bool) -> JSON {
-        .object([JSON.Member("jack", .string(name)), JSON.Member("plugged", .bool(plugged))])
+    /// `{"card": "hw:PCH", "error": "…", "closed": true}`: the card is not open (its
+    /// configuration could not be opened or read, or it was never opened).
+    public static func notOpen(card: String, _ message: String) -> JSON {
+        .object([JSON.Member("card", .string(card)), JSON.Member("error", .string(message)), JSON.Member("closed", .bool(true))])
     }
 
-    /// A request line: `{"verb": "Voice Call" or null, "devices": ["Earpiece", …]}`, both members
-    /// required, no others.
-    public static func request(_ line: [UInt8]) -> Result<UCMState, UCMRequestError> {
+    /// `{"card": "hw:PCH", "closed": true}`: the answer to a close.
+    public static func closed(card: String) -> JSON {
+        .object([JSON.Member("card", .string(card)), JSON.Member("closed", .bool(true))])
+    }
+
+    /// `{"error": "…"}`: a line that names no card the helper could answer for.
+    public static func error(_ message: String) -> JSON { .object([JSON.Member("error", .string(message))]) }
+
+    /// `{"card": "hw:PCH", "jack": "Headphone Jack", "plugged": true}`.
+    public static func jack(card: String, _ name: String, plugged: Bool) -> JSON {
+        .object([JSON.Member("card", .string(card)), JSON.Member("jack", .string(name)), JSON.Member("plugged", .bool(plugged))])
+    }
+
+    /// One line from the daemon: an open, a close, or a request (`card`, `verb` and `devices`,
+    /// all required, no others).
+    public static func message(_ line: [UInt8]) -> Result<UCMHelperMessage, UCMRequestError> {
         let json: JSON
         do throws(JSONSyntaxError) {
             json = try JSON.parse(line)
@@ -83,10 +121,20 @@ public enum UCMHelperProtocol {
             return .failure(UCMRequestError("malformed JSON: \(error)"))
         }
         guard case .object(let members) = json else {
-            return .failure(UCMRequestError("a request is a JSON object, not \(json.typeName)"))
+            return .failure(UCMRequestError("a message is a JSON object, not \(json.typeName)"))
         }
-        for member in members where member.key != "verb" && member.key != "devices" {
-            return .failure(UCMRequestError("unknown member \"\(member.key)\" (a request has \"verb\" and \"devices\")"))
+        for key in ["open", "close"] where json[key] != nil {
+            guard members.count == 1, case .string(let card)? = json[key], !card.isEmpty else {
+                return .failure(UCMRequestError("\"\(key)\" takes a card name, alone: {\"\(key)\": \"hw:<card>\"}"))
+            }
+            return .success(key == "open" ? .open(card: card) : .close(card: card))
+        }
+        for member in members where !["card", "verb", "devices"].contains(member.key) {
+            return .failure(UCMRequestError("unknown member \"\(member.key)\" (a request has \"card\", \"verb\" and \"devices\")"))
+        }
+        guard let cardValue = json["card"] else { return .failure(UCMRequestError("missing member \"card\"")) }
+        guard case .string(let card) = cardValue, !card.isEmpty else {
+            return .failure(UCMRequestError("\"card\" is a card name, not \(cardValue.typeName)"))
         }
         let verb: String?
         switch json["verb"] {
@@ -106,16 +154,24 @@ public enum UCMHelperProtocol {
             }
             devices.append(device)
         }
-        return .success(UCMState(verb: verb, devices: devices))
+        return .success(.request(card: card, target: UCMState(verb: verb, devices: devices)))
+    }
+
+    /// The card a line names, when it names one ("open", "close" or "card"): for an error
+    /// about a line that is otherwise wrong.
+    public static func card(of line: [UInt8]) -> String? {
+        guard let json = try? JSON.parse(line), case .object = json else { return nil }
+        for key in ["card", "open", "close"] { if case .string(let card)? = json[key] { return card } }
+        return nil
     }
 
     /// The reply to a request carried out: what is current now, and the steps taken.
-    public static func reply(_ state: UCMState, steps: [UCMStep]) -> JSON {
-        .object(state.members + [JSON.Member("steps", .array(steps.map { .string($0.description) }))])
+    public static func reply(card: String, _ state: UCMState, steps: [UCMStep]) -> JSON {
+        .object([JSON.Member("card", .string(card))] + state.members + [JSON.Member("steps", .array(steps.map { .string($0.description) }))])
     }
 
     /// The reply to a request refused or failed: the fault, and what is current now.
-    public static func failure(_ message: String, state: UCMState) -> JSON {
-        .object([JSON.Member("error", .string(message))] + state.members)
+    public static func failure(card: String, _ message: String, state: UCMState) -> JSON {
+        .object([JSON.Member("card", .string(card)), JSON.Member("error", .string(message))] + state.members)
     }
 }

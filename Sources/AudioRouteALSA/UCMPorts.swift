@@ -60,7 +60,7 @@ public struct UCMConfiguration: Sendable, Hashable {
 public struct UCMDataSource: Sendable, Hashable {
     /// The UCM device's name ("Mic1").
     public var device: String
-    /// The PCM it is read from.
+    /// The PCM it is read from, as another process opens it (`UCMPortMapping.sharedPCM`).
     public var alsa: String
     /// Its `CapturePriority` / `PlaybackPriority`, when the configuration gives one.
     public var priority: Int?
@@ -74,43 +74,78 @@ public struct UCMPort: Sendable, Hashable {
     public var dataSources: [UCMDataSource]
     /// The jack control that gives the port's availability; nil means always available.
     public var jackControl: String?
+    /// The profile's priority for the port (its first data source's), when it gives one.
+    public var priority: Int? { dataSources.first?.priority }
 }
 
-/// The mapping from UCM device names to port types (issue 19, item 3).
+/// The mapping from UCM device names to port types.
 public enum UCMPortMapping {
-    /// The port type of the UCM device `name` in `direction`, or nil for a
-    /// device this mapping does not cover (HDMI, Line, modem links, …).
-    /// The names are alsa-ucm-conf's (ucm2/DEVICE.md lists the standard ones)
-    /// plus the PinePhone's own ("Headphone", "DigitalMic", "HeadsetMic").
-    /// A mic device with a jack control is not built in: HDA and SOF laptops
-    /// name their combo jack's mic "Mic" (JackControl "Mic Jack").
+    /// The port type of the UCM device `name` in `direction`, or nil for a device this
+    /// mapping does not cover (Bluetooth, USB, Direct, modem links, …).
+    /// The names are alsa-lib's standard ones (use-case.h: Speaker, Line, Mic, Headphones,
+    /// Headset, Handset, Earpiece, SPDIF, HDMI), each with an optional number suffix
+    /// ("HDMI1", "Line 2", "Mic2"), plus the PinePhone's own ("Headphone", "DigitalMic",
+    /// "HeadsetMic"). A mic device with a jack control is not built in: HDA and SOF laptops
+    /// name their combo jack's mic "Mic" or "Mic2" (JackControl "Mic Jack").
     public static func portType(
         device name: String, direction: PortDirection, jackControl: String? = nil
     ) -> PortType? {
-        let type = nameType(device: name, direction: direction)
+        let type = baseType(split(name).base, direction: direction)
         return type == .builtInMic && jackControl != nil ? .headsetMic : type
     }
 
-    private static func nameType(device name: String, direction: PortDirection) -> PortType? {
-        switch (name, direction) {
+    private static func baseType(_ base: String, direction: PortDirection) -> PortType? {
+        switch (base, direction) {
         case ("Earpiece", .output), ("Handset", .output): return .builtInReceiver
         case ("Speaker", .output): return .builtInSpeaker
         case ("Headphones", .output), ("Headphone", .output), ("Headset", .output): return .headphones
         case ("Headset", .input), ("HeadsetMic", .input): return .headsetMic
-        case ("Mic", .input), ("Mic1", .input), ("Mic2", .input), ("DigitalMic", .input), ("Handset", .input):
-            return .builtInMic
+        case ("Mic", .input), ("DigitalMic", .input), ("Handset", .input): return .builtInMic
+        // A line jack, or S/PDIF: a line-level output or input (iOS has no digital-out type).
+        case ("Line", .output), ("SPDIF", .output): return .lineOut
+        case ("Line", .input), ("SPDIF", .input): return .lineIn
+        // UCM names DisplayPort outputs HDMI too.
+        case ("HDMI", .output): return .HDMI
         default: return nil
         }
     }
 
-    /// The ports of `verb` on `card`: one per mapped device and direction,
-    /// except that every built-in mic of the verb becomes one `builtInMic`
-    /// port whose data sources are those devices, highest priority first.
-    /// The port's ALSA name is the device's PlaybackPCM or CapturePCM; a device
-    /// without the PCM for a direction gives no port in that direction. Its name is the
-    /// device's comment ("Internal speaker"), or the device's name when it has none (the
-    /// merged mic: its first data source's).
+    /// A device name without its number suffix (alsa-lib's use-case.h: "HDMI1", "Line 1" and
+    /// "Line1" are numbered devices of one kind).
+    public static func split(_ name: String) -> (base: String, number: Int?) {
+        let digits = name.reversed().prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty, digits.count < name.count else { return (name, nil) }
+        var base = String(name.dropLast(digits.count))
+        if base.hasSuffix(" ") { base.removeLast() }
+        return (base, Int(String(digits.reversed())))
+    }
+
+    /// The PCM as another process opens it. A profile with its own alsa-lib configuration
+    /// (ucm2/lib/generic.conf, which the stock ucm.conf includes) gets its PCM values prefixed
+    /// by libasound (`_ucm0001.hw:sofhdadsp,6`): a name that only the process holding the UCM
+    /// manager can open. The generic configuration's `hw` is the kernel's, so the prefix is
+    /// dropped from an `hw:` name; any other PCM behind the prefix (a profile's own split or
+    /// remapped PCM) is nil: no other process can open it.
+    public static func sharedPCM(_ pcm: String) -> String? {
+        guard pcm.hasPrefix("_ucm") else { return pcm }
+        guard let dot = pcm.firstIndex(of: "."), pcm[pcm.index(after: dot)...].hasPrefix("hw:") else { return nil }
+        return String(pcm[pcm.index(after: dot)...])
+    }
+
+    /// The ports of `verb` on `card`: one per mapped device and direction, except that every
+    /// built-in mic of the verb becomes one `builtInMic` port whose data sources are those
+    /// devices, highest priority first. The port's ALSA name is the device's PlaybackPCM or
+    /// CapturePCM (`sharedPCM`); a device without the PCM for a direction gives no port in
+    /// that direction, and one whose PCM no other process can open gives a note instead. Its
+    /// name is the device's comment ("Internal speaker"), or the device's name when it has
+    /// none (the merged mic: its first data source's).
     public static func ports(card: String, verb: UCMVerb) -> [UCMPort] {
+        var notes: [String] = []
+        return ports(card: card, verb: verb, notes: &notes)
+    }
+
+    /// `ports(card:verb:)`, appending to `notes` why a device with a PCM gave no port.
+    public static func ports(card: String, verb: UCMVerb, notes: inout [String]) -> [UCMPort] {
         func name(_ device: String) -> String {
             let comment = verb.devices.first { $0.name == device }?.comment ?? ""
             return comment.isEmpty ? device : comment
@@ -118,15 +153,18 @@ public enum UCMPortMapping {
         var ports: [UCMPort] = []
         var mics: [UCMDataSource] = []
         for device in verb.devices {
-            for (direction, pcm, priorityKey) in [
+            var mapped = false
+            for (direction, raw, priorityKey) in [
                 (PortDirection.output, device.playbackPCM, "PlaybackPriority"),
                 (PortDirection.input, device.capturePCM, "CapturePriority"),
             ] {
-                guard let pcm,
-                    let type = portType(device: device.name, direction: direction, jackControl: device.jackControl)
-                else { continue }
-                let source = UCMDataSource(
-                    device: device.name, alsa: pcm, priority: device.values[priorityKey].flatMap { Int($0) })
+                guard let raw, let type = portType(device: device.name, direction: direction, jackControl: device.jackControl) else { continue }
+                mapped = true
+                guard let pcm = sharedPCM(raw) else {
+                    notes.append("\(verb.name)/\(device.name): \(direction.rawValue) PCM \(raw) is the profile's own alsa-lib PCM, which only its UCM manager's process can open: no port")
+                    continue
+                }
+                let source = UCMDataSource(device: device.name, alsa: pcm, priority: device.values[priorityKey].flatMap { Int($0) })
                 if type == .builtInMic {
                     mics.append(source)
                     continue
@@ -135,6 +173,9 @@ public enum UCMPortMapping {
                     uid: "ucm:\(card):\(device.name):\(direction.rawValue)", type: type, device: "ucm:\(card)",
                     name: name(device.name), direction: direction, alsa: pcm)
                 ports.append(UCMPort(port: port, dataSources: [source], jackControl: device.jackControl))
+            }
+            if !mapped, device.playbackPCM != nil || device.capturePCM != nil {
+                notes.append("\(verb.name)/\(device.name): no port type for this device")
             }
         }
         if !mics.isEmpty {

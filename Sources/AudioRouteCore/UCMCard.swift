@@ -1,6 +1,6 @@
 // A UCM card as the daemon knows it: the ports its helper (`audioroute-ucm`, docs/ucm.md)
-// announced, and which verb and devices a route asks of it. Pure: the helper process owns
-// libasound; the daemon only reads its hello line and writes requests.
+// announced, and which verb and devices a route asks of it; and the helper's other lines.
+// Pure: the helper process owns libasound; the daemon only reads its lines and writes requests.
 
 /// One port of a UCM card, with the UCM devices behind it in each verb.
 public struct UCMCardPort: Sendable, Hashable {
@@ -10,11 +10,14 @@ public struct UCMCardPort: Sendable, Hashable {
     public var devices: [String: [String]]
     /// The ALSA control that says whether the port is plugged in; nil: always there.
     public var jackControl: String?
+    /// The profile's PlaybackPriority/CapturePriority for the port, when it gives one.
+    public var profilePriority: Int?
 
-    public init(port: Port, devices: [String: [String]], jackControl: String? = nil) {
+    public init(port: Port, devices: [String: [String]], jackControl: String? = nil, profilePriority: Int? = nil) {
         self.port = port
         self.devices = devices
         self.jackControl = jackControl
+        self.profilePriority = profilePriority
     }
 }
 
@@ -27,12 +30,15 @@ public struct UCMCard: Sendable, Hashable {
     public var ports: [UCMCardPort]
     /// The jack controls' values when the helper started.
     public var jacks: [String: Bool]
+    /// What the helper noted about devices that gave no port.
+    public var notes: [String]
 
-    public init(card: String, verbs: [String], ports: [UCMCardPort], jacks: [String: Bool] = [:]) {
+    public init(card: String, verbs: [String], ports: [UCMCardPort], jacks: [String: Bool] = [:], notes: [String] = []) {
         self.card = card
         self.verbs = verbs
         self.ports = ports
         self.jacks = jacks
+        self.notes = notes
     }
 
     /// The verb for a session configuration: "Voice Call" for a voice or video chat in
@@ -62,8 +68,8 @@ public struct UCMCard: Sendable, Hashable {
 }
 
 extension UCMState {
-    /// The helper's request line for this state (docs/ucm.md, "The helper's protocol").
-    public var request: JSON { .object(members) }
+    /// The helper's request line setting `card` to this state (docs/ucm.md, "The helper's protocol").
+    public func request(card: String) -> JSON { .object([JSON.Member("card", .string(card))] + members) }
 
     /// `verb` (null: inactive) and `devices`, as requests and replies carry them.
     public var members: [JSON.Member] {
@@ -89,13 +95,14 @@ extension UCMCard {
         }
         let root = Node(json, "")
         if let error = try root.optional("error") { throw ScenarioError(path: "", message: try error.string()) }
-        try root.allowOnly(["card", "verbs", "ports", "jacks"])
+        try root.allowOnly(["card", "verbs", "ports", "jacks", "notes"])
         let card = try root.required("card").identifier()
         let verbs = try root.required("verbs").elements().map { (node) throws(ScenarioError) in try node.identifier() }
         var ports: [UCMCardPort] = []
         for node in try root.required("ports").elements() {
             let members = try node.members()
-            let portNode = Node(.object(members.filter { $0.key != "devices" && $0.key != "jackControl" }), node.path)
+            let helperKeys = ["devices", "jackControl", "profilePriority"]
+            let portNode = Node(.object(members.filter { !helperKeys.contains($0.key) }), node.path)
             let port = try portNode.port()
             guard !ports.contains(where: { $0.port.uid == port.uid }) else {
                 throw ScenarioError(path: node.path + ".uid", message: "duplicate port uid \"\(port.uid)\"")
@@ -112,22 +119,133 @@ extension UCMCard {
             }
             var jackControl: String?
             if let jack = try node.optional("jackControl"), jack.value != .null { jackControl = try jack.identifier() }
-            ports.append(UCMCardPort(port: port, devices: devices, jackControl: jackControl))
+            var profilePriority: Int?
+            if let priority = try node.optional("profilePriority"), priority.value != .null {
+                guard let value = Int32(exactly: try priority.integer()) else { throw priority.fail("priority out of range") }
+                profilePriority = Int(value)
+            }
+            ports.append(UCMCardPort(port: port, devices: devices, jackControl: jackControl, profilePriority: profilePriority))
         }
         var jacks: [String: Bool] = [:]
         if let node = try root.optional("jacks") {
             for member in try node.members() { jacks[member.key] = try Node(member.value, node.child(member.key)).bool() }
         }
-        return UCMCard(card: card, verbs: verbs, ports: ports, jacks: jacks)
+        let notes = try root.optional("notes")?.elements().map { (note) throws(ScenarioError) in try note.string() } ?? []
+        return UCMCard(card: card, verbs: verbs, ports: ports, jacks: jacks, notes: notes)
     }
 
-    /// A jack event line (`{"jack": "Headphone Jack", "plugged": true}`), or nil for any other line.
-    public static func parseJackEvent(_ bytes: [UInt8]) -> (control: String, plugged: Bool)? {
-        guard bytes.count <= maximumHelloBytes, let json = try? JSON.parse(bytes, maxDepth: 2),
-            case .object(let members) = json, members.count == 2,
-            case .string(let control)? = members.first(where: { $0.key == "jack" })?.value,
-            case .bool(let plugged)? = members.first(where: { $0.key == "plugged" })?.value
-        else { return nil }
-        return (control, plugged)
+}
+
+/// One line from the UCM helper (docs/ucm.md, "The helper's protocol").
+public enum UCMHelperLine: Sendable, Hashable {
+    /// A card's hello: it is open, with these ports.
+    case hello(UCMCard)
+    /// The card is not open in the helper (its configuration could not be opened or read; or
+    /// a close was answered, with no message).
+    case closed(card: String, message: String?)
+    /// A jack the helper watches changed.
+    case jack(card: String, control: String, plugged: Bool)
+    /// A request carried out: what is current on the card now.
+    case reply(card: String, state: UCMState)
+    /// A request refused or failed, and what is current now.
+    case failure(card: String, message: String, state: UCMState?)
+    /// A line the helper could not take, about no card it has open.
+    case error(String)
+
+    /// Parses one line; names the fault of a line that is none of these.
+    public static func parse(_ bytes: [UInt8]) throws(ScenarioError) -> UCMHelperLine {
+        guard bytes.count <= UCMCard.maximumHelloBytes else {
+            throw ScenarioError(path: "", message: "line of \(bytes.count) bytes (at most \(UCMCard.maximumHelloBytes))")
+        }
+        let json: JSON
+        do {
+            json = try JSON.parse(bytes, maxDepth: 8)
+        } catch {
+            throw ScenarioError(path: "", message: "invalid JSON: \(error)")
+        }
+        let root = Node(json, "")
+        guard let cardNode = try root.optional("card") else {
+            guard let message = try root.optional("error") else { throw ScenarioError(path: "", message: "a line without \"card\" or \"error\"") }
+            return .error(try message.string())
+        }
+        let card = try cardNode.identifier()
+        if try root.optional("verbs") != nil { return .hello(try UCMCard.parseHello(bytes)) }
+        if let closed = try root.optional("closed") {
+            try root.allowOnly(["card", "closed", "error"])
+            guard try closed.bool() else { throw closed.fail("\"closed\" is only ever true") }
+            return .closed(card: card, message: try root.optional("error")?.string())
+        }
+        if let jack = try root.optional("jack") {
+            try root.allowOnly(["card", "jack", "plugged"])
+            return .jack(card: card, control: try jack.identifier(), plugged: try root.required("plugged").bool())
+        }
+        var state: UCMState?
+        if let verb = try root.optional("verb") {
+            let devices = try root.required("devices").elements().map { (device) throws(ScenarioError) in try device.identifier() }
+            state = UCMState(verb: verb.value == .null ? nil : try verb.identifier(), devices: devices)
+        }
+        if let message = try root.optional("error") {
+            try root.allowOnly(["card", "error", "verb", "devices"])
+            return .failure(card: card, message: try message.string(), state: state)
+        }
+        try root.allowOnly(["card", "verb", "devices", "steps"])
+        guard let state else { throw ScenarioError(path: "", message: "a line about card \(card) that is no hello, jack, reply or error") }
+        return .reply(card: card, state: state)
+    }
+}
+
+extension UCMCard {
+    /// The card with its ports under the uids and devices udev's classification gives the same
+    /// ports (docs/ports.md, "Uids"): `<base>/speaker`, `<base>/headphones` on device
+    /// `<base>/jack`, `<base>/hdmi-<PCM>`... So a port keeps its uid (and the priority a user
+    /// gave it) whether its card's ports come from UCM or from udev. A second port of one role
+    /// gets `-2`, and so on. Each port's priority is its type's default, plus its rank among
+    /// the card's ports of that type by the profile's priority (0 for the lowest): UCM's
+    /// priorities order one card's devices, and mean nothing next to another card's ports.
+    public func withPublicUIDs(base: String) -> UCMCard {
+        var card = self
+        var used: [String: Int] = [:]
+        for index in card.ports.indices {
+            let port = card.ports[index].port
+            let (role, device) = Self.role(of: port, base: base)
+            used[role, default: 0] += 1
+            let uid = "\(base)/\(role)" + (used[role]! > 1 ? "-\(used[role]!)" : "")
+            card.ports[index].port.uid = uid
+            card.ports[index].port.device = device ?? uid
+        }
+        for index in card.ports.indices {
+            let type = card.ports[index].port.type
+            let priorities = Set(card.ports.filter { $0.port.type == type }.map { $0.profilePriority ?? Int.min }).sorted()
+            let rank = priorities.firstIndex(of: card.ports[index].profilePriority ?? Int.min) ?? 0
+            card.ports[index].port.priority = type.defaultPriority + rank
+        }
+        return card
+    }
+
+    /// A port's role in its uid, and its device (nil: its own uid), as udev names them.
+    static func role(of port: Port, base: String) -> (role: String, device: String?) {
+        switch port.type {
+        case .builtInSpeaker: return ("speaker", base)
+        case .builtInReceiver: return ("receiver", base)
+        case .builtInMic: return ("mic", base)
+        case .headphones: return ("headphones", base + "/jack")
+        case .headsetMic: return ("headset-mic", base + "/jack")
+        case .lineOut: return ("line-out", base + "/line")
+        case .lineIn: return ("line-in", base + "/line")
+        case .HDMI, .displayPort:
+            let prefix = port.type == .HDMI ? "hdmi" : "dp"
+            return (port.alsa.flatMap(pcmDevice).map { "\(prefix)-\($0)" } ?? prefix, nil)
+        case .usbAudio, .bluetoothA2DP, .bluetoothHFP, .bluetoothLE: return (port.type.rawValue, base)
+        }
+    }
+
+    /// The PCM device number of an `hw:` name (`hw:PCH,3`, `hw:CARD=PCH,DEV=3`; `hw:PCH` is 0).
+    public static func pcmDevice(_ pcm: String) -> Int? {
+        guard pcm.hasPrefix("hw:") else { return nil }
+        let arguments = pcm.dropFirst(3).split(separator: ",", omittingEmptySubsequences: false)
+        guard arguments.count <= 2, let card = arguments.first, !card.isEmpty else { return nil }
+        guard arguments.count == 2 else { return 0 }
+        let device = arguments[1].hasPrefix("DEV=") ? arguments[1].dropFirst(4) : arguments[1]
+        return Int(device).flatMap { $0 >= 0 ? $0 : nil }
     }
 }

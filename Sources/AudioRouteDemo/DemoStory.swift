@@ -261,7 +261,9 @@ struct DemoStory {
         let daemonPath = String(selfPath[..<(selfPath.lastIndex(of: "/") ?? selfPath.startIndex)]) + "/audiorouted"
         guard FileInfo.isExecutable(daemonPath) else { throw DemoError("no audiorouted next to \(selfPath): build every product first (swift build)") }
         let daemon = try DemoChild(
-            "audiorouted", ["umockdev-wrapper", daemonPath, "--state-dir", dir + "/state", "--runtime-dir", dir + "/run"],
+            // No UCM helper: the phone is a umockdev record, whose card has no control device for
+            // a UCM profile to open (libasound's card lookup aborts inside umockdev's preload).
+            "audiorouted", ["umockdev-wrapper", daemonPath, "--state-dir", dir + "/state", "--runtime-dir", dir + "/run", "--ucm-helper", "none"],
             environment: ["UMOCKDEV_DIR": testbed, "DBUS_SESSION_BUS_ADDRESS": busAddress, "DBUS_SYSTEM_BUS_ADDRESS": systemBus],
             log: dir + "/logs/audiorouted.log")
         emitter.send("adopt \(daemon.pid)")

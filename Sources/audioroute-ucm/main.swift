@@ -1,16 +1,18 @@
-// audioroute-ucm: one UCM card's helper (docs/ucm.md, "The helper's protocol"). audiorouted
-// starts one per UCM card and speaks to it on stdin/stdout, one JSON object per line, so
-// that the daemon never loads libasound. It says hello (the card's verbs, ports and jacks),
-// then applies the verb and devices each request asks for and reports jack changes; it
-// exits 0 when stdin ends. One thread, one poll(2) on stdin and the card's control.
+// audioroute-ucm: the UCM helper (docs/ucm.md, "The helper's protocol"). audiorouted starts
+// one for every card it asks about, and speaks to it on stdin/stdout, one JSON object per
+// line, so that the daemon never loads libasound. For each card it is asked to open it says
+// hello (the card's verbs, ports and jacks) or why not, then applies the verb and devices each
+// request asks for and reports jack changes; it exits 0 when stdin ends. One thread, one
+// poll(2) on stdin and the open cards' controls.
 import AudioRouteALSA
 import AudioRouteCore
 import AudioRouteSystem
 import Logging
 
 let usage = """
-    usage: audioroute-ucm --card NAME [--log-level LEVEL]
-      --card NAME        the card as snd_use_case_mgr_open takes it ("hw:PinePhone")
+    usage: audioroute-ucm [--card NAME]... [--log-level LEVEL]
+      --card NAME        open this card at start, as an {"open": NAME} line would ("hw:PinePhone",
+                         as snd_use_case_mgr_open takes it); then serves the lines on stdin
       --log-level LEVEL  trace, debug, info, notice, warning (default), error, critical
     """
 
@@ -21,7 +23,7 @@ struct UsageError: Error {
 }
 
 struct Options {
-    var card = ""
+    var cards: [String] = []
     var logLevel = Logger.Level.warning
 
     static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
@@ -34,14 +36,15 @@ struct Options {
             }
             guard let value = inline ?? rest.popFirst() else { return .failure(UsageError("\(name) needs a value")) }
             if name == "--card" {
-                options.card = value
+                guard !value.isEmpty else { return .failure(UsageError("--card needs a card name")) }
+                options.cards.append(value)
             } else if let level = Logger.Level(rawValue: value) {
                 options.logLevel = level
             } else {
                 return .failure(UsageError("unknown log level \"\(value)\""))
             }
         }
-        return options.card.isEmpty ? .failure(UsageError("--card is required")) : .success(options)
+        return .success(options)
     }
 }
 
@@ -59,86 +62,147 @@ func send(_ json: JSON) {
 /// control ("hw:PinePhone"), else "hw:<name>".
 func controlName(card: String) -> String { card.contains(":") ? card : "hw:" + card }
 
-/// Says hello, then serves requests and jack events until stdin ends; the exit status.
-func serve(card: String, logger: Logger) -> Int32 {
+/// One card the helper has open: its UCM manager, kept for the card's life (alsa-lib's idea
+/// of which devices are on lives in it), and its jacks.
+final class OpenCard {
+    let name: String
     var manager: UCMManager
-    do throws(ALSAError) {
-        manager = try UCMManager(card: card)
-    } catch {
-        send(UCMHelperProtocol.error("no UCM configuration for card \(card): \(error)"))
-        return 1
-    }
-    let configuration: UCMConfiguration
-    do throws(ALSAError) {
-        configuration = try UCMReader.read(manager)
-    } catch {
-        send(UCMHelperProtocol.error("cannot read the UCM configuration of card \(card): \(error)"))
-        return 1
-    }
-    let ports = UCMHelperProtocol.ports(configuration)
-    let jackNames = UCMHelperProtocol.jackControls(ports)
     var jacks: UCMJackMonitor?
-    if !jackNames.isEmpty {
-        do throws(ALSAError) {
-            jacks = try UCMJackMonitor(controlName: controlName(card: card), jacks: jackNames)
-        } catch {
-            logger.warning("jack controls not read", metadata: ["card": "\(card)", "error": "\(error)"])
-        }
-    }
-    for (jack, error) in jacks?.failures ?? [:] {
-        logger.warning("jack control not read", metadata: ["jack": "\(jack)", "error": "\(error)"])
-    }
-    send(UCMHelperProtocol.hello(configuration, ports: ports, jacks: jacks?.values ?? [:]))
+    /// The jack control's poll descriptors (none when the jacks are not watched).
+    var descriptors: [PollDescriptor] = []
 
-    var descriptors = [PollDescriptor(fd: StandardStream.input.rawValue, events: .readable)]
-    do throws(ALSAError) {
-        descriptors += try jacks?.control.pollDescriptors() ?? []
-    } catch {
-        logger.warning("jack events not watched", metadata: ["error": "\(error)"])
+    init(name: String, manager: consuming UCMManager) {
+        self.name = name
+        self.manager = manager
     }
-    var lines = UCMLineSplitter()
-    var chunk = [UInt8](repeating: 0, count: 65536)
+}
+
+/// The cards, by the name the daemon opened them with.
+final class Cards {
+    var open: [String: OpenCard] = [:]
+    let logger: Logger
+
+    init(logger: Logger) { self.logger = logger }
+
+    /// Opens `card` and says its hello, or why not.
+    func openCard(_ card: String) {
+        if open[card] != nil {
+            logger.notice("opened twice: its hello again", metadata: ["card": "\(card)"])
+            open[card] = nil
+        }
+        var manager: UCMManager
+        do throws(ALSAError) {
+            manager = try UCMManager(card: card)
+        } catch {
+            send(UCMHelperProtocol.notOpen(card: card, "no UCM configuration for card \(card): \(error)"))
+            return
+        }
+        let configuration: UCMConfiguration
+        do throws(ALSAError) {
+            configuration = try UCMReader.read(manager)
+        } catch {
+            send(UCMHelperProtocol.notOpen(card: card, "cannot read the UCM configuration of card \(card): \(error)"))
+            return
+        }
+        var notes: [String] = []
+        let ports = UCMHelperProtocol.ports(configuration, notes: &notes)
+        for note in notes { logger.notice("\(note)", metadata: ["card": "\(card)"]) }
+        let entry = OpenCard(name: card, manager: manager)
+        let jackNames = UCMHelperProtocol.jackControls(ports)
+        if !jackNames.isEmpty {
+            do throws(ALSAError) {
+                entry.jacks = try UCMJackMonitor(controlName: controlName(card: card), jacks: jackNames)
+                entry.descriptors = try entry.jacks?.control.pollDescriptors() ?? []
+            } catch {
+                logger.warning("jack controls not read", metadata: ["card": "\(card)", "error": "\(error)"])
+            }
+        }
+        for (jack, error) in entry.jacks?.failures ?? [:] {
+            logger.warning("jack control not read", metadata: ["card": "\(card)", "jack": "\(jack)", "error": "\(error)"])
+        }
+        open[card] = entry
+        send(UCMHelperProtocol.hello(configuration, ports: ports, jacks: entry.jacks?.values ?? [:], notes: notes))
+    }
+
     func handle(_ line: UCMLineSplitter.Line) {
-        switch line {
-        case .tooLong:
-            send(UCMHelperProtocol.failure("line over \(UCMLineSplitter.maximumLineLength) bytes, discarded", state: manager.state))
-        case .line(let bytes):
-            switch UCMHelperProtocol.request(bytes) {
-            case .failure(let error):
-                send(UCMHelperProtocol.failure(error.description, state: manager.state))
-            case .success(let target):
-                do throws(UCMApplyError) {
-                    let steps = try manager.apply(target)
-                    logger.info("applied", metadata: ["state": "\(manager.state)", "steps": "\(steps)"])
-                    send(UCMHelperProtocol.reply(manager.state, steps: steps))
-                } catch {
-                    // A refused request is the daemon's fault; a failed step, the card's.
-                    if case .stepFailed = error {
-                        logger.error("not applied", metadata: ["target": "\(target)", "error": "\(error)"])
-                    } else {
-                        logger.warning("refused", metadata: ["target": "\(target)", "error": "\(error)"])
-                    }
-                    send(UCMHelperProtocol.failure(error.description, state: manager.state))
+        guard case .line(let bytes) = line else {
+            send(UCMHelperProtocol.error("line over \(UCMLineSplitter.maximumLineLength) bytes, discarded"))
+            return
+        }
+        switch UCMHelperProtocol.message(bytes) {
+        case .failure(let error):
+            logger.warning("refused", metadata: ["error": "\(error)"])
+            if let card = UCMHelperProtocol.card(of: bytes), let entry = open[card] {
+                send(UCMHelperProtocol.failure(card: card, error.description, state: entry.manager.state))
+            } else {
+                send(UCMHelperProtocol.error(error.description))
+            }
+        case .success(.open(let card)):
+            openCard(card)
+        case .success(.close(let card)):
+            // Its manager closes: no sequence runs (the card is gone, or no longer ours).
+            open[card] = nil
+            send(UCMHelperProtocol.closed(card: card))
+        case .success(.request(let card, let target)):
+            guard let entry = open[card] else {
+                send(UCMHelperProtocol.notOpen(card: card, "card \(card) is not open"))
+                return
+            }
+            do throws(UCMApplyError) {
+                let steps = try entry.manager.apply(target)
+                logger.info("applied", metadata: ["card": "\(card)", "state": "\(entry.manager.state)", "steps": "\(steps)"])
+                send(UCMHelperProtocol.reply(card: card, entry.manager.state, steps: steps))
+            } catch {
+                // A refused request is the daemon's fault; a failed step, the card's.
+                if case .stepFailed = error {
+                    logger.error("not applied", metadata: ["card": "\(card)", "target": "\(target)", "error": "\(error)"])
+                } else {
+                    logger.warning("refused", metadata: ["card": "\(card)", "target": "\(target)", "error": "\(error)"])
                 }
+                send(UCMHelperProtocol.failure(card: card, error.description, state: entry.manager.state))
             }
         }
     }
+
+    /// Reports the jack changes of the cards whose descriptors are ready.
+    func readJacks(ready: Set<String>) {
+        for name in ready.sorted() {
+            guard let entry = open[name], entry.jacks != nil else { continue }
+            do throws(ALSAError) {
+                for (jack, plugged) in try entry.jacks!.changes() { send(UCMHelperProtocol.jack(card: name, jack, plugged: plugged)) }
+            } catch {
+                // A control that fails to read stays failing: stop watching it rather than spin.
+                logger.error("jack events stopped", metadata: ["card": "\(name)", "error": "\(error)"])
+                entry.descriptors = []
+            }
+        }
+    }
+}
+
+/// Opens the cards given on the command line, then serves stdin until it ends; the exit status.
+func serve(cards initial: [String], logger: Logger) -> Int32 {
+    let cards = Cards(logger: logger)
+    for card in initial { cards.openCard(card) }
+    var lines = UCMLineSplitter()
+    var chunk = [UInt8](repeating: 0, count: 65536)
     while true {
+        // stdin first, then each open card's control descriptors, in a fixed order.
+        var descriptors = [PollDescriptor(fd: StandardStream.input.rawValue, events: .readable)]
+        var owners: [String] = []
+        for name in cards.open.keys.sorted() {
+            for descriptor in cards.open[name]!.descriptors {
+                descriptors.append(descriptor)
+                owners.append(name)
+            }
+        }
         do throws(Errno) {
             try Poll.wait(&descriptors, timeoutMilliseconds: -1)
         } catch {
             logger.critical("poll failed", metadata: ["error": "\(error)"])
             return 1
         }
-        if descriptors.dropFirst().contains(where: { !$0.returned.isEmpty }), jacks != nil {
-            do throws(ALSAError) {
-                for (jack, plugged) in try jacks!.changes() { send(UCMHelperProtocol.jack(jack, plugged: plugged)) }
-            } catch {
-                // A control that fails to read stays failing: stop watching it rather than spin.
-                logger.error("jack events stopped", metadata: ["error": "\(error)"])
-                descriptors.removeLast(descriptors.count - 1)
-            }
-        }
+        let ready = Set(descriptors.dropFirst().enumerated().filter { !$0.element.returned.isEmpty }.map { owners[$0.offset] })
+        if !ready.isEmpty { cards.readJacks(ready: ready) }
         guard !descriptors[0].returned.isEmpty else { continue }
         let read = chunk.withUnsafeMutableBytes { buffer in
             StandardStream.input.withDescriptor { input in Result { () throws(Errno) in try input.read(into: buffer) } }
@@ -148,10 +212,10 @@ func serve(card: String, logger: Logger) -> Int32 {
             return 1
         }
         if count == 0 {
-            if let last = lines.finish() { handle(last) }
+            if let last = lines.finish() { cards.handle(last) }
             return 0
         }
-        for line in lines.feed(chunk[..<count]) { handle(line) }
+        for line in lines.feed(chunk[..<count]) { cards.handle(line) }
     }
 }
 
@@ -169,5 +233,5 @@ case .success(let options):
         handler.logLevel = level
         return handler
     }
-    CurrentProcess.exit(serve(card: options.card, logger: Logger(label: "audioroute-ucm")))
+    CurrentProcess.exit(serve(cards: options.cards, logger: Logger(label: "audioroute-ucm")))
 }

@@ -49,8 +49,8 @@ import Testing
         let card = try Self.card()
         let headset = Route(inputs: ["bt:00:11:22:33:44:55:hfp"], outputs: ["bt:00:11:22:33:44:55:hfp"])
         #expect(card.target(route: headset, configuration: nil) == UCMState())
-        #expect(UCMState().request.text == #"{"verb": null, "devices": []}"#)
-        #expect(UCMState(verb: "HiFi", devices: ["Speaker"]).request.text == #"{"verb": "HiFi", "devices": ["Speaker"]}"#)
+        #expect(UCMState().request(card: "hw:PinePhone").text == #"{"card": "hw:PinePhone", "verb": null, "devices": []}"#)
+        #expect(UCMState(verb: "HiFi", devices: ["Speaker"]).request(card: "hw:X").text == #"{"card": "hw:X", "verb": "HiFi", "devices": ["Speaker"]}"#)
     }
 
     @Test func aPortMissingFromTheVerbAsksForNoDevice() throws {
@@ -90,10 +90,62 @@ import Testing
         #expect(throws: ScenarioError.self) { try UCMCard.parseHello(huge) }
     }
 
-    @Test func jackEventsAreReadAndOtherLinesAreNot() {
-        #expect(UCMCard.parseJackEvent(Array(#"{"jack": "Headphone Jack", "plugged": true}"#.utf8))! == ("Headphone Jack", true))
-        #expect(UCMCard.parseJackEvent(Array(#"{"verb": "HiFi", "devices": [], "steps": []}"#.utf8)) == nil)
-        #expect(UCMCard.parseJackEvent(Array(#"{"jack": "Headphone Jack", "plugged": "yes"}"#.utf8)) == nil)
-        #expect(UCMCard.parseJackEvent(Array("not json".utf8)) == nil)
+    @Test func theHelpersLinesAreToldApart() throws {
+        func line(_ text: String) throws(ScenarioError) -> UCMHelperLine { try UCMHelperLine.parse(Array(text.utf8)) }
+        #expect(try line(#"{"card": "hw:X", "jack": "Headphone Jack", "plugged": true}"#) == .jack(card: "hw:X", control: "Headphone Jack", plugged: true))
+        #expect(try line(#"{"card": "hw:X", "verb": "HiFi", "devices": [], "steps": []}"#) == .reply(card: "hw:X", state: UCMState(verb: "HiFi")))
+        #expect(try line(#"{"card": "hw:X", "error": "no", "closed": true}"#) == .closed(card: "hw:X", message: "no"))
+        #expect(try line(#"{"card": "hw:X", "closed": true}"#) == .closed(card: "hw:X", message: nil))
+        #expect(try line(#"{"card": "hw:X", "error": "no", "verb": null, "devices": []}"#) == .failure(card: "hw:X", message: "no", state: UCMState()))
+        #expect(try line(#"{"error": "malformed"}"#) == .error("malformed"))
+        let hello = try line(Self.hello)
+        #expect(hello == .hello(try Self.card()))
+        let bad: [(String, String)] = [
+            (#"{"card": "hw:X", "jack": "Headphone Jack", "plugged": "yes"}"#, "plugged: expected true or false"),
+            (#"{"card": "hw:X", "jack": "J", "plugged": true, "extra": 1}"#, "unknown key \"extra\""),
+            (#"{"card": "hw:X"}"#, "no hello, jack, reply or error"),
+            (#"{"verb": "HiFi"}"#, "without \"card\" or \"error\""),
+            (#"{"card": "hw:X", "closed": false}"#, "only ever true"),
+            ("not json", "invalid JSON"),
+        ]
+        for (text, fault) in bad {
+            do {
+                _ = try line(text)
+                Issue.record("accepted: \(text)")
+            } catch {
+                #expect(error.description.contains(fault), "\(text): \(error)")
+            }
+        }
+    }
+
+    /// The ports take the uids udev gives the same ports, and one card's profile priorities
+    /// order its ports of one type (docs/ucm.md).
+    @Test func publicUIDsAndPriorities() {
+        func port(_ device: String, _ type: PortType, _ alsa: String, _ priority: Int?) -> UCMCardPort {
+            let direction: PortDirection = type.allowedDirections.contains(.output) ? .output : .input
+            return UCMCardPort(
+                port: Port(uid: "ucm:hw:X:\(device)", type: type, device: "ucm:hw:X", direction: direction, alsa: alsa),
+                devices: ["HiFi": [device]], profilePriority: priority)
+        }
+        let card = UCMCard(card: "hw:X", verbs: ["HiFi"], ports: [
+            port("Speaker", .builtInSpeaker, "hw:X,2", 100), port("Headphones", .headphones, "hw:X,0", 200),
+            port("Mic2", .headsetMic, "hw:X,1", 200), port("builtInMic", .builtInMic, "hw:X,4", 100),
+            port("HDMI1", .HDMI, "hw:X,5", 500), port("HDMI2", .HDMI, "hw:X,6", 500), port("Line1", .lineOut, "hw:X", 50),
+            port("Line2", .lineOut, "hw:X,9", 80), port("Earpiece", .builtInReceiver, "hw:X", nil),
+        ]).withPublicUIDs(base: "pci-0000:00:1f.3")
+        #expect(card.ports.map { "\($0.port.uid) \($0.port.device) \($0.port.priority)" } == [
+            "pci-0000:00:1f.3/speaker pci-0000:00:1f.3 0",
+            "pci-0000:00:1f.3/headphones pci-0000:00:1f.3/jack 100",
+            "pci-0000:00:1f.3/headset-mic pci-0000:00:1f.3/jack 100",
+            "pci-0000:00:1f.3/mic pci-0000:00:1f.3 0",
+            "pci-0000:00:1f.3/hdmi-5 pci-0000:00:1f.3/hdmi-5 50",
+            "pci-0000:00:1f.3/hdmi-6 pci-0000:00:1f.3/hdmi-6 50",
+            "pci-0000:00:1f.3/line-out pci-0000:00:1f.3/line 90",
+            "pci-0000:00:1f.3/line-out-2 pci-0000:00:1f.3/line 91",
+            "pci-0000:00:1f.3/receiver pci-0000:00:1f.3 0",
+        ])
+        #expect(UCMCard.pcmDevice("hw:X") == 0)
+        #expect(UCMCard.pcmDevice("hw:CARD=X,DEV=3") == 3)
+        for bad in ["hw:", "hw:X,", "hw:X,-1", "plughw:X,0", "hw:X,0,1"] { #expect(UCMCard.pcmDevice(bad) == nil, "\(bad)") }
     }
 }

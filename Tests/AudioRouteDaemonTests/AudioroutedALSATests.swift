@@ -67,7 +67,7 @@ import Testing
         let bus = try PrivateBus()
         defer { bus.close() }
         let daemon = try bench.start(
-            executable: "audiorouted", ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run", "--log-level", "debug"],
+            executable: "audiorouted", ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run", "--log-level", "debug"] + UmockdevTestbed.noUCMHelper,
             environment: ["NOTIFY_SOCKET": notify.name, "DBUS_SESSION_BUS_ADDRESS": bus.address])
         let ready = notify.receive(seconds: 20)
         #expect(ready == "READY=1", "stderr: \(daemon.stderr)")

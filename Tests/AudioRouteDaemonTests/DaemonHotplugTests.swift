@@ -18,7 +18,7 @@ import Testing
         try bench.loadLaptop()
         let state = bench.root + "/scratch/daemon"
         let daemon = try bench.start(
-            ["--state-dir", state + "/state", "--runtime-dir", state + "/run"], binary: Self.daemonBinary,
+            ["--state-dir", state + "/state", "--runtime-dir", state + "/run"] + UmockdevTestbed.noUCMHelper, binary: Self.daemonBinary,
             environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
         defer { _ = try? daemon.stop(SIGTERM) }
         // Ready once the CLI can read its status.

@@ -2,16 +2,17 @@ import AudioRouteCore
 import Foundation
 import Testing
 
-/// audiorouted with a phone card (the PinePhone's udev record under umockdev) whose UCM
-/// profile names an earpiece: the card's ports come from its UCM helper's hello line, and
-/// every route change reaches the helper as the verb and devices it needs (docs/ucm.md).
-/// The helper here is a stand-in script that records what it is sent; the real
-/// `audioroute-ucm` on the real UCM files is tested in AudioRouteALSATests.
+/// audiorouted with a phone card (the PinePhone's udev record under umockdev) that has a UCM
+/// profile: the daemon asks the UCM helper about the card, the card's ports come from its
+/// hello line, and every route change reaches the helper as the verb and devices it needs
+/// (docs/ucm.md). The helper here is mostly a stand-in script that records what it is sent;
+/// the real `audioroute-ucm` on the real UCM files is tested in AudioRouteALSATests, and
+/// with the daemon at the end.
 @Suite(.serialized) struct DaemonUCMTests {
     static var daemonBinary: String { (UmockdevTestbed.binary as NSString).deletingLastPathComponent + "/audiorouted" }
 
     static let hello = """
-        {"card": "hw:PinePhone", "verbs": ["HiFi", "Voice Call"], "ports": [\
+        {"card": "hw:PinePhone", "verbs": ["HiFi", "Voice Call"], "notes": [], "ports": [\
         {"uid": "ucm:hw:PinePhone:Speaker:output", "type": "builtInSpeaker", "direction": "output", "device": "ucm:hw:PinePhone", \
         "name": "Internal speaker", "priority": 0, "alsa": "hw:PinePhone,0", "devices": {"HiFi": ["Speaker"], "Voice Call": ["Speaker"]}, "jackControl": null}, \
         {"uid": "ucm:hw:PinePhone:Earpiece:output", "type": "builtInReceiver", "direction": "output", "device": "ucm:hw:PinePhone", \
@@ -23,21 +24,26 @@ import Testing
         "jacks": {"Headphone Jack": false}}
         """
 
-    /// A stand-in helper: records its arguments and environment, says `hello` (or fails), then
-    /// records each request and answers it as the real one does.
+    /// A stand-in helper: records its start and environment, answers an open of the PinePhone
+    /// with `hello` (a hello, or a failure), any other open with "no profile", then records each
+    /// request and answers it as the real one does.
     static func writeHelper(in directory: String, hello: String) throws -> String {
         let path = directory + "/fake-ucm-helper"
         let script = """
             #!/bin/sh
             echo "$$ $* UCM2=$ALSA_CONFIG_UCM2" >> "\(directory)/helper-starts"
-            printf '%s\\n' '\(hello)'
             # The headphones plugged in when the test creates the file "plug" (while the helper runs).
             # (It ends with the helper: a killed one is a zombie until the daemon reads its end.)
             ( while [ ! -e "\(directory)/plug" ] && ! grep -q '^State:.*Z' /proc/$$/status 2>/dev/null && [ -e /proc/$$ ]; do sleep 0.05; done
-              [ -e "\(directory)/plug" ] && printf '{"jack": "Headphone Jack", "plugged": true}\\n' ) &
+              [ -e "\(directory)/plug" ] && printf '{"card": "hw:PinePhone", "jack": "Headphone Jack", "plugged": true}\\n' ) &
             while IFS= read -r line; do
-              printf '%s\\n' "$line" >> "\(directory)/helper-requests"
-              printf '{"verb": null, "devices": [], "steps": []}\\n'
+              case "$line" in
+                '{"open": "hw:PinePhone"}') printf '%s\\n' '\(hello)' ;;
+                '{"open": '*) printf '{"card": "%s", "error": "no UCM configuration", "closed": true}\\n' "$(echo "$line" | cut -d'"' -f4)" ;;
+                '{"close": '*) printf '{"card": "%s", "closed": true}\\n' "$(echo "$line" | cut -d'"' -f4)" ;;
+                *) printf '%s\\n' "$line" >> "\(directory)/helper-requests"
+                   printf '{"card": "hw:PinePhone", "verb": null, "devices": [], "steps": []}\\n' ;;
+              esac
             done
             echo "$$ eof" >> "\(directory)/helper-starts"
             """
@@ -64,10 +70,14 @@ import Testing
         var address: [String] { ["--bus-address", bus.address] }
 
         /// The daemon's port uids, sorted; one "error: ..." entry if the CLI failed.
-        func ports() -> [String] {
+        func ports() -> [String] { portNames().map { String($0.prefix { $0 != " " }) } }
+
+        /// The daemon's ports as "uid name", sorted: UCM's ports are named by the profile's
+        /// comments, udev's by their type ("Speaker"), so the names tell where a port came from.
+        func portNames() -> [String] {
             guard let run = try? bench.run(["ports", "--json"] + address) else { return ["error: audioroute did not run"] }
             guard case .array(let ports)? = try? JSON.parse(run.stdout) else { return ["error: \(run.stdout) \(run.stderr)"] }
-            return ports.compactMap { $0["uid"]?.string }.sorted()
+            return ports.compactMap { port in port["uid"]?.string.map { "\($0) \(port["name"]?.string ?? "")" } }.sorted()
         }
 
         func requests() -> [String] {
@@ -112,12 +122,12 @@ import Testing
 
     @Test func thePhoneCardsPortsComeFromUCMAndEveryRouteReachesTheHelper() throws {
         try Self.withDaemon(hello: Self.hello) { bench in
-            let expected = ["ucm:hw:PinePhone:Earpiece:output", "ucm:hw:PinePhone:Speaker:output", "ucm:hw:PinePhone:builtInMic"]
+            let expected = ["platform-sound/mic Internal microphone", "platform-sound/receiver Internal earpiece", "platform-sound/speaker Internal speaker"]
             // The headphones' jack is out (the helper read its control): no headphones port.
-            #expect(bench.wait { bench.ports() == expected }, "\(bench.ports())\n\(bench.daemon.stderr)")
-            #expect(bench.starts().first?.contains("--card hw:PinePhone UCM2=\(bench.directory)/ucm2") == true, "\(bench.starts())")
+            #expect(bench.wait { bench.portNames() == expected }, "\(bench.portNames())\n\(bench.daemon.stderr)")
+            #expect(bench.starts().first?.hasSuffix(" UCM2=\(bench.directory)/ucm2") == true, "\(bench.starts())")
             // No session: HiFi on the speaker.
-            #expect(bench.wait { bench.requests().first == #"{"verb": "HiFi", "devices": ["Speaker"]}"# }, "\(bench.requests())")
+            #expect(bench.wait { bench.requests().first == #"{"card": "hw:PinePhone", "verb": "HiFi", "devices": ["Speaker"]}"# }, "\(bench.requests())")
 
             // A call (one app's session through the D-Bus API): Voice Call, on the earpiece and the built-in mic.
             let phone = try APIClient(address: bench.bus.address)
@@ -125,27 +135,27 @@ import Testing
             let call = try phone.openSession("phone", category: "playAndRecord", mode: "voiceChat")
             #expect(phone.session(call, "SetActive", "bb", "[true, false]") == #"{"reply": null}"#)
             #expect(
-                bench.wait { bench.requests().last == #"{"verb": "Voice Call", "devices": ["Earpiece", "DigitalMic"]}"# },
+                bench.wait { bench.requests().last == #"{"card": "hw:PinePhone", "verb": "Voice Call", "devices": ["Earpiece", "DigitalMic"]}"# },
                 "\(bench.requests())\n\(bench.daemon.stderr)")
             // The call put on the speaker (overrideOutputAudioPort(.speaker)) and back: the
             // devices follow, the verb stays.
             #expect(phone.session(call, "OverrideOutput", "s", #"["speaker"]"#) == #"{"reply": null}"#)
             #expect(
-                bench.wait { bench.requests().last == #"{"verb": "Voice Call", "devices": ["Speaker", "DigitalMic"]}"# },
+                bench.wait { bench.requests().last == #"{"card": "hw:PinePhone", "verb": "Voice Call", "devices": ["Speaker", "DigitalMic"]}"# },
                 "\(bench.requests())")
             #expect(phone.session(call, "OverrideOutput", "s", #"["none"]"#) == #"{"reply": null}"#)
             #expect(
-                bench.wait { bench.requests().last == #"{"verb": "Voice Call", "devices": ["Earpiece", "DigitalMic"]}"# },
+                bench.wait { bench.requests().last == #"{"card": "hw:PinePhone", "verb": "Voice Call", "devices": ["Earpiece", "DigitalMic"]}"# },
                 "\(bench.requests())")
             // Headphones plugged in during the call (the helper's jack event): the call moves to them.
             #expect(FileManager.default.createFile(atPath: bench.directory + "/plug", contents: nil))
-            #expect(bench.wait { bench.ports().contains("ucm:hw:PinePhone:Headphone:output") }, "\(bench.ports())")
+            #expect(bench.wait { bench.ports().contains("platform-sound/headphones") }, "\(bench.ports())")
             #expect(
-                bench.wait { bench.requests().last == #"{"verb": "Voice Call", "devices": ["Headphone", "DigitalMic"]}"# },
+                bench.wait { bench.requests().last == #"{"card": "hw:PinePhone", "verb": "Voice Call", "devices": ["Headphone", "DigitalMic"]}"# },
                 "\(bench.requests())")
             // The call ends: music's verb on the headphones.
             #expect(phone.session(call, "SetActive", "bb", "[false, false]") == #"{"reply": null}"#)
-            #expect(bench.wait { bench.requests().last == #"{"verb": "HiFi", "devices": ["Headphone"]}"# }, "\(bench.requests())")
+            #expect(bench.wait { bench.requests().last == #"{"card": "hw:PinePhone", "verb": "HiFi", "devices": ["Headphone"]}"# }, "\(bench.requests())")
             // Each state once: a route that does not change the card's state sends nothing.
             let requests = bench.requests()
             #expect(zip(requests, requests.dropFirst()).allSatisfy { $0 != $1 }, "\(requests)")
@@ -153,10 +163,12 @@ import Testing
     }
 
     @Test func aHelperThatFailsLeavesTheCardItsUdevPortsAndIsNotRestarted() throws {
-        try Self.withDaemon(hello: #"{"error": "no UCM configuration for hw:PinePhone: No such file or directory"}"#) { bench in
-            #expect(bench.wait { bench.ports().contains("platform-sound/speaker") }, "\(bench.ports())\n\(bench.daemon.stderr)")
-            #expect(!bench.ports().contains { $0.hasPrefix("ucm:") })
+        let failure = #"{"card": "hw:PinePhone", "error": "no UCM configuration for hw:PinePhone: No such file or directory", "closed": true}"#
+        try Self.withDaemon(hello: failure) { bench in
+            #expect(bench.wait { bench.portNames().contains("platform-sound/speaker Speaker") }, "\(bench.portNames())\n\(bench.daemon.stderr)")
             #expect(bench.daemon.stderr.contains("no UCM configuration for hw:PinePhone"), "\(bench.daemon.stderr)")
+            // No card has a profile: the helper is stopped (its stdin closed).
+            #expect(bench.wait { bench.starts().contains { $0.hasSuffix(" eof") } }, "\(bench.starts())")
             // Route changes go on without it, and it is not started again.
             let player = try bench.bench.start(["session", "--category", "playAndRecord", "--activate"] + bench.address + ["--", "/bin/sleep", "30"])
             usleep(500_000)
@@ -175,21 +187,20 @@ import Testing
 
     @Test func aHelperThatDiesGivesTheCardBackToUdevAndTheDaemonStopsItsHelper() throws {
         try Self.withDaemon(hello: Self.hello) { bench in
-            #expect(bench.wait { bench.ports().contains("ucm:hw:PinePhone:Speaker:output") }, "\(bench.ports())")
+            #expect(bench.wait { bench.portNames().contains("platform-sound/speaker Internal speaker") }, "\(bench.portNames())")
             guard let pid = bench.starts().first.flatMap({ Int32($0.split(separator: " ")[0]) }) else {
                 Issue.record("no helper start: \(bench.starts())")
                 return
             }
             kill(pid, SIGKILL)
-            #expect(bench.wait { bench.ports().contains("platform-sound/speaker") }, "\(bench.ports())\n\(bench.daemon.stderr)")
-            #expect(!bench.ports().contains { $0.hasPrefix("ucm:") })
+            #expect(bench.wait { bench.portNames().contains("platform-sound/speaker Speaker") }, "\(bench.portNames())\n\(bench.daemon.stderr)")
             #expect(bench.daemon.stderr.contains("UCM helper ended"), "\(bench.daemon.stderr)")
         }
     }
 
     @Test func theHelperEndsWithTheDaemon() throws {
         try Self.withDaemon(hello: Self.hello) { bench in
-            #expect(bench.wait { bench.ports().contains("ucm:hw:PinePhone:Speaker:output") })
+            #expect(bench.wait { bench.portNames().contains("platform-sound/speaker Internal speaker") })
             let status = try bench.daemon.stop(SIGTERM)
             #expect(status == 0)
             // The helper read its stdin's end and exited.
@@ -221,7 +232,7 @@ import Testing
             return state
         }
         try Self.withDaemon(hello: "", helper: helper, ucmRoot: environment["ALSA_CONFIG_UCM2"], environment: environment) { bench in
-            let expected = ["ucm:hw:PinePhone:Earpiece:output", "ucm:hw:PinePhone:Speaker:output", "ucm:hw:PinePhone:builtInMic"]
+            let expected = ["platform-sound/mic", "platform-sound/receiver", "platform-sound/speaker"]
             // The headphones' and headset mic's jacks are out (the fake card's jack files are absent).
             #expect(bench.wait { bench.ports() == expected }, "\(bench.ports())\n\(bench.daemon.stderr)")
             #expect(bench.wait { written { outputs($0) == (true, false) } }, "\(writes)\n\(bench.daemon.stderr)")
@@ -241,15 +252,15 @@ import Testing
             // Headphones plugged in during the call: the fake card's jack control changes, the
             // helper reports it, the port arrives and the call moves to it.
             try UCMBench.setJack("Headphone Jack", plugged: true)
-            #expect(bench.wait { bench.ports().contains("ucm:hw:PinePhone:Headphone:output") }, "\(bench.ports())")
+            #expect(bench.wait { bench.ports().contains("platform-sound/headphones") }, "\(bench.ports())")
             #expect(bench.wait { written { outputs($0) == (false, false) && $0.last { $0.hasPrefix("Headphone Playback Switch=") }?.contains("=on") == true } }, "\(writes)")
             try UCMBench.setJack("Headphone Jack", plugged: false)
             #expect(bench.wait { written { outputs($0) == (false, true) } }, "\(writes)")
             // A headset's mic plugged in: its port arrives (the call's input is the app's choice).
             try UCMBench.setJack("Headset Microphone Jack", plugged: true)
-            #expect(bench.wait { bench.ports().contains("ucm:hw:PinePhone:HeadsetMic:input") }, "\(bench.ports())")
+            #expect(bench.wait { bench.ports().contains("platform-sound/headset-mic") }, "\(bench.ports())")
             try UCMBench.setJack("Headset Microphone Jack", plugged: false)
-            #expect(bench.wait { !bench.ports().contains("ucm:hw:PinePhone:HeadsetMic:input") }, "\(bench.ports())")
+            #expect(bench.wait { !bench.ports().contains("platform-sound/headset-mic") }, "\(bench.ports())")
             #expect(phone.session(call, "SetActive", "bb", "[false, false]") == #"{"reply": null}"#)
             #expect(bench.wait { written { outputs($0) == (true, false) } }, "\(writes)")
             #expect(!bench.daemon.stderr.contains("refused"), "\(bench.daemon.stderr)")

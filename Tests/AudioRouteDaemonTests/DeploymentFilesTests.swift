@@ -177,7 +177,7 @@ private func line(from child: ChildProcess, seconds: Double) -> String? {
                 "/usr/bin/env", "DBUS_SYSTEM_BUS_ADDRESS=unix:path=\(dir)/no-system-bus", "UMOCKDEV_DIR=\(dir)/testbed",
                 "/usr/bin/umockdev-wrapper", productsDirectory + "/audiorouted",
                 "--state-dir", dir + "/state", "--runtime-dir", dir + "/run",
-            ]
+            ] + UmockdevTestbed.noUCMHelper
             try writeText(dir + "/services/org.audioroute.AudioRoute1.service", shipped.replacing(exec, with: "\nExec=" + command.joined(separator: " ") + "\n"))
             try writeText(dir + "/bus.conf", """
                 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"

@@ -33,7 +33,7 @@ import Testing
         try bench.load("usb-headset-razer-blackshark-v3-pro")
         let state = bench.root + "/scratch/daemon"
         let daemon = try bench.start(
-            ["--state-dir", state + "/state", "--runtime-dir", state + "/run"], binary: DaemonHotplugTests.daemonBinary,
+            ["--state-dir", state + "/state", "--runtime-dir", state + "/run"] + UmockdevTestbed.noUCMHelper, binary: DaemonHotplugTests.daemonBinary,
             environment: Self.environment(bus),
             launcher: Self.namespace(bench))
         defer { _ = try? daemon.stop(SIGKILL) }
@@ -111,7 +111,7 @@ import Testing
         try bench.load("usb-dac-actions-usb-audio")
         let state = bench.root + "/scratch/daemon"
         let daemon = try bench.start(
-            ["--state-dir", state + "/state", "--runtime-dir", state + "/run"], binary: binary, environment: Self.environment(bus),
+            ["--state-dir", state + "/state", "--runtime-dir", state + "/run"] + UmockdevTestbed.noUCMHelper, binary: binary, environment: Self.environment(bus),
             launcher: Self.namespace(bench))
         defer { _ = try? daemon.stop(SIGKILL) }
         let pid = daemon.process.processIdentifier

@@ -205,7 +205,10 @@ func launchDaemon(
     var env = environment
     env["NOTIFY_SOCKET"] = socket.name
     env["DBUS_SYSTEM_BUS_ADDRESS"] = env["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unix:path=\(directory)/no-system-bus"
-    let all = ["--state-dir", directory + "/state", "--runtime-dir", directory + "/run"] + arguments
+    var all = ["--state-dir", directory + "/state", "--runtime-dir", directory + "/run"] + arguments
+    // Under umockdev the cards have no control device a UCM profile could open, and libasound's
+    // card lookup aborts inside the preload: no UCM helper, unless the test asks for one.
+    if wrapper != nil, !arguments.contains(where: { $0.hasPrefix("--ucm-helper") }) { all += ["--ucm-helper", "none"] }
     let child = try wrapper.map { try ChildProcess($0, [binary] + all, environment: env) } ?? ChildProcess(binary, all, environment: env)
     guard socket.receive(seconds: seconds) == "READY=1" else {
         child.kill()

@@ -33,6 +33,9 @@ public final class UmockdevTestbed: @unchecked Sendable {
 
     /// The `audioroute` binary next to the test bundle.
     public static let binary = products + "/audioroute"
+    /// audiorouted's option for no UCM helper: a umockdev card has no control device a UCM profile
+    /// could open, and libasound's card lookup aborts inside umockdev's preload.
+    public static let noUCMHelper = ["--ucm-helper", "none"]
 
     private let emitter = Process()
     private let toEmitter = Pipe()

@@ -3,9 +3,9 @@ import Testing
 
 @testable import AudioRouteWatchers
 
-/// A phone card whose ports come from its UCM helper (docs/ucm.md): nothing while the
-/// helper starts, its ports once it answers, udev's if it fails, and its jack ports as the
-/// card's jack controls (or the helper) say.
+/// Cards whose ports come from the UCM helper (docs/ucm.md): every card is asked about;
+/// nothing while the helper answers, its profile's ports once it does, udev's if it has no
+/// profile or fails, and its jack ports as the card's jack controls (or the helper) say.
 @Suite struct UCMPortStateTests {
     static let phone = Cards.pinePhone()
 
@@ -20,7 +20,8 @@ import Testing
             ports: [
                 port("Speaker", .builtInSpeaker, .output), port("Earpiece", .builtInReceiver, .output),
                 port("Headphone", .headphones, .output, jack: "Headphone Jack"),
-            ], jacks: jacks)
+            ], jacks: jacks
+        ).withPublicUIDs(base: "platform-sound")
     }
 
     static func state(helpers: Bool = true) -> UdevPortState {
@@ -32,12 +33,12 @@ import Testing
     @Test func nothingWhileTheHelperStartsThenItsPorts() {
         var state = Self.state()
         #expect(state.apply(.card(Self.phone)) == [])
-        #expect(state.ucmCandidates == [Self.phone.syspath: "hw:PinePhone"])
+        #expect(state.ucmCandidates == [Self.phone.syspath: UCMCardRequest(name: "hw:PinePhone", base: "platform-sound")])
         #expect(state.ucmPending == [Self.phone.syspath])
         let events = state.apply(.ucm(syspath: Self.phone.syspath, card: Self.card(jacks: ["Headphone Jack": false])))
         // One event: the route changes once.
         #expect(events.count == 1, "\(events)")
-        #expect(Self.uids(state) == ["ucm:hw:PinePhone:Earpiece", "ucm:hw:PinePhone:Speaker"])
+        #expect(Self.uids(state) == ["platform-sound/receiver", "platform-sound/speaker"])
         #expect(state.ucmPending.isEmpty)
     }
 
@@ -82,18 +83,18 @@ import Testing
         _ = state.apply(.card(Self.phone))
         // Unknown to both: offered.
         _ = state.apply(.ucm(syspath: Self.phone.syspath, card: Self.card()))
-        #expect(Self.uids(state).contains("ucm:hw:PinePhone:Headphone"))
+        #expect(Self.uids(state).contains("platform-sound/headphones"))
         // The helper says out.
         _ = state.apply(.ucm(syspath: Self.phone.syspath, card: Self.card(jacks: ["Headphone Jack": false])))
-        #expect(!Self.uids(state).contains("ucm:hw:PinePhone:Headphone"))
+        #expect(!Self.uids(state).contains("platform-sound/headphones"))
         // The card's own jack control, read by the event loop, says in: it wins.
         let jack = JackRecord(
             syspath: Self.phone.syspath + "/controlC5#Headphone Jack", cardSyspath: Self.phone.syspath, name: "Headphone Jack",
             supported: .headphoneInsert, state: .headphoneInsert, source: .control)
         _ = state.apply(.jack(jack))
-        #expect(Self.uids(state).contains("ucm:hw:PinePhone:Headphone"))
+        #expect(Self.uids(state).contains("platform-sound/headphones"))
         _ = state.apply(.jackState(syspath: jack.syspath, state: []))
-        #expect(!Self.uids(state).contains("ucm:hw:PinePhone:Headphone"))
+        #expect(!Self.uids(state).contains("platform-sound/headphones"))
     }
 
     /// UCM names the card's PCM (`hw:PinePhone,0`); the ports share it as udev's do.
@@ -105,8 +106,74 @@ import Testing
         #expect(UdevPortState.sharedPCM("hw:PinePhone,0", direction: .input, exclusive: false) == "dsnoop:CARD=PinePhone,DEV=0")
         #expect(UdevPortState.sharedPCM("hw:CARD=Intel,DEV=3", direction: .output, exclusive: false) == "dmix:CARD=Intel,DEV=3")
         #expect(UdevPortState.sharedPCM("hw:Intel,0", direction: .output, exclusive: true) == "plughw:CARD=Intel,DEV=0")
-        for other in ["default", "hw:Intel", "hw:Intel,x", "hw:,0", "hw:Intel,0,1", "_ucm0001.hw:Intel,0", "plughw:Intel,0"] {
+        #expect(UdevPortState.sharedPCM("hw:Intel", direction: .output, exclusive: false) == "dmix:CARD=Intel,DEV=0")
+        for other in ["default", "hw:Intel,x", "hw:,0", "hw:Intel,0,1", "hw:Intel,-1", "_ucm0001.hw:Intel,0", "plughw:Intel,0"] {
             #expect(UdevPortState.sharedPCM(other, direction: .output, exclusive: false) == other)
         }
+    }
+
+    /// Every card is asked about, not only phones: whether it has a profile is alsa-lib's to
+    /// say. The properties that leave a card to udev's classification are honoured.
+    @Test func everyCompleteCardIsACandidateUnlessItsPropertiesSayOtherwise() {
+        var state = Self.state()
+        for card in [Cards.usbHeadset(), Cards.hdaLaptop(), Cards.gpuHDMI(), Self.phone] { _ = state.apply(.card(card)) }
+        #expect(state.ucmCandidates.mapValues(\.name) == [
+            Cards.usbHeadset().syspath: "hw:Pro", Cards.hdaLaptop().syspath: "hw:Intel", Cards.gpuHDMI().syspath: "hw:NVidia",
+            Self.phone.syspath: "hw:PinePhone",
+        ])
+        #expect(state.ucmCandidates[Cards.usbHeadset().syspath]?.base == "pci-0000:00:14.0-usb-0:11.4:1.0")
+        #expect(state.ports.isEmpty, "nothing while the helper answers")
+        func excluded(_ properties: [String: String], _ change: (inout CardRecord) -> Void = { _ in }) -> Bool {
+            var card = Cards.hdaLaptop()
+            card.properties.merge(properties) { _, new in new }
+            change(&card)
+            return UdevPortState.ucmRequest(card) == nil
+        }
+        #expect(!excluded([:]))
+        #expect(excluded(["AUDIOROUTE_UCM": "0"]))
+        #expect(!excluded(["AUDIOROUTE_UCM": "1"]))
+        #expect(excluded(["AUDIOROUTE_PORT_TYPE": "lineOut"]))
+        #expect(excluded(["AUDIOROUTE_IGNORE": "1"]))
+        #expect(excluded([:]) { $0.hasControl = false })
+        #expect(excluded([:]) { $0.attributes["id"] = "not an id" })
+        #expect(excluded([:]) { $0.parent.driver = "snd_aloop" })
+        #expect(!excluded(["AUDIOROUTE_IGNORE": "0"]) { $0.parent.driver = "snd_aloop" })
+    }
+
+    /// A card without a profile (the helper answers nil) keeps udev's ports; one with a profile
+    /// has only the profile's, and `--explain` says so, with each port's UCM device and PCM.
+    @Test func aProfileReplacesUdevsPortsAndExplainsThem() {
+        var state = Self.state()
+        let laptop = Cards.hdaLaptop()
+        _ = state.apply(.card(laptop))
+        _ = state.apply(.card(Cards.usbHeadset()))
+        _ = state.apply(.ucm(syspath: Cards.usbHeadset().syspath, card: nil))
+        #expect(Self.uids(state) == ["pci-0000:00:14.0-usb-0:11.4:1.0/input", "pci-0000:00:14.0-usb-0:11.4:1.0/output"])
+        let ucm = UCMCard(
+            card: "hw:Intel", verbs: ["HiFi"],
+            ports: [
+                UCMCardPort(
+                    port: Port(uid: "ucm:hw:Intel:Speaker:output", type: .builtInSpeaker, device: "ucm:hw:Intel", direction: .output, alsa: "hw:Intel,2"),
+                    devices: ["HiFi": ["Speaker"]], profilePriority: 100),
+                UCMCardPort(
+                    port: Port(uid: "ucm:hw:Intel:HDMI1:output", type: .HDMI, device: "ucm:hw:Intel", direction: .output, alsa: "hw:Intel,5"),
+                    devices: ["HiFi": ["HDMI1"]], jackControl: "HDMI/DP,pcm=5 Jack", profilePriority: 500),
+            ], jacks: ["HDMI/DP,pcm=5 Jack": true], notes: ["HiFi/Bluetooth: no port type for this device"]
+        ).withPublicUIDs(base: "pci-0000:00:1b.0")
+        _ = state.apply(.ucm(syspath: laptop.syspath, card: ucm))
+        let mine = state.ports.filter { $0.uid.hasPrefix("pci-0000:00:1b.0") }
+        #expect(summary(mine) == [
+            "pci-0000:00:1b.0/speaker builtInSpeaker output pci-0000:00:1b.0 dmix:CARD=Intel,DEV=2",
+            "pci-0000:00:1b.0/hdmi-5 HDMI output pci-0000:00:1b.0/hdmi-5 dmix:CARD=Intel,DEV=5",
+        ])
+        let explanation = state.explanations().first { $0.card.syspath == laptop.syspath }!
+        #expect(explanation.classification.availability == ["pci-0000:00:1b.0/speaker": .present, "pci-0000:00:1b.0/hdmi-5": .connected])
+        let decisions = explanation.classification.decisions.map { "\($0.subject): \($0.outcome) <- \($0.signal)" }
+        #expect(decisions == [
+            "card: ports from its UCM profile (verbs HiFi) <- alsa-lib's UCM opened hw:Intel",
+            "card: no port <- UCM: HiFi/Bluetooth: no port type for this device",
+            "pci-0000:00:1b.0/speaker: builtInSpeaker output on dmix:CARD=Intel,DEV=2, availability present <- UCM device HiFi: Speaker, PCM hw:Intel,2, priority 100",
+            "pci-0000:00:1b.0/hdmi-5: HDMI output on dmix:CARD=Intel,DEV=5, availability connected <- UCM device HiFi: HDMI1, PCM hw:Intel,5, priority 500; jack \"HDMI/DP,pcm=5 Jack\" on (read by the UCM helper)",
+        ])
     }
 }

@@ -1,14 +1,28 @@
-// The daemon's side of the UCM helpers (docs/ucm.md): one `audioroute-ucm` process per
-// UCM card. libasound's UCM costs about 1.6 MiB of RSS, which the daemon's budget has not
-// got, so the daemon never links it: it starts the helper, reads the card's ports from its
-// hello line, and writes it the verb and devices each route needs.
+// The daemon's side of the UCM helper (docs/ucm.md): one `audioroute-ucm` process for every
+// card, asked about each card as it arrives. libasound's UCM costs about 1.6 MiB of RSS, which
+// the daemon's budget has not got, so the daemon never links it: it starts the helper, asks it
+// to open each card, reads the card's ports from its hello (or why it has none), and writes it
+// the verb and devices each route needs. The helper runs while some card is open in it or
+// being opened, and is stopped when none is: a machine whose cards have no profile keeps none.
 import AudioRouteCore
 import AudioRouteSystem
 import Logging
 import Synchronization
 
-/// The running UCM helpers, by card syspath. Started and stopped by the udev watcher as
-/// UCM cards come and go; told every route by the route service (`apply`).
+/// A card the UCM helper is asked about: the name it opens (`hw:<card id>`) and the uid base
+/// its ports take (the one udev's classification gives the card: docs/ports.md, "Uids").
+public struct UCMCardRequest: Sendable, Hashable {
+    public var name: String
+    public var base: String
+
+    public init(name: String, base: String) {
+        self.name = name
+        self.base = base
+    }
+}
+
+/// The UCM helper and the cards asked of it, by card syspath. Told which cards to ask about by
+/// the udev watcher as cards come and go; told every route by the route service (`apply`).
 public final class UCMHelpers: Sendable {
     /// The helper's path (`audioroute-ucm`).
     public let executable: String
@@ -17,10 +31,20 @@ public final class UCMHelpers: Sendable {
     let logger: Logger
     private let registry = Mutex(Registry())
 
+    private struct Entry {
+        var request: UCMCardRequest
+        /// The card's ports and verbs, once its hello came (public uids).
+        var card: UCMCard?
+        /// The last state asked for (nil: none yet, or one that could not be written or failed).
+        var requested: UCMState?
+    }
+
     private struct Registry {
-        var helpers: [String: UCMHelper] = [:]
-        /// Cards whose helper failed or ended on its own, with the name it opened: not started
-        /// again until the card goes (a helper that cannot open the card would fail every time).
+        var helper: UCMHelper?
+        /// Cards asked about (pending or open), by syspath.
+        var entries: [String: Entry] = [:]
+        /// Cards whose profile could not be opened, or whose helper failed, with the name asked:
+        /// not asked again until the card goes (they would fail the same way each time).
         var failed: [String: String] = [:]
     }
 
@@ -30,95 +54,223 @@ public final class UCMHelpers: Sendable {
         self.logger = logger
     }
 
-    /// How long a helper has to say hello before it is killed (the card then keeps udev's
-    /// ports). Opening a phone's UCM files takes about 50 ms.
+    /// How long the helper has to answer an open before it is killed (its cards then keep
+    /// udev's ports). Opening a card's UCM files takes 20 to 60 ms.
     public static let helloTimeout: Duration = .seconds(5)
 
-    /// The cards with a running helper, by syspath, with the name each opened.
-    public var running: [String: String] { registry.withLock { $0.helpers.mapValues(\.cardName) } }
+    /// The cards with a UCM profile open in the helper, by syspath, with the name each opened.
+    public var running: [String: String] {
+        registry.withLock { $0.entries.filter { $0.value.card != nil }.mapValues(\.request.name) }
+    }
 
-    /// Starts a helper for each card of `wanted` (syspath: `hw:<id>`) that has none, and
-    /// stops those of cards no longer wanted. The hello line (or the helper's failure)
-    /// reaches `deliver` as `.ucm(syspath:card:)`, from `loop`, which reads the helpers.
-    func reconcile(wanted: [String: String], loop: any PollLoop, deliver: @escaping @Sendable (HardwareEvent) -> Void) {
-        let (stop, start) = registry.withLock { registry in
-            let stop = registry.helpers.filter { wanted[$0.key] != $0.value.cardName }
-            for syspath in stop.keys { registry.helpers[syspath] = nil }
-            registry.failed = registry.failed.filter { wanted[$0.key] == $0.value }
-            return (Array(stop.values), wanted.filter { registry.helpers[$0.key] == nil && registry.failed[$0.key] == nil })
+    /// Whether the helper process runs.
+    public var helperRunning: Bool { registry.withLock { $0.helper != nil } }
+
+    /// Asks the helper about each card of `wanted` not yet asked (starting it if need be),
+    /// tells it to forget those no longer wanted, and stops it when no card is left. The
+    /// answers reach `deliver` as `.ucm(syspath:card:)` (nil: no profile, or it failed), from
+    /// `loop`, which reads the helper.
+    func reconcile(wanted: [String: UCMCardRequest], loop: any PollLoop, deliver: @escaping @Sendable (HardwareEvent) -> Void) {
+        let (helper, lines, start, stop): (UCMHelper?, [JSON], [String], UCMHelper?) = registry.withLock { registry in
+            var lines: [JSON] = []
+            for (syspath, entry) in registry.entries where wanted[syspath] != entry.request {
+                registry.entries[syspath] = nil
+                lines.append(.object([JSON.Member("close", .string(entry.request.name))]))
+            }
+            registry.failed = registry.failed.filter { wanted[$0.key]?.name == $0.value }
+            let start = wanted.keys.filter { registry.entries[$0] == nil && registry.failed[$0] == nil }.sorted()
+            for syspath in start {
+                registry.entries[syspath] = Entry(request: wanted[syspath]!)
+                lines.append(.object([JSON.Member("open", .string(wanted[syspath]!.name))]))
+            }
+            // No card left: the helper goes (its stdin closes; it exits).
+            if registry.entries.isEmpty, let helper = registry.helper {
+                registry.helper = nil
+                return (nil, [], [], helper)
+            }
+            return (registry.helper, lines, start, nil)
         }
-        for helper in stop { helper.stop() }
-        for (syspath, name) in start.sorted(by: { $0.key < $1.key }) {
+        stop?.stop()
+        guard !lines.isEmpty else { return }
+        var running = helper
+        if running == nil {
             do throws(Errno) {
-                let helper = try UCMHelper.start(
-                    executable: executable, card: name, syspath: syspath, environment: environment, logger: logger)
-                registry.withLock { $0.helpers[syspath] = helper }
-                helper.read(on: loop) { [weak self] card in
-                    // A helper that failed or ended gives the card back to udev's classification.
-                    if card == nil {
-                        self?.registry.withLock { registry in
-                            guard registry.helpers[syspath] === helper else { return }
-                            registry.helpers[syspath] = nil
-                            registry.failed[syspath] = name
-                        }
-                    }
-                    deliver(.ucm(syspath: syspath, card: card))
-                }
+                let started = try UCMHelper.start(executable: executable, environment: environment, logger: logger)
+                registry.withLock { $0.helper = started }
+                started.read(on: loop) { [weak self] line in self?.handle(line, from: started, deliver: deliver) }
+                running = started
             } catch {
-                registry.withLock { $0.failed[syspath] = name }
-                deliver(.ucm(syspath: syspath, card: nil))
                 logger.error(
-                    "cannot start the UCM helper: the card keeps udev's ports",
-                    metadata: ["card": "\(name)", "helper": "\(executable)", "error": "\(error)"])
+                    "cannot start the UCM helper: the cards keep udev's ports", metadata: ["helper": "\(executable)", "error": "\(error)"])
+                // Every card asked about fails; those asked before it started had no helper either.
+                failAll(helper: nil, deliver: deliver)
+                return
+            }
+        }
+        guard let running else { return }
+        for line in lines { running.send(line) }
+        if !start.isEmpty { killUnlessAnswered(start, helper: running) }
+    }
+
+    /// A helper stuck in an open (a UCM file that makes libasound hang) is killed after
+    /// `helloTimeout`: its end then gives every card of it back to udev. A thread that sleeps,
+    /// once for each batch of cards asked about.
+    private func killUnlessAnswered(_ syspaths: [String], helper: UCMHelper) {
+        let nanoseconds = UInt64(Self.helloTimeout.components.seconds) * 1_000_000_000
+        _ = startThread { [self] in
+            MonotonicClock.sleep(nanoseconds: nanoseconds)
+            let stuck: [String] = registry.withLock { registry in
+                guard registry.helper === helper else { return [] }
+                return syspaths.compactMap { registry.entries[$0].flatMap { $0.card == nil ? $0.request.name : nil } }
+            }
+            if !stuck.isEmpty {
+                logger.error("UCM helper did not answer: killed", metadata: ["cards": "\(stuck)", "timeout": "\(Self.helloTimeout)"])
+                helper.kill()
             }
         }
     }
 
-    /// Tells every helper whose card has announced its ports the state `route` needs,
-    /// for the controlling session's configuration. A helper already in that state is
-    /// not written to.
-    public func apply(route: Route, configuration: SessionConfiguration?) {
-        for helper in registry.withLock({ Array($0.helpers.values) }) { helper.apply(route: route, configuration: configuration) }
+    /// One line from the helper, or its end (nil).
+    private func handle(_ line: [UInt8]?, from helper: UCMHelper, deliver: @Sendable (HardwareEvent) -> Void) {
+        guard let line else {
+            failAll(helper: helper, deliver: deliver)
+            return
+        }
+        let parsed: UCMHelperLine
+        do throws(ScenarioError) {
+            parsed = try UCMHelperLine.parse(line)
+        } catch {
+            // The helper is ours: a line we cannot read means it is not what we think it is.
+            logger.error("UCM helper said something unreadable: stopped; its cards keep udev's ports", metadata: ["error": "\(error)"])
+            helper.kill()
+            return
+        }
+        switch parsed {
+        case .hello(let card):
+            let event: HardwareEvent? = registry.withLock { registry in
+                guard let (syspath, entry) = registry.entries.first(where: { $0.value.request.name == card.card }) else { return nil }
+                let named = card.withPublicUIDs(base: entry.request.base)
+                registry.entries[syspath]?.card = named
+                return .ucm(syspath: syspath, card: named)
+            }
+            guard let event else { return }
+            logger.info(
+                "UCM card", metadata: ["card": "\(card.card)", "verbs": "\(card.verbs.joined(separator: ","))", "devices": "\(card.ports.count)"])
+            for note in card.notes { logger.notice("UCM: \(note)", metadata: ["card": "\(card.card)"]) }
+            deliver(event)
+        case .closed(let name, let message):
+            // An answer to a close (no message) needs nothing; an open that failed gives the card back to udev.
+            guard let message else { return }
+            let syspath: String? = registry.withLock { registry in
+                guard let (syspath, _) = registry.entries.first(where: { $0.value.request.name == name }) else { return nil }
+                registry.entries[syspath] = nil
+                registry.failed[syspath] = name
+                return syspath
+            }
+            guard let syspath else { return }
+            logger.info("no UCM profile: the card keeps udev's ports", metadata: ["card": "\(name)", "reason": "\(message)"])
+            deliver(.ucm(syspath: syspath, card: nil))
+            stopIfIdle()
+        case .jack(let name, let control, let plugged):
+            let event: HardwareEvent? = registry.withLock { registry in
+                guard let (syspath, entry) = registry.entries.first(where: { $0.value.request.name == name }), var card = entry.card,
+                    card.jacks[control] != plugged
+                else { return nil }
+                card.jacks[control] = plugged
+                registry.entries[syspath]?.card = card
+                return .ucm(syspath: syspath, card: card)
+            }
+            logger.debug("UCM jack", metadata: ["card": "\(name)", "jack": "\(control)", "plugged": "\(plugged)"])
+            if let event { deliver(event) }
+        case .reply(let name, let state):
+            logger.debug("UCM card set", metadata: ["card": "\(name)", "state": "\(state)"])
+        case .failure(let name, let message, _):
+            logger.warning("UCM helper could not set the card", metadata: ["card": "\(name)", "error": "\(message)"])
+            registry.withLock { registry in
+                for (syspath, entry) in registry.entries where entry.request.name == name { registry.entries[syspath]?.requested = nil }
+            }
+        case .error(let message):
+            logger.warning("UCM helper refused a line", metadata: ["error": "\(message)"])
+        }
     }
 
-    /// Stops every helper (its stdin closes: it exits).
-    public func stopAll() {
-        let all = registry.withLock { registry in
-            defer { registry.helpers = [:] }
-            return Array(registry.helpers.values)
+    /// The helper ended (or could not start): every card asked of it keeps udev's ports, until
+    /// it goes.
+    private func failAll(helper: UCMHelper?, deliver: @Sendable (HardwareEvent) -> Void) {
+        let failed: [String] = registry.withLock { registry in
+            guard registry.helper === helper else { return [] }
+            registry.helper = nil
+            let syspaths = registry.entries.keys.sorted()
+            for syspath in syspaths { registry.failed[syspath] = registry.entries[syspath]!.request.name }
+            registry.entries = [:]
+            return syspaths
         }
-        for helper in all { helper.stop() }
+        for syspath in failed { deliver(.ucm(syspath: syspath, card: nil)) }
+    }
+
+    /// Stops the helper when no card is open or being opened in it.
+    private func stopIfIdle() {
+        let idle: UCMHelper? = registry.withLock { registry in
+            guard registry.entries.isEmpty, let helper = registry.helper else { return nil }
+            registry.helper = nil
+            return helper
+        }
+        if let idle {
+            logger.info("no card has a UCM profile: the UCM helper stops")
+            idle.stop()
+        }
+    }
+
+    /// Tells the helper the state `route` needs on each open card, for the controlling
+    /// session's configuration. A card already asked for that state is not written to.
+    public func apply(route: Route, configuration: SessionConfiguration?) {
+        let (helper, lines): (UCMHelper?, [(syspath: String, line: JSON)]) = registry.withLock { registry in
+            var lines: [(syspath: String, line: JSON)] = []
+            for syspath in registry.entries.keys.sorted() {
+                guard let entry = registry.entries[syspath], let card = entry.card else { continue }
+                let target = card.target(route: route, configuration: configuration)
+                guard entry.requested != target else { continue }
+                registry.entries[syspath]?.requested = target
+                lines.append((syspath, target.request(card: entry.request.name)))
+            }
+            return (registry.helper, lines)
+        }
+        guard let helper else { return }
+        for (syspath, line) in lines where !helper.send(line) {
+            // Not sent: asked again at the next route.
+            registry.withLock { $0.entries[syspath]?.requested = nil }
+        }
+    }
+
+    /// Stops the helper (its stdin closes: it exits).
+    public func stopAll() {
+        let helper: UCMHelper? = registry.withLock { registry in
+            defer {
+                registry.helper = nil
+                registry.entries = [:]
+            }
+            return registry.helper
+        }
+        helper?.stop()
     }
 }
 
-/// One helper process: its stdin (requests), its stdout (hello, replies), what it said.
+/// The helper process: its stdin (requests), its stdout (hellos, replies, jack events).
 final class UCMHelper: Sendable {
-    let cardName: String
-    let syspath: String
     let process: SpawnedProcess
     let logger: Logger
     private let input: Mutex<FileDescriptor?>
     private let output: FileDescriptor
-    private let state = Mutex(State())
+    private let lines = Mutex(UCMLineSplitter())
 
-    private struct State {
-        var card: UCMCard?
-        /// The last state asked for (nil: none yet, or a request that could not be written).
-        var requested: UCMState?
-        var lines = UCMLineSplitter()
-        var ended = false
-    }
-
-    private init(cardName: String, syspath: String, process: SpawnedProcess, input: consuming FileDescriptor, output: consuming FileDescriptor, logger: Logger) {
-        self.cardName = cardName
-        self.syspath = syspath
+    private init(process: SpawnedProcess, input: consuming FileDescriptor, output: consuming FileDescriptor, logger: Logger) {
         self.process = process
         self.input = Mutex(Optional(input))
         self.output = output
         self.logger = logger
     }
 
-    static func start(executable: String, card: String, syspath: String, environment: [String: String], logger: Logger) throws(Errno) -> UCMHelper {
+    static func start(executable: String, environment: [String: String], logger: Logger) throws(Errno) -> UCMHelper {
         let toHelper = try PipeEnds()
         let fromHelper = try PipeEnds()
         var options = SpawnOptions()
@@ -126,35 +278,19 @@ final class UCMHelper: Sendable {
         options.standardOutput = .duplicate(fromHelper.writeEnd.rawValue)
         options.environment = environment
         options.defaultSignals = [.pipe, .terminate, .interrupt, .hangup]
-        let process = try SpawnedProcess.spawn([executable, "--card", card], options)
+        let process = try SpawnedProcess.spawn([executable], options)
         let input = toHelper.keepingWriteEnd()
         let output = fromHelper.keepingReadEnd()
         // A helper that stops reading must not block the daemon: a request that does not fit is retried later.
         try input.setNonBlocking()
         try output.setNonBlocking()
-        logger.info("UCM helper started", metadata: ["card": "\(card)", "pid": "\(process.pid)"])
-        let helper = UCMHelper(cardName: card, syspath: syspath, process: process, input: input, output: output, logger: logger)
-        helper.killUnlessHello(after: UCMHelpers.helloTimeout)
-        return helper
+        logger.info("UCM helper started", metadata: ["pid": "\(process.pid)"])
+        return UCMHelper(process: process, input: input, output: output, logger: logger)
     }
 
-    /// A helper stuck before its hello (a UCM file that makes libasound hang) is killed: its
-    /// end then gives the card back to udev. A thread that sleeps, once per helper start.
-    private func killUnlessHello(after timeout: Duration) {
-        let nanoseconds = UInt64(timeout.components.seconds) * 1_000_000_000
-        _ = startThread { [self] in
-            MonotonicClock.sleep(nanoseconds: nanoseconds)
-            let waiting = state.withLock { $0.card == nil && !$0.ended }
-            if waiting {
-                logger.error("UCM helper said nothing: killed", metadata: ["card": "\(cardName)", "timeout": "\(timeout)"])
-                _ = process.send(.kill)
-            }
-        }
-    }
-
-    /// Reads the helper's lines on `loop`: the hello goes to `announce` (nil if it is an
-    /// error), replies are logged; at its end (`announce(nil)` if it had announced) it is reaped.
-    func read(on loop: any PollLoop, announce: @escaping @Sendable (UCMCard?) -> Void) {
+    /// Reads the helper's lines on `loop` and hands each to `handle`; at its end, `handle(nil)`,
+    /// and it is reaped. A line over the limit is dropped.
+    func read(on loop: any PollLoop, handle: @escaping @Sendable ([UInt8]?) -> Void) {
         loop.watch(fd: output.rawValue) { [self] in
             let chunk: [UInt8]
             do throws(Errno) {
@@ -164,97 +300,48 @@ final class UCMHelper: Sendable {
                 chunk = []
             }
             if chunk.isEmpty {
-                ended(announce: announce)
+                ended()
+                handle(nil)
                 return false
             }
-            for line in lines(chunk) { handle(line, announce: announce) }
+            for line in lines.withLock({ $0.feed(chunk) }) {
+                guard case .line(let bytes) = line else {
+                    logger.warning("UCM helper line over \(UCMLineSplitter.maximumLineLength) bytes: dropped")
+                    continue
+                }
+                handle(bytes)
+            }
             return true
         }
     }
 
-    /// The complete lines in what was read so far; a line over the limit is dropped.
-    private func lines(_ chunk: [UInt8]) -> [[UInt8]] {
-        state.withLock { $0.lines.feed(chunk) }.compactMap { line in
-            guard case .line(let bytes) = line else {
-                logger.warning("UCM helper line over \(UCMLineSplitter.maximumLineLength) bytes: dropped", metadata: ["card": "\(cardName)"])
-                return nil
-            }
-            return bytes
-        }
-    }
-
-    private func handle(_ line: [UInt8], announce: @Sendable (UCMCard?) -> Void) {
-        let announced = state.withLock { $0.card != nil }
-        guard announced else {
-            do throws(ScenarioError) {
-                let card = try UCMCard.parseHello(line)
-                state.withLock { $0.card = card }
-                logger.info(
-                    "UCM card",
-                    metadata: ["card": "\(cardName)", "verbs": "\(card.verbs.joined(separator: ","))", "ports": "\(card.ports.map(\.port.uid).joined(separator: ","))"])
-                announce(card)
-            } catch {
-                logger.error("UCM helper: no ports from it; the card keeps udev's", metadata: ["card": "\(cardName)", "error": "\(error)"])
-                stop()
-            }
-            return
-        }
-        // A jack the helper saw change: the card again, with the jack's new value.
-        if let (control, plugged) = UCMCard.parseJackEvent(line) {
-            let card: UCMCard? = state.withLock { state in
-                guard state.card?.jacks[control] != plugged else { return nil }
-                state.card?.jacks[control] = plugged
-                return state.card
-            }
-            logger.debug("UCM jack", metadata: ["card": "\(cardName)", "jack": "\(control)", "plugged": "\(plugged)"])
-            if let card { announce(card) }
-            return
-        }
-        // Replies: logged.
-        let text = String(decoding: line, as: UTF8.self)
-        if text.hasPrefix("{\"error\"") {
-            logger.warning("UCM helper refused a request", metadata: ["card": "\(cardName)", "reply": "\(text)"])
-            state.withLock { $0.requested = nil }
-        } else {
-            logger.debug("UCM helper", metadata: ["card": "\(cardName)", "line": "\(text)"])
-        }
-    }
-
-    private func ended(announce: @Sendable (UCMCard?) -> Void) {
-        state.withLock { state in
-            state.card = nil
-            state.ended = true
-        }
+    private func ended() {
         let process = self.process
         let logger = self.logger
-        let card = cardName
         _ = startThread {
             let termination = try? process.wait()
-            logger.notice("UCM helper ended", metadata: ["card": "\(card)", "termination": "\(termination.map { "\($0)" } ?? "unknown")"])
+            logger.notice("UCM helper ended", metadata: ["termination": "\(termination.map { "\($0)" } ?? "unknown")"])
         }
-        announce(nil)
     }
 
-    func apply(route: Route, configuration: SessionConfiguration?) {
-        let request: [UInt8]? = state.withLock { state in
-            guard let card = state.card else { return nil }
-            let target = card.target(route: route, configuration: configuration)
-            guard state.requested != target else { return nil }
-            state.requested = target
-            return target.request.bytes + [UInt8(ascii: "\n")]
-        }
-        guard let request else { return }
-        input.withLock { input in
+    /// Writes one line; false when it could not (the helper is not reading, or is stopped).
+    @discardableResult
+    func send(_ line: JSON) -> Bool {
+        let bytes = line.bytes + [UInt8(ascii: "\n")]
+        return input.withLock { input in
             do throws(Errno) {
                 // Borrowed: nil once stopped.
-                guard try input?.writeAll(request) != nil else { return }
-                logger.debug("UCM request", metadata: ["card": "\(cardName)", "request": "\(String(decoding: request.dropLast(), as: UTF8.self))"])
+                guard try input?.writeAll(bytes) != nil else { return false }
+                logger.debug("UCM request", metadata: ["line": "\(String(decoding: line.bytes, as: UTF8.self))"])
+                return true
             } catch {
-                logger.warning("UCM helper not reading: request not sent", metadata: ["card": "\(cardName)", "error": "\(error)"])
-                state.withLock { $0.requested = nil }
+                logger.warning("UCM helper not reading: line not sent", metadata: ["error": "\(error)"])
+                return false
             }
         }
     }
+
+    func kill() { _ = process.send(.kill) }
 
     /// Closes its stdin: it finishes its line and exits; the reader reaps it.
     func stop() {

@@ -75,6 +75,8 @@ public enum AudioRouteProperty {
     public static let alsaExclusive = "AUDIOROUTE_ALSA_EXCLUSIVE"
     /// `1`: the card has an earpiece (a phone): it also gets a builtInReceiver.
     public static let receiver = "AUDIOROUTE_RECEIVER"
+    /// `0`: the card's ports are udev's even when it has an ALSA UCM profile (docs/ucm.md).
+    public static let ucm = "AUDIOROUTE_UCM"
 }
 
 public enum CardClassifier {

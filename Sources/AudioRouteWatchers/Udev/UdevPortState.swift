@@ -54,26 +54,39 @@ public struct UdevPortState: Sendable {
     }
 
     /// UCM candidates whose helper has not answered yet (nothing announced for them).
-    public var ucmPending: Set<String> { Set(earpieces.keys.filter(awaitsHelper)) }
-
-    /// The UCM helper's card name for `syspath` (`hw:<card id>`), if the card is a UCM candidate.
-    private func ucmName(_ syspath: String) -> String? {
-        guard earpieces[syspath] == true, let id = cards[syspath]?.attributes["id"], CardClassifier.isALSAIdentifier(id) else { return nil }
-        return "hw:" + id
-    }
+    public var ucmPending: Set<String> { Set(cards.keys.filter(awaitsHelper)) }
 
     /// Whether `syspath` is a UCM candidate whose helper has not answered yet.
     private func awaitsHelper(_ syspath: String) -> Bool {
-        usesUCMHelpers && ucmCards[syspath] == nil && !ucmFailed.contains(syspath) && ucmName(syspath) != nil
+        usesUCMHelpers && ucmCards[syspath] == nil && !ucmFailed.contains(syspath) && cards[syspath].flatMap(Self.ucmRequest) != nil
     }
 
-    /// The cards whose ports should come from UCM: a card whose UCM profile names an
-    /// earpiece (a phone), by syspath, with the name its helper opens (`hw:<card id>`).
-    /// Laptops and USB cards keep udev's classification (docs/decisions.md).
-    public var ucmCandidates: [String: String] {
-        var result: [String: String] = [:]
-        for syspath in earpieces.keys { result[syspath] = ucmName(syspath) }
-        return result
+    /// The cards whose ports may come from a UCM profile, by syspath: every complete card that
+    /// the properties leave to it, each with the name the UCM helper opens (`hw:<card id>`)
+    /// and the uid base of its ports. Whether it has a profile is alsa-lib's to say: the helper
+    /// asks it, as PipeWire and PulseAudio do for every card (docs/ucm.md).
+    public var ucmCandidates: [String: UCMCardRequest] {
+        cards.compactMapValues(Self.ucmRequest)
+    }
+
+    /// The UCM helper's request for `card`, or nil when its ports are udev's whatever its
+    /// profile: not complete, no usable id or uid, ignored or virtual, declared by
+    /// `AUDIOROUTE_PORT_TYPE`, or `AUDIOROUTE_UCM=0`.
+    static func ucmRequest(_ card: CardRecord) -> UCMCardRequest? {
+        let props = card.properties
+        guard card.hasControl, !card.pcms.isEmpty, props[AudioRouteProperty.portType] == nil,
+            let id = card.attributes["id"], CardClassifier.isALSAIdentifier(id)
+        else { return nil }
+        if let ucm = props[AudioRouteProperty.ucm], ["0", "false", "no", "off"].contains(ucm.trimmingASCIIWhitespace().lowercased()) {
+            return nil
+        }
+        if let ignore = props[AudioRouteProperty.ignore] {
+            if CardClassifier.isTrue(ignore) { return nil }
+        } else if CardClassifier.virtualCard(card) != nil {
+            return nil
+        }
+        guard let base = CardClassifier.uidBase(card, bus: CardClassifier.busName(card), cardID: id, note: { _, _, _ in }) else { return nil }
+        return UCMCardRequest(name: "hw:" + id, base: base)
     }
 
     /// Every announced port, card by card in syspath order.
@@ -87,7 +100,12 @@ public struct UdevPortState: Sendable {
         cards.keys.sorted().map { syspath in
             let card = cards[syspath]!
             let cardJacks = jacks.values.filter { $0.cardSyspath == syspath }.sorted { $0.syspath < $1.syspath }
-            let result = CardClassifier.classify(card, jacks: cardJacks, hasEarpiece: earpieces[syspath] ?? false)
+            let result: CardClassification
+            if let ucm = ucmCards[syspath] {
+                result = Self.ucmClassification(ucm, jacks: cardJacks, exclusive: CardClassifier.isExclusive(card))
+            } else {
+                result = CardClassifier.classify(card, jacks: cardJacks, hasEarpiece: earpieces[syspath] ?? false)
+            }
             return CardExplanation(card: card, jacks: cardJacks, classification: result)
         }
     }
@@ -156,7 +174,7 @@ public struct UdevPortState: Sendable {
             return []
 
         case .ucm(let syspath, let card):
-            guard ucmName(syspath) != nil else {
+            guard cards[syspath].flatMap(Self.ucmRequest) != nil else {
                 once(.info, "ucm-late:\(syspath)", "UCM ports for \(syspath), which is not a UCM card now: ignored")
                 return []
             }
@@ -232,7 +250,7 @@ public struct UdevPortState: Sendable {
         let cardJacks = jacks.values.filter { $0.cardSyspath == cardSyspath }.sorted { $0.syspath < $1.syspath }
         let ports: [Port]
         if let ucm = ucmCards[cardSyspath] {
-            ports = Self.ucmPorts(ucm, jacks: cardJacks, exclusive: CardClassifier.isExclusive(card))
+            ports = Self.ucmClassification(ucm, jacks: cardJacks, exclusive: CardClassifier.isExclusive(card)).ports
         } else if awaitsHelper(cardSyspath) {
             // Its helper is starting: nothing rather than udev's ports for a moment, which would
             // make two route changes (and interrupt a player) when the UCM ones replace them.
@@ -252,35 +270,67 @@ public struct UdevPortState: Sendable {
         return desired
     }
 
-    /// A UCM card's ports that are there now: built-in ones always; one with a jack control
-    /// when that jack is plugged, as the card's jack of that name says (its ALSA control read
-    /// by the event loop, or an evdev device of that name), else as the helper read it; and
-    /// when neither knows, offered (as HDMI is when its jack cannot be read).
-    /// Their PCMs are shared as udev's are (`hw:` becomes dmix or dsnoop; `plughw:` with
-    /// `AUDIOROUTE_ALSA_EXCLUSIVE=1` on the card): music and a call's prompt play at once.
-    static func ucmPorts(_ card: UCMCard, jacks: [JackRecord], exclusive: Bool = false) -> [Port] {
-        card.ports.compactMap { ucm in
+    /// A UCM card's ports that are there now, and what decided each: built-in ones always;
+    /// one with a jack control when that jack is plugged, as the card's jack of that name says
+    /// (its ALSA control read by the event loop, or an evdev device of that name), else as the
+    /// helper read it; and when neither knows, offered with availability unknown (as HDMI is
+    /// when its jack cannot be read). Their PCMs are shared as udev's are (`hw:` becomes dmix
+    /// or dsnoop; `plughw:` with `AUDIOROUTE_ALSA_EXCLUSIVE=1` on the card): music and a call's
+    /// prompt play at once.
+    static func ucmClassification(_ card: UCMCard, jacks: [JackRecord], exclusive: Bool = false) -> CardClassification {
+        var result = CardClassification()
+        result.decisions.append(
+            ClassificationDecision(
+                subject: "card", outcome: "ports from its UCM profile (verbs \(card.verbs.joined(separator: ", ")))",
+                signal: "alsa-lib's UCM opened \(card.card)"))
+        for note in card.notes { result.decisions.append(ClassificationDecision(subject: "card", outcome: "no port", signal: "UCM: \(note)")) }
+        for ucm in card.ports {
             var port = ucm.port
+            let raw = port.alsa ?? ""
             port.alsa = port.alsa.map { sharedPCM($0, direction: port.direction, exclusive: exclusive) }
-            guard let control = ucm.jackControl else { return port }
-            if let jack = jacks.first(where: { $0.name == control }), jack.stateKnown {
-                return jack.state.intersection(jack.supported).isEmpty ? nil : port
+            let devices = card.verbs.compactMap { verb in ucm.devices[verb].map { "\(verb): \($0.joined(separator: ", "))" } }.joined(separator: "; ")
+            var signal = "UCM device \(devices), PCM \(raw)" + (ucm.profilePriority.map { ", priority \($0)" } ?? "")
+            let availability: PortAvailability
+            if let control = ucm.jackControl {
+                let plugged: Bool?
+                if let jack = jacks.first(where: { $0.name == control }), jack.stateKnown {
+                    plugged = !jack.state.intersection(jack.supported).isEmpty
+                    signal += "; jack \(CardClassifier.quoted(control)) \(plugged! ? "on" : "off")"
+                } else if let value = card.jacks[control] {
+                    plugged = value
+                    signal += "; jack \(CardClassifier.quoted(control)) \(value ? "on" : "off") (read by the UCM helper)"
+                } else {
+                    plugged = nil
+                    signal += "; jack \(CardClassifier.quoted(control)) state unknown"
+                }
+                guard plugged != false else {
+                    result.decisions.append(ClassificationDecision(subject: port.uid, outcome: "no port: nothing plugged", signal: signal))
+                    continue
+                }
+                availability = plugged == nil ? .unknown : .connected
+            } else {
+                availability = .present
             }
-            return card.jacks[control] == false ? nil : port
+            result.ports.append(port)
+            result.availability[port.uid] = availability
+            result.decisions.append(
+                ClassificationDecision(
+                    subject: port.uid, outcome: "\(port.type.rawValue) \(port.direction.rawValue) on \(port.alsa ?? "no PCM"), availability \(availability.rawValue)",
+                    signal: signal))
         }
+        return result
     }
 
-    /// `hw:<card>,<device>` (UCM's usual PlaybackPCM/CapturePCM) or `hw:CARD=<card>,DEV=<device>`
-    /// through dmix (output), dsnoop (input) or plughw (exclusive); any other PCM as it is.
+    /// `hw:<card>,<device>` (UCM's usual PlaybackPCM/CapturePCM), `hw:<card>` (device 0) or
+    /// `hw:CARD=<card>,DEV=<device>` through dmix (output), dsnoop (input) or plughw
+    /// (exclusive); any other PCM as it is.
     static func sharedPCM(_ pcm: String, direction: PortDirection, exclusive: Bool) -> String {
-        guard pcm.hasPrefix("hw:") else { return pcm }
-        var arguments = pcm.dropFirst(3).split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-        guard arguments.count == 2 else { return pcm }
-        if arguments[0].hasPrefix("CARD=") { arguments[0].removeFirst(5) }
-        if arguments[1].hasPrefix("DEV=") { arguments[1].removeFirst(4) }
-        guard !arguments[0].isEmpty, !arguments[0].contains("="), let device = Int(arguments[1]), device >= 0 else { return pcm }
+        guard pcm.hasPrefix("hw:"), let device = UCMCard.pcmDevice(pcm) else { return pcm }
+        var card = String(pcm.dropFirst(3).split(separator: ",", omittingEmptySubsequences: false)[0])
+        if card.hasPrefix("CARD=") { card.removeFirst(5) }
+        guard !card.isEmpty, !card.contains("=") else { return pcm }
         let plugin = CardClassifier.sharedPlugin(output: direction == .output, exclusive: exclusive)
-        return "\(plugin):CARD=\(arguments[0]),DEV=\(device)"
+        return "\(plugin):CARD=\(card),DEV=\(device)"
     }
 
     /// Records `ports` as what `cardSyspath` has announced, and their uids as its own.

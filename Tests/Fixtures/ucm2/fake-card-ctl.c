@@ -13,14 +13,32 @@
  *
  *   audioroute_fakecard.<id> {
  *       driver "…" name "…" longname "…"    # each defaults to <id>
+ *       mixername "…" components "…"        # default empty (components: see below)
+ *       number 0                             # the card index it reports (${CardNumber})
  *       state "/dir"                         # optional, see below
- *       controls {                           # optional; none by default
- *           "Line Out Playback Switch" { type boolean }          # iface mixer, count 1
- *           "Line Out Playback Volume" { type integer min 0 max 31 }
- *           "AIF1 DA0 Stereo Playback Route" { type enumerated items [ "Stereo" "Mix Mono" ] }
- *           "Headphone Jack" { iface card type boolean jack true }
- *       }
+ *       controls [                           # optional; none by default
+ *           { name "Line Out Playback Switch" type boolean }          # iface mixer, index 0, count 1
+ *           { name "Line Out Playback Volume" type integer min 0 max 31 value [ 20 20 ] count 2 }
+ *           { name "AIF1 DA0 Stereo Playback Route" type enumerated items [ "Stereo" "Mix Mono" ] value "Mix Mono" }
+ *           { name "IEC958 Playback Switch" index 1 value on }
+ *           { name "Headphone Jack" iface card type boolean jack true }
+ *       ]
  *   }
+ *
+ * Controls are a list (a card may have two controls of one name, told apart by iface or
+ * index), or, as older files have them, a compound keyed by name. iface is card, mixer or
+ * pcm; value gives the initial values (booleans on/off, integers, enumerated item names),
+ * one for every channel or one for all; they start at 0 (off, the first item) otherwise.
+ *
+ * Components: snd_ctl_ext_t has no components field (alsa-lib fills the card info's from
+ * id, driver, name, longname and mixername only), and UCM profiles test
+ * ${CardComponents} (sof-soundwire's "spk:rt1308", sof-hda-dsp's "cfg-dmics:2", USB ids).
+ * So the plugin wraps the handle's card_info operation: it copies alsa-lib's table of
+ * operations (private, src/control/control_local.h: 29 entries up to 1.2.9, 32 since
+ * 1.2.10), replaces card_info with one that calls the original and then writes the
+ * components, and checks the result through the public accessors. An alsa-lib whose layout
+ * it does not know, or a check that fails, makes a card with components fail to open with
+ * a message, rather than answer without them.
  *
  * The state directory is shared by every handle on the card, in every process:
  * - every write to a control appends "<name>=<value>" to <dir>/writes (a
@@ -46,11 +64,12 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
-#define MAX_VALUES 2
+#define MAX_VALUES 16
 
 struct control {
 	char name[44]; /* SNDRV_CTL_ELEM_ID_NAME_MAXLEN */
 	snd_ctl_elem_iface_t iface;
+	unsigned int index;
 	int type; /* SND_CTL_ELEM_TYPE_BOOLEAN, _INTEGER or _ENUMERATED */
 	unsigned int count;
 	long min, max;
@@ -66,6 +85,10 @@ struct fake_card {
 	struct control *controls;
 	unsigned int count;
 	char state[PATH_MAX];
+	char components[128];
+	/* The handle's operations with card_info wrapped (see "Components" above). */
+	void *ops[32];
+	int (*card_info)(snd_ctl_t *handle, snd_ctl_card_info_t *info);
 };
 
 static struct fake_card *card_of(snd_ctl_ext_t *ext) { return ext->private_data; }
@@ -133,6 +156,7 @@ static int elem_list(snd_ctl_ext_t *ext, unsigned int offset, snd_ctl_elem_id_t 
 		return -EINVAL;
 	snd_ctl_elem_id_set_interface(id, c->iface);
 	snd_ctl_elem_id_set_name(id, c->name);
+	snd_ctl_elem_id_set_index(id, c->index);
 	return 0;
 }
 
@@ -140,10 +164,12 @@ static snd_ctl_ext_key_t find_elem(snd_ctl_ext_t *ext, const snd_ctl_elem_id_t *
 {
 	struct fake_card *card = card_of(ext);
 	const char *name = snd_ctl_elem_id_get_name(id);
-	if (snd_ctl_elem_id_get_index(id) != 0)
-		return SND_CTL_EXT_KEY_NOT_FOUND;
+	unsigned int numid = snd_ctl_elem_id_get_numid(id);
+	if (numid > 0 && numid <= card->count)
+		return numid - 1;
 	for (unsigned int i = 0; i < card->count; i++)
-		if (card->controls[i].iface == snd_ctl_elem_id_get_interface(id) && !strcmp(card->controls[i].name, name))
+		if (card->controls[i].iface == snd_ctl_elem_id_get_interface(id) && card->controls[i].index == snd_ctl_elem_id_get_index(id)
+		    && !strcmp(card->controls[i].name, name))
 			return i;
 	return SND_CTL_EXT_KEY_NOT_FOUND;
 }
@@ -291,6 +317,7 @@ static int read_event(snd_ctl_ext_t *ext, snd_ctl_elem_id_t *id, unsigned int *e
 		snd_ctl_elem_id_set_numid(id, i + 1);
 		snd_ctl_elem_id_set_interface(id, c->iface);
 		snd_ctl_elem_id_set_name(id, c->name);
+		snd_ctl_elem_id_set_index(id, c->index);
 		*event_mask = SND_CTL_EVENT_MASK_VALUE;
 		return 1;
 	}
@@ -332,15 +359,48 @@ static const char *identity(snd_config_t *root, const char *id, const char *key,
 	return value;
 }
 
-/* One entry of audioroute_fakecard.<id>.controls. */
-static int parse_control(snd_config_t *node, struct control *c)
+/* A value of a control as the configuration gives it: on/off (or a boolean), a number, an item. */
+static int parse_value(const struct control *c, snd_config_t *n, long *value)
+{
+	const char *text;
+	long number;
+	if (snd_config_get_integer(n, &number) >= 0) {
+		*value = number;
+		return 0;
+	}
+	if (snd_config_get_string(n, &text) < 0)
+		return -EINVAL;
+	if (c->type == SND_CTL_ELEM_TYPE_ENUMERATED) {
+		for (unsigned int i = 0; i < c->item_count; i++)
+			if (!strcmp(c->items[i], text)) {
+				*value = i;
+				return 0;
+			}
+		return -EINVAL;
+	}
+	if (c->type == SND_CTL_ELEM_TYPE_BOOLEAN) {
+		int on = snd_config_get_bool_ascii(text);
+		if (on < 0)
+			return -EINVAL;
+		*value = on;
+		return 0;
+	}
+	char *end;
+	*value = strtol(text, &end, 10);
+	return *end == '\0' && end != text ? 0 : -EINVAL;
+}
+
+/* One control: an entry of audioroute_fakecard.<id>.controls, named by its "name" field or,
+ * in a compound keyed by name, by its id. Values are read after the rest (they need the
+ * type and the items). */
+static int parse_control(snd_config_t *node, struct control *c, int named_by_id)
 {
 	snd_config_iterator_t i, next;
-	const char *name;
-	if (snd_config_get_id(node, &name) < 0 || strlen(name) >= sizeof c->name)
-		return -EINVAL;
+	const char *name = NULL;
+	snd_config_t *values = NULL;
 	memset(c, 0, sizeof *c);
-	snprintf(c->name, sizeof c->name, "%s", name);
+	if (named_by_id && snd_config_get_id(node, &name) < 0)
+		return -EINVAL;
 	c->iface = SND_CTL_ELEM_IFACE_MIXER;
 	c->type = SND_CTL_ELEM_TYPE_BOOLEAN;
 	c->count = 1;
@@ -351,8 +411,13 @@ static int parse_control(snd_config_t *node, struct control *c)
 		long number;
 		if (snd_config_get_id(n, &key) < 0)
 			continue;
-		if (!strcmp(key, "iface") && snd_config_get_string(n, &text) >= 0) {
-			c->iface = !strcmp(text, "card") ? SND_CTL_ELEM_IFACE_CARD : SND_CTL_ELEM_IFACE_MIXER;
+		if (!strcmp(key, "name") && snd_config_get_string(n, &text) >= 0) {
+			name = text;
+		} else if (!strcmp(key, "iface") && snd_config_get_string(n, &text) >= 0) {
+			c->iface = !strcmp(text, "card") ? SND_CTL_ELEM_IFACE_CARD : !strcmp(text, "pcm") ? SND_CTL_ELEM_IFACE_PCM
+				: SND_CTL_ELEM_IFACE_MIXER;
+		} else if (!strcmp(key, "index") && snd_config_get_integer(n, &number) >= 0 && number >= 0) {
+			c->index = (unsigned int)number;
 		} else if (!strcmp(key, "type") && snd_config_get_string(n, &text) >= 0) {
 			c->type = !strcmp(text, "integer") ? SND_CTL_ELEM_TYPE_INTEGER
 				: !strcmp(text, "enumerated") ? SND_CTL_ELEM_TYPE_ENUMERATED : SND_CTL_ELEM_TYPE_BOOLEAN;
@@ -364,6 +429,8 @@ static int parse_control(snd_config_t *node, struct control *c)
 			c->max = number;
 		} else if (!strcmp(key, "jack")) {
 			c->jack = snd_config_get_bool(n) > 0;
+		} else if (!strcmp(key, "value")) {
+			values = n;
 		} else if (!strcmp(key, "items")) {
 			snd_config_iterator_t j, jnext;
 			snd_config_for_each(j, jnext, n) {
@@ -376,15 +443,45 @@ static int parse_control(snd_config_t *node, struct control *c)
 				c->items[c->item_count++] = strdup(text);
 			}
 		} else {
-			SNDERR("audioroute_fakecard: control %s: unknown field %s", name, key);
+			SNDERR("audioroute_fakecard: control %s: unknown field %s", name ? name : "?", key);
 			return -EINVAL;
 		}
 	}
+	if (name == NULL || strlen(name) >= sizeof c->name) {
+		SNDERR("audioroute_fakecard: a control without a name, or a name over %zu bytes", sizeof c->name - 1);
+		return -EINVAL;
+	}
+	snprintf(c->name, sizeof c->name, "%s", name);
 	if (c->type == SND_CTL_ELEM_TYPE_BOOLEAN) {
 		c->min = 0;
 		c->max = 1;
 	}
+	if (values != NULL) {
+		long value = 0;
+		unsigned int given = 0;
+		if (snd_config_get_type(values) == SND_CONFIG_TYPE_COMPOUND) {
+			snd_config_iterator_t j, jnext;
+			snd_config_for_each(j, jnext, values) {
+				if (given >= c->count || parse_value(c, snd_config_iterator_entry(j), &c->values[given]) < 0)
+					goto bad_value;
+				given++;
+			}
+		} else {
+			if (parse_value(c, values, &value) < 0)
+				goto bad_value;
+			for (unsigned int k = 0; k < c->count; k++)
+				c->values[k] = value;
+			given = c->count;
+		}
+		if (given != c->count && given != 1)
+			goto bad_value;
+		for (unsigned int k = given; k < c->count; k++)
+			c->values[k] = c->values[0];
+	}
 	return 0;
+bad_value:
+	SNDERR("audioroute_fakecard: control %s: a value that is not one for each of its %u channels, or not of its type", c->name, c->count);
+	return -EINVAL;
 }
 
 static int parse_controls(snd_config_t *root, const char *id, struct fake_card *card)
@@ -395,15 +492,91 @@ static int parse_controls(snd_config_t *root, const char *id, struct fake_card *
 	snprintf(path, sizeof path, "audioroute_fakecard.%s.controls", id);
 	if (snd_config_search(root, path, &list) < 0)
 		return 0;
+	/* A list ([ { name ... } ]) or, as the older files, a compound keyed by name. */
+	int named_by_id = !snd_config_is_array(list);
 	snd_config_for_each(i, next, list) {
 		struct control *controls = realloc(card->controls, (card->count + 1) * sizeof *controls);
 		if (controls == NULL)
 			return -ENOMEM;
 		card->controls = controls;
-		int err = parse_control(snd_config_iterator_entry(i), &card->controls[card->count]);
-		if (err < 0)
+		int err = parse_control(snd_config_iterator_entry(i), &card->controls[card->count], named_by_id);
+		if (err < 0) {
+			free(card->controls[card->count].items);
 			return err;
+		}
 		card->count++;
+	}
+	return 0;
+}
+
+/* The kernel's struct snd_ctl_card_info (include/uapi/sound/asound.h), which alsa-lib's
+ * snd_ctl_card_info_t is: a fixed ABI. */
+struct kernel_card_info {
+	int card;
+	int pad;
+	unsigned char id[16];
+	unsigned char driver[16];
+	unsigned char name[32];
+	unsigned char longname[80];
+	unsigned char reserved_[16];
+	unsigned char mixername[80];
+	unsigned char components[128];
+};
+
+/* The beginning of alsa-lib's private struct _snd_ctl (src/control/control_local.h), the
+ * same from 1.2.4 to 1.2.16. */
+struct ctl_head {
+	void *open_func;
+	char *name;
+	snd_ctl_type_t type;
+	void **ops;
+	void *private_data;
+};
+
+static int card_info_with_components(snd_ctl_t *handle, snd_ctl_card_info_t *info)
+{
+	struct ctl_head *head = (struct ctl_head *)handle;
+	struct fake_card *card = card_of(head->private_data);
+	int err = card->card_info(handle, info);
+	if (err < 0)
+		return err;
+	memcpy(((struct kernel_card_info *)info)->components, card->components, sizeof card->components);
+	return 0;
+}
+
+/* The number of operations in alsa-lib's table, by version; 0 for one not known. */
+static unsigned int operation_count(void)
+{
+	int major, minor, subminor;
+	if (sscanf(snd_asoundlib_version(), "%d.%d.%d", &major, &minor, &subminor) != 3 || major != 1 || minor != 2)
+		return 0;
+	if (subminor >= 4 && subminor <= 9)
+		return 29;
+	if (subminor >= 10 && subminor <= 16)
+		return 32;
+	return 0;
+}
+
+/* Wraps the handle's card_info (see "Components" in the header) and checks it took. */
+static int install_components(struct fake_card *card)
+{
+	struct ctl_head *head = (struct ctl_head *)card->ext.handle;
+	unsigned int count = operation_count();
+	if (count == 0 || sizeof(struct kernel_card_info) != snd_ctl_card_info_sizeof() || head->type != SND_CTL_TYPE_EXT
+	    || head->private_data != &card->ext) {
+		SNDERR("audioroute_fakecard: cannot give card %s components with alsa-lib %s", card->ext.id, snd_asoundlib_version());
+		return -ENOTSUP;
+	}
+	memcpy(card->ops, head->ops, count * sizeof(void *));
+	card->card_info = (int (*)(snd_ctl_t *, snd_ctl_card_info_t *))card->ops[4];
+	card->ops[4] = (void *)card_info_with_components;
+	head->ops = card->ops;
+	snd_ctl_card_info_t *info;
+	snd_ctl_card_info_alloca(&info);
+	int err = snd_ctl_card_info(card->ext.handle, info);
+	if (err < 0 || strcmp(snd_ctl_card_info_get_components(info), card->components) || strcmp(snd_ctl_card_info_get_id(info), card->ext.id)) {
+		SNDERR("audioroute_fakecard: card %s: the components did not take", card->ext.id);
+		return -ENOTSUP;
 	}
 	return 0;
 }
@@ -454,9 +627,21 @@ SND_CTL_PLUGIN_DEFINE_FUNC(audioroute_fakecard)
 	snprintf(ext->driver, sizeof ext->driver, "%s", identity(root, id, "driver", id));
 	snprintf(ext->name, sizeof ext->name, "%s", identity(root, id, "name", id));
 	snprintf(ext->longname, sizeof ext->longname, "%s", identity(root, id, "longname", id));
+	snprintf(ext->mixername, sizeof ext->mixername, "%s", identity(root, id, "mixername", ""));
+	snprintf(card->components, sizeof card->components, "%s", identity(root, id, "components", ""));
+	char path[128];
+	snd_config_t *node;
+	long number;
+	snprintf(path, sizeof path, "audioroute_fakecard.%s.number", id);
+	if (snd_config_search(root, path, &node) >= 0 && snd_config_get_integer(node, &number) >= 0 && number >= 0 && number < 32)
+		ext->card_idx = (int)number;
 	err = snd_ctl_ext_create(ext, name, mode);
 	if (err < 0) {
 		close_ext(ext);
+		return err;
+	}
+	if (card->components[0] != '\0' && (err = install_components(card)) < 0) {
+		snd_ctl_close(ext->handle);
 		return err;
 	}
 	*handlep = ext->handle;
