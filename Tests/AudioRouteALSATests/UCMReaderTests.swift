@@ -39,15 +39,15 @@ private func summary(_ ports: [UCMPort]) -> [String] {
     }
 
     @Test func librem5() throws {
-        let config = try read("hw:Librem_5")
+        let config = try read("hw:L5")
         #expect(config.verbs.map(\.name) == ["HiFi"])
         let hifi = try #require(config.verb("HiFi"))
-        #expect(summary(UCMPortMapping.ports(card: "Librem_5", verb: hifi)) == [
-            "builtInReceiver Handset hw:Librem_5,0 -",
-            "builtInSpeaker Speaker hw:Librem_5,0 -",
-            "headphones Headphones hw:Librem_5,0 Headphones Jack",
-            "headsetMic Headset hw:Librem_5,0 Headphones Jack",
-            "builtInMic Mic hw:Librem_5,0 -",
+        #expect(summary(UCMPortMapping.ports(card: "L5", verb: hifi)) == [
+            "builtInReceiver Handset hw:L5,0 -",
+            "builtInSpeaker Speaker hw:L5,0 -",
+            "headphones Headphones hw:L5,0 Headphones Jack",
+            "headsetMic Headset hw:L5,0 Headphones Jack",
+            "builtInMic Mic hw:L5,0 -",
         ])
     }
 
