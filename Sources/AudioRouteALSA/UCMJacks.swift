@@ -22,6 +22,19 @@ public struct ALSACardControl: ~Copyable {
 
     deinit { snd_ctl_close(handle) }
 
+    /// What the card says of itself (snd_ctl_card_info): what UCM's lookup matches.
+    public func cardInfo() throws(ALSAError) -> (id: String, driver: String, name: String, longName: String, components: String) {
+        var info: OpaquePointer?
+        try ALSAError.check(snd_ctl_card_info_malloc(&info), "snd_ctl_card_info_malloc")
+        defer { snd_ctl_card_info_free(info) }
+        try ALSAError.check(snd_ctl_card_info(handle, info), "snd_ctl_card_info \(name)")
+        func text(_ value: UnsafePointer<CChar>?) -> String { value.map { String(cString: $0) } ?? "" }
+        return (
+            text(snd_ctl_card_info_get_id(info)), text(snd_ctl_card_info_get_driver(info)), text(snd_ctl_card_info_get_name(info)),
+            text(snd_ctl_card_info_get_longname(info)), text(snd_ctl_card_info_get_components(info))
+        )
+    }
+
     /// The first value of the boolean control `element` on the card interface (where
     /// drivers put jacks). Throws when there is no such control, or it is not boolean.
     public func boolean(_ element: String) throws(ALSAError) -> Bool {

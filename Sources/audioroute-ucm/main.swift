@@ -94,7 +94,7 @@ final class Cards {
         do throws(ALSAError) {
             manager = try UCMManager(card: card)
         } catch {
-            send(UCMHelperProtocol.notOpen(card: card, "no UCM configuration for card \(card): \(error)"))
+            send(UCMHelperProtocol.notOpen(card: card, Self.noProfile(card, error)))
             return
         }
         let configuration: UCMConfiguration
@@ -122,6 +122,24 @@ final class Cards {
         }
         open[card] = entry
         send(UCMHelperProtocol.hello(configuration, ports: ports, jacks: entry.jacks?.values ?? [:], notes: notes))
+    }
+
+    /// Why `card` has no profile, with where the stock top-level ucm.conf looks for one: the
+    /// user who wants to add a profile (or a link to one) needs the card's driver and long name.
+    static func noProfile(_ card: String, _ error: ALSAError) -> String {
+        var message = "no UCM configuration for card \(card)"
+        if let info = try? ALSACardControl(name: controlName(card: card)).cardInfo() {
+            let root = Environment.variables["ALSA_CONFIG_UCM2"] ?? "/usr/share/alsa/ucm2"
+            message += " (driver \"\(info.driver)\", long name \"\(info.longName)\"): "
+            // alsa-lib's answers: ENOENT, no file at the lookup's paths; ENXIO, a profile that says
+            // by an Error line that this card is not supported (HDA-Intel.conf, USB-Audio.conf).
+            if error.code == -Errno.Code.noSuchDeviceOrAddress.rawValue {
+                message += "the profile at \(root)/conf.d/\(info.driver)/ does not support this card"
+            } else {
+                message += "the stock lookup reads \(root)/conf.d/\(info.driver)/\(info.longName).conf, then \(root)/conf.d/\(info.driver)/\(info.driver).conf"
+            }
+        }
+        return message + ": \(error)"
     }
 
     func handle(_ line: UCMLineSplitter.Line) {

@@ -6,9 +6,9 @@ import Logging
 /// The hardware watchers `--direct` runs in-process. This is the one place that
 /// lists them.
 enum DirectWatchers {
-    static func all() -> [any PortWatcher] {
+    static func all(_ options: HardwareOptions) -> [any PortWatcher] {
         [
-            UdevWatcher(logger: Logger(label: "audioroute.udev")),
+            UdevWatcher(logger: Logger(label: "audioroute.udev"), ucmHelpers: options.ucmHelpers()),
             BluezWatcher(logger: Logger(label: "audioroute.bluez")),
         ]
     }

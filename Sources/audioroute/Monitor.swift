@@ -64,7 +64,7 @@ struct Monitor: AsyncParsableCommand {
         let json = options.json
         let work = Task { [tower] in
             var tower = tower
-            for await (source, event) in DirectWatchers.events(DirectWatchers.all()) {
+            for await (source, event) in DirectWatchers.events(DirectWatchers.all(options)) {
                 let previous = tower.route
                 let outcome: TowerOutcome
                 do {

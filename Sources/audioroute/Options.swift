@@ -1,5 +1,7 @@
 import ArgumentParser
 import AudioRouteCore
+import AudioRouteSystem
+import AudioRouteWatchers
 import AudioSession
 import Logging
 
@@ -14,8 +16,31 @@ struct HardwareOptions: ParsableArguments {
     @Option(name: .long, help: "Log level on standard error: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "warning"
 
+    @Option(name: .customLong("ucm-helper"), help: ArgumentHelp(
+        "With --direct: the UCM helper that reads each card's ALSA UCM profile, or none for udev's classification only.",
+        discussion: "Default: audioroute-ucm beside this program, else from PATH, as audiorouted does.", valueName: "path"))
+    var ucmHelper: String?
+
+    @Option(name: .customLong("ucm-root"), help: ArgumentHelp("With --direct: the ALSA UCM2 configurations to look up (ALSA_CONFIG_UCM2).", valueName: "dir"))
+    var ucmRoot: String?
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \"\(logLevel)\"") }
+        if ucmHelper?.isEmpty == true { throw ValidationError("--ucm-helper needs a path, or none") }
+    }
+
+    /// The UCM helper for `--direct`, as the daemon finds its own (docs/ucm.md); nil with `--ucm-helper none`.
+    func ucmHelpers() -> UCMHelpers? {
+        let path: String
+        if let ucmHelper {
+            guard ucmHelper != "none" else { return nil }
+            path = ucmHelper
+        } else if let directory = CurrentProcess.executableDirectory(), CurrentProcess.isExecutable(directory + "/audioroute-ucm") {
+            path = directory + "/audioroute-ucm"
+        } else {
+            path = "audioroute-ucm"
+        }
+        return UCMHelpers(executable: path, ucmRoot: ucmRoot, logger: Logger(label: "audioroute.ucm"))
     }
 
     /// Sends swift-log output to standard error at the chosen level.

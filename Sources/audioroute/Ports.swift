@@ -29,7 +29,7 @@ struct Ports: AsyncParsableCommand {
         options.bootstrapLogging()
         if explain { return try explainCards() }
         guard options.direct else { return try await fromDaemon() }
-        var ports = await DirectWatchers.currentPorts(DirectWatchers.all())
+        var ports = await DirectWatchers.currentPorts(DirectWatchers.all(options))
         // Sequence is connection order; a snapshot numbers ports in the order found.
         for index in ports.indices { ports[index].sequence = UInt64(index + 1) }
         var out = OutputBuffer()
@@ -66,7 +66,7 @@ extension Ports {
 extension Ports {
     /// `--direct --explain`: the udev watcher's classification of every card, with its signals.
     func explainCards() throws {
-        let cards = try UdevWatcher(logger: Logger(label: "audioroute.udev")).currentExplanations()
+        let cards = try UdevWatcher(logger: Logger(label: "audioroute.udev"), ucmHelpers: options.ucmHelpers()).currentExplanations()
         var out = OutputBuffer()
         if options.json {
             out.append(JSON.array(cards.map(ExplainText.json)).text)

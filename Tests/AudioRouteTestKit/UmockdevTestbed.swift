@@ -154,7 +154,10 @@ public final class UmockdevTestbed: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: stdout.path, contents: nil)
         _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
         let process = Process()
-        let command = (launcher.isEmpty ? ["/usr/bin/umockdev-wrapper"] : launcher) + [path] + arguments
+        // `audioroute --direct` reads UCM profiles through the UCM helper as the daemon does; a
+        // umockdev card has none to read (see noUCMHelper), unless the test says otherwise.
+        let ucm = path == Self.binary && arguments.contains("--direct") && !arguments.contains { $0.hasPrefix("--ucm-helper") }
+        let command = (launcher.isEmpty ? ["/usr/bin/umockdev-wrapper"] : launcher) + [path] + arguments + (ucm ? Self.noUCMHelper : [])
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
         var environment = ProcessInfo.processInfo.environment

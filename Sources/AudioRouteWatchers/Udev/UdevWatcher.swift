@@ -133,14 +133,30 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
         try snapshotState().explanations()
     }
 
-    /// The port state after one enumeration, without a monitor.
+    /// The port state after one enumeration, without a monitor; with the UCM helper, once it
+    /// has answered for every card (or `UCMHelpers.helloTimeout` has passed), as the daemon's.
     private func snapshotState() throws -> UdevPortState {
         var events: [HardwareEvent] = []
         let loop = try UdevEventLoop(monitoring: false) { events.append($0) }
         loop.enumerate()
-        // No helper here (`--direct`): UCM cards as udev sees them.
-        var state = makeState(usesUCMHelpers: false)
+        var state = makeState()
         for event in events { _ = state.apply(event) }
+        guard let ucmHelpers, !state.ucmCandidates.isEmpty else { return state }
+        let thread = try PollThread(name: "audioroute-ucm")
+        let answers = Mutex<[HardwareEvent]>([])
+        ucmHelpers.reconcile(wanted: state.ucmCandidates, loop: thread) { event in answers.withLock { $0.append(event) } }
+        // Each answer is applied as it comes; the helper's own timeout kills it if it hangs.
+        let deadline = MonotonicClock.nanoseconds() + UInt64(UCMHelpers.helloTimeout.components.seconds + 1) * 1_000_000_000
+        while !state.ucmPending.isEmpty, MonotonicClock.nanoseconds() < deadline {
+            let taken = answers.withLock { answers in
+                defer { answers = [] }
+                return answers
+            }
+            for event in taken { _ = state.apply(event) }
+            if taken.isEmpty { MonotonicClock.sleep(nanoseconds: 2_000_000) }
+        }
+        ucmHelpers.stopAll()
+        thread.stop()
         return state
     }
 
