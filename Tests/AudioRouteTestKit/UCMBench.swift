@@ -1,21 +1,18 @@
 // The UCM bench, shared by the UCM tests: alsa-ucm-conf's files as installed in
 // /usr/share/alsa/ucm2, with the stock top-level ucm.conf, read by libasound with no sound card
-// (docs/ucm.md, "Opening the files without the hardware"). Fake control devices
-// (Tests/Fixtures/ucm2/fake-card-ctl.c, built here with cc) give libasound each card's
-// identity as the kernel gives it (driver, names, components) and the controls its profile
-// tests and its sequences write. Two entries of the tree are not the installed ones:
-// - lib/generic.conf, the alsa-lib configuration the stock ucm.conf gives every profile, maps
-//   hw controls to the fake cards instead of the kernel's (the installed one would send every
-//   sequence's writes to a kernel card that is not there);
-// - conf.d/simple-card/ also has the PinePhone's and Librem 5's links, as alsa-ucm-conf 1.2.9
-//   and later ship them and as docs/ucm.md tells a Debian 12 integrator to add them.
+// (docs/ucm.md, "Opening the files without the hardware"). scripts/ucm-fake-cards sets it up:
+// fake control devices (Tests/Fixtures/ucm2/fake-card-ctl.c) give libasound each card's identity
+// as the kernel gives it (driver, names, components) and the controls its profile tests and its
+// sequences write; the tree's lib/generic.conf sends the sequences' writes to them, and its
+// conf.d/simple-card/ has the PinePhone's and Librem 5's links, as alsa-ucm-conf 1.2.9 and later
+// ship them.
 import AudioRouteSystem
 import Glibc
 import Testing
 
 public enum UCMBench {
-    /// The bench's directory, set up once per process.
-    private static let directory: Result<String, TestFailure> = {
+    /// The bench's directory and environment, set up once per process.
+    private static let bench: Result<(directory: String, environment: [String: String]), TestFailure> = {
         do {
             return .success(try setUp())
         } catch let error as TestFailure {
@@ -28,76 +25,27 @@ public enum UCMBench {
     /// The cards with a state directory (writes log, jack files, refused controls), by card id.
     public static let statefulCards = ["PinePhone", "L5"]
 
-    private static func setUp() throws -> String {
+    /// The card descriptions the bench loads (Tests/Fixtures/ucm2/...).
+    static let cardFiles = ["phones/pinephone-card.conf", "pinephone-controls.conf", "phones/librem5-card.conf", "cards/sofhdadsp-bare.conf"]
+
+    private static func setUp() throws -> (directory: String, environment: [String: String]) {
         let dir = try makeTemporaryDirectory()
-        let fixtures = Subprocess.packageRoot + "/Tests/Fixtures/ucm2"
-        let plugin = dir + "/libasound_module_ctl_audioroute_fakecard.so"
-        // The compiler as scripts/build-alsa-plugin picks it: cc, else the Swift toolchain's clang.
-        let cc = try Subprocess.run(
-            "/bin/sh",
-            [
-                "-c", "exec \"${CC:-$(command -v cc || command -v clang || echo cc)}\" -DPIC -shared -fPIC -o \"$0\" \"$1\" -lasound",
-                plugin, fixtures + "/fake-card-ctl.c",
-            ])
-        guard cc.status == 0 else { throw TestFailure("cc fake-card-ctl.c: \(cc.stderr)") }
-        for card in statefulCards {
-            guard mkdir(dir + "/" + card, 0o755) == 0 else { throw TestFailure("mkdir \(card)") }
+        let fixtures = Subprocess.packageRoot + "/Tests/Fixtures/ucm2/"
+        let run = try Subprocess.run(
+            Subprocess.packageRoot + "/scripts/ucm-fake-cards",
+            [dir] + statefulCards.flatMap { ["--state", $0] } + cardFiles.map { fixtures + $0 })
+        guard run.status == 0 else { throw TestFailure("scripts/ucm-fake-cards: \(run.stderr)") }
+        var environment: [String: String] = [:]
+        for line in run.stdout.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 { environment[parts[0]] = parts[1] }
         }
-        // The cards: their identities and controls, each card's state directory.
-        let cards = [
-            try readText(fixtures + "/phones/pinephone-card.conf"), try readText(fixtures + "/pinephone-controls.conf"),
-            try readText(fixtures + "/phones/librem5-card.conf"),
-            #"audioroute_fakecard.sofhdadsp { driver "sof-hda-dsp" name "sof-hda-dsp" longname "LENOVO-20XX" }"#,
-        ] + statefulCards.map { "audioroute_fakecard.\($0).state \"\(dir)/\($0)\"" }
-        let fake = """
-            ctl_type.audioroute_fakecard { lib "\(plugin)" }
-            ctl.!hw { @args [ CARD ] @args.CARD { type string } type audioroute_fakecard id $CARD }
-
-            """ + cards.joined(separator: "\n") + "\n"
-        try writeText(dir + "/asound.conf", fake)
-
-        // ucm2: every installed entry, linked, but lib/generic.conf and conf.d/simple-card/.
-        let installed = "/usr/share/alsa/ucm2"
-        let ucm2 = dir + "/ucm2"
-        try link(entriesOf: installed, into: ucm2, except: ["lib", "conf.d"])
-        try link(entriesOf: installed + "/lib", into: ucm2 + "/lib", except: ["generic.conf"])
-        try link(entriesOf: installed + "/conf.d", into: ucm2 + "/conf.d", except: ["simple-card"])
-        try link(entriesOf: installed + "/conf.d/simple-card", into: ucm2 + "/conf.d/simple-card", except: [])
-        for (name, target) in [("PinePhone.conf", "../../PinePhone/PinePhone.conf"), ("Librem 5.conf", "../../Librem_5/Librem_5.conf")] {
-            guard symlink(target, ucm2 + "/conf.d/simple-card/" + name) == 0 else { throw TestFailure("symlink \(name)") }
-        }
-        // The stock lib/generic.conf says `pcm.hw` and `ctl.hw` of type hw (the kernel's);
-        // here the controls are the fake cards', which this configuration must describe too:
-        // alsa-lib opens a profile's controls with this configuration alone.
-        try writeText(ucm2 + "/lib/generic.conf", """
-            # The bench's stand-in for alsa-ucm-conf's lib/generic.conf (UCMBench.swift): hw
-            # controls are the fake cards, PCMs the kernel's as in the installed file.
-            LibraryConfig.generic.Config {
-            \(fake)
-            \tpcm.hw {
-            \t\t@args [ CARD DEV SUBDEV ]
-            \t\t@args { CARD.type string DEV.type integer SUBDEV.type integer }
-            \t\ttype hw card $CARD device $DEV subdevice $SUBDEV
-            \t}
-            }
-
-            """)
-        return dir
-    }
-
-    /// Links every entry of `source` into `target` (created), but `except`, which are made directories.
-    private static func link(entriesOf source: String, into target: String, except: Set<String>) throws {
-        guard mkdir(target, 0o755) == 0 else { throw TestFailure("mkdir \(target)") }
-        for name in directoryEntries(source) where !except.contains(name) {
-            guard symlink(source + "/" + name, target + "/" + name) == 0 else { throw TestFailure("symlink \(name)") }
-        }
+        guard environment.count == 2 else { throw TestFailure("scripts/ucm-fake-cards printed \(run.stdout)") }
+        return (dir, environment)
     }
 
     /// The variables that point libasound at the bench, for a child process.
-    public static func environment() throws -> [String: String] {
-        let dir = try directory.get()
-        return ["ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:" + dir + "/asound.conf", "ALSA_CONFIG_UCM2": dir + "/ucm2"]
-    }
+    public static func environment() throws -> [String: String] { try bench.get().environment }
 
     /// Runs `body` with the bench in libasound's environment, restored after:
     /// libasound reads ALSA_CONFIG_PATH and ALSA_CONFIG_UCM2 from the environment
@@ -117,7 +65,7 @@ public enum UCMBench {
     // MARK: A fake card's state (the PinePhone's by default)
 
     /// Its state directory: the writes log, the jacks' files, the refused controls.
-    public static func state(_ card: String = "PinePhone") throws -> String { try directory.get() + "/" + card }
+    public static func state(_ card: String = "PinePhone") throws -> String { try bench.get().directory + "/" + card }
 
     /// The PinePhone's state directory.
     public static func pinePhoneState() throws -> String { try state() }
