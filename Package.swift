@@ -150,7 +150,7 @@ let package = Package(
         .testTarget(
             name: "AudioRouteALSATests",
             // "audioroute-ucm": so that it is built, for the helper's end-to-end test.
-            dependencies: ["AudioRouteALSA", "AudioRouteCore", "AudioRouteSystem", "AudioSession", "AudioRouteTestKit", "audioroute-ucm"]
+            dependencies: ["AudioRouteALSA", "AudioRouteCore", "AudioRouteSystem", "AudioRouteWatchers", "AudioSession", "AudioRouteTestKit", "audioroute-ucm"]
         ),
         .testTarget(
             name: "AudioRouteDaemonTests",

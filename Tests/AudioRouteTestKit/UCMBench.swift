@@ -100,3 +100,45 @@ public enum UCMBench {
         if controls.isEmpty { unlink(path) } else { try writeText(path, controls.map { $0 + "\n" }.joined()) }
     }
 }
+
+/// A UCM bench of its own, for the cards of one machine (scripts/ucm-fake-cards into a
+/// temporary directory, removed when it goes): the stock profiles of the installed tree, opened
+/// for cards described by `cardFiles` (absolute paths of `audioroute_fakecard.<id> { … }` files),
+/// each card of `states` with a state directory (writes log, jack files).
+public final class UCMMachineBench {
+    public let directory: String
+    /// ALSA_CONFIG_PATH and ALSA_CONFIG_UCM2, for a child process.
+    public let environment: [String: String]
+
+    public init(cardFiles: [String], states: [String]) throws {
+        directory = try makeTemporaryDirectory()
+        let run = try Subprocess.run(
+            Subprocess.packageRoot + "/scripts/ucm-fake-cards", [directory + "/bench"] + states.flatMap { ["--state", $0] } + cardFiles)
+        guard run.status == 0 else {
+            removeTree(directory)
+            throw TestFailure("scripts/ucm-fake-cards: \(run.stderr)")
+        }
+        var environment: [String: String] = [:]
+        for line in run.stdout.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 { environment[parts[0]] = parts[1] }
+        }
+        self.environment = environment
+    }
+
+    deinit { removeTree(directory) }
+
+    /// The writes recorded on `card` since the last call, "<control>=<values>", in order; the log is emptied.
+    public func takeWrites(_ card: String) throws -> [String] {
+        let path = directory + "/bench/" + card + "/writes"
+        guard access(path, F_OK) == 0 else { return [] }
+        let lines = try readText(path).split(separator: "\n").map(String.init)
+        unlink(path)
+        return lines
+    }
+
+    /// Plugs or unplugs a jack of `card` (one event).
+    public func setJack(_ name: String, plugged: Bool, card: String) throws {
+        try writeText(directory + "/bench/" + card + "/" + name, plugged ? "1\n" : "0\n")
+    }
+}
