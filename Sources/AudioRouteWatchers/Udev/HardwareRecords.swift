@@ -160,11 +160,14 @@ public struct CardRecord: Sendable, Hashable {
     public var info: CardInfo?
     /// The pins of its HDA codecs (empty: not an HDA card, or not read).
     public var hdaPins: [HDAPin]
+    /// The PCM devices its `ELD` controls name (interface PCM, one per HDMI/DP stream: HDA's HDMI
+    /// codecs and ASoC's hdmi-codec make them), ascending; empty when not read.
+    public var eldDevices: [Int]
 
     public init(
         syspath: String, sysname: String? = nil, properties: [String: String] = [:], attributes: [String: String] = [:],
         pcms: [PCMDevice] = [], hasControl: Bool = true, parent: CardParent = CardParent(), faults: [String] = [],
-        info: CardInfo? = nil, hdaPins: [HDAPin] = []
+        info: CardInfo? = nil, hdaPins: [HDAPin] = [], eldDevices: [Int] = []
     ) {
         self.syspath = syspath
         self.sysname = sysname ?? String(syspath.split(separator: "/").last ?? "")
@@ -176,6 +179,7 @@ public struct CardRecord: Sendable, Hashable {
         self.faults = faults
         self.info = info
         self.hdaPins = hdaPins
+        self.eldDevices = eldDevices
     }
 }
 
