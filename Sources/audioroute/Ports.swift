@@ -144,7 +144,8 @@ enum ExplainText {
         let pins = card.hdaPins.map { pin in
             JSON.object([
                 JSON.Member("codec", .integer(Int64(pin.codec))), JSON.Member("node", .integer(Int64(pin.node))),
-                JSON.Member("defaultConfig", .integer(Int64(pin.defaultConfig))), JSON.Member("label", .string(pin.label)),
+                JSON.Member("defaultConfig", .integer(Int64(pin.defaultConfig))),
+                JSON.Member("capabilities", pin.capabilities.map { .integer(Int64($0)) } ?? .null), JSON.Member("label", .string(pin.label)),
             ])
         }
         return .object([

@@ -156,6 +156,17 @@ enum SaidCards {
         #expect(pinned.ports.map(\.type) == [.builtInSpeaker, .builtInMic])
         #expect(pinned.decisions.contains { $0.signal.hasPrefix("HDA pin codec#0 0x14 [Fixed] Speaker") })
         #expect(pinned.decisions.contains { $0.signal.hasPrefix("HDA pin codec#0 0x12 [Fixed] Mic") })
+        // QEMU's hda-micro (hw/audio/hda-codec-common.h; the real-kernel bench's guest prints its
+        // codec#0): a Speaker pin and a Mic pin, jacks that cannot sense a plug (the kernel gives
+        // them phantom jacks): a speaker and a mic that are always there.
+        var qemu = Cards.hdaLaptop()
+        qemu.hdaPins = [
+            HDAPin(codec: 0, node: 3, defaultConfig: 0x0010_4010, capabilities: 0x10), HDAPin(codec: 0, node: 5, defaultConfig: 0x00a0_5020, capabilities: 0x20),
+        ]
+        #expect(CardClassifier.classify(qemu).ports.map(\.type) == [.builtInSpeaker, .builtInMic])
+        // The same mic pin able to sense a plug (presence detect, as the M32CD's front mic) is a jack's.
+        qemu.hdaPins[1].capabilities = 0x24
+        #expect(CardClassifier.classify(qemu).ports.map(\.type) == [.builtInSpeaker])
         var soundwire = SaidCards.xps17()
         soundwire.hdaPins = [5, 6, 7].map { HDAPin(codec: 2, node: $0, defaultConfig: 0x1856_0010) }
         #expect(CardClassifier.classify(soundwire).ports.map(\.type).prefix(2) == [.builtInSpeaker, .builtInMic])

@@ -4,6 +4,7 @@ import AudioRouteSystem
 // wired (a fixed speaker, a jack, nothing). Plain text, one block per widget:
 //
 //   Node 0x14 [Pin Complex] wcaps 0x40058d: Stereo Amp-Out
+//     Pincap 0x00010014: OUT EAPD Detect
 //     Pin Default 0x90170110: [Fixed] Speaker at Int N/A
 //
 // The kernel writes it (sound/pci/hda/hda_proc.c); `alsa-info.sh` copies it whole.
@@ -20,6 +21,7 @@ enum HDACodecProc {
     static func pins(_ text: String, codec: Int) -> [HDAPin] {
         var address = codec
         var node: Int?
+        var capabilities: UInt32?
         var pins: [HDAPin] = []
         for raw in text.split(separator: "\n", omittingEmptySubsequences: true) {
             let line = raw.drop { $0 == " " || $0 == "\t" }
@@ -28,9 +30,12 @@ enum HDACodecProc {
             } else if line.hasPrefix("Node 0x") {
                 // Only pin complexes carry a default configuration.
                 node = line.contains("[Pin Complex]") ? hex(line.dropFirst("Node 0x".count).prefix { $0.isHexDigit }).map(Int.init) : nil
+                capabilities = nil
+            } else if line.hasPrefix("Pincap 0x"), node != nil {
+                capabilities = hex(line.dropFirst("Pincap 0x".count).prefix { $0.isHexDigit })
             } else if line.hasPrefix("Pin Default 0x"), let current = node {
                 guard let config = hex(line.dropFirst("Pin Default 0x".count).prefix { $0.isHexDigit }) else { continue }
-                pins.append(HDAPin(codec: address, node: current, defaultConfig: config))
+                pins.append(HDAPin(codec: address, node: current, defaultConfig: config, capabilities: capabilities))
                 node = nil
                 if pins.count >= maxPins { break }
             }
@@ -78,12 +83,23 @@ extension HDAPin {
     /// An analog input: microphone, line in, aux, CD.
     public var isAnalogInput: Bool { isConnected && [.micIn, .lineIn, .aux, .cd].contains(device) }
 
-    /// A built-in speaker: a fixed speaker pin, or a fixed line out (laptops wire their speaker
-    /// amplifier to one; the kernel's generic parser takes it for a speaker too).
-    public var isBuiltInSpeaker: Bool { isBuiltIn && (device == .speaker || device == .lineOut) }
+    /// Whether the pin can sense what is plugged into it: its capabilities have presence detect
+    /// and its configuration does not say otherwise (misc bit 0, `NO_PRESENCE`). nil: no
+    /// capabilities in the file. The kernel gives a pin that cannot a phantom jack: always there.
+    public var detectsPresence: Bool? {
+        guard let capabilities else { return nil }
+        return capabilities & 0x4 != 0 && (defaultConfig >> 8) & 0x1 == 0
+    }
 
-    /// A built-in microphone: a fixed microphone (or line in) pin.
-    public var isBuiltInMic: Bool { isBuiltIn && (device == .micIn || device == .lineIn) }
+    /// A built-in speaker: a speaker pin (the kernel's parser makes any Speaker pin a speaker
+    /// output, whatever its connectivity), or a fixed line out (laptops wire their amplifier to one).
+    public var isBuiltInSpeaker: Bool { isConnected && (device == .speaker || (device == .lineOut && isBuiltIn)) }
+
+    /// A built-in microphone: a fixed microphone (or line in) pin, or a microphone pin that cannot
+    /// sense a plug (the kernel's phantom jack: a mic that is always there).
+    public var isBuiltInMic: Bool {
+        isConnected && ((isBuiltIn && (device == .micIn || device == .lineIn)) || (device == .micIn && detectsPresence == false))
+    }
 
     /// `codec#0 0x14 [Fixed] Speaker` (the kernel's words in codec#<m>).
     public var label: String {

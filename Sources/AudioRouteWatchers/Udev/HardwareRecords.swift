@@ -113,11 +113,15 @@ public struct HDAPin: Sendable, Hashable {
     public var node: Int
     /// The 32-bit default configuration.
     public var defaultConfig: UInt32
+    /// The pin's capabilities (`Pincap 0x...`), when the file gave them: whether it can sense
+    /// what is plugged (presence detect, bit 2).
+    public var capabilities: UInt32?
 
-    public init(codec: Int = 0, node: Int, defaultConfig: UInt32) {
+    public init(codec: Int = 0, node: Int, defaultConfig: UInt32, capabilities: UInt32? = nil) {
         self.codec = codec
         self.node = node
         self.defaultConfig = defaultConfig
+        self.capabilities = capabilities
     }
 
     /// Port connectivity, bits 31:30 (HDA specification, 7.3.3.31).
