@@ -6,6 +6,68 @@ import Glibc
 extension Errno.Code {
     /// ENOTTY: the descriptor does not take this ioctl (not a control device behind the node).
     public static let inappropriateIoctl = Errno.Code(ENOTTY)
+    /// ENXIO: no such device (a PCM device number the card does not have, or no longer has).
+    public static let noSuchDeviceOrAddress = Errno.Code(ENXIO)
+}
+
+/// What CARD_INFO says of a card (`struct snd_ctl_card_info`; what `/proc/asound/cards` and
+/// `amixer info` print).
+public struct ALSACardInfo: Sendable, Hashable {
+    /// The card's index (`card<n>`).
+    public var card: Int32
+    /// `PCH`, `sofsoundwire`, `Headphones`.
+    public var id: String
+    /// `HDA-Intel`, `USB-Audio`, `sof-soundwire`.
+    public var driver: String
+    /// `HDA Intel PCH`, `bcm2835 Headphones`.
+    public var name: String
+    /// `HDA Intel PCH at 0xf7f10000 irq 32`.
+    public var longName: String
+    /// `Realtek ALC289`.
+    public var mixerName: String
+    /// `HDA:10ec0289,10280990,00100004`, `cfg-spk:4 hs:rt711 spk:rt1308`.
+    public var components: String
+
+    public init(card: Int32 = 0, id: String, driver: String, name: String, longName: String, mixerName: String, components: String) {
+        self.card = card
+        self.id = id
+        self.driver = driver
+        self.name = name
+        self.longName = longName
+        self.mixerName = mixerName
+        self.components = components
+    }
+}
+
+/// What PCM_INFO says of one stream of a PCM device (`struct snd_pcm_info`; `aplay -l` prints
+/// its id and name).
+public struct ALSAPCMInfo: Sendable, Hashable {
+    public var device: UInt32
+    public var playback: Bool
+    /// `ALC289 Analog`, `HDMI 0`, `Jack Out (*)`, `MAI PCM i2s-hifi-0`.
+    public var id: String
+    /// `ALC289 Analog`, `HDMI 0`, `bcm2835 Headphones`; empty on ASoC front ends.
+    public var name: String
+    /// SNDRV_PCM_CLASS_* (0 generic, 1 multi, 2 modem, 3 digitizer).
+    public var pcmClass: Int32
+    /// How many subdevices the stream has.
+    public var subdevices: UInt32
+
+    public init(device: UInt32, playback: Bool, id: String, name: String, pcmClass: Int32 = 0, subdevices: UInt32 = 1) {
+        self.device = device
+        self.playback = playback
+        self.id = id
+        self.name = name
+        self.pcmClass = pcmClass
+        self.subdevices = subdevices
+    }
+}
+
+/// A fixed-size C character array as text: up to its first NUL, and never past its end (the
+/// kernel terminates its strings, but a bound is cheaper than trust). Bytes that are not UTF-8
+/// are repaired (U+FFFD), so a caller can tell.
+func fixedString<T>(_ storage: T) -> String {
+    withUnsafeBytes(of: storage) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
 }
 
 /// An element's identity (`struct snd_ctl_elem_id`).
@@ -27,6 +89,8 @@ public struct ALSAControlElementID: Sendable, Hashable, CustomStringConvertible 
         /// Global controls: jacks are here.
         public static let card = Interface(rawValue: clinux_ctl_elem_iface_card)
         public static let mixer = Interface(rawValue: clinux_ctl_elem_iface_mixer)
+        /// Controls of one PCM device (`ELD`, `Playback Channel Map`): `device` says which.
+        public static let pcm = Interface(rawValue: clinux_ctl_elem_iface_pcm)
     }
 
     public init(numid: UInt32, interface: Interface = .card, device: UInt32 = 0, subdevice: UInt32 = 0, name: String, index: UInt32 = 0) {
@@ -134,6 +198,60 @@ public struct ALSAControlDevice: ~Copyable, Sendable {
             if Errno.Code.current == .interrupted { continue }
             throw Errno(.current, "\(operation)")
         }
+    }
+
+    /// SNDRV_CTL_IOCTL_PVERSION: the control protocol's version (`0x0002000a`: 2.0.10).
+    public func protocolVersion() throws(Errno) -> Int32 {
+        var version: Int32 = 0
+        try control("SNDRV_CTL_IOCTL_PVERSION") { clinux_ctl_pversion(fd, &version) }
+        return version
+    }
+
+    /// SNDRV_CTL_IOCTL_CARD_INFO: what the card says of itself.
+    public func cardInfo() throws(Errno) -> ALSACardInfo {
+        var info = snd_ctl_card_info()
+        try control("SNDRV_CTL_IOCTL_CARD_INFO") { clinux_ctl_card_info(fd, &info) }
+        return ALSACardInfo(
+            card: info.card, id: fixedString(info.id), driver: fixedString(info.driver), name: fixedString(info.name),
+            longName: fixedString(info.longname), mixerName: fixedString(info.mixername), components: fixedString(info.components))
+    }
+
+    /// The most PCM devices one card is believed to have: SOF topologies number up to about
+    /// 100, HDA up to 32. More answers than this are not a kernel's.
+    public static let maxPCMDevices = 256
+
+    /// SNDRV_CTL_IOCTL_PCM_NEXT_DEVICE from the start: the card's PCM device numbers, ascending.
+    /// A kernel answers each call with a larger number, or -1 at the end; an answer that does
+    /// not grow, or more than ``maxPCMDevices`` of them, is refused (EBADMSG) rather than looped on.
+    public func pcmDevices() throws(Errno) -> [Int] {
+        var devices: [Int] = []
+        var device: Int32 = -1
+        while true {
+            let previous = device
+            try control("SNDRV_CTL_IOCTL_PCM_NEXT_DEVICE") { clinux_ctl_pcm_next_device(fd, &device) }
+            if device < 0 { return devices }
+            guard device > previous, devices.count < Self.maxPCMDevices else { throw Errno(.badMessage, "SNDRV_CTL_IOCTL_PCM_NEXT_DEVICE") }
+            devices.append(Int(device))
+        }
+    }
+
+    /// SNDRV_CTL_IOCTL_PCM_INFO of subdevice 0 of one stream of PCM `device`; nil when the device
+    /// has no such stream (ENOENT) or no longer exists (ENXIO).
+    public func pcmInfo(device: Int, playback: Bool) throws(Errno) -> ALSAPCMInfo? {
+        guard let number = UInt32(exactly: device) else { throw Errno(.invalidArgument, "SNDRV_CTL_IOCTL_PCM_INFO") }
+        var info = snd_pcm_info()
+        info.device = number
+        info.subdevice = 0
+        info.stream = playback ? clinux_pcm_stream_playback : clinux_pcm_stream_capture
+        do {
+            try control("SNDRV_CTL_IOCTL_PCM_INFO") { clinux_ctl_pcm_info(fd, &info) }
+        } catch {
+            if error.code == .noSuchFileOrDirectory || error.code == .noSuchDeviceOrAddress { return nil }
+            throw error
+        }
+        return ALSAPCMInfo(
+            device: number, playback: playback, id: fixedString(info.id), name: fixedString(info.name), pcmClass: info.dev_class,
+            subdevices: info.subdevices_count)
     }
 
     /// SNDRV_CTL_IOCTL_ELEM_LIST: every element's id. Asks for the count, then the ids; if

@@ -22,7 +22,6 @@ public struct Errno: Error, Sendable, Hashable, CustomStringConvertible {
         public static let permissionDenied = Code(EACCES)
         public static let fileExists = Code(EEXIST)
         public static let noSuchDevice = Code(ENODEV)
-        public static let noSuchDeviceOrAddress = Code(ENXIO)
         public static let notDirectory = Code(ENOTDIR)
         public static let isDirectory = Code(EISDIR)
         public static let invalidArgument = Code(EINVAL)

@@ -82,10 +82,35 @@ static inline int clinux_ctl_elem_write(int fd, struct snd_ctl_elem_value *value
     return ioctl(fd, SNDRV_CTL_IOCTL_ELEM_WRITE, value);
 }
 
+/// SNDRV_CTL_IOCTL_PVERSION: the control protocol's version (SNDRV_PROTOCOL_VERSION(2, 0, x)).
+static inline int clinux_ctl_pversion(int fd, int *version) {
+    return ioctl(fd, SNDRV_CTL_IOCTL_PVERSION, version);
+}
+
+/// SNDRV_CTL_IOCTL_CARD_INFO: the card's id, driver, names, mixer name and components.
+static inline int clinux_ctl_card_info(int fd, struct snd_ctl_card_info *info) {
+    return ioctl(fd, SNDRV_CTL_IOCTL_CARD_INFO, info);
+}
+
+/// SNDRV_CTL_IOCTL_PCM_NEXT_DEVICE: the first PCM device number above `*device` (-1: from the
+/// start), or -1 when there is none.
+static inline int clinux_ctl_pcm_next_device(int fd, int *device) {
+    return ioctl(fd, SNDRV_CTL_IOCTL_PCM_NEXT_DEVICE, device);
+}
+
+/// SNDRV_CTL_IOCTL_PCM_INFO: one PCM stream's id, name and class (by `info->device`,
+/// `info->subdevice` and `info->stream`); ENOENT when the device has no such stream.
+static inline int clinux_ctl_pcm_info(int fd, struct snd_pcm_info *info) {
+    return ioctl(fd, SNDRV_CTL_IOCTL_PCM_INFO, info);
+}
+
 /// The <sound/asound.h> constants that are casts, which Swift does not import.
 static const int clinux_ctl_elem_type_boolean = (int)SNDRV_CTL_ELEM_TYPE_BOOLEAN;
 static const int clinux_ctl_elem_iface_card = (int)SNDRV_CTL_ELEM_IFACE_CARD;
 static const int clinux_ctl_elem_iface_mixer = (int)SNDRV_CTL_ELEM_IFACE_MIXER;
+static const int clinux_ctl_elem_iface_pcm = (int)SNDRV_CTL_ELEM_IFACE_PCM;
+static const int clinux_pcm_stream_playback = (int)SNDRV_PCM_STREAM_PLAYBACK;
+static const int clinux_pcm_stream_capture = (int)SNDRV_PCM_STREAM_CAPTURE;
 
 static const unsigned int clinux_epollin = EPOLLIN;
 static const unsigned int clinux_epollerr = EPOLLERR;

@@ -85,6 +85,13 @@ enum ExplainText {
         let card = explanation.card
         let id = card.attributes["id"].map { " id=\($0)" } ?? ""
         var lines = ["\(card.sysname)\(id) \(card.syspath)"]
+        if let info = card.info {
+            lines.append("  info driver=\"\(info.driver)\" name=\"\(info.name)\" longname=\"\(info.longName)\" mixer=\"\(info.mixerName)\" components=\"\(info.components)\"")
+        }
+        for pcm in card.pcms where pcm.id != nil || pcm.name != nil {
+            lines.append("  pcm \(pcm.device)\(pcm.playback ? "p" : "c") id=\"\(pcm.id ?? "")\" name=\"\(pcm.name ?? "")\"")
+        }
+        if !card.hdaPins.isEmpty { lines.append("  hda pins: \(card.hdaPins.map(\.label).joined(separator: ", "))") }
         for jack in explanation.jacks {
             let state = jack.stateKnown ? "\(jack.state)" : "unknown"
             let source = jack.source == .evdev ? "" : " source=\(jack.source.rawValue)"
@@ -120,9 +127,31 @@ enum ExplainText {
                 JSON.Member("source", .string(jack.source.rawValue)),
             ])
         }
+        // What the control device said of the card and its PCMs (null / absent when it could not be read).
+        let info = card.info.map { info in
+            JSON.object([
+                JSON.Member("id", .string(info.id)), JSON.Member("driver", .string(info.driver)), JSON.Member("name", .string(info.name)),
+                JSON.Member("longName", .string(info.longName)), JSON.Member("mixerName", .string(info.mixerName)),
+                JSON.Member("components", .string(info.components)),
+            ])
+        } ?? .null
+        let pcms = card.pcms.map { pcm in
+            JSON.object([
+                JSON.Member("device", .integer(Int64(pcm.device))), JSON.Member("stream", .string(pcm.playback ? "playback" : "capture")),
+                JSON.Member("id", pcm.id.map(JSON.string) ?? .null), JSON.Member("name", pcm.name.map(JSON.string) ?? .null),
+            ])
+        }
+        let pins = card.hdaPins.map { pin in
+            JSON.object([
+                JSON.Member("codec", .integer(Int64(pin.codec))), JSON.Member("node", .integer(Int64(pin.node))),
+                JSON.Member("defaultConfig", .integer(Int64(pin.defaultConfig))),
+                JSON.Member("capabilities", pin.capabilities.map { .integer(Int64($0)) } ?? .null), JSON.Member("label", .string(pin.label)),
+            ])
+        }
         return .object([
             JSON.Member("card", .string(card.sysname)), JSON.Member("syspath", .string(card.syspath)),
-            JSON.Member("id", card.attributes["id"].map(JSON.string) ?? .null), JSON.Member("jacks", .array(jacks)),
+            JSON.Member("id", card.attributes["id"].map(JSON.string) ?? .null), JSON.Member("info", info), JSON.Member("pcms", .array(pcms)),
+            JSON.Member("hdaPins", .array(pins)), JSON.Member("jacks", .array(jacks)),
             JSON.Member("decisions", .array(decisions)), JSON.Member("ports", .array(ports)),
         ])
     }

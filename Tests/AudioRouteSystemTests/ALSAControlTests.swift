@@ -39,12 +39,45 @@ import AudioRouteSystem
         #expect(removed)
     }
 
+    /// CARD_INFO and PCM_INFO say what the kernel's own proc files say of the same card
+    /// (`/proc/asound/card<n>/id`, `pcm<m><p|c>/info`): the facts come from the kernel, not from us.
+    @Test(.enabled(if: path != nil, "set AUDIOROUTE_REAL_CONTROL=/dev/snd/controlC<n>"))
+    func cardInfoAndPCMNamesMatchTheKernelsProcFiles() throws {
+        let path = try #require(Self.path)
+        let device = try ALSAControlDevice(path: path)
+        #expect(try device.protocolVersion() >> 16 == 2)
+        let info = try device.cardInfo()
+        let proc = "/proc/asound/card\(info.card)"
+        let id = try String(contentsOfFile: proc + "/id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(info.id == id)
+        let devices = try device.pcmDevices()
+        #expect(!devices.isEmpty && devices == devices.sorted())
+        for number in devices {
+            for playback in [true, false] {
+                let file = "\(proc)/pcm\(number)\(playback ? "p" : "c")/info"
+                let pcm = try device.pcmInfo(device: number, playback: playback)
+                guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                    #expect(pcm == nil, "\(file) is missing but PCM_INFO answered")
+                    continue
+                }
+                let fields = Dictionary(text.split(separator: "\n").compactMap { line -> (String, String)? in
+                    guard let colon = line.firstIndex(of: ":") else { return nil }
+                    return (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+                }) { first, _ in first }
+                #expect(pcm?.id == fields["id"] && pcm?.name == fields["name"], "\(file)")
+            }
+        }
+    }
+
     @Test func aMissingControlDeviceIsAnErrnoNotACrash() {
         #expect(throws: Errno.self) { _ = try ALSAControlDevice(path: "/nonexistent/controlC99") }
         // A file that is not a control device refuses the ioctls (ENOTTY).
         if let device = try? ALSAControlDevice(path: "/dev/null") {
             #expect(throws: Errno.self) { try device.elementIDs() }
             #expect(throws: Errno.self) { try device.subscribe() }
+            #expect(throws: Errno.self) { try device.cardInfo() }
+            #expect(throws: Errno.self) { try device.pcmDevices() }
+            #expect(throws: Errno.self) { try device.pcmInfo(device: 0, playback: true) }
         }
     }
 }

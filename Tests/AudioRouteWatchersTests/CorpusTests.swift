@@ -8,15 +8,16 @@ import Testing
 // libudev path (`audioroute ports --direct --explain --json`), so the classifier sees what
 // the event loop reads: jack NAMEs and SW bitmaps, PCI function 0, OF_* properties, pcm_class.
 
-/// What one record must give: `+ <uid> <type> <direction> [availability]` lines are the
-/// ports it gets, exactly; `- <type> [<direction>]` or `- <uid>` lines are ports it must not get
-/// (said for the cases that matter, and to name them in a failure).
+/// What one record must give: `+ <uid> <type> <direction> <availability> <alsa>` lines are the
+/// ports it gets, exactly, each with the PCM it opens; `- <type> [<direction>]` or `- <uid>`
+/// lines are ports it must not get (said for the cases that matter, and to name them in a failure).
 struct CorpusExpectation {
     struct Port: Equatable {
         var uid: String
         var type: String
         var direction: String
-        var availability: String?
+        var availability: String
+        var alsa: String
     }
 
     var must: [Port] = []
@@ -28,12 +29,12 @@ struct CorpusExpectation {
             if line.isEmpty || line.hasPrefix("#") { continue }
             let words = line.split(separator: " ").map(String.init)
             switch words.first {
-            case "+" where words.count == 4 || words.count == 5:
-                must.append(Port(uid: words[1], type: words[2], direction: words[3], availability: words.count == 5 ? words[4] : nil))
+            case "+" where words.count == 6:
+                must.append(Port(uid: words[1], type: words[2], direction: words[3], availability: words[4], alsa: words[5]))
             case "-" where words.count == 2 || words.count == 3:
                 mustNot.append(Array(words.dropFirst()))
             default:
-                throw UmockdevTestbed.Failure(description: "line \(index + 1): not `+ uid type direction [availability]` or `- type|uid`: \(line)")
+                throw UmockdevTestbed.Failure(description: "line \(index + 1): not `+ uid type direction availability alsa` or `- type|uid`: \(line)")
             }
         }
     }
@@ -45,9 +46,10 @@ struct CorpusPort {
     var type: String
     var direction: String
     var availability: String
+    var alsa: String
     var signal: String
 
-    var label: String { "\(uid) \(type) \(direction) \(availability)" }
+    var label: String { "\(uid) \(type) \(direction) \(availability) \(alsa)" }
 
     func matches(_ spec: [String]) -> Bool {
         if spec.count == 1 { return spec[0] == uid || spec[0] == type }
@@ -65,7 +67,7 @@ struct CorpusPort {
     /// the wrong port (or, for a missing one, every decision made about its card).
     @Test func everyRecordGivesExactlyItsPorts() throws {
         let records = Self.records
-        #expect(records.count >= 20, "the corpus has \(records.count) records")
+        #expect(records.count >= 31, "the corpus has \(records.count) records")
         var failures: [String] = []
         for record in records {
             let expectation = try CorpusExpectation(String(contentsOfFile: "\(UmockdevTestbed.fixtures)/\(record).expect", encoding: .utf8))
@@ -76,8 +78,8 @@ struct CorpusPort {
                     failures.append("\(record): missing \(wanted.uid) \(wanted.type) \(wanted.direction); decisions: \(decisions.joined(separator: " | "))")
                     continue
                 }
-                if port.type != wanted.type || port.direction != wanted.direction || (wanted.availability.map { $0 != port.availability } ?? false) {
-                    failures.append("\(record): \(port.label), expected \(wanted.type) \(wanted.direction) \(wanted.availability ?? ""), decided by: \(port.signal)")
+                if port.type != wanted.type || port.direction != wanted.direction || port.availability != wanted.availability || port.alsa != wanted.alsa {
+                    failures.append("\(record): \(port.label), expected \(wanted.type) \(wanted.direction) \(wanted.availability) \(wanted.alsa), decided by: \(port.signal)")
                 }
             }
             for port in ports {
@@ -111,7 +113,7 @@ struct CorpusPort {
                 ports += list.map {
                     CorpusPort(
                         uid: $0["uid"]?.string ?? "", type: $0["type"]?.string ?? "", direction: $0["direction"]?.string ?? "",
-                        availability: $0["availability"]?.string ?? "", signal: $0["signal"]?.string ?? "")
+                        availability: $0["availability"]?.string ?? "", alsa: $0["alsa"]?.string ?? "-", signal: $0["signal"]?.string ?? "")
                 }
             }
         }

@@ -274,11 +274,13 @@ import Testing
     }
 
     /// A jack known from udev alone (its device not readable) goes away with its remove
-    /// event: the PCM it named is no longer HDMI (on SOF nothing else says so).
+    /// event: the PCM it named is no longer HDMI (on SOF without the card's PCM names, which the
+    /// record's control device would give, nothing else says so).
     @Test func unreadableJackRemovalIsAnnounced() throws {
         let bench = try UmockdevTestbed()
         defer { bench.close() }
-        try bench.load("laptop-dell-sof-soundwire-0b14")
+        // The record's text alone: no emulated control device.
+        try bench.loadText(String(contentsOfFile: UmockdevTestbed.fixtures + "/laptop-dell-sof-soundwire-0b14.umockdev", encoding: .utf8))
         let base = "pci-0000:00:1f.3-platform-sof_sdw"
         let monitor = try bench.monitor(category: "playback", initialLines: 6)
         #expect(Set(events(monitor.objects, from: 0).compactMap(\.uid)) == Set(["speaker", "mic", "hdmi-5", "hdmi-6", "hdmi-7"].map { "\(base)/\($0)" }))

@@ -163,41 +163,67 @@ public enum CardClassifier {
             return nil
         }
 
-        // Which playback PCMs are HDMI/DP, and what says so. A PCM no signal claims is analog.
+        // Which PCMs are what, and what says so: pcm_class, the card's own names for its PCMs
+        // (`aplay -l`, read through the control device), HDMI/DP jacks and ELD controls, HDA's
+        // numbering. A playback PCM no signal claims is analog.
         let cardVideo = videoCardSignal(card, bus: bus, cardID: cardID)
         var pcms: [PCMDevice] = []
+        var namings: [PCMKey: PCMNaming] = [:]
         for pcm in card.pcms {
+            let subject = "pcm \(pcm.device)\(pcm.playback ? "p" : "c")"
+            let naming = PCMNames.naming(pcm)
             if let pcmClass = pcm.pcmClass, pcmClass == "modem" || (pcmClass == "digitizer" && !pcm.playback) {
-                decide("pcm \(pcm.device)\(pcm.playback ? "p" : "c")", "not a port", "pcm_class \(pcmClass)")
+                decide(subject, "not a port", "pcm_class \(pcmClass)")
+            } else if let naming, naming.role == .deepBuffer, cardVideo == nil {
+                // The same path as another PCM with a larger buffer: offering it would be a second
+                // port for one output.
+                decide(subject, "not a port: a deep-buffer alternate of another PCM", naming.signal)
+            } else if let naming, naming.role == .echoReference {
+                decide(subject, "not a port: an echo reference (what the card plays), not a microphone", naming.signal)
             } else {
                 pcms.append(pcm)
+                if let naming { namings[PCMKey(pcm)] = naming }
             }
         }
+        func role(_ pcm: PCMDevice) -> PCMRole? { namings[PCMKey(pcm)]?.role }
         let playback = pcms.filter { $0.playback }
         let capture = pcms.filter { !$0.playback }
         let hdmiJacks = jacks.filter(\.isVideoJack)
+        let hdaNumbering = hdaNumberingDriver(card)
         var videoSignals: [Int: String] = [:]
         for pcm in playback {
             if let cardVideo {
                 videoSignals[pcm.device] = cardVideo.signal
             } else if let jack = hdmiJacks.first(where: { $0.hdmiPCM == pcm.device }) {
                 videoSignals[pcm.device] = "jack NAME \(quoted(jack.name))"
-            } else if let id = pcm.id, id.contains("HDMI") || id.contains("DisplayPort") || id.hasPrefix("DP") {
-                videoSignals[pcm.device] = "PCM id \(quoted(id))"
-            } else if card.parent.driver == "snd_hda_intel", pcm.device == 3 || pcm.device >= 7 {
-                videoSignals[pcm.device] = "driver snd_hda_intel numbers HDMI PCMs 3, 7, 8, 9... (PCM \(pcm.device))"
+            } else if let naming = namings[PCMKey(pcm)], naming.role == .display {
+                videoSignals[pcm.device] = naming.signal
+            } else if card.eldDevices.contains(pcm.device) {
+                videoSignals[pcm.device] = "ELD control on PCM \(pcm.device)"
+            } else if let hdaNumbering, pcm.device == 3 || pcm.device >= 7 {
+                videoSignals[pcm.device] = "driver \(hdaNumbering) numbers HDMI PCMs 3, 7, 8, 9... (PCM \(pcm.device))"
             }
         }
-        let analogPlayback = playback.filter { videoSignals[$0.device] == nil }
-        let mainPlayback = analogPlayback.first
-        let mainCapture = capture.first
+        let analogPlayback = playback.filter { videoSignals[$0.device] == nil && role($0) != .digital }
+        // An hdmi-codec link behind an ASoC front end: the ELD control names the back end's PCM,
+        // which user space never sees. With one playback PCM, that PCM feeds the HDMI output too.
+        var sharedDisplayPCM: (pcm: PCMDevice, signal: String)?
+        if cardVideo == nil, let eld = card.eldDevices.first, !playback.contains(where: { card.eldDevices.contains($0.device) }), analogPlayback.count == 1 {
+            sharedDisplayPCM = (analogPlayback[0], "ELD control on PCM \(eld), an HDMI link behind the card's one playback PCM \(analogPlayback[0].device)")
+        }
+        let analogCapture = capture.filter { role($0) != .display && role($0) != .digital }
+        let mainPlayback = analogPlayback.first { role($0) != .jack && role($0) != .noCodec } ?? analogPlayback.first
+        let mainCapture = analogCapture.first { role($0) != .jack && role($0) != .noCodec && role($0) != .builtInMic } ?? analogCapture.first
+        // Jack ports open the PCM the card names as the jack's, else the main one.
+        let jackPlayback = analogPlayback.first { role($0) == .jack } ?? mainPlayback
+        let jackCapture = analogCapture.first { role($0) == .jack } ?? mainCapture
         let form = props["SOUND_FORM_FACTOR"]
         let inputOnly = form == "webcam" || form == "microphone"
 
         var cardPorts: [Port] = []
-        func add(_ role: String, _ type: PortType, _ direction: PortDirection, pcm: PCMDevice?, name: String, signal: String) {
+        func add(_ role: String, _ type: PortType, _ direction: PortDirection, pcm: PCMDevice?, name: String, signal: String, device: String? = nil) {
             let uid = "\(base)/\(role)"
-            cardPorts.append(Port(uid: uid, type: type, device: base, name: name, direction: direction, priority: type.defaultPriority, alsa: alsaName(pcm)))
+            cardPorts.append(Port(uid: uid, type: type, device: device ?? base, name: name, direction: direction, priority: type.defaultPriority, alsa: alsaName(pcm)))
             decide(uid, "\(type.rawValue) \(direction.rawValue)\(pcm.map { " on PCM \($0.device)" } ?? "")", signal)
             result.availability[uid] = .present
         }
@@ -206,6 +232,7 @@ public enum CardClassifier {
         if !declared.isEmpty {
             decide("card", "declared ports", "\(AudioRouteProperty.portType)=\(props[AudioRouteProperty.portType] ?? "")")
             let declaredPlayback = mainPlayback ?? playback.first
+            let declaredCapture = capture.first
             for type in declared {
                 let name = nameOverride ?? (type.isBuiltIn ? type.defaultName : cardName)
                 let allowsOut = type.allowedDirections.contains(.output)
@@ -213,37 +240,111 @@ public enum CardClassifier {
                 let suffix = allowsOut && allowsIn
                 let signal = "\(AudioRouteProperty.portType)"
                 if allowsOut, let pcm = declaredPlayback { add(suffix ? "\(type.rawValue)-output" : type.rawValue, type, .output, pcm: pcm, name: name, signal: signal) }
-                if allowsIn, let pcm = mainCapture { add(suffix ? "\(type.rawValue)-input" : type.rawValue, type, .input, pcm: pcm, name: name, signal: signal) }
+                if allowsIn, let pcm = declaredCapture { add(suffix ? "\(type.rawValue)-input" : type.rawValue, type, .input, pcm: pcm, name: name, signal: signal) }
             }
         } else if let cardVideo {
             // A display controller's audio: every playback PCM is an HDMI/DP output (below).
             decide("card", "display audio: every playback PCM is \(cardVideo.type.rawValue), never a speaker", cardVideo.signal)
         } else if bus == "usb" {
             decide("card", "USB audio", card.properties["ID_BUS"] == "usb" ? "ID_BUS=usb" : "parent subsystem usb")
+            let usbPlayback = playback.first { videoSignals[$0.device] == nil }
+            let usbCapture = capture.first
             if inputOnly {
-                if mainPlayback != nil { decide("card", "no output port", "SOUND_FORM_FACTOR=\(form ?? "")") }
-            } else if let pcm = mainPlayback {
+                if usbPlayback != nil { decide("card", "no output port", "SOUND_FORM_FACTOR=\(form ?? "")") }
+            } else if let pcm = usbPlayback {
                 add("output", .usbAudio, .output, pcm: pcm, name: cardName, signal: "ID_BUS=usb, playback PCM \(pcm.device)")
             }
-            if let pcm = mainCapture {
+            if let pcm = usbCapture {
                 add("input", .usbAudio, .input, pcm: pcm, name: cardName, signal: "ID_BUS=usb, capture PCM \(pcm.device)\(inputOnly ? ", SOUND_FORM_FACTOR=\(form ?? "")" : "")")
             }
         } else {
-            // An internal codec (PCI HDA, platform/SoC): speaker and microphone.
-            decide("card", "internal codec", "bus \(bus ?? "unknown"), no display or USB signal")
-            if inputOnly, mainPlayback != nil {
+            // An internal card (PCI HDA, SOF, ASoC, a board's codec): what it has is what it says.
+            let analogJackRecords = jacks.filter { !$0.isVideoJack }
+            let phone = hasEarpiece || props[AudioRouteProperty.receiver].map(isTrue) == true
+            let board = boardSignal(card, bus: bus)
+            let detection = analogJackRecords.first.map { "jack NAME \(quoted($0.name))" }
+            let speakerWord = speakerSignal(card, namings: namings)
+            let analogPins = card.hdaPins.filter { $0.isAnalogOutput || $0.isAnalogInput }
+            let noCodecPlayback = analogPlayback.first { role($0) == .noCodec }
+            let noCodecCapture = analogCapture.first { role($0) == .noCodec }
+            // A board's analog output that nothing names a speaker and no jack detects: what is
+            // plugged into it is not known, and it is not built in (docs/decisions.md, "Boards").
+            let boardWithoutDetection = board != nil && detection == nil && speakerWord == nil && !phone
+            decide("card", boardWithoutDetection ? "board: no jack detection and no speaker named" : "internal codec", boardWithoutDetection
+                ? "\(board ?? ""); no analog jack; no card, PCM or device-tree name says Speaker"
+                : "bus \(bus ?? "unknown"), no display or USB signal\(detection.map { "; \($0)" } ?? "")\(speakerWord.map { "; \($0)" } ?? "")")
+
+            // Output.
+            let speakerPCM = analogPlayback.first { role($0) == .speaker }
+            var speaker: (pcm: PCMDevice, signal: String)?
+            if inputOnly, !analogPlayback.isEmpty {
                 decide("card", "no output port", "SOUND_FORM_FACTOR=\(form ?? "")")
-            } else if let pcm = mainPlayback {
-                let others = playback.count > analogPlayback.count ? " (the other playback PCMs are HDMI/DP)" : ""
-                add("speaker", .builtInSpeaker, .output, pcm: pcm, name: PortType.builtInSpeaker.defaultName, signal: "first analog playback PCM \(pcm.device)\(others)")
-                if hasEarpiece || props[AudioRouteProperty.receiver].map(isTrue) == true {
-                    let signal = hasEarpiece ? "UCM profile names an Earpiece/Handset device" : "\(AudioRouteProperty.receiver)=1"
-                    add("receiver", .builtInReceiver, .output, pcm: pcm, name: PortType.builtInReceiver.defaultName, signal: signal)
+            } else if let speakerPCM, let naming = namings[PCMKey(speakerPCM)] {
+                speaker = (speakerPCM, naming.signal)
+            } else if boardWithoutDetection, let pcm = mainPlayback {
+                let headphoneSignal = headphoneWord(card, pcm: pcm, namings: namings)
+                let type: PortType = headphoneSignal != nil ? .headphones : .lineOut
+                let signal = headphoneSignal.map { "\($0): headphones" } ?? "analog output of a board, no Headphone name: line out"
+                if type == .headphones {
+                    add("headphones", .headphones, .output, pcm: pcm, name: nameOverride ?? PortType.headphones.defaultName, signal: signal, device: "\(base)/jack")
+                } else {
+                    add("line-out", .lineOut, .output, pcm: pcm, name: nameOverride ?? PortType.lineOut.defaultName, signal: signal, device: "\(base)/line")
                 }
+            } else if let pcm = noCodecPlayback, mainPlayback == pcm {
+                // An I2S link with no codec: whatever is wired to the header, at line level.
+                let signal = namings[PCMKey(pcm)]?.signal ?? ""
+                add("line-out", .lineOut, .output, pcm: pcm, name: nameOverride ?? PortType.lineOut.defaultName, signal: "\(signal): no codec, line out", device: "\(base)/line")
+            } else if !analogPins.isEmpty, !phone {
+                if let pin = analogPins.first(where: \.isBuiltInSpeaker), let pcm = mainPlayback, role(pcm) != .jack {
+                    speaker = (pcm, "HDA pin \(pin.label); first analog playback PCM \(pcm.device)")
+                } else if !analogPlayback.isEmpty {
+                    let outputs = analogPins.filter(\.isAnalogOutput).map(\.label).joined(separator: ", ")
+                    decide("card", "no builtInSpeaker: no HDA pin is a fixed speaker", "HDA pins \(outputs.isEmpty ? "have no analog output" : outputs)")
+                }
+            } else if let pcm = mainPlayback, role(pcm) != .jack {
+                let named = namings[PCMKey(pcm)].map { " (\($0.signal))" } ?? ""
+                let others = playback.count > analogPlayback.count ? " (the other playback PCMs are HDMI/DP or digital)" : ""
+                speaker = (pcm, "first analog playback PCM \(pcm.device)\(named)\(others)\(phone && hasEarpiece ? "; a phone" : "")")
+            } else if !analogPlayback.isEmpty {
+                decide("card", "no builtInSpeaker: every analog playback PCM is named as a jack",
+                    analogPlayback.compactMap { namings[PCMKey($0)]?.signal }.joined(separator: "; "))
             } else if !playback.isEmpty {
                 decide("card", "no builtInSpeaker: every playback PCM is HDMI/DP", playback.compactMap { videoSignals[$0.device] }.joined(separator: "; "))
             }
-            if let pcm = mainCapture { add("mic", .builtInMic, .input, pcm: pcm, name: PortType.builtInMic.defaultName, signal: "first capture PCM \(pcm.device)") }
+            if let speaker {
+                add("speaker", .builtInSpeaker, .output, pcm: speaker.pcm, name: PortType.builtInSpeaker.defaultName, signal: speaker.signal)
+                if phone {
+                    let signal = hasEarpiece ? "UCM profile names an Earpiece/Handset device" : "\(AudioRouteProperty.receiver)=1"
+                    add("receiver", .builtInReceiver, .output, pcm: speaker.pcm, name: PortType.builtInReceiver.defaultName, signal: signal)
+                }
+            }
+
+            // Input.
+            let micPCM = analogCapture.first { role($0) == .builtInMic }
+            if let micPCM, let naming = namings[PCMKey(micPCM)] {
+                add("mic", .builtInMic, .input, pcm: micPCM, name: PortType.builtInMic.defaultName, signal: naming.signal)
+            } else if boardWithoutDetection, let pcm = mainCapture {
+                if let word = micWord(card) {
+                    add("mic", .builtInMic, .input, pcm: pcm, name: PortType.builtInMic.defaultName, signal: word)
+                } else {
+                    add("line-in", .lineIn, .input, pcm: pcm, name: nameOverride ?? PortType.lineIn.defaultName, signal: "analog input of a board, no Mic name: line in", device: "\(base)/line")
+                }
+            } else if let pcm = noCodecCapture, mainCapture == pcm {
+                let signal = namings[PCMKey(pcm)]?.signal ?? ""
+                add("line-in", .lineIn, .input, pcm: pcm, name: nameOverride ?? PortType.lineIn.defaultName, signal: "\(signal): no codec, line in", device: "\(base)/line")
+            } else if !analogPins.isEmpty {
+                if let pin = analogPins.first(where: \.isBuiltInMic), let pcm = mainCapture, role(pcm) != .jack {
+                    add("mic", .builtInMic, .input, pcm: pcm, name: PortType.builtInMic.defaultName, signal: "HDA pin \(pin.label); first analog capture PCM \(pcm.device)")
+                } else if !analogCapture.isEmpty {
+                    let inputs = analogPins.filter(\.isAnalogInput).map(\.label).joined(separator: ", ")
+                    decide("card", "no builtInMic: no HDA pin is a fixed microphone", "HDA pins \(inputs.isEmpty ? "have no analog input" : inputs)")
+                }
+            } else if let pcm = mainCapture, role(pcm) != .jack {
+                let named = namings[PCMKey(pcm)].map { " (\($0.signal))" } ?? ""
+                add("mic", .builtInMic, .input, pcm: pcm, name: PortType.builtInMic.defaultName, signal: "first capture PCM \(pcm.device)\(named)")
+            } else if !analogCapture.isEmpty {
+                decide("card", "no builtInMic: every capture PCM is named as a jack", analogCapture.compactMap { namings[PCMKey($0)]?.signal }.joined(separator: "; "))
+            }
         }
         for index in cardPorts.indices {
             if let priority { cardPorts[index].priority = priority }
@@ -255,6 +356,8 @@ public enum CardClassifier {
         // ports of one device, which move together.
         var jackPorts: [Port] = []
         func jackPort(_ role: String, _ type: PortType, device: String, pcm: PCMDevice?, from jack: JackRecord) {
+            // A card's own line out (a link with no codec) is already that port.
+            guard !cardPorts.contains(where: { $0.uid == "\(base)/\(role)" }) else { return }
             var port = Port(uid: "\(base)/\(role)", type: type, device: device, direction: type.defaultDirection, alsa: alsaName(pcm))
             if let raw = jack.properties[AudioRouteProperty.priority], let value = Int(raw.trimmingASCIIWhitespace()) { port.priority = value }
             if let raw = jack.properties[AudioRouteProperty.name], isUsableText(raw) { port.name = raw }
@@ -263,7 +366,8 @@ public enum CardClassifier {
                 if isUsableText(raw) { port.alsa = raw } else { note(.warning, "bad-alsa-jack", "ignoring \(AudioRouteProperty.alsaPCM)=\(quoted(raw)) on jack \(quoted(jack.name))") }
             }
             jackPorts.append(port)
-            decide(port.uid, "\(type.rawValue) \(port.direction.rawValue)", "jack NAME \(quoted(jack.name)) switch on")
+            let named = pcm.flatMap { namings[PCMKey($0)] }.map { "; \($0.signal)" } ?? ""
+            decide(port.uid, "\(type.rawValue) \(port.direction.rawValue)\(pcm.map { " on PCM \($0.device)" } ?? "")", "jack NAME \(quoted(jack.name)) switch on\(named)")
             result.availability[port.uid] = .connected
         }
         // One jack may be reported by both sources (an HDA headphone has an evdev switch and a
@@ -274,10 +378,10 @@ public enum CardClassifier {
             decide("jack", "no port: switch state unknown", "jack NAME \(quoted(jack.name)) (device not readable)")
         }
         func firstJack(with bit: SwitchSet) -> JackRecord? { analogJacks.first { $0.state.contains(bit) && $0.supported.contains(bit) } }
-        if let jack = firstJack(with: .headphoneInsert) { jackPort("headphones", .headphones, device: "\(base)/jack", pcm: mainPlayback, from: jack) }
-        if let jack = firstJack(with: .microphoneInsert) { jackPort("headset-mic", .headsetMic, device: "\(base)/jack", pcm: mainCapture, from: jack) }
-        if let jack = firstJack(with: .lineoutInsert) { jackPort("line-out", .lineOut, device: "\(base)/line", pcm: mainPlayback, from: jack) }
-        if let jack = firstJack(with: .lineinInsert) { jackPort("line-in", .lineIn, device: "\(base)/line", pcm: mainCapture, from: jack) }
+        if let jack = firstJack(with: .headphoneInsert) { jackPort("headphones", .headphones, device: "\(base)/jack", pcm: jackPlayback, from: jack) }
+        if let jack = firstJack(with: .microphoneInsert) { jackPort("headset-mic", .headsetMic, device: "\(base)/jack", pcm: jackCapture, from: jack) }
+        if let jack = firstJack(with: .lineoutInsert) { jackPort("line-out", .lineOut, device: "\(base)/line", pcm: jackPlayback, from: jack) }
+        if let jack = firstJack(with: .lineinInsert) { jackPort("line-in", .lineIn, device: "\(base)/line", pcm: jackCapture, from: jack) }
         for jack in hdmiJacks {
             if let number = jack.hdmiPCM, !playback.contains(where: { $0.device == number }) {
                 note(.notice, "hdmi-jack-\(number)", "HDMI/DP jack \(quoted(jack.name)) names PCM \(number), which the card does not have")
@@ -287,7 +391,12 @@ public enum CardClassifier {
         // HDMI/DP outputs: every video PCM is offered unless a readable jack says nothing is
         // connected; with no jack, or one whose state cannot be read, availability is unknown.
         let videoType = cardVideo?.type ?? .HDMI
-        for pcm in playback where declared.isEmpty && videoSignals[pcm.device] != nil {
+        var displayPCMs = playback.filter { videoSignals[$0.device] != nil }
+        if let shared = sharedDisplayPCM {
+            videoSignals[shared.pcm.device] = shared.signal
+            displayPCMs.append(shared.pcm)
+        }
+        for pcm in displayPCMs where declared.isEmpty {
             let number = pcm.device
             let role = videoType == .displayPort ? "dp-\(number)" : "hdmi-\(number)"
             let uid = "\(base)/\(role)"
@@ -362,9 +471,87 @@ public enum CardClassifier {
         }
         if let name = parent.ofName, let type = videoWord(name) { return (type, "OF_NAME \(quoted(name))") }
         if bus != "pci", bus != "usb", let driver = parent.driver, let type = videoWord(driver) { return (type, "driver \(driver)") }
+        // Tegra's HDA controller serves the SoC's HDMI/DP outputs and nothing else.
+        if let driver = parent.driver ?? card.info?.driver, tegraHDADrivers.contains(driver) {
+            return (.HDMI, "driver \(driver): Tegra's HDA controller carries HDMI/DP only")
+        }
+        if let compatible = parent.ofCompatible.first(where: isTegraHDA) {
+            return (.HDMI, "OF_COMPATIBLE \(quoted(compatible)): Tegra's HDA controller carries HDMI/DP only")
+        }
         if let cardID, (bus == "pci" && videoCardIDs.contains(cardID)) || (bus != "usb" && cardID.lowercased().contains("hdmi")) {
             return (.HDMI, "card id \(cardID)")
         }
+        // What the control device says: a card named for its HDMI (`vc4-hdmi-0`, `HDA ATI HDMI`).
+        if bus != "usb", let info = card.info {
+            for (label, text) in [("name", info.name), ("driver", info.driver)] where videoWord(text) == .HDMI {
+                return (.HDMI, "card \(label) \(quoted(text))")
+            }
+        }
+        return nil
+    }
+
+    /// Drivers of Tegra's HDA controller (the platform driver `tegra-hda`; the ALSA card's driver
+    /// string is the same).
+    static let tegraHDADrivers: Set<String> = ["tegra-hda", "snd_hda_tegra"]
+
+    /// `nvidia,tegra30-hda`, `nvidia,tegra210-hda`, `nvidia,tegra194-hda`...
+    static func isTegraHDA(_ compatible: String) -> Bool {
+        compatible.hasPrefix("nvidia,tegra") && compatible.hasSuffix("-hda")
+    }
+
+    /// The driver that numbers its PCMs as HDA does (HDMI on 3, 7, 8...), if the card's is one.
+    static func hdaNumberingDriver(_ card: CardRecord) -> String? {
+        guard let driver = card.parent.driver, driver == "snd_hda_intel" || tegraHDADrivers.contains(driver) else { return nil }
+        return driver
+    }
+
+    /// A board's or SoC's own card (not PCI, not USB: a device-tree or platform device with no
+    /// PCI bridge above it), and what says so. SOF and AMD ACP cards hang off a PCI device: they
+    /// are a laptop's, not a board's.
+    static func boardSignal(_ card: CardRecord, bus: String?) -> String? {
+        guard bus != "usb", bus != "pci", !card.syspath.contains("/pci") else { return nil }
+        if let path = card.properties["ID_PATH"], path.hasPrefix("pci-") || path.contains("-usb-") { return nil }
+        if let compatible = card.parent.ofCompatible.first { return "board card: OF_COMPATIBLE \(quoted(compatible))" }
+        return "board card: \(card.parent.subsystem ?? bus ?? "platform") device with no PCI or USB parent"
+    }
+
+    /// Where the card, one of its PCMs, or its device tree names a speaker (or the SOF
+    /// components list a `spk:` amplifier): the signal, or nil.
+    static func speakerSignal(_ card: CardRecord, namings: [PCMKey: PCMNaming]) -> String? {
+        if let naming = namings.values.sorted(by: { $0.signal < $1.signal }).first(where: { $0.role == .speaker }) { return naming.signal }
+        func says(_ text: String) -> Bool {
+            PCMNames.words(text).contains { $0 == "speaker" || $0 == "speakers" || $0 == "spk" || $0 == "loudspeaker" }
+        }
+        if let info = card.info {
+            for (label, text) in [("name", info.name), ("long name", info.longName), ("id", info.id), ("driver", info.driver), ("components", info.components)] where says(text) {
+                return "card \(label) \(quoted(text))"
+            }
+        }
+        if let id = card.attributes["id"], says(id) { return "card id \(id)" }
+        for compatible in card.parent.ofCompatible where says(compatible) { return "OF_COMPATIBLE \(quoted(compatible))" }
+        return nil
+    }
+
+    /// Where the card or its output PCM says Headphone(s): the signal, or nil.
+    static func headphoneWord(_ card: CardRecord, pcm: PCMDevice, namings: [PCMKey: PCMNaming]) -> String? {
+        func says(_ text: String) -> Bool { PCMNames.words(text).contains { $0 == "headphone" || $0 == "headphones" } }
+        if let naming = namings[PCMKey(pcm)], naming.role == .jack { return naming.signal }
+        if let info = card.info {
+            for (label, text) in [("name", info.name), ("id", info.id)] where says(text) { return "card \(label) \(quoted(text))" }
+        }
+        if let id = card.attributes["id"], says(id) { return "card id \(id)" }
+        return nil
+    }
+
+    /// Where the card's names say microphone (`dmic-sound-card`, `Mic`): the signal, or nil.
+    static func micWord(_ card: CardRecord) -> String? {
+        func says(_ text: String) -> Bool {
+            PCMNames.words(text).contains { $0.hasPrefix("dmic") || $0 == "mic" || $0 == "microphone" || $0 == "microphones" }
+        }
+        if let info = card.info {
+            for (label, text) in [("name", info.name), ("id", info.id)] where says(text) { return "card \(label) \(quoted(text)): a microphone" }
+        }
+        if let id = card.attributes["id"], says(id) { return "card id \(id): a microphone" }
         return nil
     }
 
@@ -497,6 +684,20 @@ public enum CardClassifier {
             if scalar.value < 0x20 || scalar.value == 0x7F { out += "\\x" + String(scalar.value, radix: 16) } else { out.unicodeScalars.append(scalar) }
         }
         return out + "\""
+    }
+}
+
+/// A PCM stream: its device number and direction.
+struct PCMKey: Hashable {
+    var device: Int
+    var playback: Bool
+    init(_ pcm: PCMDevice) {
+        device = pcm.device
+        playback = pcm.playback
+    }
+    init(device: Int, playback: Bool) {
+        self.device = device
+        self.playback = playback
     }
 }
 

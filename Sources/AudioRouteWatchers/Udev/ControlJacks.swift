@@ -73,11 +73,47 @@ final class ControlJackDevice {
 
     /// Every jack element now (ELEM_LIST, then ELEM_INFO for each one whose name says jack).
     func jackElements() throws(Errno) -> [Element] {
-        var elements: [Element] = []
-        for id in try device.elementIDs() where id.interface == .card && ControlJacks.switches(forName: id.name) != nil {
-            if let element = element(numid: id.numid) { elements.append(element) }
+        try elements().jacks
+    }
+
+    /// One ELEM_LIST: the jack elements (with their ELEM_INFO) and the PCM devices the card's
+    /// `ELD` controls name (one per HDMI/DP stream), ascending.
+    func elements() throws(Errno) -> (jacks: [Element], eldDevices: [Int]) {
+        var jacks: [Element] = []
+        var eld: Set<Int> = []
+        for id in try device.elementIDs() {
+            if id.interface == .card, ControlJacks.switches(forName: id.name) != nil, let element = element(numid: id.numid) {
+                jacks.append(element)
+            } else if id.interface == .pcm, id.name == "ELD" {
+                eld.insert(Int(id.device))
+            }
         }
-        return elements
+        return (jacks, eld.sorted())
+    }
+
+    /// What the card says of itself (CARD_INFO), as the records hold it.
+    func cardInfo() throws(Errno) -> CardInfo {
+        let info = try device.cardInfo()
+        return CardInfo(
+            id: info.id, driver: info.driver, name: info.name, longName: info.longName, mixerName: info.mixerName, components: info.components)
+    }
+
+    /// The id and name of every stream of every PCM device (PCM_NEXT_DEVICE, PCM_INFO).
+    func pcmNames() throws(Errno) -> [PCMKey: (id: String, name: String)] {
+        var names: [PCMKey: (id: String, name: String)] = [:]
+        for number in try device.pcmDevices() {
+            for playback in [true, false] {
+                if let info = try device.pcmInfo(device: number, playback: playback) {
+                    names[PCMKey(device: number, playback: playback)] = (info.id, info.name)
+                }
+            }
+        }
+        return names
+    }
+
+    /// The id and name of one stream, nil if it has none (or it cannot be read).
+    func pcmName(device number: Int, playback: Bool) -> (id: String, name: String)? {
+        (try? device.pcmInfo(device: number, playback: playback)).flatMap { $0 }.map { ($0.id, $0.name) }
     }
 
     /// The element `numid` if it is a jack control; nil if not, or gone.

@@ -113,11 +113,15 @@ public struct HDAPin: Sendable, Hashable {
     public var node: Int
     /// The 32-bit default configuration.
     public var defaultConfig: UInt32
+    /// The pin's capabilities (`Pincap 0x...`), when the file gave them: whether it can sense
+    /// what is plugged (presence detect, bit 2).
+    public var capabilities: UInt32?
 
-    public init(codec: Int = 0, node: Int, defaultConfig: UInt32) {
+    public init(codec: Int = 0, node: Int, defaultConfig: UInt32, capabilities: UInt32? = nil) {
         self.codec = codec
         self.node = node
         self.defaultConfig = defaultConfig
+        self.capabilities = capabilities
     }
 
     /// Port connectivity, bits 31:30 (HDA specification, 7.3.3.31).
@@ -160,11 +164,14 @@ public struct CardRecord: Sendable, Hashable {
     public var info: CardInfo?
     /// The pins of its HDA codecs (empty: not an HDA card, or not read).
     public var hdaPins: [HDAPin]
+    /// The PCM devices its `ELD` controls name (interface PCM, one per HDMI/DP stream: HDA's HDMI
+    /// codecs and ASoC's hdmi-codec make them), ascending; empty when not read.
+    public var eldDevices: [Int]
 
     public init(
         syspath: String, sysname: String? = nil, properties: [String: String] = [:], attributes: [String: String] = [:],
         pcms: [PCMDevice] = [], hasControl: Bool = true, parent: CardParent = CardParent(), faults: [String] = [],
-        info: CardInfo? = nil, hdaPins: [HDAPin] = []
+        info: CardInfo? = nil, hdaPins: [HDAPin] = [], eldDevices: [Int] = []
     ) {
         self.syspath = syspath
         self.sysname = sysname ?? String(syspath.split(separator: "/").last ?? "")
@@ -176,6 +183,7 @@ public struct CardRecord: Sendable, Hashable {
         self.faults = faults
         self.info = info
         self.hdaPins = hdaPins
+        self.eldDevices = eldDevices
     }
 }
 

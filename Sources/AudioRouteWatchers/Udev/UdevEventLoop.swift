@@ -71,12 +71,25 @@ final class UdevEventLoop: @unchecked Sendable {
         var parent: CardParent
         /// PCM children's `pcm_class` and `id` attributes, by syspath (read once, when the child appears).
         var pcmAttributes: [String: (pcmClass: String?, id: String?)] = [:]
+        /// What the card's control device says of the card, of each PCM stream and of its HDMI/DP
+        /// streams (`ELD` controls): read when the control device is opened, nil / empty when it
+        /// cannot be.
+        var info: CardInfo?
+        var pcmNames: [PCMKey: (id: String, name: String)] = [:]
+        var eldDevices: [Int] = []
+        /// Its HDA codecs' pins (/proc/asound/card<n>/codec#<m>), read once per card instance.
+        var hdaPins: [HDAPin] = []
+        var pinsRead = false
     }
     private var cardCache: [String: CardCache] = [:]
 
+    /// Where the cards' codec files are (`/proc/asound`; umockdev redirects it to a testbed's).
+    private let procRoot: String
+
     /// - Parameter monitoring: false for a one-shot enumeration (no monitor).
-    init(monitoring: Bool, backlog: Backlog? = nil, emit: @escaping (HardwareEvent) -> Void) throws(Errno) {
+    init(monitoring: Bool, backlog: Backlog? = nil, procRoot: String = "/proc/asound", emit: @escaping (HardwareEvent) -> Void) throws(Errno) {
         context = try UdevContext()
+        self.procRoot = procRoot
         self.emit = emit
         self.backlog = backlog
         // The monitor is enabled before enumerating, so nothing that happens in between is
@@ -113,8 +126,10 @@ final class UdevEventLoop: @unchecked Sendable {
             cards.match(sysname: "card*")
             for path in cards.syspaths() {
                 guard let device = context.device(syspath: path), Self.isCardName(device.sysname) else { continue }
-                cardRecords.append(snapshot(card: device))
+                cardCache[path] = bootstrap(device)
+                // The control device first: what it says of the card is part of its record.
                 jackRecords += openControl(of: path)
+                if let cache = cardCache[path] { cardRecords.append(record(path, cache)) }
             }
         }
         return (jackRecords, cardRecords)
@@ -208,7 +223,7 @@ final class UdevEventLoop: @unchecked Sendable {
                 refresh(&cache, from: device)
                 cardCache[syspath] = cache
                 for jack in openControl(of: syspath) { emit(.jack(jack)) }
-                emit(.card(record(syspath, cache)))
+                emit(.card(record(syspath, cardCache[syspath] ?? cache)))
             } else if PCMDevice.parse(sysname) != nil || sysname.hasPrefix("controlC") {
                 if action == "remove" { removed.insert(syspath) } else { removed.remove(syspath) }
                 // The card is the child's parent in the device path; no sysfs lookup.
@@ -222,6 +237,7 @@ final class UdevEventLoop: @unchecked Sendable {
                 if action == "remove" {
                     cardCache[cardPath]?.children.remove(syspath)
                     cardCache[cardPath]?.pcmAttributes[syspath] = nil
+                    if let pcm = PCMDevice(sysname: sysname) { cardCache[cardPath]?.pcmNames[PCMKey(pcm)] = nil }
                     if controls[syspath] != nil { close(control: syspath, announce: true) }
                     unreadableControls.remove(syspath)
                 } else {
@@ -229,6 +245,14 @@ final class UdevEventLoop: @unchecked Sendable {
                     cardCache[cardPath]?.children.insert(syspath)
                     if PCMDevice.parse(sysname) != nil, cardCache[cardPath]?.pcmAttributes[syspath] == nil {
                         cardCache[cardPath]?.pcmAttributes[syspath] = Self.pcmAttributes(device)
+                    }
+                    // A PCM registered after the control device (rare: the kernel registers the
+                    // control last): ask the open control device what it is.
+                    if let pcm = PCMDevice(sysname: sysname), cardCache[cardPath]?.pcmNames[PCMKey(pcm)] == nil,
+                        let control = controls.values.first(where: { $0.cardSyspath == cardPath }),
+                        let names = control.device.pcmName(device: pcm.device, playback: pcm.playback)
+                    {
+                        cardCache[cardPath]?.pcmNames[PCMKey(pcm)] = names
                     }
                 }
                 if action != "remove" { for jack in openControl(of: cardPath) { emit(.jack(jack)) } }
@@ -247,13 +271,6 @@ final class UdevEventLoop: @unchecked Sendable {
     }
 
     // MARK: Cards
-
-    /// Reads a card, its PCM and control children, and its parent from sysfs.
-    func snapshot(card device: UdevDevice) -> CardRecord {
-        let cache = bootstrap(device)
-        cardCache[device.syspath] = cache
-        return record(device.syspath, cache)
-    }
 
     /// A card met mid-life: its children and parent from sysfs.
     private func bootstrap(_ device: UdevDevice) -> CardCache {
@@ -300,7 +317,13 @@ final class UdevEventLoop: @unchecked Sendable {
             let name = path.split(separator: "/").last.map(String.init) ?? ""
             if var pcm = PCMDevice(sysname: name) {
                 pcm.pcmClass = cache.pcmAttributes[path]?.pcmClass
-                pcm.id = cache.pcmAttributes[path]?.id
+                if let names = cache.pcmNames[PCMKey(pcm)] {
+                    // The control device's word, where it could be asked; sysfs has no name.
+                    pcm.id = names.id.isEmpty ? nil : names.id
+                    pcm.name = names.name.isEmpty ? nil : names.name
+                } else {
+                    pcm.id = cache.pcmAttributes[path]?.id
+                }
                 pcms.append(pcm)
             } else if name.hasPrefix("controlC") {
                 hasControl = true
@@ -308,7 +331,8 @@ final class UdevEventLoop: @unchecked Sendable {
         }
         return CardRecord(
             syspath: syspath, sysname: cache.sysname, properties: cache.properties, attributes: cache.attributes,
-            pcms: pcms, hasControl: hasControl, parent: cache.parent, faults: cache.faults)
+            pcms: pcms, hasControl: hasControl, parent: cache.parent, faults: cache.faults, info: cache.info, hdaPins: cache.hdaPins,
+            eldDevices: cache.eldDevices)
     }
 
     /// A PCM child's `pcm_class` and `id` attributes, where sysfs has them.
@@ -499,26 +523,46 @@ final class UdevEventLoop: @unchecked Sendable {
 
     // MARK: Control jacks
 
-    /// Opens the card's control device, if it has one and it is not open yet, and returns its
-    /// jack elements as jacks (none if it cannot be read: evdev alone then says). Faults are
-    /// reported once per device.
+    /// Opens the card's control device, if it has one and it is not open yet, reads what it says
+    /// of the card and its PCMs into the card's cache, and returns its jack elements as jacks
+    /// (none if it cannot be read: evdev alone then says). Reads the card's HDA codec pins once
+    /// too. Faults are reported once per device.
     private func openControl(of cardSyspath: String) -> [JackRecord] {
-        guard let cache = cardCache[cardSyspath] else { return [] }
-        guard let syspath = cache.children.first(where: { $0.split(separator: "/").last?.hasPrefix("controlC") == true && !removed.contains($0) }),
-            controls[syspath] == nil, !unreadableControls.contains(syspath), let device = context.device(syspath: syspath), let node = device.devnode
+        guard let cache = cardCache[cardSyspath],
+            let syspath = cache.children.first(where: { $0.split(separator: "/").last?.hasPrefix("controlC") == true && !removed.contains($0) })
+        else { return [] }
+        // The card is complete (its control device is registered last): its codecs are probed.
+        readPins(of: cardSyspath)
+        guard controls[syspath] == nil, !unreadableControls.contains(syspath), let device = context.device(syspath: syspath), let node = device.devnode
         else { return [] }
         let card = cache.sysname
         let control: ControlJackDevice
-        let elements: [ControlJackDevice.Element]
         do {
             control = try ControlJackDevice(path: node)
-            elements = try control.jackElements()
+            let version = try control.device.protocolVersion()
+            // SNDRV_CTL_VERSION 2.0.x: the structures decoded here are version 2's.
+            guard version >> 16 == 2 else {
+                unreadableControls.insert(syspath)
+                emit(.fault(key: "\(syspath)#control-version", message: "\(card): \(node) speaks control protocol \(version >> 16).\((version >> 8) & 0xff), not 2: not read"))
+                return []
+            }
         } catch {
             unreadableControls.insert(syspath)
             // ENOTTY: not a control device behind the node (a static umockdev record): nothing to say.
             if error.code != .inappropriateIoctl {
-                emit(.fault(key: "\(syspath)#control", message: "\(card): cannot read the jack controls of \(node) (\(error.code)): jack state from evdev devices only"))
+                emit(.fault(key: "\(syspath)#control", message: "\(card): cannot read \(node) (\(error.code)): no card info or PCM names, jack state from evdev devices only"))
             }
+            return []
+        }
+        readCardInfo(control, card: cardSyspath, control: syspath, node: node)
+        let elements: [ControlJackDevice.Element]
+        do {
+            let listed = try control.elements()
+            elements = listed.jacks
+            cardCache[cardSyspath]?.eldDevices = listed.eldDevices
+        } catch {
+            unreadableControls.insert(syspath)
+            emit(.fault(key: "\(syspath)#control", message: "\(card): cannot read the jack controls of \(node) (\(error.code)): jack state from evdev devices only"))
             return []
         }
         do {
@@ -537,6 +581,32 @@ final class UdevEventLoop: @unchecked Sendable {
         controls[syspath] = open
         watch(control: syspath)
         return records
+    }
+
+    /// CARD_INFO and every PCM's PCM_INFO, into the card's cache. A card that cannot say is
+    /// classified from udev alone; that is logged once.
+    private func readCardInfo(_ control: ControlJackDevice, card cardSyspath: String, control syspath: String, node: String) {
+        let label = cardCache[cardSyspath]?.sysname ?? cardSyspath
+        do {
+            cardCache[cardSyspath]?.info = try control.cardInfo()
+        } catch {
+            emit(.fault(key: "\(syspath)#card-info", message: "\(label): cannot read the card info of \(node) (\(error.code)): classified without it"))
+        }
+        do {
+            cardCache[cardSyspath]?.pcmNames = try control.pcmNames()
+        } catch {
+            emit(.fault(key: "\(syspath)#pcm-info", message: "\(label): cannot read the PCM names of \(node) (\(error.code)): classified without them"))
+        }
+    }
+
+    /// The card's HDA codec pins, once per card instance (an unreadable file is logged once).
+    private func readPins(of cardSyspath: String) {
+        guard let cache = cardCache[cardSyspath], !cache.pinsRead else { return }
+        cardCache[cardSyspath]?.pinsRead = true
+        guard let raw = cache.attributes["number"], let number = Int(raw), (0..<256).contains(number) else { return }
+        cardCache[cardSyspath]?.hdaPins = HDACodecProc.read(card: number, root: procRoot) { message in
+            emit(.fault(key: "\(cardSyspath)#codec", message: "\(cache.sysname): \(message)"))
+        }
     }
 
     private func jackRecord(_ element: ControlJackDevice.Element, state: SwitchSet?, control: String, card: String) -> JackRecord {
