@@ -86,7 +86,8 @@ indirect enum ConfigNode: Sendable {
 /// Reads the subset of ALSA's configuration syntax that `alsactl store` writes.
 struct ConfigReader {
     enum Token: Equatable {
-        case word(String)
+        /// A word, and whether it was quoted: only a bare key's dots make compounds (`value.0`).
+        case word(String, quoted: Bool)
         case open, close, openArray, closeArray
     }
 
@@ -147,14 +148,14 @@ struct ConfigReader {
                     }
                     // alsactl never writes a string over two lines: an open quote is a cut line.
                     guard closed else { return Fault(line: line.number, message: "a quoted string is not closed", truncated: line.number == lines.last?.number) }
-                    tokens.append((.word(String(value)), line.number))
+                    tokens.append((.word(String(value), quoted: true), line.number))
                 default:
                     var value = String.UnicodeScalarView()
                     while let scalar = scalars.first, !" \t,;={}[]'\"#".unicodeScalars.contains(scalar) {
                         value.append(scalar)
                         scalars = scalars.dropFirst()
                     }
-                    tokens.append((.word(String(value)), line.number))
+                    tokens.append((.word(String(value), quoted: false), line.number))
                 }
             }
         }
@@ -182,12 +183,15 @@ struct ConfigReader {
                     return members
                 }
                 let key: String
+                var path: [String]
                 if closing == .closeArray {
                     key = String(arrayIndex)
+                    path = [key]
                     arrayIndex += 1
                 } else {
-                    guard case .word(let word) = token else { throw Fault(line: tokenLine, message: "expected a key, found \(describe(token))", truncated: false) }
+                    guard case .word(let word, let quoted) = token else { throw Fault(line: tokenLine, message: "expected a key, found \(describe(token))", truncated: false) }
                     key = word
+                    path = quoted ? [word] : word.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
                     position += 1
                 }
                 guard position < tokens.count else {
@@ -198,12 +202,12 @@ struct ConfigReader {
                 position += 1
                 let node: ConfigNode
                 switch valueToken {
-                case .word(let value): node = .leaf(value, line: valueLine)
+                case .word(let value, _): node = .leaf(value, line: valueLine)
                 case .open: node = .compound(try compound(depth: depth + 1, closing: .close, line: valueLine), line: valueLine)
                 case .openArray: node = .compound(try compound(depth: depth + 1, closing: .closeArray, line: valueLine), line: valueLine)
                 case .close, .closeArray: throw Fault(line: valueLine, message: "expected a value for \(key.prefix(40)), found \(describe(valueToken))", truncated: false)
                 }
-                ConfigReader.insert(&members, path: key.split(separator: ".", omittingEmptySubsequences: false).map(String.init), node: node)
+                ConfigReader.insert(&members, path: path, node: node)
             }
             if closing != nil, cut == nil { cut = Fault(line: lastLine, message: "the input ends inside a { } block opened on line \(line)", truncated: true) }
             return members
@@ -211,7 +215,7 @@ struct ConfigReader {
 
         func describe(_ token: Token) -> String {
             switch token {
-            case .word(let word): "\"\(word.prefix(40))\""
+            case .word(let word, _): "\"\(word.prefix(40))\""
             case .open: "{"
             case .close: "}"
             case .openArray: "["

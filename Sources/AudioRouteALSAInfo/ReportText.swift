@@ -23,7 +23,8 @@ enum ReportText {
     static func lines(_ text: String) -> [ReportLine] {
         var result: [ReportLine] = []
         var number = 0
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // "\r\n" is one Character in Swift: split on both.
+        for raw in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             number += 1
             var line = raw
             if line.last == "\r" { line = line.dropLast() }
