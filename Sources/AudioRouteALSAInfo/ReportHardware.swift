@@ -91,6 +91,7 @@ extension ALSAInfoReport {
             from("ID_MODEL_FROM_DATABASE \"\(device.deviceName)\"", "PCI Soundcards \(pciAddress)")
         }
 
+        if !pins.isEmpty { from("\(pins.count) HDA pins of codec \(Set(pins.map(\.codec)).sorted().map(String.init).joined(separator: ", "))", "HDA-Intel Codec information") }
         let record = CardRecord(
             syspath: syspath, sysname: "card\(card.number)", properties: properties, attributes: ["id": card.id, "number": String(card.number)],
             pcms: pcmDevices, hasControl: true, parent: parent, info: info, hdaPins: pins)
@@ -141,15 +142,12 @@ extension ALSAInfoReport {
         var used: [String: Int] = [:]
         let list = cardList()
         for codec in codecs {
-            var candidates: [ALSAInfoCard] = []
-            if let word = codec.componentWord {
-                candidates = list.filter { card in
-                    mixers.first { $0.cardID == card.id }?.components?.split(separator: " ").contains { $0.lowercased() == word } ?? false
-                }
-            }
+            var candidates = list.filter { cardNames(codec, $0) }
             if candidates.isEmpty {
                 candidates = list.filter { card in mixers.first { $0.cardID == card.id }?.mixerName == codec.name }
             }
+            // A report of one card: the codecs are its own.
+            if candidates.isEmpty, list.count == 1 { candidates = list }
             // Identical cards (two of one GPU) take their codecs in card order.
             let key = candidates.map { String($0.number) }.joined(separator: ",")
             guard !candidates.isEmpty else { continue }
@@ -167,13 +165,17 @@ extension ALSAInfoReport {
         let total = placed.values.reduce(0) { $0 + $1.count }
         guard total < codecs.reduce(0, { $0 + $1.pinList.count }) else { return [] }
         let list = cardList()
+        guard list.count != 1 else { return [] }
         return codecs.filter { codec in
-            let byWord = codec.componentWord.map { word in
-                list.contains { card in mixers.first { $0.cardID == card.id }?.components?.split(separator: " ").contains { $0.lowercased() == word } ?? false }
-            } ?? false
             let byName = list.contains { card in mixers.first { $0.cardID == card.id }?.mixerName == codec.name }
-            return !byWord && !byName
+            return !list.contains { cardNames(codec, $0) } && !byName
         }
+    }
+
+    /// Whether the card's Components name the codec (`HDA:10ec0289,10280990,00100004`, any case).
+    func cardNames(_ codec: ALSAInfoCodec, _ card: ALSAInfoCard) -> Bool {
+        guard let word = codec.componentWord?.lowercased(), let components = mixers.first(where: { $0.cardID == card.id })?.components else { return false }
+        return components.split(separator: " ").contains { $0.lowercased() == word }
     }
 
     static func isPCIAddress(_ name: String) -> Bool {

@@ -24,9 +24,13 @@ enum ReportText {
         var result: [ReportLine] = []
         var number = 0
         // "\r\n" is one Character in Swift: split on both.
-        for raw in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+        let raws = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+        // A report quoted in a reply (`> !!Soundcards…`): its quote marks go.
+        let quoted = raws.contains { $0.hasPrefix("> !!") || $0.hasPrefix(">!!") }
+        for raw in raws {
             number += 1
             var line = raw
+            if quoted, line.hasPrefix(">") { line = line.dropFirst(line.hasPrefix("> ") ? 2 : 1) }
             if line.last == "\r" { line = line.dropLast() }
             let trimmed = line.drop { $0 == " " || $0 == "\t" }
             if trimmed.hasPrefix("```") || trimmed.hasPrefix("~~~") { continue }
