@@ -309,6 +309,13 @@ let sofAlsactl = """
         #expect(entities.byPath == [0: "pci-0000:00:1f.3"])
     }
 
+    @Test func aReportQuotedInAMailReplyIsRead() throws {
+        let quoted = "On Monday someone wrote:\n" + report([("Soundcards recognised by ALSA", sofCards), ("Aplay/Arecord output", sofPCMs)])
+            .split(separator: "\n", omittingEmptySubsequences: false).map { "> " + $0 }.joined(separator: "\n")
+        let parsed = try ALSAInfoReport.parse(quoted)
+        #expect(parsed.cards.map(\.id) == ["sofsoundwire", "USB"] && parsed.pcms.count == 7)
+    }
+
     @Test func a04ReportsMixerHeaderNamesTheCardByNumberAndID() throws {
         let amixer = "!!-------Mixer controls for card 0 [ALSA]\n\nCard hw:0 'ALSA'/'bcm2835 ALSA'\n  Mixer name\t: 'Broadcom Mixer'\n  Components\t: ''\n"
         let parsed = try ALSAInfoReport.parse(report([("Soundcards recognised by ALSA", sofCards), ("Aplay/Arecord output", sofPCMs), ("Amixer output", amixer)]))
