@@ -184,6 +184,8 @@ let sofAlsactl = """
         #expect(pcm?.card == 2 && pcm?.cardID == "Dock" && pcm?.device == 1 && pcm?.id == "USB Audio" && pcm?.name == "USB Audio #1")
         let nested = PCMSection.parseLine("card 0: vc4hdmi0 [vc4-hdmi-0], device 0: MAI PCM i2s-hifi-0 [MAI PCM i2s-hifi-0 [x]]")
         #expect(nested?.id == "MAI PCM i2s-hifi-0" && nested?.name == "MAI PCM i2s-hifi-0 [x]")
+        let bracketedID = PCMSection.parseLine("card 1: Dock [WD19 Dock], device 0: USB Audio [A] [USB Audio]")
+        #expect(bracketedID?.id == "USB Audio [A]" && bracketedID?.name == "USB Audio")
     }
 
     @Test func amixerInfoGivesMixerNameComponentsAndControlCount() throws {
