@@ -99,6 +99,9 @@ struct ConfigReader {
     }
 
     static let maxDepth = 16
+    /// Entries one `{ }` may hold: a real card has a few hundred controls, an enumerated control
+    /// a few hundred items. Past it the input is refused, not read in quadratic time.
+    static let maxEntries = 20_000
 
     /// Every top-level key (`state.PCH` and so on), dotted keys expanded into compounds.
     /// On a cut, what was read before it comes back with the fault.
@@ -107,7 +110,7 @@ struct ConfigReader {
         let tokenFault = tokenize(lines, into: &tokens)
         var reader = Parser(tokens: tokens)
         do {
-            let root = try reader.compound(depth: 0, closing: nil, line: 1)
+            let root = try reader.compound(depth: 0, closing: nil, line: 1).node.members
             return (root, tokenFault ?? reader.cut)
         } catch let fault as Fault {
             return ([], fault)
@@ -172,10 +175,11 @@ struct ConfigReader {
 
         var lastLine: Int { tokens.last?.1 ?? 1 }
 
-        mutating func compound(depth: Int, closing: Token?, line: Int) throws -> [(key: String, node: ConfigNode)] {
+        mutating func compound(depth: Int, closing: Token?, line: Int) throws -> CompoundBuilder {
             guard depth <= ConfigReader.maxDepth else { throw Fault(line: line, message: "nested deeper than \(ConfigReader.maxDepth) levels", truncated: false) }
-            var members: [(key: String, node: ConfigNode)] = []
+            let members = CompoundBuilder(line: line)
             var arrayIndex = 0
+            var entries = 0
             while position < tokens.count, cut == nil {
                 let (token, tokenLine) = tokens[position]
                 if let closing, token == closing {
@@ -200,14 +204,18 @@ struct ConfigReader {
                 }
                 let (valueToken, valueLine) = tokens[position]
                 position += 1
-                let node: ConfigNode
+                let entry: CompoundBuilder.Entry
                 switch valueToken {
-                case .word(let value, _): node = .leaf(value, line: valueLine)
-                case .open: node = .compound(try compound(depth: depth + 1, closing: .close, line: valueLine), line: valueLine)
-                case .openArray: node = .compound(try compound(depth: depth + 1, closing: .closeArray, line: valueLine), line: valueLine)
+                case .word(let value, _): entry = .leaf(value, line: valueLine)
+                case .open: entry = .compound(try compound(depth: depth + 1, closing: .close, line: valueLine))
+                case .openArray: entry = .compound(try compound(depth: depth + 1, closing: .closeArray, line: valueLine))
                 case .close, .closeArray: throw Fault(line: valueLine, message: "expected a value for \(key.prefix(40)), found \(describe(valueToken))", truncated: false)
                 }
-                ConfigReader.insert(&members, path: path, node: node)
+                members.insert(path: path[...], entry: entry)
+                entries += 1
+                guard entries <= ConfigReader.maxEntries else {
+                    throw Fault(line: valueLine, message: "more than \(ConfigReader.maxEntries) entries in one { } block", truncated: false)
+                }
             }
             if closing != nil, cut == nil { cut = Fault(line: lastLine, message: "the input ends inside a { } block opened on line \(line)", truncated: true) }
             return members
@@ -224,27 +232,69 @@ struct ConfigReader {
         }
     }
 
-    /// Adds `node` at a dotted key (`value.0`, `control.12`), merging into compounds already there.
-    static func insert(_ members: inout [(key: String, node: ConfigNode)], path: [String], node: ConfigNode) {
+}
+
+/// A `{ }` block being read: its entries in the order they came, each found by key at once, so
+/// that a block of many entries (a card's controls) is read in linear time.
+final class CompoundBuilder {
+    enum Entry {
+        case leaf(String, line: Int)
+        case compound(CompoundBuilder)
+    }
+
+    let line: Int
+    private var keys: [String] = []
+    private var entries: [String: Entry] = [:]
+
+    init(line: Int) { self.line = line }
+
+    /// Adds `entry` at a dotted key (`value.0`, `control.12`): a later leaf replaces an earlier
+    /// one, as in ALSA's configuration, and a compound merges into one already there.
+    func insert(path: ArraySlice<String>, entry: Entry) {
         guard let first = path.first else { return }
         if path.count == 1 {
-            if let index = members.firstIndex(where: { $0.key == first }), case .compound(let old, let line) = members[index].node, case .compound(let new, _) = node {
-                members[index].node = .compound(old + new, line: line)
-            } else {
-                members.append((first, node))
+            if case .compound(let old)? = entries[first], case .compound(let new) = entry {
+                old.merge(new)
+                return
             }
+            if entries[first] == nil { keys.append(first) }
+            entries[first] = entry
             return
         }
-        var children: [(key: String, node: ConfigNode)] = []
-        var line = node.line
-        if let index = members.firstIndex(where: { $0.key == first }), case .compound(let old, let oldLine) = members[index].node {
-            children = old
-            line = oldLine
-            insert(&children, path: Array(path.dropFirst()), node: node)
-            members[index].node = .compound(children, line: line)
+        let child: CompoundBuilder
+        if case .compound(let existing)? = entries[first] {
+            child = existing
         } else {
-            insert(&children, path: Array(path.dropFirst()), node: node)
-            members.append((first, .compound(children, line: line)))
+            child = CompoundBuilder(line: entry.line)
+            if entries[first] == nil { keys.append(first) }
+            entries[first] = .compound(child)
+        }
+        child.insert(path: path.dropFirst(), entry: entry)
+    }
+
+    func merge(_ other: CompoundBuilder) {
+        for key in other.keys {
+            if let entry = other.entries[key] { insert(path: [key][...], entry: entry) }
+        }
+    }
+
+    var node: ConfigNode {
+        .compound(keys.compactMap { key in entries[key].map { (key, $0.node) } }, line: line)
+    }
+}
+
+extension CompoundBuilder.Entry {
+    var line: Int {
+        switch self {
+        case .leaf(_, let line): line
+        case .compound(let builder): builder.line
+        }
+    }
+
+    var node: ConfigNode {
+        switch self {
+        case .leaf(let value, let line): .leaf(value, line: line)
+        case .compound(let builder): builder.node
         }
     }
 }

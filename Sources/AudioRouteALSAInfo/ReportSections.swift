@@ -215,7 +215,7 @@ enum AmixerSection {
             if text.hasPrefix("Card "), let firstQuote = text.firstIndex(of: "'") {
                 // `Card hw:0 'PCH'/'HDA Intel PCH at 0xf7f10000 irq 32'`.
                 let rest = text[text.index(after: firstQuote)...]
-                guard let separator = rest.firstRange(of: "'/'"), rest.hasSuffix("'") else {
+                guard let separator = rest.firstRange(of: "'/'"), rest.hasSuffix("'"), separator.upperBound < rest.endIndex else {
                     throw ALSAInfoError(section: section.title, line: line.number, "expected \"Card NAME 'id'/'long name'\", found \"\(text.prefix(80))\"")
                 }
                 current?.cardID = String(rest[..<separator.lowerBound])

@@ -63,6 +63,18 @@ import Testing
         #expect(unbalanced?.section == "Alsactl output", "\(String(describing: unbalanced))")
     }
 
+    @Test func anAmixerCardLineWithoutItsLongNameIsAnError() {
+        let bad = report([("Soundcards recognised by ALSA", sofCards), ("Aplay/Arecord output", sofPCMs), ("Amixer output", "!!-------Mixer controls for card PCH\n\nCard hw:0 'PCH'/'\n")])
+        #expect(error(bad)?.section == "Amixer output")
+    }
+
+    @Test func anAlsactlBlockOfTooManyEntriesIsRefused() {
+        // Each entry is a fresh key of one compound: quadratic to merge if it were read.
+        let entries = (0...ConfigReader.maxEntries).map { "\tk\($0) 1" }.joined(separator: "\n")
+        let fault = error(report([("Soundcards recognised by ALSA", sofCards), ("Aplay/Arecord output", sofPCMs), ("Alsactl output", "state.X {\n\(entries)\n}")]))
+        #expect(fault?.message.contains("more than \(ConfigReader.maxEntries) entries") == true, "\(String(describing: fault))")
+    }
+
     @Test func aCutAlsactlStateKeepsTheControlsBeforeTheCutWithAWarning() throws {
         let lines = sofAlsactl.split(separator: "\n", omittingEmptySubsequences: false)
         // Cut inside control.5 (its name line is the last whole line).
