@@ -53,6 +53,9 @@ let package = Package(
             name: "AudioRouteWatchers",
             dependencies: ["AudioRouteCore", "AudioRouteSystem", "AudioRouteDBus", "CUdev", "CBluetooth", log]
         ),
+        // alsa-info.sh reports as the watcher's records (docs/alsa-info.md): pure Swift, no C, no
+        // Foundation; the classifier and the jack-control rule are the watchers' own.
+        .target(name: "AudioRouteALSAInfo", dependencies: ["AudioRouteCore", "AudioRouteWatchers", "AudioRouteSystem"]),
         // libasound, for clients: configuration trees, PCMs, the player's output engine. The
         // daemon, which never plays audio, does not load it.
         .target(name: "AudioRouteALSA", dependencies: ["AudioRouteCore", "AudioRouteSystem", "AudioRouteMix", "CALSA"]),
@@ -96,7 +99,7 @@ let package = Package(
         .executableTarget(
             name: "audioroute",
             dependencies: [
-                "AudioRouteCore", "AudioSession", "AudioRouteIPC", "AudioRouteWatchers", "AudioRouteDemo", "AudioRouteSystem",
+                "AudioRouteCore", "AudioSession", "AudioRouteIPC", "AudioRouteWatchers", "AudioRouteALSAInfo", "AudioRouteDemo", "AudioRouteSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"), log,
             ]
         ),
@@ -146,6 +149,16 @@ let package = Package(
         .testTarget(
             name: "AudioRouteWatchersTests",
             dependencies: ["AudioRouteWatchers", "AudioRouteCore", "AudioRouteDBus", "AudioRouteSystem", "AudioRouteTestKit", log]
+        ),
+        // The report parser per section, its errors, the fuzzed reports, the public corpus
+        // (Tests/Fixtures/alsa-info) through the classifier, the fake card's configuration.
+        .testTarget(
+            name: "AudioRouteALSAInfoTests",
+            // "audioroute-ucm": so that it is built, for the corpus's UCM profiles.
+            dependencies: [
+                "AudioRouteALSAInfo", "AudioRouteWatchers", "AudioRouteCore", "AudioRouteSystem", "AudioRouteTestKit", "audioroute-ucm",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
         ),
         .testTarget(
             name: "AudioRouteALSATests",

@@ -50,7 +50,7 @@ func receive() async throws {
     // Occupy low descriptor numbers: umockdev's netlink emulation confuses two
     // monitors (ours and udevadm's) whose sockets have the same fd number.
     for _ in 0..<24 { _ = open("/dev/null", O_RDONLY) }
-    let watcher = UdevWatcher(ucmRoot: nil)
+    let watcher = UdevWatcher()
     var state = UdevPortState(logger: Logger(label: "bench"))
     // "PORTS" on stdin prints the current port set.
     let query = Thread {

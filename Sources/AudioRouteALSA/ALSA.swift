@@ -4,6 +4,7 @@
 import AudioRouteCore
 import AudioRouteSystem
 import CALSA
+import Synchronization
 
 /// A libasound call that failed, with libasound's own text (snd_strerror).
 public struct ALSAError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -288,4 +289,32 @@ public struct PCM: ~Copyable {
     }
 
     deinit { snd_pcm_close(handle) }
+}
+
+/// libasound's own error messages ("UCM is not supported for this HDA model", "unable to open
+/// file ..."), taken from it instead of its stderr: the UCM helper reports them with the answer
+/// they explain and logs them at the level it chooses, so that every card without a profile does
+/// not write libasound's lines to the daemon's journal.
+public enum ALSALibraryMessages {
+    private static let messages = Mutex<[String]>([])
+
+    /// From now on, libasound's messages are kept (the last 16), not written to stderr.
+    public static func capture() {
+        audioroute_alsa_set_message_target { _, text in
+            guard let text else { return }
+            let message = String(cString: text)
+            ALSALibraryMessages.messages.withLock { messages in
+                messages.append(message)
+                if messages.count > 16 { messages.removeFirst(messages.count - 16) }
+            }
+        }
+    }
+
+    /// The messages kept since the last call, oldest first; the list is emptied.
+    public static func take() -> [String] {
+        messages.withLock { messages in
+            defer { messages = [] }
+            return messages
+        }
+    }
 }

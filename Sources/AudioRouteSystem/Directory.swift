@@ -22,6 +22,19 @@ public enum Directory {
         return names
     }
 
+    /// Removes `path` and, when it is a directory, everything in it (symbolic links themselves,
+    /// never what they point to).
+    public static func removeTree(_ path: String) throws(Errno) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { throw Errno.current("lstat", path: path) }
+        if info.st_mode & S_IFMT == S_IFDIR {
+            for name in try entries(path) { try removeTree(path + "/" + name) }
+            guard rmdir(path) == 0 else { throw Errno.current("rmdir", path: path) }
+        } else {
+            guard unlink(path) == 0 else { throw Errno.current("unlink", path: path) }
+        }
+    }
+
     /// The running executable's path (/proc/self/exe), or nil if it cannot be read.
     public static func currentExecutable() -> String? {
         var buffer = [UInt8](repeating: 0, count: 4096)

@@ -1,5 +1,7 @@
 #ifndef AUDIOROUTE_CALSA_SHIM_H
 #define AUDIOROUTE_CALSA_SHIM_H
+#include <stdarg.h>
+#include <stdio.h>
 #include <alsa/asoundlib.h>
 /* The UCM API (snd_use_case_*): asoundlib.h does not include it. */
 #include <alsa/use-case.h>
@@ -27,6 +29,36 @@ static inline int audioroute_ctl_poll_fds(snd_ctl_t *ctl, int *fds, short *event
 		events[i] = pfds[i].events;
 	}
 	return count;
+}
+
+/* libasound's error messages (snd_lib_error_set_handler) to a function Swift can be: the
+ * handler is variadic, which Swift cannot define, so this one formats the message and hands it
+ * on. NULL restores libasound's own (stderr). */
+typedef void (*audioroute_alsa_message_fn)(int err, const char *message);
+/* Where the messages go: a function's static, which Swift's importer emits with the function
+ * (a file-scope static in a header it does not). */
+static inline audioroute_alsa_message_fn *audioroute_alsa_message_slot(void)
+{
+	static audioroute_alsa_message_fn target;
+	return &target;
+}
+static inline void audioroute_alsa_error_handler(const char *file, int line, const char *function, int err, const char *fmt, ...)
+{
+	char text[512];
+	va_list arguments;
+	(void)file;
+	(void)line;
+	(void)function;
+	va_start(arguments, fmt);
+	vsnprintf(text, sizeof text, fmt, arguments);
+	va_end(arguments);
+	if (*audioroute_alsa_message_slot() != NULL)
+		(*audioroute_alsa_message_slot())(err, text);
+}
+static inline void audioroute_alsa_set_message_target(audioroute_alsa_message_fn target)
+{
+	*audioroute_alsa_message_slot() = target;
+	snd_lib_error_set_handler(target != NULL ? audioroute_alsa_error_handler : NULL);
 }
 
 /* SND_CTL_EVENT_MASK_REMOVE is (~0U), which Swift does not import. */

@@ -94,7 +94,7 @@ final class Cards {
         do throws(ALSAError) {
             manager = try UCMManager(card: card)
         } catch {
-            send(UCMHelperProtocol.notOpen(card: card, Self.noProfile(card, error)))
+            send(UCMHelperProtocol.notOpen(card: card, Self.noProfile(card, error, libasound: ALSALibraryMessages.take())))
             return
         }
         let configuration: UCMConfiguration
@@ -126,7 +126,7 @@ final class Cards {
 
     /// Why `card` has no profile, with where the stock top-level ucm.conf looks for one: the
     /// user who wants to add a profile (or a link to one) needs the card's driver and long name.
-    static func noProfile(_ card: String, _ error: ALSAError) -> String {
+    static func noProfile(_ card: String, _ error: ALSAError, libasound: [String]) -> String {
         var message = "no UCM configuration for card \(card)"
         if let info = try? ALSACardControl(name: controlName(card: card)).cardInfo() {
             let root = Environment.variables["ALSA_CONFIG_UCM2"] ?? "/usr/share/alsa/ucm2"
@@ -134,12 +134,20 @@ final class Cards {
             // alsa-lib's answers: ENOENT, no file at the lookup's paths; ENXIO, a profile that says
             // by an Error line that this card is not supported (HDA-Intel.conf, USB-Audio.conf).
             if error.code == -Errno.Code.noSuchDeviceOrAddress.rawValue {
-                message += "the profile at \(root)/conf.d/\(info.driver)/ does not support this card"
+                // The profile's own Error line says why: libasound's message before its "failed to import".
+                let reason = libasound.last { !$0.contains("failed to import") }.map { " (\($0))" } ?? ""
+                message += "the profile at \(root)/conf.d/\(info.driver)/ does not support this card\(reason)"
             } else {
                 message += "the stock lookup reads \(root)/conf.d/\(info.driver)/\(info.longName).conf, then \(root)/conf.d/\(info.driver)/\(info.driver).conf"
             }
         }
         return message + ": \(error)"
+    }
+
+    /// libasound's messages since the last look, at debug level: an open or request's own
+    /// answer says what failed; these say how, for whoever asks (`--log-level debug`).
+    func logLibraryMessages() {
+        for message in ALSALibraryMessages.take() { logger.debug("libasound: \(message)") }
     }
 
     func handle(_ line: UCMLineSplitter.Line) {
@@ -200,7 +208,11 @@ final class Cards {
 /// Opens the cards given on the command line, then serves stdin until it ends; the exit status.
 func serve(cards initial: [String], logger: Logger) -> Int32 {
     let cards = Cards(logger: logger)
-    for card in initial { cards.openCard(card) }
+    ALSALibraryMessages.capture()
+    for card in initial {
+        cards.openCard(card)
+        cards.logLibraryMessages()
+    }
     var lines = UCMLineSplitter()
     var chunk = [UInt8](repeating: 0, count: 65536)
     while true {
@@ -233,7 +245,10 @@ func serve(cards initial: [String], logger: Logger) -> Int32 {
             if let last = lines.finish() { cards.handle(last) }
             return 0
         }
-        for line in lines.feed(chunk[..<count]) { cards.handle(line) }
+        for line in lines.feed(chunk[..<count]) {
+            cards.handle(line)
+            cards.logLibraryMessages()
+        }
     }
 }
 

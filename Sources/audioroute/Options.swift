@@ -17,11 +17,12 @@ struct HardwareOptions: ParsableArguments {
     var logLevel: String = "warning"
 
     @Option(name: .customLong("ucm-helper"), help: ArgumentHelp(
-        "With --direct: the UCM helper that reads each card's ALSA UCM profile, or none for udev's classification only.",
+        "With --direct or --alsa-info: the UCM helper that reads each card's ALSA UCM profile, or none for the classification only.",
         discussion: "Default: audioroute-ucm beside this program, else from PATH, as audiorouted does.", valueName: "path"))
     var ucmHelper: String?
 
-    @Option(name: .customLong("ucm-root"), help: ArgumentHelp("With --direct: the ALSA UCM2 configurations to look up (ALSA_CONFIG_UCM2).", valueName: "dir"))
+    @Option(name: .customLong("ucm-root"), help: ArgumentHelp(
+        "With --direct or --alsa-info: the ALSA UCM2 configurations to look up (ALSA_CONFIG_UCM2).", valueName: "dir"))
     var ucmRoot: String?
 
     func validate() throws {
@@ -29,18 +30,19 @@ struct HardwareOptions: ParsableArguments {
         if ucmHelper?.isEmpty == true { throw ValidationError("--ucm-helper needs a path, or none") }
     }
 
-    /// The UCM helper for `--direct`, as the daemon finds its own (docs/ucm.md); nil with `--ucm-helper none`.
-    func ucmHelpers() -> UCMHelpers? {
-        let path: String
-        if let ucmHelper {
-            guard ucmHelper != "none" else { return nil }
-            path = ucmHelper
-        } else if let directory = CurrentProcess.executableDirectory(), CurrentProcess.isExecutable(directory + "/audioroute-ucm") {
-            path = directory + "/audioroute-ucm"
-        } else {
-            path = "audioroute-ucm"
+    /// The UCM helper's path, as the daemon finds its own (docs/ucm.md): `--ucm-helper`, else
+    /// `audioroute-ucm` beside this program, else from PATH; nil with `--ucm-helper none`.
+    func ucmHelperPath() -> String? {
+        if let ucmHelper { return ucmHelper == "none" ? nil : ucmHelper }
+        if let directory = CurrentProcess.executableDirectory(), CurrentProcess.isExecutable(directory + "/audioroute-ucm") {
+            return directory + "/audioroute-ucm"
         }
-        return UCMHelpers(executable: path, ucmRoot: ucmRoot, logger: Logger(label: "audioroute.ucm"))
+        return "audioroute-ucm"
+    }
+
+    /// The UCM helper for `--direct`; nil with `--ucm-helper none`.
+    func ucmHelpers() -> UCMHelpers? {
+        ucmHelperPath().map { UCMHelpers(executable: $0, ucmRoot: ucmRoot, logger: Logger(label: "audioroute.ucm")) }
     }
 
     /// Sends swift-log output to standard error at the chosen level.

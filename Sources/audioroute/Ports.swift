@@ -1,32 +1,45 @@
 import ArgumentParser
+import AudioRouteALSAInfo
 import AudioRouteCore
+import AudioRouteSystem
 import AudioRouteWatchers
 import AudioSession
 import Logging
 
-/// `audioroute ports [--direct] [--json]`: the ports present now (from audiorouted, or read in-process).
+/// `audioroute ports [--direct | --alsa-info FILE] [--explain] [--json]`: the ports present now (from
+/// audiorouted, or read in-process), or the ports an alsa-info.sh report's machine would get.
 struct Ports: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List the audio ports present now.",
+        abstract: "List the audio ports present now, or those of an alsa-info.sh report.",
         discussion: """
             With --json: an array of objects with uid, type, direction, device, name, priority, sequence and alsa.
             With --direct --explain: each sound card, how it was classified and which udev signal decided each \
             port and its availability (with --json: an array of cards with their decisions and ports).
+            With --alsa-info FILE: the ports the daemon would make on the machine an alsa-info.sh report \
+            describes, classified by the same rules (docs/alsa-info.md); --explain as with --direct.
             """
     )
 
     @OptionGroup var options: HardwareOptions
     @OptionGroup var daemon: BusOptions
 
-    @Flag(help: "With --direct: show which udev signal decided each sound card's ports.")
+    @Flag(help: "With --direct or --alsa-info: show which signal decided each sound card's ports.")
     var explain = false
 
+    @Option(name: .customLong("alsa-info"), help: "Read an alsa-info.sh report instead of this machine's hardware.")
+    var alsaInfo: String?
+
     func validate() throws {
-        if explain && !options.direct { throw ValidationError("--explain reads the hardware in this process: use it with --direct") }
+        if alsaInfo != nil && options.direct { throw ValidationError("--alsa-info reads a report, --direct this machine: use one of them") }
+        if explain && !options.direct && alsaInfo == nil { throw ValidationError("--explain reads the hardware in this process: use it with --direct or --alsa-info") }
+        if (options.ucmRoot != nil || options.ucmHelper != nil) && alsaInfo == nil && !options.direct {
+            throw ValidationError("--ucm-root and --ucm-helper go with --direct or --alsa-info")
+        }
     }
 
     func run() async throws {
         options.bootstrapLogging()
+        if let alsaInfo { return try reportPorts(alsaInfo) }
         if explain { return try explainCards() }
         guard options.direct else { return try await fromDaemon() }
         var ports = await DirectWatchers.currentPorts(DirectWatchers.all(options))
@@ -79,12 +92,99 @@ extension Ports {
     }
 }
 
-/// How `ports --direct --explain` shows a card's classification.
+extension Ports {
+    /// `--alsa-info FILE`: the report's cards through the classifier, as `--direct` shows them.
+    func reportPorts(_ path: String) throws {
+        let report: ALSAInfoReport
+        do {
+            report = try ALSAInfoReport.read(path: path)
+        } catch {
+            Terminal.error("\(path): \(error)")
+            throw ExitCode(1)
+        }
+        for warning in report.warnings { Terminal.warning("\(path): \(warning)") }
+        for codec in report.unplacedCodecs { Terminal.warning("\(path): codec \"\(codec.name)\" (line \(codec.line)) belongs to no card the report names") }
+        // The report's cards' UCM profiles, as the daemon would find them (docs/alsa-info.md).
+        var ucm: ReportUCM?
+        if let helper = options.ucmHelperPath() {
+            if let plugin = Self.fakeCardPlugin() {
+                ucm = ReportUCM(helper: helper, ucmRoot: options.ucmRoot, plugin: plugin)
+            } else {
+                Terminal.warning("the fake card plugin (libasound_module_ctl_audioroute_fakecard.so, scripts/build-alsa-plugin) is not installed: no card's UCM profile is read")
+            }
+        }
+        let machine: ReportMachine
+        do {
+            machine = try ReportMachine(report, ucm: ucm)
+        } catch {
+            Terminal.error("\(path): the UCM helper: \(error)")
+            throw ExitCode(1)
+        }
+        var out = OutputBuffer()
+        if explain {
+            let provenance = { (card: CardRecord) in machine.cards[card.syspath]?.provenance ?? [] }
+            if options.json {
+                out.append(JSON.array(machine.explanations.map {
+                    ExplainText.json(card: $0.card, jacks: $0.jacks, classification: $0.classification, report: provenance($0.card))
+                }).text)
+            } else if machine.explanations.isEmpty {
+                out.append("no sound cards")
+            } else {
+                if let name = report.machine { out.append("machine: \(name)") }
+                for card in machine.explanations {
+                    ExplainText.lines(card: card.card, jacks: card.jacks, classification: card.classification, report: provenance(card.card)).forEach { out.append($0) }
+                    if machine.cards[card.card.syspath]?.hasControls == false {
+                        out.append("  report: no saved controls for the card (no \"Alsactl output\"): its jacks are unknown")
+                    }
+                }
+            }
+        } else {
+            var ports = machine.ports
+            for index in ports.indices { ports[index].sequence = UInt64(index + 1) }
+            if options.json {
+                out.append(JSON.array(ports.map(\.json)).text)
+            } else if ports.isEmpty {
+                out.append("no ports")
+            } else {
+                for port in ports { out.append(PortText.line(port)) }
+            }
+        }
+        out.flush()
+    }
+}
+
+extension Ports {
+    /// The fake card's plugin for `--alsa-info`: where scripts/build-alsa-plugin puts it beside this
+    /// program's build (`.build/alsa-plugin`), else where it is installed, in libasound's plugin
+    /// directory; nil when neither has it.
+    static func fakeCardPlugin() -> String? {
+        let name = "/libasound_module_ctl_audioroute_fakecard.so"
+        var places: [String] = []
+        if let directory = CurrentProcess.executableDirectory() {
+            // .build/debug/audioroute is .build/<triple>/debug/audioroute: .build is one or two up.
+            places += [directory + "/../alsa-plugin", directory + "/../../alsa-plugin"]
+        }
+        places += ["/usr/lib/x86_64-linux-gnu/alsa-lib", "/usr/lib/aarch64-linux-gnu/alsa-lib", "/usr/lib/arm-linux-gnueabihf/alsa-lib",
+                   "/usr/lib64/alsa-lib", "/usr/lib/alsa-lib"]
+        return places.map { $0 + name }.first(where: FileInfo.isReadable)
+    }
+}
+
+/// How `ports --direct --explain` (and `--alsa-info --explain`) shows a card's classification.
 enum ExplainText {
     static func lines(_ explanation: CardExplanation) -> [String] {
-        let card = explanation.card
+        lines(card: explanation.card, jacks: explanation.jacks, classification: explanation.classification)
+    }
+
+    static func json(_ explanation: CardExplanation) -> JSON {
+        json(card: explanation.card, jacks: explanation.jacks, classification: explanation.classification)
+    }
+
+    /// - Parameter report: for a card read from a report, which section gave which field.
+    static func lines(card: CardRecord, jacks: [JackRecord], classification: CardClassification, report: [ALSAInfoProvenance] = []) -> [String] {
         let id = card.attributes["id"].map { " id=\($0)" } ?? ""
         var lines = ["\(card.sysname)\(id) \(card.syspath)"]
+        for item in report { lines.append("  report: \(item.field)  <- \(item.source)") }
         if let info = card.info {
             lines.append("  info driver=\"\(info.driver)\" name=\"\(info.name)\" longname=\"\(info.longName)\" mixer=\"\(info.mixerName)\" components=\"\(info.components)\"")
         }
@@ -92,21 +192,19 @@ enum ExplainText {
             lines.append("  pcm \(pcm.device)\(pcm.playback ? "p" : "c") id=\"\(pcm.id ?? "")\" name=\"\(pcm.name ?? "")\"")
         }
         if !card.hdaPins.isEmpty { lines.append("  hda pins: \(card.hdaPins.map(\.label).joined(separator: ", "))") }
-        for jack in explanation.jacks {
+        for jack in jacks {
             let state = jack.stateKnown ? "\(jack.state)" : "unknown"
             let source = jack.source == .evdev ? "" : " source=\(jack.source.rawValue)"
             lines.append("  jack \"\(jack.name)\" switches=\(jack.supported) state=\(state)\(source)")
         }
-        for decision in explanation.classification.decisions {
+        for decision in classification.decisions {
             lines.append("  \(decision.subject): \(decision.outcome)  <- \(decision.signal)")
         }
-        if explanation.classification.ports.isEmpty { lines.append("  (no ports)") }
+        if classification.ports.isEmpty { lines.append("  (no ports)") }
         return lines
     }
 
-    static func json(_ explanation: CardExplanation) -> JSON {
-        let card = explanation.card
-        let result = explanation.classification
+    static func json(card: CardRecord, jacks: [JackRecord], classification result: CardClassification, report: [ALSAInfoProvenance]? = nil) -> JSON {
         let decisions = result.decisions.map { decision in
             JSON.object([
                 JSON.Member("subject", .string(decision.subject)), JSON.Member("outcome", .string(decision.outcome)),
@@ -120,7 +218,7 @@ enum ExplainText {
             members.append(JSON.Member("signal", signal.map(JSON.string) ?? .null))
             return .object(members)
         }
-        let jacks = explanation.jacks.map { jack in
+        let jackList = jacks.map { jack in
             JSON.object([
                 JSON.Member("name", .string(jack.name)), JSON.Member("stateKnown", .bool(jack.stateKnown)),
                 JSON.Member("switches", .string("\(jack.supported)")), JSON.Member("state", .string("\(jack.state)")),
@@ -148,12 +246,16 @@ enum ExplainText {
                 JSON.Member("capabilities", pin.capabilities.map { .integer(Int64($0)) } ?? .null), JSON.Member("label", .string(pin.label)),
             ])
         }
-        return .object([
+        var members = [
             JSON.Member("card", .string(card.sysname)), JSON.Member("syspath", .string(card.syspath)),
             JSON.Member("id", card.attributes["id"].map(JSON.string) ?? .null), JSON.Member("info", info), JSON.Member("pcms", .array(pcms)),
-            JSON.Member("hdaPins", .array(pins)), JSON.Member("jacks", .array(jacks)),
+            JSON.Member("hdaPins", .array(pins)), JSON.Member("jacks", .array(jackList)),
             JSON.Member("decisions", .array(decisions)), JSON.Member("ports", .array(ports)),
-        ])
+        ]
+        if let report {
+            members.append(JSON.Member("report", .array(report.map { .object([JSON.Member("field", .string($0.field)), JSON.Member("source", .string($0.source))]) })))
+        }
+        return .object(members)
     }
 }
 

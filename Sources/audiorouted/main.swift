@@ -65,7 +65,7 @@ if let helper = options.ucmHelperPath(besideDaemon: CurrentProcess.executableDir
 let watchers: [any PortWatcher] = [
     // Read on the executor's loop: a uevent reaches the route service without a thread hand-over.
     UdevWatcher(
-        logger: Logger(label: "audiorouted.udev"), ucmRoot: options.ucmRoot ?? UCMProbe.defaultRoot, loop: executor, ucmHelpers: ucm),
+        logger: Logger(label: "audiorouted.udev"), loop: executor, ucmHelpers: ucm),
     BluezWatcher(logger: Logger(label: "audiorouted.bluez")),
 ]
 

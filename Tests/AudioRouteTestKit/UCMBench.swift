@@ -1,7 +1,7 @@
 // The UCM bench, shared by the UCM tests: alsa-ucm-conf's files as installed in
 // /usr/share/alsa/ucm2, with the stock top-level ucm.conf, read by libasound with no sound card
 // (docs/ucm.md, "Opening the files without the hardware"). scripts/ucm-fake-cards sets it up:
-// fake control devices (Tests/Fixtures/ucm2/fake-card-ctl.c) give libasound each card's identity
+// fake control devices (Sources/AudioRouteFakeCard/fake-card-ctl.c) give libasound each card's identity
 // as the kernel gives it (driver, names, components) and the controls its profile tests and its
 // sequences write; the tree's lib/generic.conf sends the sequences' writes to them, and its
 // conf.d/simple-card/ has the PinePhone's and Librem 5's links, as alsa-ucm-conf 1.2.9 and later
@@ -105,7 +105,7 @@ public enum UCMBench {
 /// temporary directory, removed when it goes): the stock profiles of the installed tree, opened
 /// for cards described by `cardFiles` (absolute paths of `audioroute_fakecard.<id> { … }` files),
 /// each card of `states` with a state directory (writes log, jack files).
-public final class UCMMachineBench {
+public final class UCMMachineBench: Sendable {
     public let directory: String
     /// ALSA_CONFIG_PATH and ALSA_CONFIG_UCM2, for a child process.
     public let environment: [String: String]

@@ -120,17 +120,18 @@ func summary(_ ports: [Port]) -> [String] {
         #expect(ports.allSatisfy { $0.priority == -1 })
     }
 
-    @Test func phoneWithEarpieceAlsoGivesReceiver() {
-        // Without its UCM profile's earpiece (or the udev rule), nothing the record says names the
-        // PinePhone's speaker and no jack is detected: a board's analog output (docs/decisions.md).
+    @Test func phoneByTheRuleAlsoGivesReceiver() {
+        // Without its UCM profile (which gives a phone's ports: docs/ucm.md) or the udev rule,
+        // nothing the record says names the PinePhone's speaker and no jack is detected: a
+        // board's analog output (docs/decisions.md).
         let plain = CardClassifier.classify(Cards.pinePhone()).ports.map(\.type)
         #expect(plain == [.lineOut, .lineIn])
-        let phone = CardClassifier.classify(Cards.pinePhone(), hasEarpiece: true).ports
-        #expect(phone.map(\.type) == [.builtInSpeaker, .builtInReceiver, .builtInMic])
-        #expect(phone.first { $0.type == .builtInReceiver }?.alsa == "dmix:CARD=PinePhone,DEV=0")
         var byRule = Cards.pinePhone()
         byRule.properties["AUDIOROUTE_RECEIVER"] = "1"
-        #expect(CardClassifier.classify(byRule).ports.map(\.type) == [.builtInSpeaker, .builtInReceiver, .builtInMic])
+        let phone = CardClassifier.classify(byRule).ports
+        #expect(phone.map(\.type) == [.builtInSpeaker, .builtInReceiver, .builtInMic])
+        #expect(phone.first { $0.type == .builtInReceiver }?.alsa == "dmix:CARD=PinePhone,DEV=0")
+        #expect(CardClassifier.classify(byRule).decisions.contains { $0.subject == "platform-sound/receiver" && $0.signal == "AUDIOROUTE_RECEIVER=1" })
     }
 
     @Test func headphoneJackAddsHeadphonesOnTheJackDevice() {
@@ -378,7 +379,8 @@ func summary(_ ports: [Port]) -> [String] {
         var phone = Cards.pinePhone()
         phone.parent.ofCompatible = ["simple-audio-card"]
         phone.parent.ofName = "sound"
-        #expect(CardClassifier.classify(phone, hasEarpiece: true).ports.map(\.type) == [.builtInSpeaker, .builtInReceiver, .builtInMic])
+        phone.properties["AUDIOROUTE_RECEIVER"] = "1"
+        #expect(CardClassifier.classify(phone).ports.map(\.type) == [.builtInSpeaker, .builtInReceiver, .builtInMic])
     }
 
     @Test func unreadableJacksOfferHDMIButClaimNoAnalogPort() {
@@ -419,9 +421,11 @@ func summary(_ ports: [Port]) -> [String] {
     }
 
     @Test func everyPortHasTheSignalThatDecidedIt() {
-        let cards = [Cards.usbHeadset(), Cards.usbDAC(), Cards.webcam(), Cards.hdaLaptop(), Cards.gpuHDMI(), Cards.pinePhone()]
+        var phone = Cards.pinePhone()
+        phone.properties["AUDIOROUTE_RECEIVER"] = "1"
+        let cards = [Cards.usbHeadset(), Cards.usbDAC(), Cards.webcam(), Cards.hdaLaptop(), Cards.gpuHDMI(), Cards.pinePhone(), phone]
         for card in cards {
-            let result = CardClassifier.classify(card, hasEarpiece: true)
+            let result = CardClassifier.classify(card)
             for port in result.ports {
                 #expect(result.decisions.contains { $0.subject == port.uid && !$0.signal.isEmpty }, "\(port.uid) has no decision")
                 #expect(result.availability[port.uid] != nil)

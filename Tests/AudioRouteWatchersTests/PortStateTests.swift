@@ -55,7 +55,7 @@ struct Harness {
 
     /// The uids of the ports a card alone implies.
     static func portUIDs(of card: CardRecord) -> Set<String> {
-        Set(CardClassifier.classify(card, jacks: [], hasEarpiece: false).ports.map(\.uid))
+        Set(CardClassifier.classify(card, jacks: []).ports.map(\.uid))
     }
 }
 
@@ -273,50 +273,5 @@ struct Harness {
         }
         let expected = Set(cards.filter { present.contains($0.syspath) }.flatMap { CardClassifier.classify($0).ports.map(\.uid) })
         #expect(h.uids == expected)
-    }
-}
-
-@Suite struct UCMProbeTests {
-    @Test func findsEarpieceThroughIncludedFiles() {
-        let files = [
-            "/ucm/PinePhone/PinePhone.conf": "Syntax 2\nSectionUseCase.\"HiFi\" {\n\tFile \"HiFi.conf\"\n}\n",
-            "/ucm/PinePhone/HiFi.conf": "SectionDevice.\"Speaker\" {\n}\nSectionDevice.\"Earpiece\" {\n}\n",
-            "/ucm/conf.d/simple-card/Laptop.conf": "SectionUseCase.\"HiFi\" {\n\tFile \"/Laptop/HiFi.conf\"\n}\n",
-            "/ucm/Laptop/HiFi.conf": "SectionDevice.\"Speaker\" {\n}\nSectionDevice.\"Headphones\" {\n}\n",
-            "/ucm/Librem/HiFi.conf": "SectionDevice.\"Handset\" {\n}\n",
-            "/ucm/Librem/Librem.conf": "SectionUseCase.\"HiFi\" { File \"/Librem/HiFi.conf\" }\n",
-            "/ucm/Loop/Loop.conf": "SectionUseCase.\"HiFi\" { File \"Loop.conf\" }\n",
-        ]
-        func reader(_ path: String) -> String? { files[path] }
-        #expect(UCMProbe.namesEarpiece(path: "/ucm/PinePhone/PinePhone.conf", root: "/ucm", reader: reader))
-        #expect(UCMProbe.namesEarpiece(path: "/ucm/Librem/Librem.conf", root: "/ucm", reader: reader))
-        #expect(!UCMProbe.namesEarpiece(path: "/ucm/conf.d/simple-card/Laptop.conf", root: "/ucm", reader: reader))
-        #expect(!UCMProbe.namesEarpiece(path: "/ucm/Loop/Loop.conf", root: "/ucm", reader: reader))
-        #expect(!UCMProbe.namesEarpiece(path: "/ucm/missing.conf", root: "/ucm", reader: reader))
-    }
-
-    /// The UCM probe runs for cards that can have an earpiece (internal codecs), once per
-    /// card id; never for a USB card, whose plug it would only slow down.
-    @Test func onlyInternalCardsAreProbedForAnEarpiece() {
-        let probed = Mutex<[String]>([])
-        var state = UdevPortState(logger: LogCapture().logger) { card in
-            probed.withLock { $0.append(card.attributes["id"] ?? "?") }
-            return card.attributes["id"] == "PinePhone"
-        }
-        for card in [Cards.usbHeadset(), Cards.usbDAC(), Cards.webcam(), Cards.pinePhone(), Cards.hdaLaptop()] {
-            _ = state.apply(.card(card))
-        }
-        _ = state.apply(.card(Cards.pinePhone()))  // seen again: not probed again
-        #expect(probed.withLock { $0 } == ["PinePhone", "Intel"], "the USB headset, DAC and webcam are not probed")
-        // The probe's answer still reaches the classification.
-        let ports = state.apply(.cardRemoved(syspath: Cards.pinePhone().syspath, action: "remove"))
-        #expect(ports == [.removed(["platform-sound/speaker", "platform-sound/receiver", "platform-sound/mic"])], "\(ports)")
-    }
-
-    /// The system's alsa-ucm-conf (scripts/bootstrap installs it) describes the PinePhone's earpiece.
-    @Test func systemUCMKnowsThePinePhone() {
-        let probe = UCMProbe(root: UCMProbe.defaultRoot)
-        #expect(probe.hasEarpiece(Cards.pinePhone()))
-        #expect(!probe.hasEarpiece(Cards.hdaLaptop()))
     }
 }

@@ -7,7 +7,13 @@ import Testing
 /// nothing while the helper answers, its profile's ports once it does, udev's if it has no
 /// profile or fails, and its jack ports as the card's jack controls (or the helper) say.
 @Suite struct UCMPortStateTests {
-    static let phone = Cards.pinePhone()
+    /// The PinePhone's record as udev-rules/70-audioroute.rules leaves it (AUDIOROUTE_RECEIVER=1):
+    /// udev's ports when its profile cannot be read are a phone's.
+    static let phone: CardRecord = {
+        var card = Cards.pinePhone()
+        card.properties["AUDIOROUTE_RECEIVER"] = "1"
+        return card
+    }()
 
     static func card(jacks: [String: Bool] = [:]) -> UCMCard {
         func port(_ device: String, _ type: PortType, _ direction: PortDirection, jack: String? = nil) -> UCMCardPort {
@@ -25,7 +31,7 @@ import Testing
     }
 
     static func state(helpers: Bool = true) -> UdevPortState {
-        UdevPortState(logger: LogCapture().logger, earpiece: { $0.attributes["id"] == "PinePhone" }, usesUCMHelpers: helpers)
+        UdevPortState(logger: LogCapture().logger, usesUCMHelpers: helpers)
     }
 
     static func uids(_ state: UdevPortState) -> [String] { state.ports.map(\.uid).sorted() }

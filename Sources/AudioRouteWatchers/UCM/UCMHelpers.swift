@@ -48,9 +48,13 @@ public final class UCMHelpers: Sendable {
         var failed: [String: String] = [:]
     }
 
-    public init(executable: String, ucmRoot: String? = nil, logger: Logger = Logger(label: "audioroute.ucm")) {
+    /// - Parameters:
+    ///   - ucmRoot: the UCM tree the helper reads (its ALSA_CONFIG_UCM2); nil: libasound's default.
+    ///   - environment: more variables for the helper (`ports --alsa-info`: an ALSA_CONFIG_PATH
+    ///     whose fake cards stand for a report's).
+    public init(executable: String, ucmRoot: String? = nil, environment: [String: String] = [:], logger: Logger = Logger(label: "audioroute.ucm")) {
         self.executable = executable
-        self.environment = ucmRoot.map { ["ALSA_CONFIG_UCM2": $0] } ?? [:]
+        self.environment = environment.merging(ucmRoot.map { ["ALSA_CONFIG_UCM2": $0] } ?? [:]) { _, root in root }
         self.logger = logger
     }
 
@@ -240,6 +244,31 @@ public final class UCMHelpers: Sendable {
             // Not sent: asked again at the next route.
             registry.withLock { $0.entries[syspath]?.requested = nil }
         }
+    }
+
+    /// Asks the helper about `wanted` and waits, on a thread of its own, until every card has its
+    /// answer (its `.ucm` event: the profile's ports, or nil) or `helloTimeout` has passed (the
+    /// helper is then killed: the cards without an answer have none). Then stops the helper. For
+    /// a one-time look (`audioroute ports --direct`, `--alsa-info`), not for the daemon.
+    public func answers(for wanted: [String: UCMCardRequest]) throws(Errno) -> [HardwareEvent] {
+        guard !wanted.isEmpty else { return [] }
+        let thread = try PollThread(name: "audioroute-ucm")
+        defer {
+            stopAll()
+            thread.stop()
+        }
+        let events = Mutex<[HardwareEvent]>([])
+        reconcile(wanted: wanted, loop: thread) { event in events.withLock { $0.append(event) } }
+        func answered() -> Bool {
+            let syspaths = events.withLock { events in
+                Set(events.compactMap { event -> String? in if case .ucm(let syspath, _) = event { syspath } else { nil } })
+            }
+            return Set(wanted.keys).isSubset(of: syspaths)
+        }
+        // The helper's own watchdog kills it after helloTimeout; its end answers every card.
+        let deadline = MonotonicClock.nanoseconds() + UInt64(Self.helloTimeout.components.seconds + 1) * 1_000_000_000
+        while !answered(), MonotonicClock.nanoseconds() < deadline { MonotonicClock.sleep(nanoseconds: 2_000_000) }
+        return events.withLock { $0 }
     }
 
     /// Stops the helper (its stdin closes: it exits).

@@ -81,9 +81,9 @@ public enum AudioRouteProperty {
 
 public enum CardClassifier {
     /// The ports `card` implies together with its jack switch devices.
-    /// - Parameter hasEarpiece: the card's ALSA UCM profile names an Earpiece or
-    ///   Handset device (see `UCMProbe`); adds a builtInReceiver.
-    public static func classify(_ card: CardRecord, jacks: [JackRecord] = [], hasEarpiece: Bool = false) -> CardClassification {
+    /// A card whose UCM profile applies gets the profile's ports instead (docs/ucm.md):
+    /// this is every other card's classification, and the fallback when a profile fails.
+    public static func classify(_ card: CardRecord, jacks: [JackRecord] = []) -> CardClassification {
         var result = CardClassification()
         let label = card.sysname.isEmpty ? card.syspath : card.sysname
         func note(_ level: ClassificationNote.Level, _ what: String, _ message: String) {
@@ -260,7 +260,7 @@ public enum CardClassifier {
         } else {
             // An internal card (PCI HDA, SOF, ASoC, a board's codec): what it has is what it says.
             let analogJackRecords = jacks.filter { !$0.isVideoJack }
-            let phone = hasEarpiece || props[AudioRouteProperty.receiver].map(isTrue) == true
+            let phone = props[AudioRouteProperty.receiver].map(isTrue) == true
             let board = boardSignal(card, bus: bus)
             let detection = analogJackRecords.first.map { "jack NAME \(quoted($0.name))" }
             let speakerWord = speakerSignal(card, namings: namings)
@@ -304,7 +304,7 @@ public enum CardClassifier {
             } else if let pcm = mainPlayback, role(pcm) != .jack {
                 let named = namings[PCMKey(pcm)].map { " (\($0.signal))" } ?? ""
                 let others = playback.count > analogPlayback.count ? " (the other playback PCMs are HDMI/DP or digital)" : ""
-                speaker = (pcm, "first analog playback PCM \(pcm.device)\(named)\(others)\(phone && hasEarpiece ? "; a phone" : "")")
+                speaker = (pcm, "first analog playback PCM \(pcm.device)\(named)\(others)")
             } else if !analogPlayback.isEmpty {
                 decide("card", "no builtInSpeaker: every analog playback PCM is named as a jack",
                     analogPlayback.compactMap { namings[PCMKey($0)]?.signal }.joined(separator: "; "))
@@ -314,8 +314,7 @@ public enum CardClassifier {
             if let speaker {
                 add("speaker", .builtInSpeaker, .output, pcm: speaker.pcm, name: PortType.builtInSpeaker.defaultName, signal: speaker.signal)
                 if phone {
-                    let signal = hasEarpiece ? "UCM profile names an Earpiece/Handset device" : "\(AudioRouteProperty.receiver)=1"
-                    add("receiver", .builtInReceiver, .output, pcm: speaker.pcm, name: PortType.builtInReceiver.defaultName, signal: signal)
+                    add("receiver", .builtInReceiver, .output, pcm: speaker.pcm, name: PortType.builtInReceiver.defaultName, signal: "\(AudioRouteProperty.receiver)=1")
                 }
             }
 
@@ -564,12 +563,6 @@ public enum CardClassifier {
         return nil
     }
 
-    /// Whether `classify` can use `hasEarpiece` for this card: only an internal codec
-    /// gets a receiver, never a USB card. Lets a caller skip the UCM probe (a walk of the
-    /// UCM tree) on every USB plug.
-    public static func mayHaveEarpiece(_ card: CardRecord) -> Bool {
-        busName(card) != "usb"
-    }
 
     /// The card's bus: ID_BUS when udev set it, else the parent's subsystem.
     static func busName(_ card: CardRecord) -> String? {

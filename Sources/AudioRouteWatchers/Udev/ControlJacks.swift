@@ -3,12 +3,13 @@ import AudioRouteSystem
 /// Jack state from a card's ALSA controls: the boolean `… Jack` elements that HDA, USB and
 /// ASoC drivers create beside (or instead of) their evdev switch devices. What PipeWire and
 /// PulseAudio read; openable by a desktop session without a udev rule (docs/ports.md).
-enum ControlJacks {
+/// Public for the readers of saved controls (an alsa-info.sh report's `alsactl store`).
+public enum ControlJacks {
     /// The switches a jack control named `name` stands for, in the evdev path's terms;
     /// nil for anything that is not a jack this watcher makes ports from: not `… Jack`, a
     /// `… Phantom Jack` (always on: a fixed pin, never a headphone port), or a kind it does
     /// not know (`SPDIF Jack`, `Speaker Jack`).
-    static func switches(forName name: String) -> SwitchSet? {
+    public static func switches(forName name: String) -> SwitchSet? {
         guard name.hasSuffix(" Jack") else { return nil }
         let base = name.dropLast(" Jack".count)
         let words = base.lowercased().split { !($0.isLetter || $0.isNumber) }
@@ -33,19 +34,19 @@ enum ControlJacks {
     /// Whether an element is a jack control: boolean, on the card interface, and read-only
     /// as drivers make them. A user-space element (ELEM_ADD) may be writable: that is how a
     /// test bench drives a jack on a real card.
-    static func isJack(_ info: ALSAControlElementInfo) -> Bool {
+    public static func isJack(_ info: ALSAControlElementInfo) -> Bool {
         info.type == .boolean && info.id.interface == .card && info.access.contains(.read)
             && (!info.access.contains(.write) || info.access.contains(.user)) && info.count >= 1
             && switches(forName: info.id.name) != nil
     }
 
     /// The jack's name as the record shows it: the control's, with its index when not 0.
-    static func displayName(_ id: ALSAControlElementID) -> String {
+    public static func displayName(_ id: ALSAControlElementID) -> String {
         id.index == 0 ? id.name : "\(id.name),\(id.index)"
     }
 
     /// The switches on, from the element's values: any value on means plugged.
-    static func state(_ values: [Bool], supported: SwitchSet) -> SwitchSet {
+    public static func state(_ values: [Bool], supported: SwitchSet) -> SwitchSet {
         values.contains(true) ? supported : []
     }
 }

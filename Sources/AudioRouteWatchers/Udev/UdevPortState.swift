@@ -30,10 +30,6 @@ public struct UdevPortState: Sendable {
     /// Cards seen and then removed: a jack event for one of them is a fault.
     private var removedCards: Set<String> = []
     private var loggedKeys: Set<String> = []
-    /// Earpiece answers per card syspath, asked once per card (and again if its id changes).
-    private var earpieces: [String: Bool] = [:]
-    /// Whether a card has an earpiece per its UCM profile (computed off the hot path, cached by syspath).
-    private let earpiece: @Sendable (CardRecord) -> Bool
     /// Cards whose ports come from their UCM helper (docs/ucm.md), by syspath.
     public private(set) var ucmCards: [String: UCMCard] = [:]
     /// UCM cards whose helper failed or ended: udev's ports until the card goes.
@@ -45,11 +41,9 @@ public struct UdevPortState: Sendable {
     /// - Parameter usesUCMHelpers: a card in `ucmCandidates` announces no port until its helper
     ///   answers (`.ucm`): the UCM ports then, or udev's if it failed. False: udev's at once.
     public init(
-        logger: Logger = Logger(label: "audioroute.udev"), earpiece: @escaping @Sendable (CardRecord) -> Bool = { _ in false },
-        usesUCMHelpers: Bool = false
+        logger: Logger = Logger(label: "audioroute.udev"), usesUCMHelpers: Bool = false
     ) {
         self.logger = logger
-        self.earpiece = earpiece
         self.usesUCMHelpers = usesUCMHelpers
     }
 
@@ -104,7 +98,7 @@ public struct UdevPortState: Sendable {
             if let ucm = ucmCards[syspath] {
                 result = Self.ucmClassification(ucm, jacks: cardJacks, exclusive: CardClassifier.isExclusive(card))
             } else {
-                result = CardClassifier.classify(card, jacks: cardJacks, hasEarpiece: earpieces[syspath] ?? false)
+                result = CardClassifier.classify(card, jacks: cardJacks)
             }
             return CardExplanation(card: card, jacks: cardJacks, classification: result)
         }
@@ -118,15 +112,11 @@ public struct UdevPortState: Sendable {
                 once(.info, "dup:\(card.syspath)", "\(card.sysname): event for a known card with nothing new: ports unchanged")
                 return []
             }
-            if earpieces[card.syspath] == nil || cards[card.syspath]?.attributes["id"] != card.attributes["id"] {
-                earpieces[card.syspath] = CardClassifier.mayHaveEarpiece(card) && earpiece(card)
-            }
             cards[card.syspath] = card
             removedCards.remove(card.syspath)
             return reconcile(card.syspath)
 
         case .cardRemoved(let syspath, let action):
-            earpieces[syspath] = nil
             ucmCards[syspath] = nil
             ucmFailed.remove(syspath)
             guard cards.removeValue(forKey: syspath) != nil else {
@@ -204,12 +194,8 @@ public struct UdevPortState: Sendable {
         removedCards.subtract(present)
         var byPath: [String: CardRecord] = [:]
         for card in newCards {
-            if earpieces[card.syspath] == nil || cards[card.syspath]?.attributes["id"] != card.attributes["id"] {
-                earpieces[card.syspath] = CardClassifier.mayHaveEarpiece(card) && earpiece(card)
-            }
             byPath[card.syspath] = card
         }
-        for syspath in earpieces.keys where !present.contains(syspath) { earpieces[syspath] = nil }
         for syspath in ucmCards.keys where !present.contains(syspath) { ucmCards[syspath] = nil }
         ucmFailed.formIntersection(present)
         cards = byPath
@@ -256,7 +242,7 @@ public struct UdevPortState: Sendable {
             // make two route changes (and interrupt a player) when the UCM ones replace them.
             ports = []
         } else {
-            let result = CardClassifier.classify(card, jacks: cardJacks, hasEarpiece: earpieces[cardSyspath] ?? false)
+            let result = CardClassifier.classify(card, jacks: cardJacks)
             for note in result.notes { once(note.level, note.key, note.message) }
             ports = result.ports
         }

@@ -12,24 +12,18 @@ import Synchronization
 public struct UdevWatcher: PortWatcher, PortSnapshotting {
     public let name = "udev"
     let logger: Logger
-    let ucm: UCMProbe?
     let loop: (any PollLoop)?
     /// Where a phone card's ports come from instead of udev's classification (docs/ucm.md).
     let ucmHelpers: UCMHelpers?
 
     /// - Parameters:
-    ///   - ucmRoot: the ALSA UCM2 tree, read to find phone earpieces (nil: do not look).
     ///   - loop: a loop that reads the monitor and the jacks, instead of a thread of the
     ///     watcher's own: with the daemon's executor, a uevent reaches the route service, which
     ///     runs on that loop, without a thread hand-over (audiorouted; docs/daemon.md). It must run.
-    ///   - ucmHelpers: the helpers that give a phone card's ports from its UCM configuration and
-    ///     switch its UCM devices (nil: udev's classification for every card).
-    public init(
-        logger: Logger = Logger(label: "audioroute.udev"), ucmRoot: String? = UCMProbe.defaultRoot, loop: (any PollLoop)? = nil,
-        ucmHelpers: UCMHelpers? = nil
-    ) {
+    ///   - ucmHelpers: the UCM helper, which gives the ports of every card with a UCM profile and
+    ///     switches its UCM devices (nil: udev's classification for every card).
+    public init(logger: Logger = Logger(label: "audioroute.udev"), loop: (any PollLoop)? = nil, ucmHelpers: UCMHelpers? = nil) {
         self.logger = logger
-        self.ucm = ucmRoot.map { UCMProbe(root: $0) }
         self.loop = loop
         self.ucmHelpers = ucmHelpers
     }
@@ -141,29 +135,13 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
         loop.enumerate()
         var state = makeState()
         for event in events { _ = state.apply(event) }
-        guard let ucmHelpers, !state.ucmCandidates.isEmpty else { return state }
-        let thread = try PollThread(name: "audioroute-ucm")
-        let answers = Mutex<[HardwareEvent]>([])
-        ucmHelpers.reconcile(wanted: state.ucmCandidates, loop: thread) { event in answers.withLock { $0.append(event) } }
-        // Each answer is applied as it comes; the helper's own timeout kills it if it hangs.
-        let deadline = MonotonicClock.nanoseconds() + UInt64(UCMHelpers.helloTimeout.components.seconds + 1) * 1_000_000_000
-        while !state.ucmPending.isEmpty, MonotonicClock.nanoseconds() < deadline {
-            let taken = answers.withLock { answers in
-                defer { answers = [] }
-                return answers
-            }
-            for event in taken { _ = state.apply(event) }
-            if taken.isEmpty { MonotonicClock.sleep(nanoseconds: 2_000_000) }
-        }
-        ucmHelpers.stopAll()
-        thread.stop()
+        guard let ucmHelpers else { return state }
+        for event in try ucmHelpers.answers(for: state.ucmCandidates) { _ = state.apply(event) }
         return state
     }
 
     func makeState(usesUCMHelpers: Bool? = nil) -> UdevPortState {
-        let ucm = self.ucm
-        return UdevPortState(
-            logger: logger, earpiece: { card in ucm?.hasEarpiece(card) ?? false }, usesUCMHelpers: usesUCMHelpers ?? (ucmHelpers != nil))
+        UdevPortState(logger: logger, usesUCMHelpers: usesUCMHelpers ?? (ucmHelpers != nil))
     }
 }
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Which UCM profile libasound finds for the PinePhone and the Librem 5, opened as on the
 # device (hw:<card id>, the top-level ucm.conf of the tree unchanged), without the hardware:
-# the fake control device (../fake-card-ctl.c) answers each phone's real card identity
+# the fake control device (Sources/AudioRouteFakeCard/fake-card-ctl.c) answers each phone's real card identity
 # (pinephone-card.conf, librem5-card.conf; README.md beside this file gives their sources).
 #
 #   lookup-experiment.sh [TREE ...]
@@ -32,7 +32,7 @@ trap 'rm -rf "$work"' EXIT INT TERM
 
 cc=${CC:-$(command -v cc || command -v clang || echo cc)}
 "$cc" -DPIC -shared -fPIC -o "$work/libasound_module_ctl_audioroute_fakecard.so" \
-	"$fixtures/fake-card-ctl.c" -lasound
+	"$fixtures/../../Sources/AudioRouteFakeCard/fake-card-ctl.c" -lasound
 
 # The card identities. DMI and the pre-5.14 identities are the variants README.md describes:
 # a long name made from SMBIOS tables (booted through UEFI) and the driver name ASoC gave

@@ -1,13 +1,16 @@
-/* A control device with no hardware behind it, for the UCM tests
- * (docs/ucm.md): libasound's external control plugin API (snd_ctl_ext)
- * answers the card's identity and, when the configuration lists them, the
- * card's controls. UCM needs that identity: ${CardId}, ${CardDriver} and
+/* A control device with no hardware behind it (docs/ucm.md, "Opening the files
+ * without the hardware"): `audioroute ports --alsa-info` opens a report's cards'
+ * UCM profiles with it (docs/alsa-info.md), and the UCM tests and benches run
+ * profiles on machines' cards with it. libasound's external control plugin API
+ * (snd_ctl_ext) answers the card's identity and, when the configuration lists
+ * them, the card's controls. Built by scripts/build-alsa-plugin beside the
+ * audioroute PCM plugin (and by scripts/ucm-fake-cards); not a SwiftPM target. UCM needs that identity: ${CardId}, ${CardDriver} and
  * ${CardLongName} come from snd_ctl_card_info, and "hw:" names are the only
  * way to hand snd_use_case_mgr_open a card that the kernel does not have.
  * The controls let UCM's sequences run (cset reads, then writes, each
  * control it names) and let a test see what they wrote.
  *
- * Built by the tests: cc -DPIC -shared -fPIC -o libasound_module_ctl_audioroute_fakecard.so fake-card-ctl.c -lasound
+ * Built as: cc -DPIC -shared -fPIC -o libasound_module_ctl_audioroute_fakecard.so fake-card-ctl.c -lasound
  * Used as:  ctl.!hw { @args [ CARD ] @args.CARD { type string } type audioroute_fakecard id $CARD }
  * Card <id> is described by the configuration's audioroute_fakecard.<id>:
  *
@@ -45,7 +48,8 @@
  *   boolean's values as on/off, an integer's as numbers, an enumerated one's
  *   as item names; several values joined by ","), whether it changed or not;
  * - a "jack" control's value is the file <dir>/<name>: "1" is plugged,
- *   anything else (or no file) unplugged. The plugin watches the directory
+ *   anything else (or no file) unplugged (a card without a state directory
+ *   keeps its jacks' configured values: a report's card, as it was). The plugin watches the directory
  *   (inotify, its poll descriptor): each time such a file is written (closed
  *   after writing, or renamed into place), an event with
  *   SND_CTL_EVENT_MASK_VALUE names the control, whether the value changed or
@@ -219,7 +223,7 @@ static int read_integer(snd_ctl_ext_t *ext, snd_ctl_ext_key_t key, long *value)
 	struct control *c = control_of(ext, key);
 	if (c == NULL)
 		return -EINVAL;
-	if (c->jack)
+	if (c->jack && card_of(ext)->state[0] != '\0')
 		c->values[0] = jack_value(card_of(ext), c);
 	for (unsigned int i = 0; i < c->count; i++)
 		value[i] = c->values[i];
