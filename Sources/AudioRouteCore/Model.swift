@@ -245,7 +245,7 @@ public enum PortDirection: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// One direction (or both) of one physical endpoint.
-public struct Port: Sendable, Hashable, Codable {
+public struct Port: Sendable, Hashable {
     /// Stable across restarts and re-plugs: derived from ID_PATH, ID_SERIAL or bdaddr.
     public var uid: String
     /// A human name.
@@ -260,10 +260,14 @@ public struct Port: Sendable, Hashable, Codable {
     public var sequence: UInt64
     /// The ALSA PCM to open, when known.
     public var alsa: String?
+    /// Whether something is behind the port now. Watchers announce unavailable ports too (a
+    /// jack with nothing plugged in); `AvailabilityFilter` keeps them from the tower.
+    public var availability: Availability
 
     public init(
         uid: String, type: PortType, device: String, name: String? = nil,
-        direction: PortDirection? = nil, priority: Int? = nil, sequence: UInt64 = 0, alsa: String? = nil
+        direction: PortDirection? = nil, priority: Int? = nil, sequence: UInt64 = 0, alsa: String? = nil,
+        availability: Availability = .available
     ) {
         self.uid = uid
         self.type = type
@@ -273,6 +277,56 @@ public struct Port: Sendable, Hashable, Codable {
         self.priority = priority ?? type.defaultPriority
         self.sequence = sequence
         self.alsa = alsa
+        self.availability = availability
+    }
+
+    /// Whether something is behind a port now.
+    public enum Availability: String, Sendable, Hashable, Codable, CaseIterable {
+        /// There and usable: a card's own port, a jack whose switch says something is plugged in.
+        case available
+        /// Known, but nothing is behind it now (a jack whose switch is off): listed, never routed.
+        case unavailable
+        /// Usable, but whether anything is behind it cannot be told (an HDMI/DP output whose
+        /// jack cannot be read): offered, at the priority its watcher gives it.
+        case unknown
+
+        /// Whether a route may use the port: every availability but `unavailable`.
+        public var isUsable: Bool { self != .unavailable }
+    }
+}
+
+extension Port: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case uid, name, type, direction, device, priority, sequence, alsa, availability
+    }
+
+    /// Decodes a port; a document without `availability` (written before it existed) is available.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        uid = try container.decode(String.self, forKey: .uid)
+        name = try container.decode(String.self, forKey: .name)
+        type = try container.decode(PortType.self, forKey: .type)
+        direction = try container.decode(PortDirection.self, forKey: .direction)
+        device = try container.decode(String.self, forKey: .device)
+        priority = try container.decode(Int.self, forKey: .priority)
+        sequence = try container.decode(UInt64.self, forKey: .sequence)
+        alsa = try container.decodeIfPresent(String.self, forKey: .alsa)
+        availability = try container.decodeIfPresent(Availability.self, forKey: .availability) ?? .available
+    }
+
+    /// Encodes a port; `availability` only when the port is not available, so that documents of
+    /// available ports read as they did before it existed.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(uid, forKey: .uid)
+        try container.encode(name, forKey: .name)
+        try container.encode(type, forKey: .type)
+        try container.encode(direction, forKey: .direction)
+        try container.encode(device, forKey: .device)
+        try container.encode(priority, forKey: .priority)
+        try container.encode(sequence, forKey: .sequence)
+        try container.encodeIfPresent(alsa, forKey: .alsa)
+        if availability != .available { try container.encode(availability, forKey: .availability) }
     }
 }
 

@@ -171,7 +171,7 @@ struct Node {
     }
 
     func port() throws(ScenarioError) -> Port {
-        try allowOnly(["uid", "type", "device", "name", "direction", "priority", "sequence", "alsa"])
+        try allowOnly(["uid", "type", "device", "name", "direction", "priority", "sequence", "alsa", "availability"])
         let uid = try required("uid").identifier()
         let type = try required("type").name(PortType.self, "port type")
         let device = try required("device").identifier()
@@ -197,7 +197,10 @@ struct Node {
         }
         let name = try optional("name")?.string()
         let alsa = try optional("alsa")?.identifier()
-        return Port(uid: uid, type: type, device: device, name: name, direction: direction, priority: priority, sequence: sequence, alsa: alsa)
+        let availability = try optional("availability")?.name(Port.Availability.self, "availability") ?? .available
+        return Port(
+            uid: uid, type: type, device: device, name: name, direction: direction, priority: priority, sequence: sequence, alsa: alsa,
+            availability: availability)
     }
 
     /// `{"session": ..., "category": ..., "mode": ..., "options": [...]}` minus `session`.
@@ -295,6 +298,9 @@ struct Node {
 /// Runs scenarios and renders each step as a JSON line.
 public struct Simulator: Sendable {
     public private(set) var tower: Tower
+    /// Every port of the scenario with its availability; the tower gets the usable ones, as the
+    /// daemon's does.
+    public private(set) var known = AvailabilityFilter()
 
     /// A warning for the step with this index (stderr material).
     public struct Warning: Sendable, Equatable {
@@ -303,8 +309,9 @@ public struct Simulator: Sendable {
     }
 
     public init(scenario: Scenario) throws(SessionError) {
+        _ = try known.apply(.added(scenario.ports))
         var tower = Tower()
-        _ = try tower.addPorts(scenario.ports)
+        _ = try tower.addPorts(known.usablePorts)
         for session in scenario.sessions { _ = try tower.openSession(session) }
         self.tower = tower
     }
@@ -343,9 +350,9 @@ public struct Simulator: Sendable {
         switch step {
         case .activate(let id): return try tower.setActive(true, session: id)
         case .deactivate(let id, let notify): return try tower.setActive(false, session: id, notifyOthers: notify)
-        case .add(let ports): return try tower.addPorts(ports)
-        case .remove(let uids): return try tower.removePorts(uids)
-        case .update(let port): return try tower.updatePort(port)
+        case .add(let ports): return try portEvent(.added(ports))
+        case .remove(let uids): return try portEvent(.removed(uids))
+        case .update(let port): return try portEvent(.updated(port))
         case .setCategory(let id, let category, let mode, let options):
             return try tower.setCategory(category, mode: mode, options: options, session: id)
         case .override(let id, let port): return try tower.overrideOutput(port, session: id)
@@ -356,6 +363,19 @@ public struct Simulator: Sendable {
         case .silentMode(let on): return tower.setSilentMode(on)
         case .screenLocked(let on): return tower.setScreenLocked(on)
         case .wake: return tower.wake()
+        }
+    }
+
+    /// A port step through the availability filter: the tower sees only usable ports.
+    private mutating func portEvent(_ event: PortEvent) throws(SessionError) -> TowerOutcome {
+        let before = known
+        guard let usable = try known.apply(event) else { return TowerOutcome() }
+        do throws(SessionError) {
+            return try tower.apply(usable)
+        } catch {
+            // The filter refuses what the tower would; should they ever disagree, nothing changes.
+            known = before
+            throw error
         }
     }
 
@@ -399,13 +419,20 @@ extension SessionEvent {
 }
 
 extension Port {
-    /// The port as a JSON object (`audioroute ports --json`).
-    public var json: JSON {
-        .object([
+    /// The port as a JSON object (`audioroute monitor --json`), with `availability` only when
+    /// the port is not available: a document of available ports reads as before it existed.
+    public var json: JSON { json(withAvailability: availability != .available) }
+
+    /// The port as a JSON object; `availability` last, when `withAvailability` (`audioroute
+    /// ports --json`, which lists unavailable ports too, gives it always).
+    public func json(withAvailability: Bool) -> JSON {
+        var members = [
             JSON.Member("uid", .string(uid)), JSON.Member("type", .string(type.rawValue)),
             JSON.Member("direction", .string(direction.rawValue)), JSON.Member("device", .string(device)),
             JSON.Member("name", .string(name)), JSON.Member("priority", .integer(Int64(priority))),
             JSON.Member("sequence", .integer(Int64(clamping: sequence))), JSON.Member("alsa", alsa.map(JSON.string) ?? .null),
-        ])
+        ]
+        if withAvailability { members.append(JSON.Member("availability", .string(availability.rawValue))) }
+        return .object(members)
     }
 }

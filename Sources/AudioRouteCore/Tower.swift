@@ -55,6 +55,11 @@ public struct PortChange: Sendable, Hashable {
 
     public var kind: Kind
     public var port: Port
+
+    public init(kind: Kind, port: Port) {
+        self.kind = kind
+        self.port = port
+    }
 }
 
 /// What one request did: the route change (if the route moved), the session

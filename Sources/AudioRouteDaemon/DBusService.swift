@@ -86,6 +86,8 @@ public actor DBusService: Service {
         switch event {
         case .portChanged(let change):
             emit(DBusAPI.Manager.portsChanged, DBusAPI.portsChangedArguments(change.kind, change.port))
+        case .allPortsChanged(let change):
+            emit(DBusAPI.Manager.allPortsChanged, DBusAPI.allPortsChangedArguments(change.kind, change.port))
         case .routeChanged(let change):
             // The change describes both routes' ports, a port that has just gone included.
             emit(DBusAPI.Manager.routeChanged, DBusAPI.routeChangedArguments(change))
@@ -328,7 +330,7 @@ public actor DBusService: Service {
     }
 
     private func managerProperties() async -> [(String, TypedValue)] {
-        let (route, ports, silent) = await (routes.route, routes.ports, routes.silentMode)
+        let (route, ports, allPorts, silent) = await (routes.route, routes.ports, routes.allPorts, routes.silentMode)
         let byUID = Dictionary(ports.map { ($0.uid, $0) }, uniquingKeysWith: { a, _ in a })
         var list: [DBusValue] = []
         for (number, open) in sessions.sorted(by: { $0.key < $1.key }) {
@@ -347,6 +349,7 @@ public actor DBusService: Service {
             Self.property(Manager.portsProperty, .array(ports.map(DBusAPI.value(of:)))),
             Self.property(Manager.silentModeProperty, .bool(silent)),
             Self.property(Manager.sessionsProperty, .array(list)),
+            Self.property(Manager.allPortsProperty, .array(allPorts.map(DBusAPI.valueWithAvailability(of:)))),
         ]
     }
 

@@ -13,7 +13,11 @@ public enum DaemonEvent: Sendable, Hashable {
     /// The route moved (spec §6), announced after the ALSA file points at the new route.
     case routeChanged(RouteChange)
     /// A port arrived, went away or changed (`portsChanged`), whether or not the route moved.
+    /// Only ports a route may use: an unavailable one has gone, as if unplugged.
     case portChanged(PortChange)
+    /// A change of `allPorts`, every known port with its availability: a port turning
+    /// unavailable or available again is `updated` here.
+    case allPortsChanged(PortChange)
     /// A notification to one session (spec §7).
     case session(SessionEvent)
     /// Silent mode was switched on or off.
@@ -52,6 +56,10 @@ public enum RequestError: Error, Sendable, Hashable, CustomStringConvertible {
 /// publishes the outcomes through `events`.
 public actor RouteService: Service {
     private var tower: Tower
+    /// Every port the watchers announced, with its availability; the tower gets the usable ones.
+    private var known = AvailabilityFilter()
+    /// `allPorts` as last announced, to announce what changed.
+    private var announcedPorts: [Port] = []
     private var state: DaemonState
     private var stateVersion: UInt64 = 0
     private let stateService: StateService
@@ -116,7 +124,15 @@ public actor RouteService: Service {
     // MARK: Queries
 
     public var route: Route { tower.route }
+    /// The ports a route may use (available or of unknown availability), as the tower keeps them.
     public var ports: [Port] { tower.ports }
+    /// Every known port with its availability, unavailable ones included, in the order they were
+    /// first announced: a usable one as the tower keeps it (its sequence, its priority), an
+    /// unavailable one as its watcher announced it, with the user's priority.
+    public var allPorts: [Port] {
+        let usable = Dictionary(tower.ports.map { ($0.uid, $0) }, uniquingKeysWith: { first, _ in first })
+        return known.ports.map { usable[$0.uid] ?? withUserPriority($0) }
+    }
     public var sessions: [Session] { tower.sessions }
     public var silentMode: Bool { tower.silentMode }
     /// Which rule chose the current route, and why each other port lost.
@@ -150,23 +166,39 @@ public actor RouteService: Service {
     // MARK: Port events
 
     /// Applies a watcher's event. A refused event (a duplicate or unknown
-    /// port: garbage from a source) is logged and changes nothing.
+    /// port: garbage from a source) is logged and changes nothing. Unavailable ports
+    /// are kept for `allPorts` only: the tower sees a port turning unavailable go, and
+    /// one turning available again arrive, as an unplug and a plug.
     public func apply(_ event: PortEvent, source: String) async {
+        let usable: PortEvent?
         do throws(SessionError) {
             switch event {
-            case .added(let new):
-                let ports = new.map(withUserPriority)
-                publish(try tower.addPorts(ports, restoring: enumerating.contains(source)))
-                reapplyPreferredInputs(arrived: Set(ports.map(\.uid)))
-            case .removed(let uids):
-                publish(try tower.removePorts(uids))
-            case .updated(let port):
-                publish(try tower.updatePort(withUserPriority(port)))
+            case .added(let new): usable = try known.apply(.added(new.map(withUserPriority)))
+            case .removed: usable = try known.apply(event)
+            case .updated(let port): usable = try known.apply(.updated(withUserPriority(port)))
             }
         } catch {
             logger.warning("port event refused", metadata: ["watcher": "\(source)", "error": "\(error)"])
             return
         }
+        do throws(SessionError) {
+            switch usable {
+            case .added(let ports)?:
+                publish(try tower.addPorts(ports, restoring: enumerating.contains(source)))
+                reapplyPreferredInputs(arrived: Set(ports.map(\.uid)))
+            case .removed(let uids)?:
+                publish(try tower.removePorts(uids))
+            case .updated(let port)?:
+                publish(try tower.updatePort(port))
+            case nil:
+                break
+            }
+        } catch {
+            // The filter refuses what the tower would; this would be a bug, not a watcher's garbage.
+            logger.error("port event refused by the tower", metadata: ["watcher": "\(source)", "error": "\(error)"])
+        }
+        // A change the tower does not see (an unavailable port arriving or changing) is listed too.
+        announceAllPorts()
         if tower.sequences != state.sequences {
             state.sequences = tower.sequences
             await stateService.submit(state, version: nextVersion())
@@ -273,18 +305,24 @@ public actor RouteService: Service {
         try await persist()
     }
 
-    /// A user's priority for a present port, saved before this returns; it
-    /// applies again whenever the port is present.
+    /// A user's priority for a known port, saved before this returns; it applies
+    /// again whenever the port is present. An unavailable port's applies when it
+    /// becomes available.
     public func setPriority(_ priority: Int, for uid: String) async throws(RequestError) {
         var candidate = state
         candidate.priorities[uid] = priority
         if let problem = candidate.settingsProblem { throw .limitExceeded(problem) }
-        do throws(SessionError) {
-            publish(try tower.setPriority(priority, for: uid))
-        } catch {
-            throw .refused(error)
+        if tower.port(uid) == nil, known.port(uid) != nil {
+            state.priorities[uid] = priority
+            announceAllPorts()
+        } else {
+            do throws(SessionError) {
+                publish(try tower.setPriority(priority, for: uid))
+            } catch {
+                throw .refused(error)
+            }
+            state.priorities[uid] = priority
         }
-        state.priorities[uid] = priority
         try await persist()
     }
 
@@ -322,6 +360,7 @@ public actor RouteService: Service {
 
     private func publish(_ outcome: TowerOutcome) {
         for change in outcome.portChanges { events.send(.portChanged(change)) }
+        if !outcome.portChanges.isEmpty { announceAllPorts() }
         // The sessions' events before the route change that caused them: a stream told of an
         // unplug's routeDisconnected interruption holds before it hears of the new route, so it
         // never plays a frame on the speaker (the ALSA plugin moves on RouteChanged).
@@ -336,6 +375,26 @@ public actor RouteService: Service {
             events.send(.routeChanged(change))
         }
         for warning in outcome.warnings { logger.warning("\(warning)") }
+    }
+
+    /// Announces how `allPorts` differs from what was last announced: removals, then
+    /// updates and arrivals in listing order.
+    private func announceAllPorts() {
+        let now = allPorts
+        guard now != announcedPorts else { return }
+        let before = Dictionary(announcedPorts.map { ($0.uid, $0) }, uniquingKeysWith: { first, _ in first })
+        let after = Set(now.map(\.uid))
+        for port in announcedPorts where !after.contains(port.uid) {
+            events.send(.allPortsChanged(PortChange(kind: .removed, port: port)))
+        }
+        for port in now {
+            guard let previous = before[port.uid] else {
+                events.send(.allPortsChanged(PortChange(kind: .added, port: port)))
+                continue
+            }
+            if previous != port { events.send(.allPortsChanged(PortChange(kind: .updated, port: port))) }
+        }
+        announcedPorts = now
     }
 
     private func writeALSA(_ route: RoutePorts, force: Bool) {

@@ -65,8 +65,8 @@ public enum DBusAPI {
     public static let propertiesInterface = "org.freedesktop.DBus.Properties"
     public static let introspectableInterface = "org.freedesktop.DBus.Introspectable"
     public static let peerInterface = "org.freedesktop.DBus.Peer"
-    /// The revision of version 1 (the `Version` property).
-    public static let version: UInt32 = 1
+    /// The revision of version 1 (the `Version` property). 2 added `AllPorts` and `AllPortsChanged`.
+    public static let version: UInt32 = 2
     /// Longest string argument accepted, in UTF-8 bytes.
     public static let maxStringBytes = 4096
     /// Most values one call may carry (the largest call, SetCategory, needs a handful).
@@ -84,6 +84,9 @@ public enum DBusAPI {
 
     /// A port: (uid, type, direction, device, name, alsa, priority, sequence).
     public static let portSignature = "(ssssssit)"
+    /// A port with its availability, as `AllPorts` lists it: the port's fields, then `available`,
+    /// `unavailable` or `unknown`.
+    public static let portWithAvailabilitySignature = "(ssssssits)"
     /// A route: (outputs, inputs), each an array of ports.
     public static let routeSignature = "(a\(portSignature)a\(portSignature))"
     /// A session in `Sessions`: (path, owner, app, category, mode, options, active).
@@ -109,16 +112,20 @@ public enum DBusAPI {
         public static let routeChanged = BusSignalMember(managerInterface, "RouteChanged", "s" + routeSignature + routeSignature)
         public static let portsChanged = BusSignalMember(managerInterface, "PortsChanged", "s" + portSignature)
         public static let silentModeChanged = BusSignalMember(managerInterface, "SilentModeChanged", "b")
+        /// Since Version 2: a change of `AllPorts`.
+        public static let allPortsChanged = BusSignalMember(managerInterface, "AllPortsChanged", "s" + portWithAvailabilitySignature)
 
         public static let versionProperty = BusProperty(managerInterface, "Version", "u")
         public static let routeProperty = BusProperty(managerInterface, "Route", routeSignature)
         public static let portsProperty = BusProperty(managerInterface, "Ports", "a" + portSignature)
         public static let silentModeProperty = BusProperty(managerInterface, "SilentMode", "b")
         public static let sessionsProperty = BusProperty(managerInterface, "Sessions", "a" + sessionSummarySignature)
+        /// Since Version 2: every known port, unavailable ones included, with its availability.
+        public static let allPortsProperty = BusProperty(managerInterface, "AllPorts", "a" + portWithAvailabilitySignature)
 
         public static let methods = [openSession, setPortPriority, setSilentMode, explain]
-        public static let signals = [routeChanged, portsChanged, silentModeChanged]
-        public static let properties = [versionProperty, routeProperty, portsProperty, silentModeProperty, sessionsProperty]
+        public static let signals = [routeChanged, portsChanged, silentModeChanged, allPortsChanged]
+        public static let properties = [versionProperty, routeProperty, portsProperty, silentModeProperty, sessionsProperty, allPortsProperty]
     }
 
     /// `org.audioroute.Session1` at `sessionPath(N)`: one client's session.

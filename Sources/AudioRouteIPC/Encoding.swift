@@ -71,10 +71,19 @@ public struct ExplainReply: Sendable, Hashable {
 extension DBusAPI {
     /// A port as `(ssssssit)`.
     public static func value(of port: Port) -> DBusValue {
-        .structure([
+        .structure(fields(of: port))
+    }
+
+    /// A port with its availability as `(ssssssits)` (`AllPorts`).
+    public static func valueWithAvailability(of port: Port) -> DBusValue {
+        .structure(fields(of: port) + [.string(port.availability.rawValue)])
+    }
+
+    private static func fields(of port: Port) -> [DBusValue] {
+        [
             .string(port.uid), .string(port.type.rawValue), .string(port.direction.rawValue), .string(port.device), .string(port.name),
             .string(port.alsa ?? ""), .int32(Int32(clamping: port.priority)), .uint64(port.sequence),
-        ])
+        ]
     }
 
     /// A route as `(a(ssssssit)a(ssssssit))`: outputs, then inputs.
@@ -98,6 +107,11 @@ extension DBusAPI {
     /// `PortsChanged`'s arguments.
     public static func portsChangedArguments(_ kind: PortChange.Kind, _ port: Port) -> [DBusValue] {
         [.string(kind.rawValue), value(of: port)]
+    }
+
+    /// `AllPortsChanged`'s arguments.
+    public static func allPortsChangedArguments(_ kind: PortChange.Kind, _ port: Port) -> [DBusValue] {
+        [.string(kind.rawValue), valueWithAvailability(of: port)]
     }
 
     /// `Explain`'s reply: the rules, and per port the side it was chosen for or why not.
@@ -129,13 +143,33 @@ extension DBusAPI {
 // MARK: Decoding (clients)
 
 extension DBusAPI {
-    /// A `(ssssssit)` port.
+    /// A `(ssssssit)` port. The struct has no availability: the port reads as available.
     public static func port(_ value: DBusValue) throws(WireError) -> Port {
-        guard case .structure(let f) = value.unwrapped, f.count == 8,
-            case .string(let uid) = f[0], case .string(let type) = f[1], case .string(let direction) = f[2],
+        guard case .structure(let f) = value.unwrapped, f.count == 8, let port = try port(fields: f[...]) else {
+            throw WireError("a port is not \(portSignature): \(value.typeName)")
+        }
+        return port
+    }
+
+    /// A `(ssssssits)` port with its availability (`AllPorts`).
+    public static func portWithAvailability(_ value: DBusValue) throws(WireError) -> Port {
+        guard case .structure(let f) = value.unwrapped, f.count == 9, var port = try port(fields: f[..<8]),
+            case .string(let availability) = f[8]
+        else { throw WireError("a port is not \(portWithAvailabilitySignature): \(value.typeName)") }
+        guard let known = Port.Availability(rawValue: availability) else {
+            throw WireError("port \(port.uid): unknown availability \"\(availability)\"")
+        }
+        port.availability = known
+        return port
+    }
+
+    /// A port from its eight fields, or nil when their types are not `ssssssit`.
+    private static func port(fields slice: ArraySlice<DBusValue>) throws(WireError) -> Port? {
+        let f = Array(slice)
+        guard case .string(let uid) = f[0], case .string(let type) = f[1], case .string(let direction) = f[2],
             case .string(let device) = f[3], case .string(let name) = f[4], case .string(let alsa) = f[5],
             case .int32(let priority) = f[6], case .uint64(let sequence) = f[7]
-        else { throw WireError("a port is not \(portSignature): \(value.typeName)") }
+        else { return nil }
         guard let portType = PortType(rawValue: type) else { throw WireError("port \(uid): unknown port type \"\(type)\"") }
         guard let portDirection = PortDirection(rawValue: direction) else {
             throw WireError("port \(uid): unknown direction \"\(direction)\"")
@@ -150,6 +184,14 @@ extension DBusAPI {
         guard case .array(let items) = value.unwrapped else { throw WireError("ports are not an array: \(value.typeName)") }
         var result: [Port] = []
         for item in items { result.append(try port(item)) }
+        return result
+    }
+
+    /// An `a(ssssssits)` list of ports with their availability (`AllPorts`).
+    public static func portsWithAvailability(_ value: DBusValue) throws(WireError) -> [Port] {
+        guard case .array(let items) = value.unwrapped else { throw WireError("AllPorts is not an array: \(value.typeName)") }
+        var result: [Port] = []
+        for item in items { result.append(try portWithAvailability(item)) }
         return result
     }
 
@@ -175,6 +217,15 @@ extension DBusAPI {
         guard arguments.count == 2, case .string(let name) = arguments[0] else { throw WireError("PortsChanged is not (s, Port)") }
         guard let kind = PortChange.Kind(rawValue: name) else { throw WireError("PortsChanged: unknown change \"\(name)\"") }
         return (kind, try port(arguments[1]))
+    }
+
+    /// `AllPortsChanged`'s arguments.
+    public static func allPortsChanged(_ arguments: [DBusValue]) throws(WireError) -> (kind: PortChange.Kind, port: Port) {
+        guard arguments.count == 2, case .string(let name) = arguments[0] else {
+            throw WireError("AllPortsChanged is not (s, \(portWithAvailabilitySignature))")
+        }
+        guard let kind = PortChange.Kind(rawValue: name) else { throw WireError("AllPortsChanged: unknown change \"\(name)\"") }
+        return (kind, try portWithAvailability(arguments[1]))
     }
 
     /// The session event a session signal stands for; nil for a member the API does not have.

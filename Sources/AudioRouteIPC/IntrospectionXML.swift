@@ -9,7 +9,9 @@ public let audioRouteIntrospectionXML = #"""
      Bus name org.audioroute.AudioRoute1, object /org/audioroute/AudioRoute1;
      sessions at /org/audioroute/AudioRoute1/session/N.
      A port is (uid, type, direction, device, name, alsa, priority, sequence);
-     a route is (outputs, inputs), each an array of ports. -->
+     a route is (outputs, inputs), each an array of ports. Version 2 added AllPorts and
+     AllPortsChanged: every known port with its availability (available, unavailable or
+     unknown) after its fields. -->
 <node>
   <interface name="org.audioroute.AudioRoute1">
     <!-- Changes are announced by the signals below, not by PropertiesChanged. -->
@@ -27,6 +29,10 @@ public let audioRouteIntrospectionXML = #"""
     </property>
     <!-- (path, owner's unique name, app name, category, mode, options, active) -->
     <property name="Sessions" type="a(ossssasb)" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
+    </property>
+    <!-- Every known port, unavailable ones included; Ports lists those a route may use. -->
+    <property name="AllPorts" type="a(ssssssits)" access="read">
       <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
     </property>
     <method name="OpenSession">
@@ -58,6 +64,11 @@ public let audioRouteIntrospectionXML = #"""
     </signal>
     <signal name="SilentModeChanged">
       <arg name="on" type="b"/>
+    </signal>
+    <!-- A change of AllPorts. change: added, removed or updated (an availability change is an update) -->
+    <signal name="AllPortsChanged">
+      <arg name="change" type="s"/>
+      <arg name="port" type="(ssssssits)"/>
     </signal>
   </interface>
   <interface name="org.audioroute.Session1">

@@ -379,9 +379,31 @@ public actor AudioSession {
         get async throws(AudioSessionError) { try Wire.route(try await managerProperty(DBusAPI.Manager.routeProperty)) }
     }
 
-    /// Every port present now.
+    /// Every port present now: those a route may use (available, or of unknown availability),
+    /// as AVAudioSession lists only ports that are there. Their `availability` is not said.
     public var availablePorts: [PortDescription] {
         get async throws(AudioSessionError) { try Wire.ports(try await managerProperty(DBusAPI.Manager.portsProperty)) }
+    }
+
+    /// Every port the daemon knows, each with its `availability`: `availablePorts` and the
+    /// unavailable ones (a headphone jack with nothing plugged in), which no route uses.
+    /// A daemon older than Version 2 knows only `availablePorts`: they are returned, with
+    /// `availability` nil.
+    public var allPorts: [PortDescription] {
+        get async throws(AudioSessionError) {
+            do throws(AudioSessionError) {
+                return try Wire.portsWithAvailability(try await managerProperty(DBusAPI.Manager.allPortsProperty))
+            } catch {
+                // Only an older daemon lacks the property; anything else is the error it is.
+                guard case .remote = error, try await daemonVersion < 2 else { throw error }
+                return try await availablePorts
+            }
+        }
+    }
+
+    /// The revision of the daemon's API (its `Version` property): 2 and later have `allPorts`.
+    public var daemonVersion: UInt32 {
+        get async throws(AudioSessionError) { try Wire.uint32(try await managerProperty(DBusAPI.Manager.versionProperty), "Version") }
     }
 
     /// The input ports present now (AVAudioSession.availableInputs).

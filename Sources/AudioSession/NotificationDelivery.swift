@@ -55,7 +55,7 @@ final class NotificationDelivery: Sendable {
     }
 
     /// Called on the connection's thread with each signal: posts the manager's broadcasts
-    /// (RouteChanged, PortsChanged, SilentModeChanged) from the daemon itself and takes them;
+    /// (RouteChanged, PortsChanged, AllPortsChanged, SilentModeChanged) from the daemon itself and takes them;
     /// leaves every other signal, and every signal while earlier ones are still on their way
     /// through the actor, to the actor.
     func intercept(_ signal: DBusSignal, gate: SignalGate, logger: Logger) -> Bool {
@@ -77,6 +77,9 @@ final class NotificationDelivery: Sendable {
             case DBusAPI.Manager.portsChanged.name:
                 let (kind, port) = try Wire.portsChanged(signal.arguments)
                 return .portsChanged(kind, port)
+            case DBusAPI.Manager.allPortsChanged.name:
+                let (kind, port) = try Wire.allPortsChanged(signal.arguments)
+                return .allPortsChanged(kind, port)
             case DBusAPI.Manager.silentModeChanged.name:
                 guard let first = signal.arguments.first else { return nil }
                 return .silentModeChanged(try Wire.bool(first, DBusAPI.Manager.silentModeChanged.name))

@@ -18,10 +18,15 @@ public struct PortDescription: Sendable, Hashable, CustomStringConvertible {
     public var priority: Int
     /// Connection order: larger is newer.
     public var sequence: UInt64
+    /// Whether something is behind the port now (`available`, `unavailable`, `unknown`), as
+    /// `AudioSession.allPorts` reads it. Nil where the daemon does not say: the ports of
+    /// `availablePorts`, `currentRoute` and `portsChanged` (never unavailable, but available and
+    /// unknown ones look alike there) and every port of a daemon older than Version 2.
+    public var availability: Port.Availability?
 
     public init(
         uid: String, portType: PortType, portName: String, direction: PortDirection, device: String,
-        alsa: String? = nil, priority: Int, sequence: UInt64
+        alsa: String? = nil, priority: Int, sequence: UInt64, availability: Port.Availability? = nil
     ) {
         self.uid = uid
         self.portType = portType
@@ -31,18 +36,26 @@ public struct PortDescription: Sendable, Hashable, CustomStringConvertible {
         self.alsa = alsa
         self.priority = priority
         self.sequence = sequence
+        self.availability = availability
     }
 
-    /// `port` as the library describes it.
+    /// `port` as the library describes it, with its availability.
     public init(_ port: Port) {
+        self.init(port, availability: port.availability)
+    }
+
+    /// `port` as the library describes it, with `availability` (nil: not said).
+    public init(_ port: Port, availability: Port.Availability?) {
         self.init(
             uid: port.uid, portType: port.type, portName: port.name, direction: port.direction, device: port.device, alsa: port.alsa,
-            priority: port.priority, sequence: port.sequence)
+            priority: port.priority, sequence: port.sequence, availability: availability)
     }
 
-    /// The core model's port.
+    /// The core model's port (available where the availability is not said).
     public var port: Port {
-        Port(uid: uid, type: portType, device: device, name: portName, direction: direction, priority: priority, sequence: sequence, alsa: alsa)
+        Port(
+            uid: uid, type: portType, device: device, name: portName, direction: direction, priority: priority, sequence: sequence, alsa: alsa,
+            availability: availability ?? .available)
     }
 
     public var description: String { "\(portName) (\(portType.rawValue), \(uid))" }
@@ -58,9 +71,11 @@ public struct RouteDescription: Sendable, Hashable, CustomStringConvertible {
         self.inputs = inputs
     }
 
-    /// `route` as the library describes it.
+    /// `route` as the library describes it; its ports' availability is not said (the route's
+    /// wire form has no room for it).
     public init(_ route: RoutePorts) {
-        self.init(outputs: route.outputs.map(PortDescription.init), inputs: route.inputs.map(PortDescription.init))
+        self.init(
+            outputs: route.outputs.map { PortDescription($0, availability: nil) }, inputs: route.inputs.map { PortDescription($0, availability: nil) })
     }
 
     /// The route by uids, as the core model and `audioroute simulate` print it.
@@ -128,8 +143,12 @@ public enum PortChangeKind: String, Sendable, Hashable {
 public enum AudioSessionNotification: Sendable, Hashable {
     /// The route changed (broadcast by the daemon to every client).
     case routeChange(RouteChangeInfo)
-    /// A port arrived, went away or changed, whether or not the route moved.
+    /// A port arrived, went away or changed, whether or not the route moved: the ports a route
+    /// may use (`availablePorts`), so a port turning unavailable is `removed` here.
     case portsChanged(PortChangeKind, PortDescription)
+    /// A change of `allPorts`, every known port with its availability: a port turning
+    /// unavailable or available again is `updated` here. Not sent by a daemon older than Version 2.
+    case allPortsChanged(PortChangeKind, PortDescription)
     case silentModeChanged(Bool)
     /// This session was interrupted, or its interruption ended.
     case interruption(InterruptionInfo)

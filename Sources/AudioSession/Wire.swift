@@ -13,14 +13,19 @@ enum Wire {
         do throws(WireError) { return try body() } catch { throw .badReply(error.description) }
     }
 
-    /// A `(ssssssit)` port.
+    /// A `(ssssssit)` port: its availability is not said.
     static func port(_ value: DBusValue) throws(AudioSessionError) -> PortDescription {
-        PortDescription(try read { () throws(WireError) in try DBusAPI.port(value) })
+        PortDescription(try read { () throws(WireError) in try DBusAPI.port(value) }, availability: nil)
     }
 
-    /// An `a(ssssssit)` list of ports.
+    /// An `a(ssssssit)` list of ports: their availability is not said.
     static func ports(_ value: DBusValue) throws(AudioSessionError) -> [PortDescription] {
-        try read { () throws(WireError) in try DBusAPI.ports(value) }.map(PortDescription.init)
+        try read { () throws(WireError) in try DBusAPI.ports(value) }.map { PortDescription($0, availability: nil) }
+    }
+
+    /// An `a(ssssssits)` list of ports with their availability (`AllPorts`).
+    static func portsWithAvailability(_ value: DBusValue) throws(AudioSessionError) -> [PortDescription] {
+        try read { () throws(WireError) in try DBusAPI.portsWithAvailability(value) }.map { PortDescription($0) }
     }
 
     /// A `(a(ssssssit)a(ssssssit))` route: outputs, then inputs.
@@ -36,7 +41,17 @@ enum Wire {
 
     static func portsChanged(_ arguments: [DBusValue]) throws(AudioSessionError) -> (PortChangeKind, PortDescription) {
         let (kind, port) = try read { () throws(WireError) in try DBusAPI.portsChanged(arguments) }
+        return (PortChangeKind(kind), PortDescription(port, availability: nil))
+    }
+
+    static func allPortsChanged(_ arguments: [DBusValue]) throws(AudioSessionError) -> (PortChangeKind, PortDescription) {
+        let (kind, port) = try read { () throws(WireError) in try DBusAPI.allPortsChanged(arguments) }
         return (PortChangeKind(kind), PortDescription(port))
+    }
+
+    static func uint32(_ value: DBusValue, _ what: String) throws(AudioSessionError) -> UInt32 {
+        guard case .uint32(let number) = value.unwrapped else { throw .badReply("\(what) is not a uint32: \(value.typeName)") }
+        return number
     }
 
     /// The notification a session signal stands for; nil for a member the API does not have.

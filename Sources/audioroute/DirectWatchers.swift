@@ -35,7 +35,30 @@ enum DirectWatchers {
         return stream
     }
 
-    /// The ports present now, from every watcher. Watchers that cannot snapshot
+    /// What a tower is to see of `events`: every port goes through one `AvailabilityFilter`, so
+    /// an unavailable port is never routed (one turning unavailable goes, as if unplugged, and
+    /// comes back as if plugged). A refused event (a duplicate or unknown port) is noted on
+    /// standard error and skipped, as the tower would refuse it.
+    static func usableEvents(
+        _ events: AsyncStream<(source: String, event: PortEvent)>
+    ) -> AsyncStream<(source: String, event: PortEvent)> {
+        let (stream, continuation) = AsyncStream.makeStream(of: (source: String, event: PortEvent).self)
+        let task = Task {
+            var known = AvailabilityFilter()
+            for await (source, event) in events {
+                do throws(SessionError) {
+                    if let usable = try known.apply(event) { continuation.yield((source, usable)) }
+                } catch {
+                    Terminal.warning("\(source): event refused: \(error)")
+                }
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// The ports present now, from every watcher, unavailable ones included. Watchers that cannot snapshot
     /// are run until their enumeration marker (`settle` at most) and their
     /// arrivals and removals collected.
     static func currentPorts(_ watchers: [any PortWatcher], settle: Duration = .milliseconds(500)) async -> [Port] {

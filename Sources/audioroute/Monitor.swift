@@ -64,7 +64,8 @@ struct Monitor: AsyncParsableCommand {
         let json = options.json
         let work = Task { [tower] in
             var tower = tower
-            for await (source, event) in DirectWatchers.events(DirectWatchers.all(options)) {
+            // Unavailable ports never reach the tower, as in the daemon.
+            for await (source, event) in DirectWatchers.usableEvents(DirectWatchers.events(DirectWatchers.all(options))) {
                 let previous = tower.route
                 let outcome: TowerOutcome
                 do {

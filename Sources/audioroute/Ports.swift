@@ -12,7 +12,10 @@ struct Ports: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the audio ports present now, or those of an alsa-info.sh report.",
         discussion: """
-            With --json: an array of objects with uid, type, direction, device, name, priority, sequence and alsa.
+            Every known port, each with its availability: available, unknown (usable, but whether anything is \
+            behind it cannot be told) or unavailable (a jack with nothing plugged in: never routed).
+            With --json: an array of objects with uid, type, direction, device, name, priority, sequence, alsa and \
+            availability.
             With --direct --explain: each sound card, how it was classified and which udev signal decided each \
             port and its availability (with --json: an array of cards with their decisions and ports).
             With --alsa-info FILE: the ports the daemon would make on the machine an alsa-info.sh report \
@@ -43,17 +46,14 @@ struct Ports: AsyncParsableCommand {
         if explain { return try explainCards() }
         guard options.direct else { return try await fromDaemon() }
         var ports = await DirectWatchers.currentPorts(DirectWatchers.all(options))
-        // Sequence is connection order; a snapshot numbers ports in the order found.
-        for index in ports.indices { ports[index].sequence = UInt64(index + 1) }
-        var out = OutputBuffer()
-        if options.json {
-            out.append(JSON.array(ports.map(\.json)).text)
-        } else if ports.isEmpty {
-            out.append("no ports")
-        } else {
-            for port in ports { out.append(PortText.line(port)) }
+        // Sequence is connection order; a snapshot numbers the usable ports in the order found
+        // (an unavailable one is connected to nothing: 0).
+        var number: UInt64 = 0
+        for index in ports.indices where ports[index].availability.isUsable {
+            number += 1
+            ports[index].sequence = number
         }
-        out.flush()
+        PortText.list(ports.map { ($0, $0.availability) }, json: options.json)
     }
 }
 
@@ -62,16 +62,8 @@ extension Ports {
     func fromDaemon() async throws {
         let session = daemon.session()
         try await withDaemon(direct: "ports") { () throws(AudioSessionError) in
-            let ports = try await session.availablePorts.map(\.port)
-            var out = OutputBuffer()
-            if options.json {
-                out.append(JSON.array(ports.map(\.json)).text)
-            } else if ports.isEmpty {
-                out.append("no ports")
-            } else {
-                for port in ports { out.append(PortText.line(port)) }
-            }
-            out.flush()
+            // Every known port with its availability (a daemon before Version 2 does not say it).
+            PortText.list(try await session.allPorts.map { ($0.port, $0.availability) }, json: options.json)
         }
     }
 }
@@ -263,5 +255,28 @@ enum PortText {
     static func line(_ port: Port) -> String {
         let alsa = port.alsa.map { " alsa=\($0)" } ?? ""
         return "\(port.uid)  \(port.type.rawValue) \(port.direction.rawValue) \"\(port.name)\" priority=\(port.priority) device=\(port.device)\(alsa)"
+    }
+
+    /// Writes `ports`' listing (`listing`).
+    static func list(_ ports: [(port: Port, availability: Port.Availability?)], json: Bool) {
+        var out = OutputBuffer()
+        for line in listing(ports, json: json) { out.append(line) }
+        out.flush()
+    }
+
+    /// `ports`' listing: a line per port ending in its availability, or with `json` an array
+    /// whose objects end in `availability`; nil where it is not known (null in JSON, left out of
+    /// the line).
+    static func listing(_ ports: [(port: Port, availability: Port.Availability?)], json: Bool) -> [String] {
+        if json { return [JSON.array(ports.map { Self.json($0.port, availability: $0.availability) }).text] }
+        if ports.isEmpty { return ["no ports"] }
+        return ports.map { port, availability in line(port) + (availability.map { " availability=\($0.rawValue)" } ?? "") }
+    }
+
+    /// A port of the listing as JSON: `Port.json`'s members, then `availability` (null: not known).
+    static func json(_ port: Port, availability: Port.Availability?) -> JSON {
+        guard case .object(var members) = port.json(withAvailability: false) else { return port.json }
+        members.append(JSON.Member("availability", availability.map { .string($0.rawValue) } ?? .null))
+        return .object(members)
     }
 }

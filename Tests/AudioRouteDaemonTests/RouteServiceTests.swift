@@ -96,6 +96,15 @@ final class EventLog: Sendable {
         throw TimedOut()
     }
 
+    /// Skips events until the port change `kind` of `uid` (earlier route changes and listing
+    /// changes included).
+    func untilPortChange(_ kind: PortChange.Kind, _ uid: String) async throws {
+        while let event = try await next() {
+            if case .portChanged(let change) = event, change.kind == kind, change.port.uid == uid { return }
+        }
+        throw TestFailure("event stream ended")
+    }
+
     /// Skips events until a route change, which it returns.
     func nextRouteChange() async throws -> RouteChange {
         while let event = try await next() {
@@ -434,11 +443,11 @@ struct Harness {
 
                 // The app restarts while the mic is unplugged; the mic comes back.
                 udev.feed.yield(.removed(["usb-mic"]))
-                while case .portChanged(let change)? = try await events.next(), change.port.uid != "usb-mic" {}
+                try await events.untilPortChange(.removed, "usb-mic")
                 try await service.openSession(id: ":1.43", name: "org.gnome.Calls")
                 #expect(await service.sessions.first?.preferredInput == nil)
                 udev.feed.yield(.added([usbMic]))
-                while case .portChanged(let change)? = try await events.next(), change.port.uid != "usb-mic" {}
+                try await events.untilPortChange(.added, "usb-mic")
                 // The arrival and the reapplied preference are one actor step; the next query sees both.
                 #expect(await service.sessions.first { $0.id == ":1.43" }?.preferredInput == "usb-mic")
 
@@ -452,7 +461,7 @@ struct Harness {
     }
 }
 
-/// Builds expected port changes (PortChange has no public initialiser).
+/// Builds expected port changes, numbered as a tower numbers them.
 enum PortChangeMatcher {
     static func added(_ port: Port) -> PortChange {
         var tower = Tower()

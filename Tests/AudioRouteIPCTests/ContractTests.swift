@@ -95,7 +95,7 @@ private var contractMembers: Set<Member> {
             Issue.record("the contract declares \(member), the XML does not")
         }
         // The reader saw the whole file: every API member, none twice.
-        #expect(declared.count == 4 + 3 + 5 + 6 + 6 + 7)
+        #expect(declared.count == 4 + 4 + 6 + 6 + 6 + 7)
     }
 
     @Test func theReaderSeesArgumentsInBothDirections() {
@@ -209,6 +209,41 @@ private var contractMembers: Set<Member> {
         #expect(try DBusAPI.routeChange(DBusAPI.routeChangedArguments(change)) == change)
         #expect(
             try DBusAPI.portsChanged(DBusAPI.portsChangedArguments(.removed, headset)) == (.removed, headset))
+    }
+
+    @Test func everyAvailabilitySurvivesAllPortsAndAllPortsChanged() throws {
+        for availability in Port.Availability.allCases {
+            let port = Port(
+                uid: "hp", type: .headphones, device: "pci/jack", name: "Headphones", priority: 100, sequence: 4, alsa: "dmix:CARD=PCH,DEV=0",
+                availability: availability)
+            let value = DBusAPI.valueWithAvailability(of: port)
+            #expect(value.typeName == DBusAPI.portWithAvailabilitySignature)
+            #expect(try DBusAPI.portsWithAvailability(.array([value])) == [port])
+            #expect(try DBusAPI.allPortsChanged(DBusAPI.allPortsChangedArguments(.updated, port)) == (.updated, port))
+        }
+        // Version 1's struct has no room for it: a port read from it is available.
+        let unknown = Port(uid: "hdmi", type: .HDMI, device: "gpu", priority: -1, availability: .unknown)
+        #expect(DBusAPI.value(of: unknown).typeName == DBusAPI.portSignature)
+        #expect(try DBusAPI.port(DBusAPI.value(of: unknown)).availability == .available)
+    }
+
+    @Test func aPortWithAvailabilityInAnotherShapeIsANamedError() {
+        let fields: [DBusValue] = [
+            .string("hp"), .string("headphones"), .string("output"), .string("jack"), .string("Headphones"), .string(""), .int32(100),
+            .uint64(1),
+        ]
+        #expect(throws: WireError("port hp: unknown availability \"plugged\"")) {
+            try DBusAPI.portWithAvailability(.structure(fields + [.string("plugged")]))
+        }
+        #expect(throws: WireError("a port is not (ssssssits): (ssssssit)")) { try DBusAPI.portWithAvailability(.structure(fields)) }
+        #expect(throws: WireError("a port is not (ssssssits): (ssssssitb)")) {
+            try DBusAPI.portWithAvailability(.structure(fields + [.bool(true)]))
+        }
+        #expect(throws: WireError("AllPorts is not an array: s")) { try DBusAPI.portsWithAvailability(.string("x")) }
+        #expect(throws: WireError("AllPortsChanged: unknown change \"moved\"")) {
+            try DBusAPI.allPortsChanged([.string("moved"), .structure(fields + [.string("available")])])
+        }
+        #expect(throws: WireError("AllPortsChanged is not (s, (ssssssits))")) { try DBusAPI.allPortsChanged([.string("added")]) }
     }
 
     @Test func sessionsSurviveSessions() throws {

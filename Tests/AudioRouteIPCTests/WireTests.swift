@@ -38,6 +38,28 @@ private func interruption(_ arguments: [DBusValue]) throws(AudioSessionError) ->
         #expect(port.port.type == .usbAudio)
     }
 
+    @Test func onlyAllPortsSaysAPortsAvailability() throws {
+        // Version 1's struct cannot tell an available port from one of unknown availability.
+        #expect(try Wire.port(Self.port("usb/out")).availability == nil)
+        #expect(try Wire.ports(.array([Self.port("usb/out")])).map(\.availability) == [nil])
+        #expect(try Wire.route(.structure([.array([Self.port("usb/out")]), .array([])])).outputs.map(\.availability) == [nil])
+        #expect(try Wire.portsChanged([.string("added"), Self.port("usb/out")]).1.availability == nil)
+        guard case .structure(let fields) = Self.port("hp", "headphones") else { return }
+        let all = try Wire.portsWithAvailability(.array([
+            .structure(fields + [.string("unavailable")]), .structure(fields + [.string("unknown")]), .structure(fields + [.string("available")]),
+        ]))
+        #expect(all.map(\.availability) == [.unavailable, .unknown, .available])
+        #expect(all[0].portType == .headphones && all[0].priority == 100 && all[0].sequence == 7)
+        // The core's port keeps it; one whose availability is not said reads as available.
+        #expect(all[0].port.availability == .unavailable)
+        #expect(try Wire.port(Self.port("usb/out")).port.availability == .available)
+        let (kind, port) = try Wire.allPortsChanged([.string("updated"), .structure(fields + [.string("unavailable")])])
+        #expect(kind == .updated && port.uid == "hp" && port.availability == .unavailable)
+        #expect(throws: AudioSessionError.badReply("port hp: unknown availability \"gone\"")) {
+            try Wire.portsWithAvailability(.array([.structure(fields + [.string("gone")])]))
+        }
+    }
+
     @Test func anEmptyAlsaNameIsNone() throws {
         #expect(try Wire.port(Self.port("spk", "builtInSpeaker", alsa: "")).alsa == nil)
     }

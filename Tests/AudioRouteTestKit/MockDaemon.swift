@@ -1,5 +1,6 @@
 // A stand-in for audiorouted on a private bus: python-dbusmock with a template
-// that serves the D-Bus API v1 shapes (dbus/org.audioroute.AudioRoute1.xml). It
+// that serves the D-Bus API v1 shapes (dbus/org.audioroute.AudioRoute1.xml): revision 1
+// by default, revision 2 (AllPorts, AllPortsChanged) with the parameter {"version": 2}. It
 // lets the client library's real sd-bus paths be tested against a daemon that
 // can be killed and restarted at will; tests against the real audiorouted are
 // in DaemonEndToEndTests.
@@ -26,14 +27,30 @@ public let mockTemplate = #"""
         "([('usb/out', 'usbAudio', 'output', 'usb-1', 'Headset', 'plughw:CARD=Headset,DEV=0', 100, 3)], "
         "[('usb/in', 'usbAudio', 'input', 'usb-1', 'Headset', 'plughw:CARD=Headset,DEV=0', 100, 3)])])")
 
+    # Revision 2: the headphone jack is empty, the HDMI jack cannot be read.
+    HP = ('hp', 'headphones', 'output', 'jack', 'Headphones', 'dmix:CARD=PCH,DEV=0', dbus.Int32(100), dbus.UInt64(0))
+    HDMI = ('hdmi', 'HDMI', 'output', 'gpu', 'HDMI', 'dmix:CARD=NVidia,DEV=3', dbus.Int32(-1), dbus.UInt64(3))
+
     def load(mock, parameters):
-        mock.AddProperties(MAIN_IFACE, dbus.Dictionary({
-            'Version': dbus.UInt32(1),
+        version = parameters.get('version', 1)
+        properties = {
+            'Version': dbus.UInt32(version),
             'Route': dbus.Struct((dbus.Array([SPK], signature='(ssssssit)'), dbus.Array([], signature='(ssssssit)')), signature=None),
-            'Ports': dbus.Array([SPK, MIC], signature='(ssssssit)'),
+            'Ports': dbus.Array([SPK, MIC] + ([HDMI] if version >= 2 else []), signature='(ssssssit)'),
             'SilentMode': dbus.Boolean(False),
             'Sessions': dbus.Array([], signature='(ossssasb)'),
-        }, signature='sv'))
+        }
+        # {"version": 2, "all_ports": false}: a daemon that says 2 but fails to serve AllPorts.
+        if version >= 2 and parameters.get('all_ports', True):
+            properties['AllPorts'] = dbus.Array(
+                [SPK + ('available',), MIC + ('available',), HP + ('unavailable',), HDMI + ('unknown',)], signature='(ssssssits)')
+        mock.AddProperties(MAIN_IFACE, dbus.Dictionary(properties, signature='sv'))
+        # The headphones plugged: PortsChanged (added), then AllPortsChanged (updated), as the daemon sends them.
+        mock.AddMethod(MAIN_IFACE, 'EmitPlug', '', '',
+            "self.EmitSignal('org.audioroute.AudioRoute1', 'PortsChanged', 's(ssssssit)', "
+            "['added', ('hp', 'headphones', 'output', 'jack', 'Headphones', 'dmix:CARD=PCH,DEV=0', 100, 4)]); "
+            "self.EmitSignal('org.audioroute.AudioRoute1', 'AllPortsChanged', 's(ssssssits)', "
+            "['updated', ('hp', 'headphones', 'output', 'jack', 'Headphones', 'dmix:CARD=PCH,DEV=0', 100, 4, 'available')])")
         # emit_on_open: the daemon broadcasts a route change while it opens the session (before
         # the reply), as one that has just started and is still finding its ports would.
         mock.AddMethod(MAIN_IFACE, 'OpenSession', 's', 'o',
@@ -117,11 +134,12 @@ public final class MockSetting: @unchecked Sendable {
     public let session: AudioSession
     public let notifications: Collector<AudioSessionNotification>
 
-    public init(directory: String) async throws {
+    /// - Parameter parameters: the template's parameters, as JSON (`{"version": 2}`).
+    public init(directory: String, parameters: String? = nil) async throws {
         self.directory = directory
         bus = try PrivateBus()
         do {
-            mock = try await MockDaemon(address: bus.address, directory: directory)
+            mock = try await MockDaemon(address: bus.address, directory: directory, parameters: parameters)
         } catch {
             bus.close()
             throw error

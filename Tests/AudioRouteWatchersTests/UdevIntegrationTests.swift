@@ -32,7 +32,8 @@ import Testing
         ])
         for port in ports {
             guard case .object(let members) = port else { continue }
-            #expect(members.map(\.key) == ["uid", "type", "direction", "device", "name", "priority", "sequence", "alsa"])
+            // Every known port with its availability (unavailable ones included).
+            #expect(members.map(\.key) == ["uid", "type", "direction", "device", "name", "priority", "sequence", "alsa", "availability"])
         }
         let byUID = Dictionary(uniqueKeysWithValues: ports.map { ($0["uid"]?.string ?? "", $0) })
         #expect(byUID[IDs.usbOut]?["alsa"]?.string == "dmix:CARD=Pro,DEV=0")
@@ -40,6 +41,8 @@ import Testing
         #expect(byUID[IDs.usbOut]?["device"] == byUID[IDs.usbIn]?["device"])
         #expect(byUID["pci-0000:01:00.1/hdmi-7"]?["alsa"]?.string == "dmix:CARD=NVidia,DEV=7")
         #expect(byUID[IDs.headphones]?["device"]?.string == "pci-0000:00:1b.0/jack")
+        // A card's own port is there while the card is.
+        #expect(byUID[IDs.speaker]?["availability"]?.string == "available")
     }
 
     @Test func hotplugForAPlaybackSession() throws {

@@ -39,6 +39,10 @@ import Testing
                 return
             }
             #expect(listed.map { $0["uid"] } == [.string("spk"), .string("mic")])
+            // A Version 1 daemon does not say the ports' availability.
+            #expect(listed.map { $0["availability"] } == [.null, .null])
+            let lines = try CLI.run(["ports"] + address)
+            #expect(lines.status == 0 && lines.out.split(separator: "\n").count == 2 && !lines.out.contains("availability"), "\(lines.out)")
 
             #expect(try CLI.run(["silent", "on"] + address).status == 0)
             let refused = try CLI.run(["priority", "spk", "5000"] + address)
@@ -51,6 +55,32 @@ import Testing
             let manager = "/org/audioroute/AudioRoute1"
             #expect(try await MockDaemon.calls(client, path: manager, method: "SetSilentMode") == [[.bool(true)]])
             #expect(try await MockDaemon.calls(client, path: manager, method: "SetPortPriority") == [[.string("spk"), .int32(20)]])
+        }
+    }
+
+    @Test func portsListsEveryKnownPortWithItsAvailability() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let mock = try await MockDaemon(address: bus.address, directory: directory, parameters: #"{"version": 2}"#)
+            defer { mock.kill() }
+            let address = ["--bus-address", bus.address]
+            let text = try CLI.run(["ports"] + address)
+            #expect(text.status == 0, "\(text.err)")
+            #expect(
+                text.out.split(separator: "\n") == [
+                    #"spk  builtInSpeaker output "Speaker" priority=0 device=internal availability=available"#,
+                    #"mic  builtInMic input "Microphone" priority=0 device=internal availability=available"#,
+                    #"hp  headphones output "Headphones" priority=100 device=jack alsa=dmix:CARD=PCH,DEV=0 availability=unavailable"#,
+                    #"hdmi  HDMI output "HDMI" priority=-1 device=gpu alsa=dmix:CARD=NVidia,DEV=3 availability=unknown"#,
+                ])
+            let json = try CLI.run(["ports", "--json"] + address)
+            guard case .array(let listed) = try JSON.parse(json.out) else {
+                Issue.record("ports --json: \(json.out)")
+                return
+            }
+            #expect(listed.map { $0["uid"] } == [.string("spk"), .string("mic"), .string("hp"), .string("hdmi")])
+            #expect(listed.map { $0["availability"] } == [.string("available"), .string("available"), .string("unavailable"), .string("unknown")])
         }
     }
 

@@ -46,6 +46,45 @@ struct Scripted: PortWatcher {
         #expect(received.map(\.1) == story)
     }
 
+    @Test func theTowerSeesOnlyUsablePortsAndAvailabilityChangesAsPlugsAndUnplugs() async {
+        let speaker = Port(uid: "spk", type: .builtInSpeaker, device: "pci")
+        func headphones(_ availability: Port.Availability) -> Port {
+            Port(uid: "hp", type: .headphones, device: "pci/jack", availability: availability)
+        }
+        let story: [PortEvent] = [
+            .added([speaker, headphones(.unavailable)]),
+            .added([headphones(.available)]),  // refused: known, as unavailable
+            .updated(headphones(.available)), .updated(headphones(.unavailable)), .removed(["hp"]), .added([Self.dac]),
+        ]
+        var received: [(String, PortEvent)] = []
+        for await item in DirectWatchers.usableEvents(DirectWatchers.events([Scripted(events: story)])) {
+            received.append((item.source, item.event))
+            if item.event == .added([Self.dac]) { break }
+        }
+        #expect(received.map(\.0) == ["scripted", "scripted", "scripted", "scripted"])
+        #expect(received.map(\.1) == [.added([speaker]), .added([headphones(.available)]), .removed(["hp"]), .added([Self.dac])])
+    }
+
+    @Test func theListingEndsEachPortWithItsAvailabilityWhereItIsKnown() throws {
+        let hp = Port(uid: "pci/headphones", type: .headphones, device: "pci/jack", priority: 100, alsa: "dmix:CARD=PCH,DEV=0")
+        let hdmi = Port(uid: "gpu/hdmi-3", type: .HDMI, device: "gpu", priority: -1, availability: .unknown)
+        let lines = PortText.listing([(hp, .unavailable), (hdmi, .unknown), (Self.dac, nil)], json: false)
+        #expect(
+            lines == [
+                #"pci/headphones  headphones output "Headphones" priority=100 device=pci/jack alsa=dmix:CARD=PCH,DEV=0 availability=unavailable"#,
+                #"gpu/hdmi-3  HDMI output "HDMI" priority=-1 device=gpu availability=unknown"#,
+                #"dac/output  usbAudio output "USB Audio" priority=100 device=dac"#,
+            ])
+        #expect(PortText.listing([], json: false) == ["no ports"])
+        let json = try JSON.parse(try #require(PortText.listing([(hp, .unavailable), (Self.dac, .available), (Self.dac, nil)], json: true).first))
+        guard case .array(let objects) = json, case .object(let members)? = objects.first else {
+            Issue.record("not an array of objects: \(json)")
+            return
+        }
+        #expect(members.map(\.key) == ["uid", "type", "direction", "device", "name", "priority", "sequence", "alsa", "availability"])
+        #expect(objects.map { $0["availability"] } == [.string("unavailable"), .string("available"), .null])
+    }
+
     @Test func currentPortsFallsBackToRunningWatchersThatCannotSnapshot() async {
         let ports = await DirectWatchers.currentPorts(
             [Unavailable(), Scripted(events: [.added([Self.a2dp, Self.dac]), .removed(["bt-a2dp"])])], settle: .milliseconds(200))

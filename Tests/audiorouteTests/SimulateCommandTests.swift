@@ -10,7 +10,7 @@ private func simulate(_ document: String) throws -> ProcessResult {
 }
 
 @Suite struct ExampleGoldenTests {
-    static let examples = ["phone-call", "music-bluetooth", "navigation-ducking", "recorder-no-mic"]
+    static let examples = ["phone-call", "music-bluetooth", "navigation-ducking", "recorder-no-mic", "headphone-jack"]
 
     @Test(arguments: examples)
     func exampleMatchesItsGoldenOutput(_ name: String) throws {

@@ -51,6 +51,11 @@ func report(_ notification: AudioSessionNotification) {
             .init("reason", info.reason.map { .string($0.rawValue) } ?? .null), .init("shouldResume", .bool(info.options.contains(.shouldResume))),
         ]
     case .portsChanged(let kind, let port): members = [.init("notification", "portsChanged"), .init("change", .string(kind.rawValue)), .init("uid", .string(port.uid))]
+    case .allPortsChanged(let kind, let port):
+        members = [
+            .init("notification", "allPortsChanged"), .init("change", .string(kind.rawValue)), .init("uid", .string(port.uid)),
+            .init("availability", port.availability.map { .string($0.rawValue) } ?? .null),
+        ]
     case .silentModeChanged(let on): members = [.init("notification", "silentModeChanged"), .init("on", .bool(on))]
     case .ducked: members = [.init("notification", "ducked")]
     case .unducked: members = [.init("notification", "unducked")]
