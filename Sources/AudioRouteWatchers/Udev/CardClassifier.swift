@@ -26,8 +26,11 @@ public struct CardClassification: Sendable, Hashable {
     public var notes: [ClassificationNote] = []
     /// Every decision, in order, with the udev signal that made it (`audioroute ports --direct --explain`).
     public var decisions: [ClassificationDecision] = []
-    /// Per port uid: whether it is always there, plugged per its jack, or unknown.
+    /// Per port uid: whether it is always there, plugged per its jack, unplugged, or unknown.
     public var availability: [String: PortAvailability] = [:]
+
+    /// The ports a route may use: all but the unavailable ones (a jack with nothing plugged).
+    public var usablePorts: [Port] { ports.filter(\.availability.isUsable) }
 }
 
 /// One classification decision and the signal that decided it.
@@ -55,6 +58,17 @@ public enum PortAvailability: String, Sendable, Hashable {
     /// An HDMI/DP output whose jack state cannot be read (no jack device, or not readable):
     /// offered anyway, at the HDMI priority (docs/ports.md, "HDMI/DP availability").
     case unknown
+    /// A jack's port whose switch says nothing is plugged in: listed, never a route.
+    case unavailable
+
+    /// The port's availability as every client sees it (`Port.availability`).
+    public var portAvailability: Port.Availability {
+        switch self {
+        case .present, .connected: .available
+        case .unknown: .unknown
+        case .unavailable: .unavailable
+        }
+    }
 }
 
 /// Udev properties the watcher honours (set by udev-rules/70-audioroute.rules or by the admin).
@@ -354,7 +368,7 @@ public enum CardClassifier {
         // headphone and microphone switches (often two evdev devices) give two
         // ports of one device, which move together.
         var jackPorts: [Port] = []
-        func jackPort(_ role: String, _ type: PortType, device: String, pcm: PCMDevice?, from jack: JackRecord) {
+        func jackPort(_ role: String, _ type: PortType, device: String, pcm: PCMDevice?, from jack: JackRecord, plugged: Bool = true) {
             // A card's own line out (a link with no codec) is already that port.
             guard !cardPorts.contains(where: { $0.uid == "\(base)/\(role)" }) else { return }
             var port = Port(uid: "\(base)/\(role)", type: type, device: device, direction: type.defaultDirection, alsa: alsaName(pcm))
@@ -366,8 +380,9 @@ public enum CardClassifier {
             }
             jackPorts.append(port)
             let named = pcm.flatMap { namings[PCMKey($0)] }.map { "; \($0.signal)" } ?? ""
-            decide(port.uid, "\(type.rawValue) \(port.direction.rawValue)\(pcm.map { " on PCM \($0.device)" } ?? "")", "jack NAME \(quoted(jack.name)) switch on\(named)")
-            result.availability[port.uid] = .connected
+            let outcome = "\(type.rawValue) \(port.direction.rawValue)\(pcm.map { " on PCM \($0.device)" } ?? "")\(plugged ? "" : ", unavailable: nothing plugged")"
+            decide(port.uid, outcome, "jack NAME \(quoted(jack.name)) switch \(plugged ? "on" : "off")\(named)")
+            result.availability[port.uid] = plugged ? .connected : .unavailable
         }
         // One jack may be reported by both sources (an HDA headphone has an evdev switch and a
         // `Headphone Jack` control): ports are made per kind, so it is one port. evdev first,
@@ -376,11 +391,24 @@ public enum CardClassifier {
         for jack in analogJacks where !jack.stateKnown {
             decide("jack", "no port: switch state unknown", "jack NAME \(quoted(jack.name)) (device not readable)")
         }
-        func firstJack(with bit: SwitchSet) -> JackRecord? { analogJacks.first { $0.state.contains(bit) && $0.supported.contains(bit) } }
-        if let jack = firstJack(with: .headphoneInsert) { jackPort("headphones", .headphones, device: "\(base)/jack", pcm: jackPlayback, from: jack) }
-        if let jack = firstJack(with: .microphoneInsert) { jackPort("headset-mic", .headsetMic, device: "\(base)/jack", pcm: jackCapture, from: jack) }
-        if let jack = firstJack(with: .lineoutInsert) { jackPort("line-out", .lineOut, device: "\(base)/line", pcm: jackPlayback, from: jack) }
-        if let jack = firstJack(with: .lineinInsert) { jackPort("line-in", .lineIn, device: "\(base)/line", pcm: jackCapture, from: jack) }
+        // A kind is plugged when a jack reporting it says so; a jack that reports it, readable and
+        // off, makes the port known and unavailable (listed, never a route).
+        func jack(with bit: SwitchSet) -> (jack: JackRecord, plugged: Bool)? {
+            if let on = analogJacks.first(where: { $0.state.contains(bit) && $0.supported.contains(bit) }) { return (on, true) }
+            return analogJacks.first { $0.stateKnown && $0.supported.contains(bit) }.map { ($0, false) }
+        }
+        if let (found, plugged) = jack(with: .headphoneInsert) {
+            jackPort("headphones", .headphones, device: "\(base)/jack", pcm: jackPlayback, from: found, plugged: plugged)
+        }
+        if let (found, plugged) = jack(with: .microphoneInsert) {
+            jackPort("headset-mic", .headsetMic, device: "\(base)/jack", pcm: jackCapture, from: found, plugged: plugged)
+        }
+        if let (found, plugged) = jack(with: .lineoutInsert) {
+            jackPort("line-out", .lineOut, device: "\(base)/line", pcm: jackPlayback, from: found, plugged: plugged)
+        }
+        if let (found, plugged) = jack(with: .lineinInsert) {
+            jackPort("line-in", .lineIn, device: "\(base)/line", pcm: jackCapture, from: found, plugged: plugged)
+        }
         for jack in hdmiJacks {
             if let number = jack.hdmiPCM, !playback.contains(where: { $0.device == number }) {
                 note(.notice, "hdmi-jack-\(number)", "HDMI/DP jack \(quoted(jack.name)) names PCM \(number), which the card does not have")
@@ -409,12 +437,9 @@ public enum CardClassifier {
             let availability: PortAvailability
             var signal = videoSignals[pcm.device] ?? ""
             if let jack, jack.stateKnown {
-                guard !jack.state.intersection([.lineoutInsert, .videooutInsert]).isEmpty else {
-                    decide(uid, "no port: nothing connected", "jack NAME \(quoted(jack.name)) switch off")
-                    continue
-                }
-                availability = .connected
-                signal += "; jack \(quoted(jack.name)) switch on"
+                let on = !jack.state.intersection([.lineoutInsert, .videooutInsert]).isEmpty
+                availability = on ? .connected : .unavailable
+                signal += "; jack \(quoted(jack.name)) switch \(on ? "on" : "off")"
             } else {
                 availability = .unknown
                 signal += jack.map { "; jack \(quoted($0.name)) state unknown" } ?? "; no jack device"
@@ -434,6 +459,9 @@ public enum CardClassifier {
             result.availability[uid] = availability
         }
         result.ports = cardPorts + jackPorts
+        for index in result.ports.indices {
+            result.ports[index].availability = result.availability[result.ports[index].uid]?.portAvailability ?? .available
+        }
         return result
     }
 

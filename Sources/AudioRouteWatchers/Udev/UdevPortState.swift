@@ -83,10 +83,13 @@ public struct UdevPortState: Sendable {
         return UCMCardRequest(name: "hw:" + id, base: base)
     }
 
-    /// Every announced port, card by card in syspath order.
+    /// Every announced port, card by card in syspath order, the unavailable ones among them.
     public var ports: [Port] {
         announced.keys.sorted().flatMap { announced[$0]! }
     }
+
+    /// The announced ports a route may use (not unavailable).
+    public var usablePorts: [Port] { ports.filter(\.availability.isUsable) }
 
     /// Every card's classification now, with its jacks, in syspath order: what
     /// `audioroute ports --direct --explain` prints.
@@ -289,14 +292,11 @@ public struct UdevPortState: Sendable {
                     plugged = nil
                     signal += "; jack \(CardClassifier.quoted(control)) state unknown"
                 }
-                guard plugged != false else {
-                    result.decisions.append(ClassificationDecision(subject: port.uid, outcome: "no port: nothing plugged", signal: signal))
-                    continue
-                }
-                availability = plugged == nil ? .unknown : .connected
+                availability = plugged == nil ? .unknown : plugged! ? .connected : .unavailable
             } else {
                 availability = .present
             }
+            port.availability = availability.portAvailability
             result.ports.append(port)
             result.availability[port.uid] = availability
             result.decisions.append(
