@@ -17,7 +17,8 @@
  *   audioroute_fakecard.<id> {
  *       driver "…" name "…" longname "…"    # each defaults to <id>
  *       mixername "…" components "…"        # default empty (components: see below)
- *       number 0                             # the card index it reports (${CardNumber})
+ *       number 0                             # the card index it reports (${CardNumber}); hw:<number>
+ *                                            # opens it too when no card is described as <number>
  *       state "/dir"                         # optional, see below
  *       controls [                           # optional; none by default
  *           { name "Line Out Playback Switch" type boolean }          # iface mixer, index 0, count 1
@@ -585,6 +586,29 @@ static int install_components(struct fake_card *card)
 	return 0;
 }
 
+/* The card opened as hw:<number> (as UCM users open cards: the daemon, PipeWire): when no card is
+ * described under that name and it is a number, the card whose "number" it is; else the name. */
+static const char *by_number(snd_config_t *root, const char *name)
+{
+	char path[128];
+	snd_config_t *cards, *node;
+	snd_config_iterator_t i, next;
+	char *end;
+	long wanted = strtol(name, &end, 10);
+	snprintf(path, sizeof path, "audioroute_fakecard.%s", name);
+	if (*end != '\0' || end == name || snd_config_search(root, path, &node) >= 0 || snd_config_search(root, "audioroute_fakecard", &cards) < 0)
+		return name;
+	snd_config_for_each(i, next, cards) {
+		snd_config_t *card = snd_config_iterator_entry(i);
+		const char *key;
+		long number;
+		if (snd_config_get_id(card, &key) >= 0 && snd_config_search(card, "number", &node) >= 0
+		    && snd_config_get_integer(node, &number) >= 0 && number == wanted)
+			return key;
+	}
+	return name;
+}
+
 SND_CTL_PLUGIN_DEFINE_FUNC(audioroute_fakecard)
 {
 	snd_config_iterator_t i, next;
@@ -603,6 +627,7 @@ SND_CTL_PLUGIN_DEFINE_FUNC(audioroute_fakecard)
 	}
 	if (id == NULL || id[0] == '\0')
 		return -EINVAL;
+	id = by_number(root, id);
 	struct fake_card *card = calloc(1, sizeof *card);
 	if (card == NULL)
 		return -ENOMEM;

@@ -26,7 +26,9 @@ public enum UCMBench {
     public static let statefulCards = ["PinePhone", "L5"]
 
     /// The card descriptions the bench loads (Tests/Fixtures/ucm2/...).
-    static let cardFiles = ["phones/pinephone-card.conf", "pinephone-controls.conf", "phones/librem5-card.conf", "cards/sofhdadsp-bare.conf"]
+    static let cardFiles = [
+        "phones/pinephone-card.conf", "pinephone-controls.conf", "phones/librem5-card.conf", "cards/sofhdadsp-bare.conf", "cards/bench-numbers.conf",
+    ]
 
     private static func setUp() throws -> (directory: String, environment: [String: String]) {
         let dir = try makeTemporaryDirectory()

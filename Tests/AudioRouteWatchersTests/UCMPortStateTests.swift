@@ -34,17 +34,23 @@ import Testing
         UdevPortState(logger: LogCapture().logger, usesUCMHelpers: helpers)
     }
 
-    static func uids(_ state: UdevPortState) -> [String] { state.ports.map(\.uid).sorted() }
+    /// The ports a route may use.
+    static func uids(_ state: UdevPortState) -> [String] { state.usablePorts.map(\.uid).sorted() }
+
+    /// The ports listed as unavailable (a jack with nothing plugged).
+    static func unavailable(_ state: UdevPortState) -> [String] { state.ports.filter { $0.availability == .unavailable }.map(\.uid).sorted() }
 
     @Test func nothingWhileTheHelperStartsThenItsPorts() {
         var state = Self.state()
         #expect(state.apply(.card(Self.phone)) == [])
-        #expect(state.ucmCandidates == [Self.phone.syspath: UCMCardRequest(name: "hw:PinePhone", base: "platform-sound")])
+        #expect(state.ucmCandidates == [Self.phone.syspath: UCMCardRequest(name: "hw:5", base: "platform-sound")])
         #expect(state.ucmPending == [Self.phone.syspath])
         let events = state.apply(.ucm(syspath: Self.phone.syspath, card: Self.card(jacks: ["Headphone Jack": false])))
         // One event: the route changes once.
         #expect(events.count == 1, "\(events)")
         #expect(Self.uids(state) == ["platform-sound/receiver", "platform-sound/speaker"])
+        // The headphones' jack is read and out: listed, unavailable.
+        #expect(Self.unavailable(state) == ["platform-sound/headphones"])
         #expect(state.ucmPending.isEmpty)
     }
 
@@ -123,9 +129,10 @@ import Testing
     @Test func everyCompleteCardIsACandidateUnlessItsPropertiesSayOtherwise() {
         var state = Self.state()
         for card in [Cards.usbHeadset(), Cards.hdaLaptop(), Cards.gpuHDMI(), Self.phone] { _ = state.apply(.card(card)) }
+        // By card number, as PipeWire opens them (docs/ucm.md: alsa-lib crashes on one card under two names).
         #expect(state.ucmCandidates.mapValues(\.name) == [
-            Cards.usbHeadset().syspath: "hw:Pro", Cards.hdaLaptop().syspath: "hw:Intel", Cards.gpuHDMI().syspath: "hw:NVidia",
-            Self.phone.syspath: "hw:PinePhone",
+            Cards.usbHeadset().syspath: "hw:2", Cards.hdaLaptop().syspath: "hw:0", Cards.gpuHDMI().syspath: "hw:1",
+            Self.phone.syspath: "hw:5",
         ])
         #expect(state.ucmCandidates[Cards.usbHeadset().syspath]?.base == "pci-0000:00:14.0-usb-0:11.4:1.0")
         #expect(state.ports.isEmpty, "nothing while the helper answers")

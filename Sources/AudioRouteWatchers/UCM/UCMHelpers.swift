@@ -9,15 +9,19 @@ import AudioRouteSystem
 import Logging
 import Synchronization
 
-/// A card the UCM helper is asked about: the name it opens (`hw:<card id>`) and the uid base
-/// its ports take (the one udev's classification gives the card: docs/ports.md, "Uids").
+/// A card the UCM helper is asked about: the name it opens (`hw:<card number>`), the uid base its
+/// ports take (the one udev's classification gives the card: docs/ports.md, "Uids"), and what
+/// the card says of itself, when read (a card with the same driver, names and components as one
+/// that had no profile has none either).
 public struct UCMCardRequest: Sendable, Hashable {
     public var name: String
     public var base: String
+    public var identity: String?
 
-    public init(name: String, base: String) {
+    public init(name: String, base: String, identity: String? = nil) {
         self.name = name
         self.base = base
+        self.identity = identity
     }
 }
 
@@ -46,7 +50,13 @@ public final class UCMHelpers: Sendable {
         /// Cards whose profile could not be opened, or whose helper failed, with the name asked:
         /// not asked again until the card goes (they would fail the same way each time).
         var failed: [String: String] = [:]
+        /// The identities of cards the helper found no profile for, latest last: a card that says
+        /// the same of itself (a headset plugged again) is not asked, and starts no helper.
+        var withoutProfile: [String] = []
     }
+
+    /// How many card identities without a profile are remembered.
+    static let rememberedWithoutProfile = 64
 
     /// - Parameters:
     ///   - ucmRoot: the UCM tree the helper reads (its ALSA_CONFIG_UCM2); nil: libasound's default.
@@ -75,6 +85,7 @@ public final class UCMHelpers: Sendable {
     /// answers reach `deliver` as `.ucm(syspath:card:)` (nil: no profile, or it failed), from
     /// `loop`, which reads the helper.
     func reconcile(wanted: [String: UCMCardRequest], loop: any PollLoop, deliver: @escaping @Sendable (HardwareEvent) -> Void) {
+        var known: [String] = []
         let (helper, lines, start, stop): (UCMHelper?, [JSON], [String], UCMHelper?) = registry.withLock { registry in
             var lines: [JSON] = []
             for (syspath, entry) in registry.entries where wanted[syspath] != entry.request {
@@ -82,7 +93,11 @@ public final class UCMHelpers: Sendable {
                 lines.append(.object([JSON.Member("close", .string(entry.request.name))]))
             }
             registry.failed = registry.failed.filter { wanted[$0.key]?.name == $0.value }
-            let start = wanted.keys.filter { registry.entries[$0] == nil && registry.failed[$0] == nil }.sorted()
+            var start = wanted.keys.filter { registry.entries[$0] == nil && registry.failed[$0] == nil }.sorted()
+            // A card that says of itself what one without a profile said: its answer is known.
+            known = start.filter { wanted[$0]!.identity.map(registry.withoutProfile.contains) == true }
+            start.removeAll(where: known.contains)
+            for syspath in known { registry.failed[syspath] = wanted[syspath]!.name }
             for syspath in start {
                 registry.entries[syspath] = Entry(request: wanted[syspath]!)
                 lines.append(.object([JSON.Member("open", .string(wanted[syspath]!.name))]))
@@ -95,6 +110,10 @@ public final class UCMHelpers: Sendable {
             return (registry.helper, lines, start, nil)
         }
         stop?.stop()
+        for syspath in known {
+            logger.debug("no UCM profile, as for a card that said the same of itself", metadata: ["card": "\(wanted[syspath]!.name)"])
+            deliver(.ucm(syspath: syspath, card: nil))
+        }
         guard !lines.isEmpty else { return }
         var running = helper
         if running == nil {
@@ -166,9 +185,13 @@ public final class UCMHelpers: Sendable {
             // An answer to a close (no message) needs nothing; an open that failed gives the card back to udev.
             guard let message else { return }
             let syspath: String? = registry.withLock { registry in
-                guard let (syspath, _) = registry.entries.first(where: { $0.value.request.name == name }) else { return nil }
+                guard let (syspath, entry) = registry.entries.first(where: { $0.value.request.name == name }) else { return nil }
                 registry.entries[syspath] = nil
                 registry.failed[syspath] = name
+                if let identity = entry.request.identity, !registry.withoutProfile.contains(identity) {
+                    registry.withoutProfile.append(identity)
+                    if registry.withoutProfile.count > Self.rememberedWithoutProfile { registry.withoutProfile.removeFirst() }
+                }
                 return syspath
             }
             guard let syspath else { return }

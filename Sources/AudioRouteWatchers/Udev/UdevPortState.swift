@@ -56,7 +56,7 @@ public struct UdevPortState: Sendable {
     }
 
     /// The cards whose ports may come from a UCM profile, by syspath: every complete card that
-    /// the properties leave to it, each with the name the UCM helper opens (`hw:<card id>`)
+    /// the properties leave to it, each with the name the UCM helper opens (`hw:<card number>`)
     /// and the uid base of its ports. Whether it has a profile is alsa-lib's to say: the helper
     /// asks it, as PipeWire and PulseAudio do for every card (docs/ucm.md).
     public var ucmCandidates: [String: UCMCardRequest] {
@@ -80,7 +80,12 @@ public struct UdevPortState: Sendable {
             return nil
         }
         guard let base = CardClassifier.uidBase(card, bus: CardClassifier.busName(card), cardID: id, note: { _, _, _ in }) else { return nil }
-        return UCMCardRequest(name: "hw:" + id, base: base)
+        // By number, as PipeWire and PulseAudio open UCM: a profile that looks other cards up
+        // (`${find-card}`) opens them as hw:<number>, and alsa-lib 1.2.8 crashes when it opens
+        // one card under two names (uc_mgr_ctl_add links its list entry twice: docs/ucm.md).
+        let name = card.attributes["number"].flatMap { Int($0) }.flatMap { (0..<256).contains($0) ? "hw:\($0)" : nil } ?? "hw:" + id
+        let identity = card.info.map { [$0.driver, $0.name, $0.longName, $0.components].joined(separator: "\u{1F}") }
+        return UCMCardRequest(name: name, base: base, identity: identity)
     }
 
     /// Every announced port, card by card in syspath order, the unavailable ones among them.
