@@ -28,6 +28,8 @@ public struct FakeCardConfiguration: Sendable, Hashable {
         lines.append("audioroute_fakecard.\(quotedKey(info.id)) {")
         lines.append("\tdriver \(quoted(info.driver)) name \(quoted(info.name)) longname \(quoted(info.longName))")
         lines.append("\tcomponents \(quoted(info.components)) mixername \(quoted(info.mixerName))")
+        // Its number as the report gives it: the UCM helper opens cards as hw:<number>.
+        if let number = card.record.attributes["number"].flatMap({ Int($0) }) { lines.append("\tnumber \(number)") }
         lines.append("\tcontrols {")
         let jackNumids = Set(card.jacks.compactMap { $0.syspath.split(separator: "#").last.flatMap { Int($0) } })
         for control in card.controls {

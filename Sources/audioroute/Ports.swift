@@ -205,6 +205,8 @@ enum ExplainText {
         }
         let ports = result.ports.map { port -> JSON in
             guard case .object(var members) = port.json else { return port.json }
+            // The classification's word (present, connected, unknown, unavailable) says more than the port's.
+            members.removeAll { $0.key == "availability" }
             members.append(JSON.Member("availability", .string(result.availability[port.uid]?.rawValue ?? "present")))
             let signal = result.decisions.last { $0.subject == port.uid }?.signal
             members.append(JSON.Member("signal", signal.map(JSON.string) ?? .null))
