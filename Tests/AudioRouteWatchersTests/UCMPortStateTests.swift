@@ -189,4 +189,21 @@ import Testing
             "pci-0000:00:1b.0/hdmi-5: HDMI output on dmix:CARD=Intel,DEV=5, availability connected <- UCM device HiFi: HDMI1, PCM hw:Intel,5, priority 500; jack \"HDMI/DP,pcm=5 Jack\" on (read by the UCM helper)",
         ])
     }
+
+    /// The admin's word on a card holds for its UCM ports as for udev's: exclusive PCMs, a PCM,
+    /// a priority, a name (docs/ports.md, "What decides a port").
+    @Test func theCardsPropertiesApplyToItsUCMPorts() {
+        let card = Self.card(jacks: ["Headphone Jack": false])
+        let plain = UdevPortState.ucmClassification(card, jacks: [])
+        #expect(plain.usablePorts.map(\.alsa) == ["dmix:CARD=PinePhone,DEV=0", "dmix:CARD=PinePhone,DEV=0"])
+        #expect(plain.usablePorts.map(\.priority) == [0, 0])
+        let exclusive = UdevPortState.ucmClassification(card, jacks: [], properties: ["AUDIOROUTE_ALSA_EXCLUSIVE": "1"])
+        #expect(exclusive.usablePorts.map(\.alsa) == ["plughw:CARD=PinePhone,DEV=0", "plughw:CARD=PinePhone,DEV=0"])
+        let admin = UdevPortState.ucmClassification(
+            card, jacks: [], properties: ["AUDIOROUTE_ALSA_PCM": "equalizer", "AUDIOROUTE_PRIORITY": "40", "AUDIOROUTE_NAME": "Phone"])
+        #expect(admin.usablePorts.map { "\($0.alsa ?? "-") \($0.priority) \($0.name)" } == ["equalizer 40 Phone", "equalizer 40 Phone"])
+        let garbage = UdevPortState.ucmClassification(card, jacks: [], properties: ["AUDIOROUTE_PRIORITY": "loud", "AUDIOROUTE_NAME": "\u{7}"])
+        #expect(garbage.usablePorts.map(\.priority) == [0, 0])
+        #expect(garbage.usablePorts.map(\.name) == plain.usablePorts.map(\.name))
+    }
 }

@@ -104,7 +104,7 @@ public struct UdevPortState: Sendable {
             let cardJacks = jacks.values.filter { $0.cardSyspath == syspath }.sorted { $0.syspath < $1.syspath }
             let result: CardClassification
             if let ucm = ucmCards[syspath] {
-                result = Self.ucmClassification(ucm, jacks: cardJacks, exclusive: CardClassifier.isExclusive(card))
+                result = Self.ucmClassification(ucm, jacks: cardJacks, properties: card.properties)
             } else {
                 result = CardClassifier.classify(card, jacks: cardJacks)
             }
@@ -244,7 +244,7 @@ public struct UdevPortState: Sendable {
         let cardJacks = jacks.values.filter { $0.cardSyspath == cardSyspath }.sorted { $0.syspath < $1.syspath }
         let ports: [Port]
         if let ucm = ucmCards[cardSyspath] {
-            ports = Self.ucmClassification(ucm, jacks: cardJacks, exclusive: CardClassifier.isExclusive(card)).ports
+            ports = Self.ucmClassification(ucm, jacks: cardJacks, properties: card.properties).ports
         } else if awaitsHelper(cardSyspath) {
             // Its helper is starting: nothing rather than udev's ports for a moment, which would
             // make two route changes (and interrupt a player) when the UCM ones replace them.
@@ -271,8 +271,16 @@ public struct UdevPortState: Sendable {
     /// when its jack cannot be read). Their PCMs are shared as udev's are (`hw:` becomes dmix
     /// or dsnoop; `plughw:` with `AUDIOROUTE_ALSA_EXCLUSIVE=1` on the card): music and a call's
     /// prompt play at once.
-    static func ucmClassification(_ card: UCMCard, jacks: [JackRecord], exclusive: Bool = false) -> CardClassification {
+    /// The card's `AUDIOROUTE_*` properties apply as to udev's ports: `_ALSA_EXCLUSIVE` (plughw),
+    /// `_ALSA_PCM`, `_PRIORITY` and `_NAME` (an admin's word on the card, whatever the profile says).
+    static func ucmClassification(_ card: UCMCard, jacks: [JackRecord], properties: [String: String] = [:]) -> CardClassification {
         var result = CardClassification()
+        let exclusive = properties[AudioRouteProperty.alsaExclusive].map(CardClassifier.isTrue) ?? false
+        let alsaOverride = properties[AudioRouteProperty.alsaPCM].flatMap { CardClassifier.isUsableText($0) ? $0 : nil }
+        let nameOverride = properties[AudioRouteProperty.name].flatMap { CardClassifier.isUsableText($0) ? $0 : nil }
+        let priorityOverride = properties[AudioRouteProperty.priority].flatMap { Int($0.trimmingASCIIWhitespace()) }.flatMap {
+            (-100_000...100_000).contains($0) ? $0 : nil
+        }
         result.decisions.append(
             ClassificationDecision(
                 subject: "card", outcome: "ports from its UCM profile (verbs \(card.verbs.joined(separator: ", ")))",
@@ -281,7 +289,9 @@ public struct UdevPortState: Sendable {
         for ucm in card.ports {
             var port = ucm.port
             let raw = port.alsa ?? ""
-            port.alsa = port.alsa.map { sharedPCM($0, direction: port.direction, exclusive: exclusive) }
+            port.alsa = alsaOverride ?? port.alsa.map { sharedPCM($0, direction: port.direction, exclusive: exclusive) }
+            if let nameOverride { port.name = nameOverride }
+            if let priorityOverride { port.priority = priorityOverride }
             let devices = card.verbs.compactMap { verb in ucm.devices[verb].map { "\(verb): \($0.joined(separator: ", "))" } }.joined(separator: "; ")
             var signal = "UCM device \(devices), PCM \(raw)" + (ucm.profilePriority.map { ", priority \($0)" } ?? "")
             let availability: PortAvailability
