@@ -546,7 +546,7 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def start(binary, emitter, d, notify):
+def start(binary, emitter, d, notify, extra=None):
     # The runtime directory on tmpfs, as $XDG_RUNTIME_DIR is (/run/user/UID): the
     # route file's fsyncs then cost what they cost there. State stays on disk.
     run = tempfile.mkdtemp(prefix="audioroute-bench-run-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
@@ -580,7 +580,7 @@ def start(binary, emitter, d, notify):
         # No UCM helper: a umockdev card has no control device a UCM profile could open, and
         # libasound's card lookup aborts inside umockdev's preload (docs/decisions.md); the UCM
         # helper's memory is scripts/bench-ucm-helper's, and the real kernel's bench measures both.
-        ["umockdev-wrapper", binary, "--state-dir", state, "--runtime-dir", run, "--ucm-helper", "none"],
+        ["umockdev-wrapper", binary, "--state-dir", state, "--runtime-dir", run] + (extra or ["--ucm-helper", "none"]),
         env=env, stderr=open(os.path.join(d, "stderr"), "w"))
     return process, watch, t0, os.path.join(run, "audioroute", "asound.conf")
 
