@@ -49,9 +49,16 @@ extension UCMManager {
     ///
     /// An unknown verb or device changes nothing. When libasound refuses a step, the steps
     /// after it are not tried and `state` becomes what libasound says is current.
+    ///
+    /// Enabling a device also turns its `PlaybackSwitch` and `CaptureSwitch` on, when the profile
+    /// names them: a sound server does so through the device's mixer element when the port
+    /// becomes active (PulseAudio's and PipeWire's UCM paths), and some profiles' sequences leave
+    /// that to it (HDA-Intel's DualCodecs: the Speaker's DisableSequence mutes it, nothing in the
+    /// profile unmutes it). What cannot be unmuted is in `unmuteFailures`.
     @discardableResult
     public mutating func apply(_ target: UCMState) throws(UCMApplyError) -> [UCMStep] {
         try check(target)
+        unmuteFailures = []
         let steps = UCMPlan.steps(from: state, to: target)
         var done: [UCMStep] = []
         for step in steps {
@@ -59,7 +66,9 @@ extension UCMManager {
                 switch step {
                 case .disable(let device): try set("_disdev", device)
                 case .setVerb(let verb): try set("_verb", verb ?? SND_USE_CASE_VERB_INACTIVE)
-                case .enable(let device): try set("_enadev", device)
+                case .enable(let device):
+                    try set("_enadev", device)
+                    unmute(device, verb: target.verb)
                 }
             } catch {
                 state = current() ?? UCMPlan.apply(step, to: state)
@@ -71,6 +80,22 @@ extension UCMManager {
         // The same devices; in the order asked for, which is what the caller compares with.
         state = UCMState(verb: target.verb, devices: target.devices)
         return steps
+    }
+
+    /// Turns the device's `PlaybackSwitch` and `CaptureSwitch` on (every channel), on the
+    /// control device the profile names for it (`PlaybackCTL`, which may be this process's
+    /// `_ucmNNNN.` name), else the card's.
+    private mutating func unmute(_ device: String, verb: String?) {
+        guard let verb else { return }
+        for direction in ["Playback", "Capture"] {
+            do throws(ALSAError) {
+                guard let control = try value("\(direction)Switch/\(device)/\(verb)") else { continue }
+                let name = try value("\(direction)CTL/\(device)/\(verb)") ?? (card.hasPrefix("hw:") ? card : "hw:" + card)
+                try ALSACardControl(name: name).setBoolean(control, on: true)
+            } catch {
+                unmuteFailures.append("\(device): \(direction)Switch: \(error)")
+            }
+        }
     }
 
     /// Refuses what libasound would refuse half-way: an unknown verb, an unknown device.

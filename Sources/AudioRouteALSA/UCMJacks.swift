@@ -56,6 +56,35 @@ public struct ALSACardControl: ~Copyable {
         return snd_ctl_elem_value_get_boolean(value, 0) != 0
     }
 
+    /// Sets every channel of the boolean control `element` on or off: a UCM device's
+    /// `PlaybackSwitch`, a mixer control's name (`Speaker Playback Switch`) or an element id as
+    /// UCM writes them (`name='Speaker Switch'`, `iface=MIXER,name='…',index=1`).
+    public func setBoolean(_ element: String, on: Bool) throws(ALSAError) {
+        var id: OpaquePointer?
+        var info: OpaquePointer?
+        var value: OpaquePointer?
+        try ALSAError.check(snd_ctl_elem_id_malloc(&id), "snd_ctl_elem_id_malloc")
+        defer { snd_ctl_elem_id_free(id) }
+        try ALSAError.check(snd_ctl_elem_info_malloc(&info), "snd_ctl_elem_info_malloc")
+        defer { snd_ctl_elem_info_free(info) }
+        try ALSAError.check(snd_ctl_elem_value_malloc(&value), "snd_ctl_elem_value_malloc")
+        defer { snd_ctl_elem_value_free(value) }
+        if element.contains("=") {
+            try ALSAError.check(snd_ctl_ascii_elem_id_parse(id, element), "\"\(element)\" is no control id")
+        } else {
+            snd_ctl_elem_id_set_interface(id, SND_CTL_ELEM_IFACE_MIXER)
+            snd_ctl_elem_id_set_name(id, element)
+        }
+        snd_ctl_elem_info_set_id(info, id)
+        try ALSAError.check(snd_ctl_elem_info(handle, info), "snd_ctl_elem_info \"\(element)\" on \(name)")
+        guard snd_ctl_elem_info_get_type(info) == SND_CTL_ELEM_TYPE_BOOLEAN else {
+            throw ALSAError(code: -Errno.Code.invalidArgument.rawValue, operation: "\"\(element)\" on \(name) is not a boolean control")
+        }
+        snd_ctl_elem_value_set_id(value, id)
+        for channel in 0..<snd_ctl_elem_info_get_count(info) { snd_ctl_elem_value_set_boolean(value, channel, on ? 1 : 0) }
+        try ALSAError.check(snd_ctl_elem_write(handle, value), "snd_ctl_elem_write \"\(element)\" on \(name)")
+    }
+
     /// snd_ctl_subscribe_events: from now on the control's changes are queued for
     /// `readEvents`, and its poll descriptors become readable.
     public func subscribe() throws(ALSAError) {

@@ -16,6 +16,9 @@ public struct UCMManager: ~Copyable {
     /// The verb and devices this manager has set (`apply`, UCMApply.swift); no verb
     /// and no device when it opens: libasound starts every manager so.
     public internal(set) var state = UCMState()
+    /// What the last `apply` could not unmute (a device's `PlaybackSwitch`/`CaptureSwitch` that
+    /// the card does not have, or refused), one line each; the device is enabled all the same.
+    public internal(set) var unmuteFailures: [String] = []
 
     /// Opens the UCM configuration for `card`: "hw:<id>" for a card by its
     /// control device, or a card name, which libasound matches against the

@@ -177,6 +177,9 @@ final class Cards {
             do throws(UCMApplyError) {
                 let steps = try entry.manager.apply(target)
                 logger.info("applied", metadata: ["card": "\(card)", "state": "\(entry.manager.state)", "steps": "\(steps)"])
+                for failure in entry.manager.unmuteFailures {
+                    logger.warning("a device's switch could not be turned on", metadata: ["card": "\(card)", "error": "\(failure)"])
+                }
                 send(UCMHelperProtocol.reply(card: card, entry.manager.state, steps: steps))
             } catch {
                 // A refused request is the daemon's fault; a failed step, the card's.

@@ -41,13 +41,19 @@ private func position(_ write: String, in writes: [String]) -> Int { writes.firs
             #expect(manager.state == UCMState())
             var all: [String] = []
 
-            // HiFi on the speaker: the verb's sequence (both outputs off), then the speaker on.
+            // HiFi on the speaker: the verb's sequence (both outputs off), then the speaker on: its
+            // EnableSequence, then its PlaybackSwitch on (the unmute a sound server would do).
             var steps = try manager.apply(UCMState(verb: "HiFi", devices: ["Speaker"]))
             #expect(steps.map(\.description) == ["verb HiFi", "enable Speaker"])
             var writes = try UCMBench.takeWrites()
             all += writes
-            #expect(outputSwitches(writes) == ["\(speakerSwitch)=off,off", "\(earpieceSwitch)=off", "\(speakerSwitch)=on,on"])
-            #expect(writes.suffix(3) == ["AIF1 DA0 Stereo Playback Route=Mix Mono", "\(speakerSwitch)=on,on", "Line Out Playback Volume=31"])
+            #expect(outputSwitches(writes) == [
+                "\(speakerSwitch)=off,off", "\(earpieceSwitch)=off", "\(speakerSwitch)=on,on", "\(speakerSwitch)=on,on",
+            ])
+            #expect(writes.suffix(4) == [
+                "AIF1 DA0 Stereo Playback Route=Mix Mono", "\(speakerSwitch)=on,on", "Line Out Playback Volume=31", "\(speakerSwitch)=on,on",
+            ])
+            #expect(manager.unmuteFailures.isEmpty)
             #expect(manager.state == UCMState(verb: "HiFi", devices: ["Speaker"]))
 
             // A call on the earpiece: the speaker off first, then the call verb, then the earpiece and the mic.
@@ -70,6 +76,7 @@ private func position(_ write: String, in writes: [String]) -> Int { writes.firs
             all += writes
             #expect(writes == [
                 "\(earpieceSwitch)=off", "AIF1 DA0 Stereo Playback Route=Mix Mono", "\(speakerSwitch)=on,on", "Line Out Playback Volume=31",
+                "\(speakerSwitch)=on,on",
             ])
             #expect(manager.state == UCMState(verb: "Voice Call", devices: ["Speaker", "DigitalMic"]))
 
@@ -79,7 +86,7 @@ private func position(_ write: String, in writes: [String]) -> Int { writes.firs
             writes = try UCMBench.takeWrites()
             all += writes
             #expect(Array(writes.prefix(2)) == ["\(speakerSwitch)=off,off", "Mic1 Capture Switch=off,off"])
-            #expect(writes.last == "Line Out Playback Volume=31")
+            #expect(writes.last == "\(speakerSwitch)=on,on")
             #expect(!writes.contains("AIF2 Digital DAC Playback Switch=on,on"))
 
             // Nothing asked: nothing written.
@@ -96,8 +103,10 @@ private func position(_ write: String, in writes: [String]) -> Int { writes.firs
             #expect(manager.current() == UCMState())
 
             #expect(firstWriteWithBothOn(all) == nil)
+            // Each enable: the sequence's write, then the unmute's.
             #expect(outputSwitches(all).filter { $0.hasSuffix("on") || $0.hasSuffix("on,on") } == [
-                "\(speakerSwitch)=on,on", "\(earpieceSwitch)=on", "\(speakerSwitch)=on,on", "\(speakerSwitch)=on,on",
+                "\(speakerSwitch)=on,on", "\(speakerSwitch)=on,on", "\(earpieceSwitch)=on", "\(earpieceSwitch)=on",
+                "\(speakerSwitch)=on,on", "\(speakerSwitch)=on,on", "\(speakerSwitch)=on,on", "\(speakerSwitch)=on,on",
             ])
         }
     }
@@ -201,6 +210,23 @@ private func position(_ write: String, in writes: [String]) -> Int { writes.firs
             #expect(try Poll.wait(&descriptors, timeoutMilliseconds: 5000) > 0)
             changes = try monitor.changes()
             #expect(changes.map(\.jack) == ["Headphone Jack", "Headset Microphone Jack"] && changes.map(\.plugged) == [false, false])
+        }
+    }
+}
+
+/// Enabling a device turns its PlaybackSwitch on, as a sound server's mixer path does, whichever
+/// form the profile names it in (Debian's Librem 5: `name='Speaker Switch'`, an element id).
+@Suite(.serialized) struct UCMUnmuteTests {
+    @Test func aDevicesSwitchIsTurnedOnAfterItsSequence() throws {
+        try UCMBench.with {
+            try UCMBench.reset("L5")
+            var manager = try UCMManager(card: "hw:L5")
+            try manager.apply(UCMState(verb: "HiFi", devices: ["Speaker"]))
+            let writes = try UCMBench.takeWrites("L5")
+            #expect(writes.last == "Speaker Switch=on,on", "\(writes)")
+            #expect(manager.unmuteFailures.isEmpty, "\(manager.unmuteFailures)")
+            try manager.apply(UCMState(verb: "HiFi", devices: ["Headphones"]))
+            #expect(try UCMBench.takeWrites("L5").last == "Headphone Switch=on,on")
         }
     }
 }

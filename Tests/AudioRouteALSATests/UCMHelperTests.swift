@@ -174,7 +174,8 @@ private func strings(_ json: JSON?) -> [String]? {
             if write.hasSuffix("=off") || write.hasSuffix("=off,off") { on.remove(name) } else { on.insert(name) }
             #expect(on.count < 2, "both outputs on at \(write)")
         }
-        #expect(switches.filter { !$0.contains("off") }.count == 4)
+        // Four enables, each its EnableSequence's write and its PlaybackSwitch's unmute.
+        #expect(switches.filter { !$0.contains("off") }.count == 8)
 
         helper.process.closeInput()
         #expect(helper.process.wait(seconds: 10) == 0)
