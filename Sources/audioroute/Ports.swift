@@ -204,7 +204,9 @@ enum ExplainText {
             ])
         }
         let ports = result.ports.map { port -> JSON in
-            guard case .object(var members) = port.json else { return port.json }
+            // The classification's availability (present, connected, unknown, unavailable) says
+            // more than the port's, which it decides: it is the one given, once.
+            guard case .object(var members) = port.json(withAvailability: false) else { return port.json }
             members.append(JSON.Member("availability", .string(result.availability[port.uid]?.rawValue ?? "present")))
             let signal = result.decisions.last { $0.subject == port.uid }?.signal
             members.append(JSON.Member("signal", signal.map(JSON.string) ?? .null))

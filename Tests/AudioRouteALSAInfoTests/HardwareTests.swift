@@ -56,11 +56,12 @@ import Testing
         #expect(card.jacks.map(\.source) == [.control, .control, .control])
         #expect(card.jacks.map(\.state) == [[], .microphoneInsert, []])
         #expect(card.jacks[0].syspath == "/sys/class/sound/card0/controlC0#1")
-        let ports = card.classify().ports
-        #expect(ports.contains { $0.type == .headsetMic && $0.alsa == "dsnoop:CARD=sofsoundwire,DEV=1" })
-        #expect(!ports.contains { $0.type == .headphones })
-        // The HDMI jack is readable and off: no HDMI port.
-        #expect(!ports.contains { $0.type == .HDMI })
+        let result = card.classify()
+        #expect(result.usablePorts.contains { $0.type == .headsetMic && $0.alsa == "dsnoop:CARD=sofsoundwire,DEV=1" })
+        // The headphone and HDMI jacks are readable and off: their ports are listed, unavailable.
+        #expect(result.ports.filter { $0.type == .headphones }.map(\.availability) == [.unavailable])
+        #expect(result.ports.filter { $0.type == .HDMI }.map { "\($0.uid) \($0.availability.rawValue)" } == ["card-sofsoundwire/hdmi-5 unavailable"])
+        #expect(!result.usablePorts.contains { $0.type == .headphones || $0.type == .HDMI })
         #expect(card.controls.count == 8 && card.hasControls)
     }
 

@@ -197,7 +197,12 @@ enum SaidCards {
         ])
         devkit.pcms = [PCMDevice(device: 0, playback: true), PCMDevice(device: 0, playback: false)]
         let hpDet = Cards.jack(devkit, "Librem 5 Devkit Headphones", event: 2, supported: .headphoneInsert)
-        #expect(CardClassifier.classify(devkit, jacks: [hpDet]).ports.map(\.type) == [.builtInSpeaker, .builtInMic])
+        // Its jack, unplugged, is listed as unavailable headphones: the card detects it.
+        let withJack = CardClassifier.classify(devkit, jacks: [hpDet])
+        #expect(withJack.ports.map { "\($0.type.rawValue) \($0.availability.rawValue)" } == [
+            "builtInSpeaker available", "builtInMic available", "headphones unavailable",
+        ])
+        #expect(withJack.usablePorts.map(\.type) == [.builtInSpeaker, .builtInMic])
         #expect(CardClassifier.classify(devkit).ports.map(\.type) == [.lineOut, .lineIn])
         var phone = devkit
         phone.properties["AUDIOROUTE_RECEIVER"] = "1"
@@ -254,7 +259,10 @@ enum SaidCards {
         laptop.syspath = "/sys/devices/pci0000:00/0000:00:1f.3/ssp/sound/card0"
         laptop.properties["ID_PATH"] = "pci-0000:00:1f.3-platform-ssp"
         let jack = Cards.jack(laptop, "Headphone", event: 4, supported: .headphoneInsert)
-        #expect(CardClassifier.classify(laptop, jacks: [jack]).ports.map(\.type) == [.lineOut, .lineIn])
+        let laptopResult = CardClassifier.classify(laptop, jacks: [jack])
+        #expect(laptopResult.usablePorts.map(\.type) == [.lineOut, .lineIn])
+        // Its headphone jack, unplugged, is the one other port, unavailable.
+        #expect(laptopResult.ports.map { "\($0.type.rawValue) \($0.availability.rawValue)" } == ["lineOut available", "lineIn available", "headphones unavailable"])
     }
 
     /// Le Potato (LIBRETECH-CC, alsa-devel 2021-12-26): one front end feeds the HDMI encoder

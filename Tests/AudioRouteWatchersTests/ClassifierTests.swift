@@ -143,8 +143,16 @@ func summary(_ ports: [Port]) -> [String] {
         #expect(headphones?.device == "pci-0000:00:1b.0/jack")
         #expect(headphones?.alsa == "dmix:CARD=Intel,DEV=0")
         #expect(headphones?.priority == 100)
+        #expect(headphones?.availability == .available)
+        // Unplugged: the same port, listed as unavailable, and never one a route may use.
         let unplugged = Cards.jack(card, "HDA Intel Front Headphone", event: 12, supported: .headphoneInsert, state: [])
-        #expect(!CardClassifier.classify(card, jacks: [unplugged]).ports.contains { $0.type == .headphones })
+        let empty = CardClassifier.classify(card, jacks: [unplugged])
+        let listed = empty.ports.filter { $0.type == .headphones }
+        #expect(listed.map(\.uid) == ["pci-0000:00:1b.0/headphones"])
+        #expect(listed.first?.availability == .unavailable)
+        #expect(listed.first?.alsa == "dmix:CARD=Intel,DEV=0")
+        #expect(empty.availability["pci-0000:00:1b.0/headphones"] == .unavailable)
+        #expect(!empty.usablePorts.contains { $0.type == .headphones })
     }
 
     @Test func aJacksOwnALSAPCMOverridesTheCards() {
@@ -184,17 +192,22 @@ func summary(_ ports: [Port]) -> [String] {
         card.pcms = [PCMDevice(device: 3, playback: true), PCMDevice(device: 0, playback: false), PCMDevice(device: 7, playback: true), PCMDevice(device: 0, playback: true)].sorted()
         let off = Cards.jack(card, "HDA Intel PCH HDMI/DP,pcm=3", event: 16, supported: [.lineoutInsert, .videooutInsert])
         let on = Cards.jack(card, "HDA Intel PCH HDMI/DP,pcm=7", event: 17, supported: [.lineoutInsert, .videooutInsert], state: .lineoutInsert)
-        let ports = CardClassifier.classify(card, jacks: [off, on]).ports
-        #expect(summary(ports) == [
+        let result = CardClassifier.classify(card, jacks: [off, on])
+        #expect(summary(result.usablePorts) == [
             "pci-0000:00:1b.0/speaker builtInSpeaker output pci-0000:00:1b.0 dmix:CARD=Intel,DEV=0",
             "pci-0000:00:1b.0/mic builtInMic input pci-0000:00:1b.0 dsnoop:CARD=Intel,DEV=0",
             "pci-0000:00:1b.0/hdmi-7 HDMI output pci-0000:00:1b.0/hdmi-7 dmix:CARD=Intel,DEV=7",
         ])
+        // The output whose jack is off is listed, unavailable.
+        #expect(result.ports.filter { $0.availability == .unavailable }.map(\.uid) == ["pci-0000:00:1b.0/hdmi-3"])
+        #expect(result.ports.first { $0.uid == "pci-0000:00:1b.0/hdmi-7" }?.availability == .available)
         var gpu = Cards.gpuHDMI()
         gpu.pcms = [PCMDevice(device: 3, playback: true), PCMDevice(device: 7, playback: true)]
         let gpuJack = Cards.jack(gpu, "HDA NVidia HDMI/DP,pcm=3", event: 20, supported: .lineoutInsert, state: .lineoutInsert)
         let gpuOff = Cards.jack(gpu, "HDA NVidia HDMI/DP,pcm=7", event: 21, supported: .lineoutInsert)
-        #expect(CardClassifier.classify(gpu, jacks: [gpuJack, gpuOff]).ports.map(\.uid) == ["pci-0000:01:00.1/hdmi-3"])
+        let gpuResult = CardClassifier.classify(gpu, jacks: [gpuJack, gpuOff])
+        #expect(gpuResult.usablePorts.map(\.uid) == ["pci-0000:01:00.1/hdmi-3"])
+        #expect(gpuResult.ports.map { "\($0.uid) \($0.availability.rawValue)" } == ["pci-0000:01:00.1/hdmi-3 available", "pci-0000:01:00.1/hdmi-7 unavailable"])
     }
 
     @Test func udevPropertiesOverrideTypePriorityNameAndPCM() {
@@ -343,11 +356,14 @@ func summary(_ ports: [Port]) -> [String] {
         #expect(result.ports.map(\.uid) == ["pci-0000:01:00.1/hdmi-3", "pci-0000:01:00.1/hdmi-7"])
         #expect(result.ports.allSatisfy { $0.type == .HDMI && $0.alsa?.hasPrefix("dmix:1,") == true })
         #expect(result.decisions.contains { $0.outcome.contains("every playback PCM is HDMI/DP") && $0.signal.contains("HDA NVidia HDMI/DP,pcm=3") })
-        // With readable jacks, only connected outputs are ports.
+        #expect(result.ports.allSatisfy { $0.availability == .unknown })
+        // With readable jacks, only connected outputs are usable; the other is listed, unavailable.
         var readable = jacks
         readable[1] = JackRecord(syspath: jacks[1].syspath, cardSyspath: gpu.syspath, name: jacks[1].name, supported: jacks[1].supported, state: .lineoutInsert)
         readable[0] = JackRecord(syspath: jacks[0].syspath, cardSyspath: gpu.syspath, name: jacks[0].name, supported: jacks[0].supported, state: [])
-        #expect(CardClassifier.classify(gpu, jacks: readable).ports.map(\.uid) == ["pci-0000:01:00.1/hdmi-7"])
+        let readableResult = CardClassifier.classify(gpu, jacks: readable)
+        #expect(readableResult.usablePorts.map(\.uid) == ["pci-0000:01:00.1/hdmi-7"])
+        #expect(readableResult.ports.map { "\($0.uid) \($0.availability.rawValue)" } == ["pci-0000:01:00.1/hdmi-3 unavailable", "pci-0000:01:00.1/hdmi-7 available"])
         // The hwdb model name alone says so too.
         var byModel = gpu
         byModel.properties["ID_MODEL_FROM_DATABASE"] = "GF119 HDMI Audio Controller"
