@@ -102,10 +102,11 @@ extension ALSAInfoReport {
         }
 
         if !pins.isEmpty { from("\(pins.count) HDA pins of codec \(Set(pins.map(\.codec)).sorted().map(String.init).joined(separator: ", "))", "HDA-Intel Codec information") }
-        let record = CardRecord(
+        var record = CardRecord(
             syspath: syspath, sysname: "card\(card.number)", properties: properties, attributes: ["id": card.id, "number": String(card.number)],
             pcms: pcmDevices, hasControl: true, parent: parent, info: info, hdaPins: pins)
         let saved = controls[card.id] ?? []
+        record.phantomJacks = saved.filter { $0.iface == "CARD" && ControlJacks.isPhantom($0.name) }.map(\.name)
         return ALSAInfoCardHardware(
             record: record, jacks: Self.jacks(saved, card: card.number, cardSyspath: syspath), controls: saved,
             hasControls: hasControls.contains(card.id), provenance: provenance)

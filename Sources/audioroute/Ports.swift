@@ -184,6 +184,7 @@ enum ExplainText {
             lines.append("  pcm \(pcm.device)\(pcm.playback ? "p" : "c") id=\"\(pcm.id ?? "")\" name=\"\(pcm.name ?? "")\"")
         }
         if !card.hdaPins.isEmpty { lines.append("  hda pins: \(card.hdaPins.map(\.label).joined(separator: ", "))") }
+        if !card.phantomJacks.isEmpty { lines.append("  phantom jacks: \(card.phantomJacks.map { "\"\($0)\"" }.joined(separator: ", "))") }
         for jack in jacks {
             let state = jack.stateKnown ? "\(jack.state)" : "unknown"
             let source = jack.source == .evdev ? "" : " source=\(jack.source.rawValue)"
@@ -243,7 +244,7 @@ enum ExplainText {
         var members = [
             JSON.Member("card", .string(card.sysname)), JSON.Member("syspath", .string(card.syspath)),
             JSON.Member("id", card.attributes["id"].map(JSON.string) ?? .null), JSON.Member("info", info), JSON.Member("pcms", .array(pcms)),
-            JSON.Member("hdaPins", .array(pins)), JSON.Member("jacks", .array(jackList)),
+            JSON.Member("hdaPins", .array(pins)), JSON.Member("phantomJacks", .array(card.phantomJacks.map(JSON.string))), JSON.Member("jacks", .array(jackList)),
             JSON.Member("decisions", .array(decisions)), JSON.Member("ports", .array(ports)),
         ]
         if let report {

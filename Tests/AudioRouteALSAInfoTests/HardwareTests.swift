@@ -101,6 +101,8 @@ import Testing
         #expect(result.ports.filter { $0.type == .HDMI }.map { "\($0.uid) \($0.availability.rawValue)" } == ["card-sofsoundwire/hdmi-5 unavailable"])
         #expect(!result.usablePorts.contains { $0.type == .headphones || $0.type == .HDMI })
         #expect(card.controls.count == 8 && card.hasControls)
+        // The phantom jack is kept apart: it names a pin that is always there.
+        #expect(card.record.phantomJacks == ["Speaker Phantom Jack"])
     }
 
     @Test func aWritableDriverControlIsNoJack() throws {

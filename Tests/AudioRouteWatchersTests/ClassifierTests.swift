@@ -342,6 +342,52 @@ func summary(_ ports: [Port]) -> [String] {
         #expect(resolveRoute(RouteRequest(), ports: hdmiOnly).route(in: hdmiOnly).outputs == ["pci-0000:00:1b.0/hdmi-3"])
     }
 
+    /// HP Laptop 15z-fc000 (alsa-devel, "[Bug 217440] ALC236 audio disappears ... on warm boot",
+    /// 2023-06-10): its codec dump is empty ("Invalid AFG subtree"), so no pin is read; its jack
+    /// controls still show HDA's phantom jacks: `Speaker Phantom Jack`, and no mic one (the
+    /// laptop's microphones are on the ACP). The phantom jacks name the pins that are always there.
+    @Test func phantomJacksStandForPinsWhenNoPinIsRead() {
+        var card = Cards.hdaLaptop()
+        card.attributes["id"] = "Generic_1"
+        card.phantomJacks = ["Speaker Phantom Jack"]
+        let result = CardClassifier.classify(card)
+        #expect(result.ports.map(\.type) == [.builtInSpeaker])
+        #expect(result.decisions.first { $0.subject.hasSuffix("/speaker") }?.signal == "jack control \"Speaker Phantom Jack\": a Speaker pin; first analog playback PCM 0")
+        #expect(result.decisions.contains { $0.outcome == "no builtInMic: no phantom jack names a microphone" })
+        card.phantomJacks = ["Internal Mic Phantom Jack", "Speaker Phantom Jack"]
+        #expect(CardClassifier.classify(card).ports.map(\.type) == [.builtInSpeaker, .builtInMic])
+        // Pins, where read, decide (a desktop whose pins are all jacks, with an S/PDIF phantom jack).
+        card.hdaPins = [HDAPin(codec: 0, node: 0x21, defaultConfig: 0x0421_101f)]
+        #expect(CardClassifier.classify(card).ports.map(\.type).isEmpty)
+        // Neither pins nor phantom jacks (a card whose controls were not read): the first PCMs.
+        #expect(CardClassifier.classify(Cards.hdaLaptop()).ports.map(\.type) == [.builtInSpeaker, .builtInMic])
+    }
+
+    /// Apple MacBook Air 3,2 (alsa-devel, "Kernel 5.2.2 - RSpeaker not working", 2019-07-25):
+    /// NVIDIA's MCP89 chipset HDA is card `NVidia` [HDA NVidia], as a GPU's is, but its PCM 0 is the
+    /// CS4206 codec's analog output (the speakers) and only 3, 7, 8 are HDMI.
+    @Test func aChipsetsNVidiaCardWithAnAnalogCodecIsNoDisplayCard() {
+        var card = Cards.gpuHDMI()
+        card.attributes["id"] = "NVidia"
+        card.properties["ID_MODEL_FROM_DATABASE"] = "MCP89 High Definition Audio"
+        card.parent.isGraphicsAudioFunction = false
+        card.pcms = [
+            PCMDevice(device: 0, playback: true, id: "CS4206 Analog", name: "CS4206 Analog"), PCMDevice(device: 0, playback: false, id: "CS4206 Analog"),
+            PCMDevice(device: 1, playback: true, id: "CS4206 Digital"), PCMDevice(device: 3, playback: true, id: "HDMI 0"),
+            PCMDevice(device: 7, playback: true, id: "HDMI 0"), PCMDevice(device: 8, playback: true, id: "HDMI 0"),
+        ]
+        #expect(CardClassifier.videoCardSignal(card, bus: "pci", cardID: "NVidia") == nil)
+        let result = CardClassifier.classify(card)
+        #expect(result.ports.map { "\($0.type.rawValue) \($0.alsa ?? "-")" } == [
+            "builtInSpeaker dmix:CARD=NVidia,DEV=0", "builtInMic dsnoop:CARD=NVidia,DEV=0",
+            "HDMI dmix:CARD=NVidia,DEV=3", "HDMI dmix:CARD=NVidia,DEV=7", "HDMI dmix:CARD=NVidia,DEV=8",
+        ])
+        // A GPU's card, whose PCMs all say HDMI (or are not named), stays display audio.
+        var gpu = card
+        gpu.pcms = [PCMDevice(device: 3, playback: true, id: "HDMI 0"), PCMDevice(device: 7, playback: true, id: "HDMI 1")]
+        #expect(CardClassifier.videoCardSignal(gpu, bus: "pci", cardID: "NVidia")?.signal == "card id NVidia")
+    }
+
     /// Issue 19: a GPU's HDMI function seen without its function 0 and without a card id
     /// (HDA NVidia, AMD HD-Audio Generic): the jacks' names, read from udev, say every
     /// playback PCM is HDMI/DP, so there is no speaker; unknown jack states keep the ports.

@@ -295,6 +295,9 @@ public enum CardClassifier {
             let detection = analogJackRecords.first.map { "jack NAME \(quoted($0.name))" }
             let speakerWord = speakerSignal(card, namings: namings)
             let analogPins = card.hdaPins.filter { $0.isAnalogOutput || $0.isAnalogInput }
+            // Without an analog pin read (the codec file unreadable, or its dump empty), HDA's
+            // phantom jacks still say which pins are always there: a Speaker, a Mic.
+            let phantoms = analogPins.isEmpty ? card.phantomJacks : []
             let noCodecPlayback = analogPlayback.first { role($0) == .noCodec }
             let noCodecCapture = analogCapture.first { role($0) == .noCodec }
             // A board's analog output that nothing names a speaker and no jack detects: what is
@@ -330,6 +333,13 @@ public enum CardClassifier {
                 } else if !analogPlayback.isEmpty {
                     let outputs = analogPins.filter(\.isAnalogOutput).map(\.label).joined(separator: ", ")
                     decide("card", "no builtInSpeaker: no HDA pin is a fixed speaker", "HDA pins \(outputs.isEmpty ? "have no analog output" : outputs)")
+                }
+            } else if !phantoms.isEmpty, !phone {
+                // No pin read, but HDA's phantom jacks name the pins that cannot sense a plug.
+                if let phantom = phantoms.first(where: { PCMNames.words($0).contains("speaker") }), let pcm = mainPlayback, role(pcm) != .jack {
+                    speaker = (pcm, "jack control \(quoted(phantom)): a Speaker pin; first analog playback PCM \(pcm.device)")
+                } else if !analogPlayback.isEmpty {
+                    decide("card", "no builtInSpeaker: no phantom jack names a speaker", "phantom jacks \(phantoms.map(quoted).joined(separator: ", "))")
                 }
             } else if let pcm = mainPlayback, role(pcm) != .jack {
                 let named = namings[PCMKey(pcm)].map { " (\($0.signal))" } ?? ""
@@ -367,6 +377,13 @@ public enum CardClassifier {
                 } else if !analogCapture.isEmpty {
                     let inputs = analogPins.filter(\.isAnalogInput).map(\.label).joined(separator: ", ")
                     decide("card", "no builtInMic: no HDA pin is a fixed microphone", "HDA pins \(inputs.isEmpty ? "have no analog input" : inputs)")
+                }
+            } else if !phantoms.isEmpty {
+                // A Mic pin that cannot sense a plug is one that is always there, as read from pins.
+                if let phantom = phantoms.first(where: { PCMNames.words($0).contains("mic") }), let pcm = mainCapture, role(pcm) != .jack {
+                    add("mic", .builtInMic, .input, pcm: pcm, name: PortType.builtInMic.defaultName, signal: "jack control \(quoted(phantom)): a Mic pin that cannot sense a plug; first analog capture PCM \(pcm.device)")
+                } else if !analogCapture.isEmpty {
+                    decide("card", "no builtInMic: no phantom jack names a microphone", "phantom jacks \(phantoms.map(quoted).joined(separator: ", "))")
                 }
             } else if let pcm = mainCapture, role(pcm) != .jack {
                 let named = namings[PCMKey(pcm)].map { " (\($0.signal))" } ?? ""
@@ -521,7 +538,10 @@ public enum CardClassifier {
         if let compatible = parent.ofCompatible.first(where: isTegraHDA) {
             return (.HDMI, "OF_COMPATIBLE \(quoted(compatible)): Tegra's HDA controller carries HDMI/DP only")
         }
-        if let cardID, (bus == "pci" && videoCardIDs.contains(cardID)) || (bus != "usb" && cardID.lowercased().contains("hdmi")) {
+        // A card id is a weak word: NVIDIA's chipset HDA is `NVidia` too (a MacBook Air's MCP89 with
+        // its CS4206 codec). A playback PCM whose name says something other than HDMI/DP wins.
+        let pcmSaysAnalog = card.pcms.contains { $0.playback && !($0.id ?? "").isEmpty && PCMNames.naming($0)?.role != .display }
+        if let cardID, !pcmSaysAnalog, (bus == "pci" && videoCardIDs.contains(cardID)) || (bus != "usb" && cardID.lowercased().contains("hdmi")) {
             return (.HDMI, "card id \(cardID)")
         }
         // What the control device says: a card named for its HDMI (`vc4-hdmi-0`, `HDA ATI HDMI`).
