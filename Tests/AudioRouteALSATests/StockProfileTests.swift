@@ -37,8 +37,20 @@ struct StockMachine: CustomStringConvertible, Sendable {
     /// `IEC958 Playback Switch`,0-2): the fake card's writes log names no index, so they cannot
     /// be told apart there, and each has a PCM of its own. Checked to set the same, then left out.
     var byIndexOnly: [String] = []
+    /// The profile's verb cannot be set on this card (a control its sequences write is not the
+    /// hardware's): what the failure says. The ports are checked, no route.
+    var verbFails: String?
 
     var description: String { name }
+}
+
+extension StockMachine {
+    /// The sof-essx8336 profile's ports on its PCMs (0: the codec; 5, 6: HDMI).
+    static let essx8336Ports = [
+        "HDMI output dmix:CARD=sofessx8336,DEV=5", "HDMI output dmix:CARD=sofessx8336,DEV=6", "builtInMic input dsnoop:CARD=sofessx8336,DEV=0",
+        "builtInSpeaker output dmix:CARD=sofessx8336,DEV=0", "headphones output dmix:CARD=sofessx8336,DEV=0",
+        "headsetMic input dsnoop:CARD=sofessx8336,DEV=0",
+    ]
 }
 
 /// A card of a corpus report: the report's file name (without `.txt`) and the card's id.
@@ -108,6 +120,26 @@ extension StockMachine {
                 "builtInSpeaker output dmix:CARD=hdadsp,DEV=7", "headphones output dmix:CARD=hdadsp,DEV=7", "headsetMic input dsnoop:CARD=hdadsp,DEV=7",
             ],
             switched: ["headphones", "speaker"]),
+        // sof-essx8336 (a Gemini Lake laptop), reconstructed from the kernel's drivers
+        // (ucm2/cards/sofessx8336-card.conf, no DMIC: the analog mic). Debian 12's profile
+        // (alsa-ucm-conf 1.2.8) has Speaker, Headphones, Mic and Headset on PCM 0 and HDMI1-2 on 5
+        // and 6. Its Headset device writes "Headset Switch", which the machine driver does not
+        // have, and its verb's disdevall runs that device's disable sequence: the verb cannot be
+        // set on the card at all (alsa-ucm-conf commit 226c9b7, in 1.2.10, writes "Headset Mic
+        // Switch"). The ports come from the hello all the same.
+        StockMachine(
+            name: "sof-essx8336 (Gemini Lake, reconstructed)", cardFiles: ["ucm2/cards/sofessx8336-card.conf"], card: "sofessx8336",
+            base: "pci-0000:00:0e.0-platform-sof-essx8336", plugged: ["Headphone Jack", "Headset Mic Jack"], ports: StockMachine.essx8336Ports,
+            verbFails: "snd_use_case_set _verb HiFi: No such file or directory"),
+        // The same card with that one control added (sofessx8336-headset-switch.conf, not the
+        // hardware's), to run the rest of the profile: only Speaker switches anything, as its verb
+        // turns "Headphone Switch" off and its Headphones device never turns it on (the same commit
+        // added that sequence): on Debian 12's profile the headphones stay muted.
+        StockMachine(
+            name: "sof-essx8336 with \"Headset Switch\" added",
+            cardFiles: ["ucm2/cards/sofessx8336-card.conf", "ucm2/cards/sofessx8336-headset-switch.conf"], card: "sofessx8336",
+            base: "pci-0000:00:0e.0-platform-sof-essx8336", plugged: ["Headphone Jack", "Headset Mic Jack"], ports: StockMachine.essx8336Ports,
+            switched: ["speaker"], byIndexOnly: ["hdmi-5", "hdmi-6"]),
     ]
 }
 
@@ -180,6 +212,16 @@ private func values(_ writes: [String]) -> [String: String] {
         #expect(ports.map { "\($0.type.rawValue) \($0.direction.rawValue) \($0.alsa ?? "-")" }.sorted() == machine.ports, "\(machine)")
         #expect(Set(ports.map(\.uid)).count == ports.count, "\(machine): uids \(ports.map(\.uid))")
         #expect(ports.allSatisfy { $0.uid.hasPrefix(machine.base + "/") }, "\(machine): uids \(ports.map(\.uid))")
+
+        if let failure = machine.verbFails {
+            let answer = try helper.send(UCMState(verb: machine.verb).request(card: "hw:" + machine.card))
+            guard case .reply = answer else {
+                #expect("\(answer)".contains(failure), "\(machine): \(answer)")
+                return
+            }
+            Issue.record("\(machine): the verb was set, where the profile was expected to fail: \(answer)")
+            return
+        }
 
         // Each output device's "on": the controls its enable and its disable sequences set apart;
         // for a device without a disable sequence (hda-dsp's Speaker and Headphones, each of which
