@@ -140,6 +140,18 @@ extension StockMachine {
             cardFiles: ["ucm2/cards/sofessx8336-card.conf", "ucm2/cards/sofessx8336-headset-switch.conf"], card: "sofessx8336",
             base: "pci-0000:00:0e.0-platform-sof-essx8336", plugged: ["Headphone Jack", "Headset Mic Jack"], ports: StockMachine.essx8336Ports,
             switched: ["speaker"], byIndexOnly: ["hdmi-5", "hdmi-6"]),
+        // bytcr-rt5640 (a Bay Trail tablet, stereo speakers, internal mic on IN1), reconstructed from
+        // the kernel's drivers (ucm2/cards/bytcrrt5640-card.conf): the profile's Speaker,
+        // Headphones, Mic (IN1) and Headset (IN2) on PCM 0; Speaker and Headphones each switch the
+        // codec's amplifier and channel switches on and off.
+        StockMachine(
+            name: "bytcr-rt5640 (Bay Trail tablet, reconstructed)", cardFiles: ["ucm2/cards/bytcrrt5640-card.conf"], card: "bytcrrt5640",
+            base: "platform-80860F28:00", plugged: ["Headphone Jack", "Headset Mic Jack"],
+            ports: [
+                "builtInMic input dsnoop:CARD=bytcrrt5640,DEV=0", "builtInSpeaker output dmix:CARD=bytcrrt5640,DEV=0",
+                "headphones output dmix:CARD=bytcrrt5640,DEV=0", "headsetMic input dsnoop:CARD=bytcrrt5640,DEV=0",
+            ],
+            switched: ["headphones", "speaker"]),
     ]
 }
 
