@@ -152,6 +152,19 @@ extension StockMachine {
                 "headphones output dmix:CARD=bytcrrt5640,DEV=0", "headsetMic input dsnoop:CARD=bytcrrt5640,DEV=0",
             ],
             switched: ["headphones", "speaker"]),
+        // sof-hda-dsp (a Tiger Lake laptop: Realtek codec, two PCH DMICs), reconstructed
+        // (ucm2/cards/sofhdadsp-card.conf): HDA/HiFi-analog.conf's Headphones and Speaker on PCM 0,
+        // each switching its own playback switch, the headset jack's mic (Mic2, "Mic Jack") on
+        // capture 0, the DMIC (Mic1) on capture 6, HDMI1-3 on PCMs 3-5.
+        StockMachine(
+            name: "sof-hda-dsp (Tiger Lake laptop, reconstructed)", cardFiles: ["ucm2/cards/sofhdadsp-card.conf"], card: "sofhdadsp",
+            base: "pci-0000:00:1f.3-platform-skl_hda_dsp_generic", plugged: ["Headphone Jack", "Mic Jack"],
+            ports: [
+                "HDMI output dmix:CARD=sofhdadsp,DEV=3", "HDMI output dmix:CARD=sofhdadsp,DEV=4", "HDMI output dmix:CARD=sofhdadsp,DEV=5",
+                "builtInMic input dsnoop:CARD=sofhdadsp,DEV=6", "builtInSpeaker output dmix:CARD=sofhdadsp,DEV=0",
+                "headphones output dmix:CARD=sofhdadsp,DEV=0", "headsetMic input dsnoop:CARD=sofhdadsp,DEV=0",
+            ],
+            switched: ["headphones", "speaker"], byIndexOnly: ["hdmi-3", "hdmi-4", "hdmi-5"]),
     ]
 }
 
