@@ -40,6 +40,9 @@ struct StockMachine: CustomStringConvertible, Sendable {
     /// The profile's verb cannot be set on this card (a control its sequences write is not the
     /// hardware's): what the failure says. The ports are checked, no route.
     var verbFails: String?
+    /// Outputs the profile leaves off once left: their disable sequence turns a switch off and no
+    /// enable sequence turns it on again (the route's devices are set, no mixer element is).
+    var leftOff: [String] = []
 
     var description: String { name }
 }
@@ -165,6 +168,23 @@ extension StockMachine {
                 "headphones output dmix:CARD=sofhdadsp,DEV=0", "headsetMic input dsnoop:CARD=sofhdadsp,DEV=0",
             ],
             switched: ["headphones", "speaker"], byIndexOnly: ["hdmi-3", "hdmi-4", "hdmi-5"]),
+        // HDA-Intel with a stock profile: a Lenovo desktop's two Realtek codecs, whose kernel fixup
+        // sets the long name "HDAudio-Lenovo-DualCodecs" (conf.d/HDA-Intel -> HDA/DualCodecs),
+        // reconstructed (ucm2/cards/hdaintel-dualcodecs-card.conf). The rear codec's line out
+        // (Line1, PCM 0), line in (Line2) and mic (Mic2) on capture 0; the front codec's headphones
+        // and speaker on PCM 4, its mic (Mic1) on capture 4. Only Headphones switches anything:
+        // the verb turns "Speaker Playback Switch" on, the Speaker device's disable sequence turns it
+        // off and no enable sequence turns it on again (alsa-ucm-conf 1.2.8 and upstream's HEAD
+        // alike; PulseAudio and PipeWire unmute its PlaybackMixerElem, the helper sets devices
+        // only): once the headphones have been the route, the speaker stays muted.
+        StockMachine(
+            name: "HDA-Intel DualCodecs (Lenovo desktop, reconstructed)", cardFiles: ["ucm2/cards/hdaintel-dualcodecs-card.conf"], card: "PCH",
+            base: "pci-0000:00:1f.3", plugged: ["Line Out Front Jack", "Front Headphone Jack", "Line Jack", "Rear Mic Jack", "Front Mic Jack"],
+            ports: [
+                "builtInSpeaker output dmix:CARD=PCH,DEV=4", "headphones output dmix:CARD=PCH,DEV=4", "headsetMic input dsnoop:CARD=PCH,DEV=0",
+                "headsetMic input dsnoop:CARD=PCH,DEV=4", "lineIn input dsnoop:CARD=PCH,DEV=0", "lineOut output dmix:CARD=PCH,DEV=0",
+            ],
+            switched: ["headphones"], leftOff: ["speaker"]),
     ]
 }
 
@@ -252,12 +272,18 @@ private func values(_ writes: [String]) -> [String: String] {
         // for a device without a disable sequence (hda-dsp's Speaker and Headphones, each of which
         // turns the other off), those its enable sequence sets otherwise than another output's.
         let outputs = card.ports.filter { $0.port.direction.isOutput && ports.map(\.uid).contains($0.port.uid) }
-        _ = try helper.set(UCMState(verb: machine.verb))
+        // Every write on the card, in order: the last value of each control.
+        var state: [String: String] = [:]
+        func record(_ writes: [String]) -> [String] {
+            for write in writes { state.merge(values([write])) { _, new in new } }
+            return writes
+        }
+        let verbState = values(record(try helper.set(UCMState(verb: machine.verb))))
         var sequences: [(uid: String, enable: [String: String], disable: [String: String])] = []
         for output in outputs {
             guard let device = output.devices[machine.verb]?.first else { continue }
-            let enable = values(try helper.set(UCMState(verb: machine.verb, devices: [device])))
-            let disable = values(try helper.set(UCMState(verb: machine.verb)))
+            let enable = values(record(try helper.set(UCMState(verb: machine.verb, devices: [device]))))
+            let disable = values(record(try helper.set(UCMState(verb: machine.verb))))
             sequences.append((output.port.uid, enable, disable))
         }
         var on: [String: [String: String]] = [:]
@@ -287,7 +313,7 @@ private func values(_ writes: [String]) -> [String: String] {
         func lit(_ state: [String: String], on alsa: String?) -> [String] {
             judged.filter { (alsa == nil || pcm[$0.key] == alsa) && $0.value.allSatisfy { state[$0.key] == $0.value } }.keys.sorted()
         }
-        var state: [String: String] = [:]
+        let disables = Dictionary(sequences.map { ($0.uid, $0.disable) }) { first, _ in first }
         for output in outputs + outputs.prefix(1) {
             let route = Route(inputs: mic.map { [$0] } ?? [], outputs: [output.port.uid])
             let target = card.target(route: route, configuration: nil)
@@ -303,6 +329,17 @@ private func values(_ writes: [String]) -> [String: String] {
             let expected = judged[output.port.uid] != nil ? [output.port.uid] : []
             let now = lit(state, on: pcm[output.port.uid])
             #expect(now == expected, "\(machine): on after the route to \(output.port.uid): \(now) (all: \(lit(state, on: nil)))")
+            // What the output's own disable sequence turned off, from what the verb set, is back
+            // (a device whose disable sequence no enable sequence undoes stays muted once left).
+            let stillOff = (disables[output.port.uid] ?? [:]).filter {
+                state[$0.key] == $0.value && verbState[$0.key] != nil && verbState[$0.key] != $0.value
+            }
+            let role = String(output.port.uid.dropFirst(machine.base.count + 1))
+            if machine.leftOff.contains(role) {
+                #expect(!stillOff.isEmpty, "\(machine): \(role) is no longer left off by its profile")
+            } else {
+                #expect(stillOff.isEmpty, "\(machine): after the route to \(output.port.uid), still off: \(stillOff)")
+            }
         }
     }
 }
