@@ -163,7 +163,11 @@ let package = Package(
         .testTarget(
             name: "AudioRouteALSATests",
             // "audioroute-ucm": so that it is built, for the helper's end-to-end test.
-            dependencies: ["AudioRouteALSA", "AudioRouteCore", "AudioRouteSystem", "AudioRouteWatchers", "AudioSession", "AudioRouteTestKit", "audioroute-ucm"]
+            // AudioRouteALSAInfo: StockProfileTests renders an alsa-info report's card as a fake card.
+            dependencies: [
+                "AudioRouteALSA", "AudioRouteALSAInfo", "AudioRouteCore", "AudioRouteSystem", "AudioRouteWatchers", "AudioSession", "AudioRouteTestKit",
+                "audioroute-ucm",
+            ]
         ),
         .testTarget(
             name: "AudioRouteDaemonTests",

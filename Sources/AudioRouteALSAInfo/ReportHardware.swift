@@ -34,12 +34,13 @@ extension ALSAInfoReport {
         return cardList().map { card in hardware(card, pins: codecCards[card.number] ?? []) }
     }
 
-    /// The cards section's cards; without it, the cards aplay/arecord name.
+    /// The cards section's cards; without it, the cards aplay/arecord name, each with the name
+    /// aplay prints beside its id (the card's own name, as the cards section would give it).
     func cardList() -> [ALSAInfoCard] {
         if !cards.isEmpty { return cards.sorted { $0.number < $1.number } }
         var seen: [Int: ALSAInfoCard] = [:]
         for pcm in pcms where seen[pcm.card] == nil {
-            seen[pcm.card] = ALSAInfoCard(number: pcm.card, id: pcm.cardID, driver: "", name: "", longName: "")
+            seen[pcm.card] = ALSAInfoCard(number: pcm.card, id: pcm.cardID, driver: "", name: pcm.cardName, longName: "")
         }
         return seen.values.sorted { $0.number < $1.number }
     }
@@ -48,6 +49,7 @@ extension ALSAInfoReport {
         var provenance: [ALSAInfoProvenance] = []
         func from(_ field: String, _ source: String) { provenance.append(ALSAInfoProvenance(field: field, source: source)) }
         let syspath = "/sys/class/sound/card\(card.number)"
+        if cards.isEmpty, !card.name.isEmpty { from("card name \"\(card.name)\"", "Aplay/Arecord output card line (no cards section in the report)") }
         let mixer = mixers.first { $0.cardID == card.id }
         let info = CardInfo(
             id: card.id, driver: card.driver, name: card.name, longName: card.longName.isEmpty ? (mixer?.longName ?? "") : card.longName,
@@ -60,10 +62,17 @@ extension ALSAInfoReport {
             if !pcmDevices.isEmpty { from("PCMs \(tree.pcms.joined(separator: " "))", "Sysfs card info tree") }
         }
 
-        // The parent: its bus and driver from sysfs, its address from the `device ->` link.
+        // The parent: its bus and driver from sysfs, its address from the `device ->` link; without
+        // the sysfs section, from a card driver that has one bus and one parent driver.
         let tree = sysfs[card.number]
         var parent = CardParent(subsystem: tree?.bus, driver: tree?.driver)
-        if let bus = tree?.bus { from("parent bus \(bus), driver \(tree?.driver ?? "?")", "Sysfs card info Driver:") }
+        if let bus = tree?.bus {
+            from("parent bus \(bus), driver \(tree?.driver ?? "?")", "Sysfs card info Driver:")
+        } else if tree == nil, let known = Self.cardDrivers[card.driver] {
+            parent.subsystem = known.bus
+            parent.driver = known.driver
+            from("parent bus \(known.bus), driver \(known.driver)", "card driver \(card.driver) (no sysfs section in the report)")
+        }
         var properties: [String: String] = [:]
         let parentName = tree?.parent
         let pciAddress = parentName.flatMap { Self.isPCIAddress($0) ? $0 : nil }
@@ -77,12 +86,13 @@ extension ALSAInfoReport {
         }
         // ID_BUS as 78-sound-card.rules sets it: usb (usb_id) or pci for any such ancestor.
         let path = properties["ID_PATH"] ?? ""
-        if tree?.bus == "usb" || path.contains("-usb-") || (tree == nil && path.isEmpty && card.driver == "USB-Audio") {
+        let byDriver = tree == nil && path.isEmpty ? Self.cardDrivers[card.driver]?.bus : nil
+        if tree?.bus == "usb" || path.contains("-usb-") || byDriver == "usb" {
             properties["ID_BUS"] = "usb"
-            if tree == nil && path.isEmpty { from("ID_BUS usb", "card driver USB-Audio (no sysfs or by-path in the report)") }
-        } else if tree?.bus == "pci" || path.hasPrefix("pci-") || (tree == nil && path.isEmpty && card.driver == "HDA-Intel") {
+            if byDriver != nil { from("ID_BUS usb", "card driver \(card.driver) (no sysfs or by-path in the report)") }
+        } else if tree?.bus == "pci" || path.hasPrefix("pci-") || byDriver == "pci" {
             properties["ID_BUS"] = "pci"
-            if tree == nil && path.isEmpty { from("ID_BUS pci", "card driver HDA-Intel (no sysfs or by-path in the report)") }
+            if byDriver != nil { from("ID_BUS pci", "card driver \(card.driver) (no sysfs or by-path in the report)") }
         }
         if let pciAddress, let device = pciDevices.first(where: { $0.address == pciAddress }) {
             // hwdb's model comes from the same PCI database lspci names the device from.
@@ -92,14 +102,22 @@ extension ALSAInfoReport {
         }
 
         if !pins.isEmpty { from("\(pins.count) HDA pins of codec \(Set(pins.map(\.codec)).sorted().map(String.init).joined(separator: ", "))", "HDA-Intel Codec information") }
-        let record = CardRecord(
+        var record = CardRecord(
             syspath: syspath, sysname: "card\(card.number)", properties: properties, attributes: ["id": card.id, "number": String(card.number)],
             pcms: pcmDevices, hasControl: true, parent: parent, info: info, hdaPins: pins)
         let saved = controls[card.id] ?? []
+        record.phantomJacks = saved.filter { $0.iface == "CARD" && ControlJacks.isPhantom($0.name) }.map(\.name)
         return ALSAInfoCardHardware(
             record: record, jacks: Self.jacks(saved, card: card.number, cardSyspath: syspath), controls: saved,
             hasControls: hasControls.contains(card.id), provenance: provenance)
     }
+
+    /// ALSA card drivers (`/proc/asound/cards`' driver field) that only one kernel driver on one
+    /// bus registers: snd_hda_intel's `HDA-Intel` (sound/pci/hda/hda_intel.c, a PCI driver) and
+    /// snd-usb-audio's `USB-Audio` (sound/usb/card.c, bound to a USB interface).
+    static let cardDrivers: [String: (bus: String, driver: String)] = [
+        "HDA-Intel": ("pci", "snd_hda_intel"), "USB-Audio": ("usb", "snd-usb-audio"),
+    ]
 
     /// The card's jacks from its saved `… Jack` controls, by the watcher's own rule (`ControlJacks`).
     static func jacks(_ controls: [ALSAInfoControl], card: Int, cardSyspath: String) -> [JackRecord] {

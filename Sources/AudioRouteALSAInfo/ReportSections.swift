@@ -15,6 +15,8 @@ public struct ALSAInfoCard: Sendable, Hashable {
 public struct ALSAInfoPCM: Sendable, Hashable {
     public var card: Int
     public var cardID: String
+    /// The card's name as aplay prints it (`HDA Intel PCH`: the control device's card name).
+    public var cardName: String = ""
     public var device: Int
     public var playback: Bool
     public var id: String
@@ -167,6 +169,7 @@ enum PCMSection {
         let cardPart = afterCard[..<marker.lowerBound]
         guard let open = cardPart.firstRange(of: " [") else { return nil }
         let cardID = String(cardPart[..<open.lowerBound])
+        let cardName = String(cardPart[open.upperBound...])
         let rest = afterCard[marker.upperBound...]
         guard let deviceColon = rest.firstIndex(of: ":"), let device = Int(rest[..<deviceColon]), (0..<1024).contains(device) else { return nil }
         let pcmPart = rest[rest.index(after: deviceColon)...].dropFirst(rest[rest.index(after: deviceColon)...].hasPrefix(" ") ? 1 : 0)
@@ -189,7 +192,7 @@ enum PCMSection {
         let id = pcmPart[..<nameOpen].trimmingSpace()
         let name = pcmPart[pcmPart.index(after: nameOpen)..<pcmPart.index(before: pcmPart.endIndex)]
         guard !cardID.isEmpty else { return nil }
-        return ALSAInfoPCM(card: card, cardID: cardID, device: device, playback: true, id: id, name: String(name))
+        return ALSAInfoPCM(card: card, cardID: cardID, cardName: cardName, device: device, playback: true, id: id, name: String(name))
     }
 }
 

@@ -184,6 +184,7 @@ enum ExplainText {
             lines.append("  pcm \(pcm.device)\(pcm.playback ? "p" : "c") id=\"\(pcm.id ?? "")\" name=\"\(pcm.name ?? "")\"")
         }
         if !card.hdaPins.isEmpty { lines.append("  hda pins: \(card.hdaPins.map(\.label).joined(separator: ", "))") }
+        if !card.phantomJacks.isEmpty { lines.append("  phantom jacks: \(card.phantomJacks.map { "\"\($0)\"" }.joined(separator: ", "))") }
         for jack in jacks {
             let state = jack.stateKnown ? "\(jack.state)" : "unknown"
             let source = jack.source == .evdev ? "" : " source=\(jack.source.rawValue)"
@@ -204,9 +205,9 @@ enum ExplainText {
             ])
         }
         let ports = result.ports.map { port -> JSON in
-            guard case .object(var members) = port.json else { return port.json }
-            // The classification's word (present, connected, unknown, unavailable) says more than the port's.
-            members.removeAll { $0.key == "availability" }
+            // The classification's availability (present, connected, unknown, unavailable) says
+            // more than the port's, which it decides: it is the one given, once.
+            guard case .object(var members) = port.json(withAvailability: false) else { return port.json }
             members.append(JSON.Member("availability", .string(result.availability[port.uid]?.rawValue ?? "present")))
             let signal = result.decisions.last { $0.subject == port.uid }?.signal
             members.append(JSON.Member("signal", signal.map(JSON.string) ?? .null))
@@ -243,7 +244,7 @@ enum ExplainText {
         var members = [
             JSON.Member("card", .string(card.sysname)), JSON.Member("syspath", .string(card.syspath)),
             JSON.Member("id", card.attributes["id"].map(JSON.string) ?? .null), JSON.Member("info", info), JSON.Member("pcms", .array(pcms)),
-            JSON.Member("hdaPins", .array(pins)), JSON.Member("jacks", .array(jackList)),
+            JSON.Member("hdaPins", .array(pins)), JSON.Member("phantomJacks", .array(card.phantomJacks.map(JSON.string))), JSON.Member("jacks", .array(jackList)),
             JSON.Member("decisions", .array(decisions)), JSON.Member("ports", .array(ports)),
         ]
         if let report {

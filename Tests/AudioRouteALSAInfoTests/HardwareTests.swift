@@ -1,7 +1,7 @@
 // A report's cards as the watcher's records: uid base, bus, parent, jacks from controls.
 @testable import AudioRouteALSAInfo
 import AudioRouteCore
-import AudioRouteWatchers
+@testable import AudioRouteWatchers
 import Testing
 
 @Suite struct HardwareTests {
@@ -46,7 +46,45 @@ import Testing
         #expect(list[0].record.properties.isEmpty)
         #expect(list[1].record.properties == ["ID_BUS": "usb"])
         #expect(list[1].classify().ports.map(\.uid) == ["card-USB/output", "card-USB/input"])
-        #expect(list[1].provenance.map(\.source) == ["card driver USB-Audio (no sysfs or by-path in the report)"])
+        // The parent too: USB-Audio is snd-usb-audio's card driver, on a USB interface; sof-soundwire
+        // names no single bus.
+        #expect(list[1].record.parent == CardParent(subsystem: "usb", driver: "snd-usb-audio"))
+        #expect(list[0].record.parent == CardParent())
+        #expect(list[1].provenance.map { "\($0.field) <- \($0.source)" } == [
+            "parent bus usb, driver snd-usb-audio <- card driver USB-Audio (no sysfs section in the report)",
+            "ID_BUS usb <- card driver USB-Audio (no sysfs or by-path in the report)",
+        ])
+        // HDA-Intel: snd_hda_intel on PCI, whose parent driver numbers HDMI PCMs 3, 7, 8...
+        let hda = " 0 [PCH            ]: HDA-Intel - HDA Intel PCH\n                      HDA Intel PCH at 0xf7f10000 irq 32"
+        let hdaPCMs = "APLAY\n\n**** List of PLAYBACK Hardware Devices ****\ncard 0: PCH [HDA Intel PCH], device 3: HDMI 0 [HDMI 0]\n\nARECORD\n\n**** List of CAPTURE Hardware Devices ****\n"
+        let pch = try #require(try cards([("Soundcards recognised by ALSA", hda), ("Aplay/Arecord output", hdaPCMs)]).first)
+        #expect(pch.record.parent == CardParent(subsystem: "pci", driver: "snd_hda_intel"))
+        #expect(pch.record.properties == ["ID_BUS": "pci"])
+        #expect(CardClassifier.hdaNumberingDriver(pch.record) == "snd_hda_intel")
+    }
+
+    /// An `aplay -l` listing alone (a report's framing reconstructed around it): each card's name is
+    /// the one aplay prints beside its id, which says what the card is where nothing else does.
+    @Test func anAplayListingAloneGivesEachCardTheNameAplayPrints() throws {
+        let pcms = """
+            APLAY
+
+            **** List of PLAYBACK Hardware Devices ****
+            card 0: NVidia [HDA NVidia], device 0: CS4206 Analog [CS4206 Analog]
+            card 1: Headset [Logitech G35 Headset], device 0: USB Audio [USB Audio]
+
+            ARECORD
+
+            **** List of CAPTURE Hardware Devices ****
+            """
+        let list = try cards([("Aplay/Arecord output", pcms)])
+        #expect(list.map { $0.record.info?.name } == ["HDA NVidia", "Logitech G35 Headset"])
+        #expect(list.map { $0.record.info?.driver } == ["", ""])
+        #expect(list[0].provenance.map(\.source) == ["Aplay/Arecord output card line (no cards section in the report)"])
+        // No bus is rebuilt from it: the classifier reads the names (CardClassifier.saidBus).
+        #expect(list.allSatisfy { $0.record.properties.isEmpty && $0.record.parent == CardParent() })
+        #expect(list.map { CardClassifier.busName($0.record) } == ["pci", "usb"])
+        #expect(list[1].classify().ports.map(\.type) == [.usbAudio])
     }
 
     @Test func jacksAreTheCardInterfaceBooleanJackControlsWithTheirValues() throws {
@@ -56,12 +94,15 @@ import Testing
         #expect(card.jacks.map(\.source) == [.control, .control, .control])
         #expect(card.jacks.map(\.state) == [[], .microphoneInsert, []])
         #expect(card.jacks[0].syspath == "/sys/class/sound/card0/controlC0#1")
-        let ports = card.classify().ports
-        #expect(ports.contains { $0.type == .headsetMic && $0.alsa == "dsnoop:CARD=sofsoundwire,DEV=1" })
-        #expect(!ports.contains { $0.type == .headphones })
-        // The HDMI jack is readable and off: no HDMI port.
-        #expect(!ports.contains { $0.type == .HDMI })
+        let result = card.classify()
+        #expect(result.usablePorts.contains { $0.type == .headsetMic && $0.alsa == "dsnoop:CARD=sofsoundwire,DEV=1" })
+        // The headphone and HDMI jacks are readable and off: their ports are listed, unavailable.
+        #expect(result.ports.filter { $0.type == .headphones }.map(\.availability) == [.unavailable])
+        #expect(result.ports.filter { $0.type == .HDMI }.map { "\($0.uid) \($0.availability.rawValue)" } == ["card-sofsoundwire/hdmi-5 unavailable"])
+        #expect(!result.usablePorts.contains { $0.type == .headphones || $0.type == .HDMI })
         #expect(card.controls.count == 8 && card.hasControls)
+        // The phantom jack is kept apart: it names a pin that is always there.
+        #expect(card.record.phantomJacks == ["Speaker Phantom Jack"])
     }
 
     @Test func aWritableDriverControlIsNoJack() throws {

@@ -197,7 +197,12 @@ enum SaidCards {
         ])
         devkit.pcms = [PCMDevice(device: 0, playback: true), PCMDevice(device: 0, playback: false)]
         let hpDet = Cards.jack(devkit, "Librem 5 Devkit Headphones", event: 2, supported: .headphoneInsert)
-        #expect(CardClassifier.classify(devkit, jacks: [hpDet]).ports.map(\.type) == [.builtInSpeaker, .builtInMic])
+        // Its jack, unplugged, is listed as unavailable headphones: the card detects it.
+        let withJack = CardClassifier.classify(devkit, jacks: [hpDet])
+        #expect(withJack.ports.map { "\($0.type.rawValue) \($0.availability.rawValue)" } == [
+            "builtInSpeaker available", "builtInMic available", "headphones unavailable",
+        ])
+        #expect(withJack.usablePorts.map(\.type) == [.builtInSpeaker, .builtInMic])
         #expect(CardClassifier.classify(devkit).ports.map(\.type) == [.lineOut, .lineIn])
         var phone = devkit
         phone.properties["AUDIOROUTE_RECEIVER"] = "1"
@@ -254,7 +259,10 @@ enum SaidCards {
         laptop.syspath = "/sys/devices/pci0000:00/0000:00:1f.3/ssp/sound/card0"
         laptop.properties["ID_PATH"] = "pci-0000:00:1f.3-platform-ssp"
         let jack = Cards.jack(laptop, "Headphone", event: 4, supported: .headphoneInsert)
-        #expect(CardClassifier.classify(laptop, jacks: [jack]).ports.map(\.type) == [.lineOut, .lineIn])
+        let laptopResult = CardClassifier.classify(laptop, jacks: [jack])
+        #expect(laptopResult.usablePorts.map(\.type) == [.lineOut, .lineIn])
+        // Its headphone jack, unplugged, is the one other port, unavailable.
+        #expect(laptopResult.ports.map { "\($0.type.rawValue) \($0.availability.rawValue)" } == ["lineOut available", "lineIn available", "headphones unavailable"])
     }
 
     /// Le Potato (LIBRETECH-CC, alsa-devel 2021-12-26): one front end feeds the HDMI encoder
@@ -286,10 +294,101 @@ enum SaidCards {
             ("Deepbuffer Jack Out (*)", true, .deepBuffer), ("HDA Analog Deep Buffer (*)", true, .deepBuffer), ("EchoRef (*)", false, .echoReference),
             ("ALC887-VD Digital", true, .digital), ("HDA Analog (*)", true, nil), ("ALC289 Analog", true, nil), ("USB Audio", true, nil),
             ("fe.dai-link-0 (*)", true, nil), ("Speaker Sense", false, nil),
+            // The Steam Deck's amplifier link; an S/PDIF transmitter's link (i.MX 8M Nano EVK's
+            // imx-spdif), whose dummy codec does not make it a header's line out.
+            ("CS35L41 Stereo Playback multicodec-1", true, .speaker), ("CS35L41 Stereo Playback multicodec-1", false, nil),
+            ("S/PDIF PCM snd-soc-dummy-dai-0", true, .digital), ("simple-card_codec_link snd-soc-dummy-dai-0", true, .noCodec),
         ]
         for (text, playback, role) in table {
             #expect(PCMNames.role(of: text, playback: playback) == role, "\(text)")
         }
+    }
+
+    /// The Steam Deck (Valve Jupiter, alsa-devel "Acp5x probing regression", 2024-02-13): the
+    /// acp5x card's PCM 0 is the NAU8821 codec (headphone jack, headset and internal mics), PCM 1
+    /// the link to the two CS35L41 speaker amplifiers (sound/soc/amd/vangogh/acp5x-mach.c).
+    @Test func theSteamDecksSpeakerIsItsAmplifiersPCM() {
+        let card = SaidCards.sof("acp5x", platform: "acp5x_mach.0", [
+            SaidCards.pcm(0, true, "Playback/Capture nau8821-hifi-0"), SaidCards.pcm(0, false, "Playback/Capture nau8821-hifi-0"),
+            SaidCards.pcm(1, true, "CS35L41 Stereo Playback multicodec-1"),
+        ])
+        let result = CardClassifier.classify(card)
+        #expect(SaidCards.ports(result) == ["speaker builtInSpeaker dmix:CARD=acp5x,DEV=1", "mic builtInMic dsnoop:CARD=acp5x,DEV=0"])
+        #expect(result.decisions.first { $0.subject.hasSuffix("/speaker") }?.signal == "PCM 1p id \"CS35L41 Stereo Playback multicodec-1\"")
+        // Its headset jack, plugged: the headphones take the codec's PCM 0, not the amplifiers'.
+        let jack = SaidCards.control(card, "Headphone Jack", numid: 12, on: true)
+        #expect(CardClassifier.classify(card, jacks: [jack]).ports.first { $0.type == .headphones }?.alsa == "dmix:CARD=acp5x,DEV=0")
+    }
+
+    /// A card whose bus udev does not give (an alsa-info report without its sysfs section) is not
+    /// a board on no evidence: a board is a platform device or has a device-tree compatible, or
+    /// names its SoC's audio; the card's own words may also give its bus.
+    @Test func aCardOfUnknownBusIsABoardOnlyByEvidence() {
+        func card(_ id: String, name: String = "", driver: String = "", _ pcms: [PCMDevice]) -> CardRecord {
+            CardRecord(
+                syspath: "/sys/class/sound/card0", attributes: ["id": id, "number": "0"], pcms: pcms,
+                info: CardInfo(id: id, driver: driver, name: name, longName: ""))
+        }
+        // HP Chromebook 11 G5 (alsa-devel, 2022-12-23): SOF's rt5650 card, nothing says where it is.
+        let setzer = card("rt5650", name: "sof-bytcht rt5650", [SaidCards.pcm(0, true, "PCM (*)"), SaidCards.pcm(1, true, "PCM Deep Buffer (*)")])
+        #expect(CardClassifier.boardSignal(setzer, bus: nil) == nil)
+        #expect(SaidCards.ports(CardClassifier.classify(setzer)) == ["speaker builtInSpeaker dmix:CARD=rt5650,DEV=0"])
+        // Positive evidence: a platform parent, a compatible.
+        var platform = setzer
+        platform.parent.subsystem = "platform"
+        #expect(CardClassifier.boardSignal(platform, bus: "platform") == "board card: platform device with no PCI or USB parent")
+        var compatible = setzer
+        compatible.parent.ofCompatible = ["simple-audio-card"]
+        #expect(CardClassifier.boardSignal(compatible, bus: nil) == "board card: OF_COMPATIBLE \"simple-audio-card\"")
+        // A device-tree device by its unit address (PINE A64, DietPi issue 4805; Rock64).
+        let pine = card("sun50ia64audio", name: "sun50i-a64-audio", [
+            SaidCards.pcm(0, true, "1c22c00.dai-sun8i-codec-aif1 sun8i-codec-aif1-0"), SaidCards.pcm(0, false, "1c22c00.dai-sun8i-codec-aif1 sun8i-codec-aif1-0"),
+        ])
+        #expect(CardClassifier.boardSignal(pine, bus: nil)?.hasSuffix("the device-tree device 1c22c00") == true)
+        #expect(SaidCards.ports(CardClassifier.classify(pine)) == [
+            "line-out lineOut dmix:CARD=sun50ia64audio,DEV=0", "line-in lineIn dsnoop:CARD=sun50ia64audio,DEV=0",
+        ])
+        // The Raspberry Pi's firmware audio (bcm2835 ALSA) and a HAT on its I2S (bcm2835-i2s).
+        let pi = card("ALSA", name: "bcm2835 ALSA", [SaidCards.pcm(0, true, "bcm2835 ALSA", name: "bcm2835 ALSA")])
+        #expect(CardClassifier.boardSignal(pi, bus: nil) == "board card: card name \"bcm2835 ALSA\": the Raspberry Pi SoC's audio (bcm2835)")
+        #expect(SaidCards.ports(CardClassifier.classify(pi)) == ["line-out lineOut dmix:CARD=ALSA,DEV=0"])
+        let hat = card("wm8960soundcard", name: "wm8960-soundcard", [SaidCards.pcm(0, true, "bcm2835-i2s-wm8960-hifi wm8960-hifi-0")])
+        #expect(CardClassifier.boardSignal(hat, bus: nil)?.contains("bcm2835") == true)
+        // "fe" is hex, but no unit address: a meson front end is evidence of its own.
+        let meson = card("ODROIDN2", name: "ODROID-N2", [SaidCards.pcm(0, true, "fe.dai-link-0 (*)")])
+        #expect(CardClassifier.boardSignal(meson, bus: nil) == "board card: PCM 0p id \"fe.dai-link-0 (*)\": an Amlogic card's front end")
+        // Its words give the bus: HDA's card names and driver, snd-usb-audio's PCM id.
+        let macbook = card("NVidia", name: "HDA NVidia", [SaidCards.pcm(0, true, "CS4206 Analog")])
+        #expect(CardClassifier.busName(macbook) == "pci")
+        #expect(CardClassifier.busName(card("PCH", driver: "HDA-Intel", [SaidCards.pcm(0, true, "ALC891 Analog")])) == "pci")
+        let g35 = card("Headset", name: "Logitech G35 Headset", [SaidCards.pcm(0, true, "USB Audio", name: "USB Audio"), SaidCards.pcm(0, false, "USB Audio")])
+        #expect(CardClassifier.busName(g35) == "usb")
+        let usb = CardClassifier.classify(g35)
+        #expect(SaidCards.ports(usb) == ["output usbAudio dmix:CARD=Headset,DEV=0", "input usbAudio dsnoop:CARD=Headset,DEV=0"])
+        #expect(usb.decisions.first?.signal == "PCM 0p id \"USB Audio\" (snd-usb-audio's PCM name)")
+        // Nothing at all: no bus, no board.
+        #expect(CardClassifier.busName(setzer) == nil)
+    }
+
+    /// Amlogic's cards (alsa-lib pull request 308, Christian Hewitt: the AIU "supports HDMI and
+    /// hinted S/PDIF output", the AXG card "HDMI only output", its three front ends routed inside
+    /// the SoC): with several playback front ends, the first is HDMI, the others no port.
+    @Test func anAmlogicCardsFirstFrontEndIsItsHDMIOutput() {
+        let odroid = CardRecord(
+            syspath: "/sys/class/sound/card0", attributes: ["id": "ODROIDN2", "number": "0"],
+            pcms: (0...2).map { SaidCards.pcm($0, true, "fe.dai-link-\($0) (*)") })
+        let result = CardClassifier.classify(odroid)
+        #expect(SaidCards.ports(result) == ["hdmi-0 HDMI dmix:CARD=ODROIDN2,DEV=0"])
+        #expect(result.ports.first?.availability == .unknown)
+        #expect(result.decisions.filter { $0.outcome.hasPrefix("not a port: an Amlogic front end") }.map(\.subject) == ["pcm 1p", "pcm 2p"])
+        // The WeTek Play 2 (GXBB, AIU): I2S front end to HDMI, S/PDIF front end; a device tree says so too.
+        let wetek = SaidCards.board("WETEKPLAY2", node: "sound", compatible: ["amlogic,gx-sound-card"], driver: "gx-sound-card", [
+            SaidCards.pcm(0, true, "fe.dai-link-0 (*)"), SaidCards.pcm(1, true, "fe.dai-link-1 (*)"),
+        ])
+        #expect(SaidCards.ports(CardClassifier.classify(wetek)) == ["hdmi-0 HDMI dmix:CARD=WETEKPLAY2,DEV=0"])
+        // One front end (the Le Potato's, whose ELD says HDMI is behind it) is left to the other rules.
+        let single = SaidCards.board("GX", node: "sound", compatible: ["amlogic,gx-sound-card"], driver: "gx-sound-card", [SaidCards.pcm(0, true, "fe.dai-link-0 (*)")])
+        #expect(SaidCards.ports(CardClassifier.classify(single)) == ["line-out lineOut dmix:CARD=GX,DEV=0"])
     }
 
     /// Codec files: node and pin lines in order, the file's own address, garbage skipped, at most

@@ -143,8 +143,16 @@ func summary(_ ports: [Port]) -> [String] {
         #expect(headphones?.device == "pci-0000:00:1b.0/jack")
         #expect(headphones?.alsa == "dmix:CARD=Intel,DEV=0")
         #expect(headphones?.priority == 100)
+        #expect(headphones?.availability == .available)
+        // Unplugged: the same port, listed as unavailable, and never one a route may use.
         let unplugged = Cards.jack(card, "HDA Intel Front Headphone", event: 12, supported: .headphoneInsert, state: [])
-        #expect(!CardClassifier.classify(card, jacks: [unplugged]).ports.contains { $0.type == .headphones })
+        let empty = CardClassifier.classify(card, jacks: [unplugged])
+        let listed = empty.ports.filter { $0.type == .headphones }
+        #expect(listed.map(\.uid) == ["pci-0000:00:1b.0/headphones"])
+        #expect(listed.first?.availability == .unavailable)
+        #expect(listed.first?.alsa == "dmix:CARD=Intel,DEV=0")
+        #expect(empty.availability["pci-0000:00:1b.0/headphones"] == .unavailable)
+        #expect(!empty.usablePorts.contains { $0.type == .headphones })
     }
 
     @Test func aJacksOwnALSAPCMOverridesTheCards() {
@@ -184,17 +192,22 @@ func summary(_ ports: [Port]) -> [String] {
         card.pcms = [PCMDevice(device: 3, playback: true), PCMDevice(device: 0, playback: false), PCMDevice(device: 7, playback: true), PCMDevice(device: 0, playback: true)].sorted()
         let off = Cards.jack(card, "HDA Intel PCH HDMI/DP,pcm=3", event: 16, supported: [.lineoutInsert, .videooutInsert])
         let on = Cards.jack(card, "HDA Intel PCH HDMI/DP,pcm=7", event: 17, supported: [.lineoutInsert, .videooutInsert], state: .lineoutInsert)
-        let ports = CardClassifier.classify(card, jacks: [off, on]).ports
-        #expect(summary(ports) == [
+        let result = CardClassifier.classify(card, jacks: [off, on])
+        #expect(summary(result.usablePorts) == [
             "pci-0000:00:1b.0/speaker builtInSpeaker output pci-0000:00:1b.0 dmix:CARD=Intel,DEV=0",
             "pci-0000:00:1b.0/mic builtInMic input pci-0000:00:1b.0 dsnoop:CARD=Intel,DEV=0",
             "pci-0000:00:1b.0/hdmi-7 HDMI output pci-0000:00:1b.0/hdmi-7 dmix:CARD=Intel,DEV=7",
         ])
+        // The output whose jack is off is listed, unavailable.
+        #expect(result.ports.filter { $0.availability == .unavailable }.map(\.uid) == ["pci-0000:00:1b.0/hdmi-3"])
+        #expect(result.ports.first { $0.uid == "pci-0000:00:1b.0/hdmi-7" }?.availability == .available)
         var gpu = Cards.gpuHDMI()
         gpu.pcms = [PCMDevice(device: 3, playback: true), PCMDevice(device: 7, playback: true)]
         let gpuJack = Cards.jack(gpu, "HDA NVidia HDMI/DP,pcm=3", event: 20, supported: .lineoutInsert, state: .lineoutInsert)
         let gpuOff = Cards.jack(gpu, "HDA NVidia HDMI/DP,pcm=7", event: 21, supported: .lineoutInsert)
-        #expect(CardClassifier.classify(gpu, jacks: [gpuJack, gpuOff]).ports.map(\.uid) == ["pci-0000:01:00.1/hdmi-3"])
+        let gpuResult = CardClassifier.classify(gpu, jacks: [gpuJack, gpuOff])
+        #expect(gpuResult.usablePorts.map(\.uid) == ["pci-0000:01:00.1/hdmi-3"])
+        #expect(gpuResult.ports.map { "\($0.uid) \($0.availability.rawValue)" } == ["pci-0000:01:00.1/hdmi-3 available", "pci-0000:01:00.1/hdmi-7 unavailable"])
     }
 
     @Test func udevPropertiesOverrideTypePriorityNameAndPCM() {
@@ -329,6 +342,52 @@ func summary(_ ports: [Port]) -> [String] {
         #expect(resolveRoute(RouteRequest(), ports: hdmiOnly).route(in: hdmiOnly).outputs == ["pci-0000:00:1b.0/hdmi-3"])
     }
 
+    /// HP Laptop 15z-fc000 (alsa-devel, "[Bug 217440] ALC236 audio disappears ... on warm boot",
+    /// 2023-06-10): its codec dump is empty ("Invalid AFG subtree"), so no pin is read; its jack
+    /// controls still show HDA's phantom jacks: `Speaker Phantom Jack`, and no mic one (the
+    /// laptop's microphones are on the ACP). The phantom jacks name the pins that are always there.
+    @Test func phantomJacksStandForPinsWhenNoPinIsRead() {
+        var card = Cards.hdaLaptop()
+        card.attributes["id"] = "Generic_1"
+        card.phantomJacks = ["Speaker Phantom Jack"]
+        let result = CardClassifier.classify(card)
+        #expect(result.ports.map(\.type) == [.builtInSpeaker])
+        #expect(result.decisions.first { $0.subject.hasSuffix("/speaker") }?.signal == "jack control \"Speaker Phantom Jack\": a Speaker pin; first analog playback PCM 0")
+        #expect(result.decisions.contains { $0.outcome == "no builtInMic: no phantom jack names a microphone" })
+        card.phantomJacks = ["Internal Mic Phantom Jack", "Speaker Phantom Jack"]
+        #expect(CardClassifier.classify(card).ports.map(\.type) == [.builtInSpeaker, .builtInMic])
+        // Pins, where read, decide (a desktop whose pins are all jacks, with an S/PDIF phantom jack).
+        card.hdaPins = [HDAPin(codec: 0, node: 0x21, defaultConfig: 0x0421_101f)]
+        #expect(CardClassifier.classify(card).ports.map(\.type).isEmpty)
+        // Neither pins nor phantom jacks (a card whose controls were not read): the first PCMs.
+        #expect(CardClassifier.classify(Cards.hdaLaptop()).ports.map(\.type) == [.builtInSpeaker, .builtInMic])
+    }
+
+    /// Apple MacBook Air 3,2 (alsa-devel, "Kernel 5.2.2 - RSpeaker not working", 2019-07-25):
+    /// NVIDIA's MCP89 chipset HDA is card `NVidia` [HDA NVidia], as a GPU's is, but its PCM 0 is the
+    /// CS4206 codec's analog output (the speakers) and only 3, 7, 8 are HDMI.
+    @Test func aChipsetsNVidiaCardWithAnAnalogCodecIsNoDisplayCard() {
+        var card = Cards.gpuHDMI()
+        card.attributes["id"] = "NVidia"
+        card.properties["ID_MODEL_FROM_DATABASE"] = "MCP89 High Definition Audio"
+        card.parent.isGraphicsAudioFunction = false
+        card.pcms = [
+            PCMDevice(device: 0, playback: true, id: "CS4206 Analog", name: "CS4206 Analog"), PCMDevice(device: 0, playback: false, id: "CS4206 Analog"),
+            PCMDevice(device: 1, playback: true, id: "CS4206 Digital"), PCMDevice(device: 3, playback: true, id: "HDMI 0"),
+            PCMDevice(device: 7, playback: true, id: "HDMI 0"), PCMDevice(device: 8, playback: true, id: "HDMI 0"),
+        ]
+        #expect(CardClassifier.videoCardSignal(card, bus: "pci", cardID: "NVidia") == nil)
+        let result = CardClassifier.classify(card)
+        #expect(result.ports.map { "\($0.type.rawValue) \($0.alsa ?? "-")" } == [
+            "builtInSpeaker dmix:CARD=NVidia,DEV=0", "builtInMic dsnoop:CARD=NVidia,DEV=0",
+            "HDMI dmix:CARD=NVidia,DEV=3", "HDMI dmix:CARD=NVidia,DEV=7", "HDMI dmix:CARD=NVidia,DEV=8",
+        ])
+        // A GPU's card, whose PCMs all say HDMI (or are not named), stays display audio.
+        var gpu = card
+        gpu.pcms = [PCMDevice(device: 3, playback: true, id: "HDMI 0"), PCMDevice(device: 7, playback: true, id: "HDMI 1")]
+        #expect(CardClassifier.videoCardSignal(gpu, bus: "pci", cardID: "NVidia")?.signal == "card id NVidia")
+    }
+
     /// Issue 19: a GPU's HDMI function seen without its function 0 and without a card id
     /// (HDA NVidia, AMD HD-Audio Generic): the jacks' names, read from udev, say every
     /// playback PCM is HDMI/DP, so there is no speaker; unknown jack states keep the ports.
@@ -343,11 +402,14 @@ func summary(_ ports: [Port]) -> [String] {
         #expect(result.ports.map(\.uid) == ["pci-0000:01:00.1/hdmi-3", "pci-0000:01:00.1/hdmi-7"])
         #expect(result.ports.allSatisfy { $0.type == .HDMI && $0.alsa?.hasPrefix("dmix:1,") == true })
         #expect(result.decisions.contains { $0.outcome.contains("every playback PCM is HDMI/DP") && $0.signal.contains("HDA NVidia HDMI/DP,pcm=3") })
-        // With readable jacks, only connected outputs are ports.
+        #expect(result.ports.allSatisfy { $0.availability == .unknown })
+        // With readable jacks, only connected outputs are usable; the other is listed, unavailable.
         var readable = jacks
         readable[1] = JackRecord(syspath: jacks[1].syspath, cardSyspath: gpu.syspath, name: jacks[1].name, supported: jacks[1].supported, state: .lineoutInsert)
         readable[0] = JackRecord(syspath: jacks[0].syspath, cardSyspath: gpu.syspath, name: jacks[0].name, supported: jacks[0].supported, state: [])
-        #expect(CardClassifier.classify(gpu, jacks: readable).ports.map(\.uid) == ["pci-0000:01:00.1/hdmi-7"])
+        let readableResult = CardClassifier.classify(gpu, jacks: readable)
+        #expect(readableResult.usablePorts.map(\.uid) == ["pci-0000:01:00.1/hdmi-7"])
+        #expect(readableResult.ports.map { "\($0.uid) \($0.availability.rawValue)" } == ["pci-0000:01:00.1/hdmi-3 unavailable", "pci-0000:01:00.1/hdmi-7 available"])
         // The hwdb model name alone says so too.
         var byModel = gpu
         byModel.properties["ID_MODEL_FROM_DATABASE"] = "GF119 HDMI Audio Controller"

@@ -77,8 +77,13 @@ import AudioRouteSystem
         let unreadable = JackRecord(
             syspath: evdev.syspath, cardSyspath: card.syspath, name: evdev.name, supported: .headphoneInsert, state: [], stateKnown: false)
         #expect(CardClassifier.classify(card, jacks: [unreadable, control]).ports.contains { $0.type == .headphones })
+        // The control readable and off: the port is known, and unavailable.
         let unplugged = Self.control(card, "Headphone Jack", numid: 20, state: [])
-        #expect(!CardClassifier.classify(card, jacks: [unreadable, unplugged]).ports.contains { $0.type == .headphones })
+        let empty = CardClassifier.classify(card, jacks: [unreadable, unplugged])
+        #expect(empty.ports.filter { $0.type == .headphones }.map(\.availability) == [.unavailable])
+        #expect(!empty.usablePorts.contains { $0.type == .headphones })
+        // Neither source readable: no port at all (nothing is known of the jack).
+        #expect(!CardClassifier.classify(card, jacks: [unreadable]).ports.contains { $0.type == .headphones })
         // A headset's mic from its own control, beside the evdev headphone.
         let mic = Self.control(card, "Headset Mic Jack", numid: 21, state: .microphoneInsert)
         let ports = CardClassifier.classify(card, jacks: [evdev, mic]).ports.filter { !$0.type.isBuiltIn }
@@ -101,7 +106,9 @@ import AudioRouteSystem
         let off = Self.control(card, "HDMI/DP,pcm=7 Jack", numid: 31, state: [])
         #expect(on.hdmiPCM == 3 && off.hdmiPCM == 7)
         let result = CardClassifier.classify(card, jacks: [on, off])
-        #expect(result.ports.filter { $0.type == .HDMI }.map(\.uid) == ["pci-0000:00:1b.0/hdmi-3"])
+        #expect(result.usablePorts.filter { $0.type == .HDMI }.map(\.uid) == ["pci-0000:00:1b.0/hdmi-3"])
+        #expect(result.availability["pci-0000:00:1b.0/hdmi-7"] == .unavailable)
+        #expect(result.ports.first { $0.uid == "pci-0000:00:1b.0/hdmi-7" }?.availability == .unavailable)
         #expect(result.availability["pci-0000:00:1b.0/hdmi-3"] == .connected)
         #expect(result.ports.first { $0.type == .HDMI }?.priority == PortType.HDMI.defaultPriority)
         // evdev's device for PCM 3 unreadable: the control decides, at the HDMI priority.
@@ -109,13 +116,15 @@ import AudioRouteSystem
             syspath: card.syspath + "/input16/event16", cardSyspath: card.syspath, name: "HDA Intel PCH HDMI/DP,pcm=3",
             supported: [.lineoutInsert, .videooutInsert], state: [], stateKnown: false)
         let merged = CardClassifier.classify(card, jacks: [evdev3, on, off])
-        #expect(merged.ports.filter { $0.type == .HDMI }.map(\.uid) == ["pci-0000:00:1b.0/hdmi-3"])
+        #expect(merged.usablePorts.filter { $0.type == .HDMI }.map(\.uid) == ["pci-0000:00:1b.0/hdmi-3"])
+        #expect(merged.ports.filter { $0.type == .HDMI }.map(\.uid) == ["pci-0000:00:1b.0/hdmi-3", "pci-0000:00:1b.0/hdmi-7"])
         #expect(merged.availability["pci-0000:00:1b.0/hdmi-3"] == .connected)
         // Both readable and on: one port.
         let evdev3On = JackRecord(
             syspath: evdev3.syspath, cardSyspath: card.syspath, name: evdev3.name, supported: evdev3.supported, state: .lineoutInsert)
         let bothOn = CardClassifier.classify(card, jacks: [evdev3On, on, off])
-        #expect(bothOn.ports.filter { $0.type == .HDMI }.map(\.uid) == ["pci-0000:00:1b.0/hdmi-3"])
+        #expect(bothOn.usablePorts.filter { $0.type == .HDMI }.map(\.uid) == ["pci-0000:00:1b.0/hdmi-3"])
+        #expect(bothOn.ports.filter { $0.type == .HDMI }.count == 2)
         // evdev readable and off, the control on (never seen: both read one pin): on wins.
         let evdev3Off = JackRecord(syspath: evdev3.syspath, cardSyspath: card.syspath, name: evdev3.name, supported: evdev3.supported, state: [])
         #expect(CardClassifier.classify(card, jacks: [evdev3Off, on, off]).availability["pci-0000:00:1b.0/hdmi-3"] == .connected)
@@ -130,20 +139,31 @@ import AudioRouteSystem
         _ = state.apply(.card(card))
         let evdev = Cards.jack(card, "HDA Intel PCH Headphone", event: 12, supported: .headphoneInsert, state: [])
         let control = Self.control(card, "Headphone Jack", numid: 20, state: [])
-        #expect(state.apply(.jack(evdev)).isEmpty)
+        // The first readable jack, off, announces the port as unavailable; the second adds nothing.
+        let listed = state.apply(.jack(evdev))
+        #expect(listed.count == 1)
+        guard case .added(let added)? = listed.first else { Issue.record("not an arrival: \(listed)"); return }
+        #expect(added.map { "\($0.uid) \($0.availability.rawValue)" } == ["pci-0000:00:1b.0/headphones unavailable"])
         #expect(state.apply(.jack(control)).isEmpty)
-        // The control reports the plug first: the port comes once.
+        // The control reports the plug first: the port turns available once.
         let plugged = state.apply(.jackState(syspath: control.syspath, state: .headphoneInsert))
         #expect(plugged.count == 1)
+        guard case .updated(let port)? = plugged.first else { Issue.record("not an update: \(plugged)"); return }
+        #expect(port.availability == .available)
         #expect(state.apply(.jackState(syspath: evdev.syspath, state: .headphoneInsert)).isEmpty)
         #expect(state.ports.filter { $0.type == .headphones }.count == 1)
-        // Both must say unplugged before it goes (both read the same pin, so they agree).
+        #expect(state.usablePorts.filter { $0.type == .headphones }.count == 1)
+        // Both must say unplugged before it turns unavailable (both read the same pin, so they agree).
         #expect(state.apply(.jackState(syspath: evdev.syspath, state: [])).isEmpty)
-        #expect(state.apply(.jackState(syspath: control.syspath, state: [])).count == 1)
-        #expect(!state.ports.contains { $0.type == .headphones })
+        let unplugged = state.apply(.jackState(syspath: control.syspath, state: []))
+        #expect(unplugged.count == 1)
+        guard case .updated(let gone)? = unplugged.first else { Issue.record("not an update: \(unplugged)"); return }
+        #expect(gone.availability == .unavailable)
+        #expect(!state.usablePorts.contains { $0.type == .headphones })
+        #expect(state.ports.filter { $0.type == .headphones }.map(\.availability) == [.unavailable])
         // The control device closing takes its jacks away, not the evdev one.
         _ = state.apply(.jackState(syspath: evdev.syspath, state: .headphoneInsert))
         _ = state.apply(.jackRemoved(syspath: control.syspath))
-        #expect(state.ports.contains { $0.type == .headphones })
+        #expect(state.usablePorts.contains { $0.type == .headphones })
     }
 }

@@ -35,10 +35,12 @@ final class LogCapture: Sendable {
     }
 }
 
-/// Applies events to a state and a tower, as the CLI does; the tower throws on
-/// any inconsistency (duplicate add, unknown removal), which would fail the test.
+/// Applies events to a state and, through an availability filter, to a tower, as the CLI and
+/// the daemon do; the filter and the tower throw on any inconsistency (duplicate add, unknown
+/// removal), which would fail the test. `events` are the state's, unfiltered.
 struct Harness {
     var state: UdevPortState
+    var known = AvailabilityFilter()
     var tower = Tower()
     var events: [PortEvent] = []
 
@@ -47,7 +49,7 @@ struct Harness {
     mutating func apply(_ event: HardwareEvent) throws {
         for portEvent in state.apply(event) {
             events.append(portEvent)
-            _ = try tower.apply(portEvent)
+            if let usable = try known.apply(portEvent) { _ = try tower.apply(usable) }
         }
     }
 
@@ -102,6 +104,10 @@ struct Harness {
         #expect(events.contains { if case .removed(let uids) = $0 { Set(uids).isSuperset(of: gone) } else { false } }, "\(events)")
         #expect(events.contains { if case .added(let ports) = $0 { Set(ports.map(\.uid)) == Harness.portUIDs(of: Cards.usbDAC()) } else { false } }, "\(events)")
         #expect(events.contains { if case .updated(let port) = $0 { port.priority == 70 } else { false } }, "\(events)")
+        // The pulled headphones stay known, unavailable: an update, and out of the tower.
+        let headphones = "pci-0000:00:1b.0/headphones"
+        #expect(events.contains { if case .updated(let port) = $0 { port.uid == headphones && port.availability == .unavailable } else { false } }, "\(events)")
+        #expect(h.known.port(headphones)?.availability == .unavailable && !h.uids.contains(headphones))
         #expect(log.count(.warning, containing: "uevents were lost") == 1)
 
         // A second overflow that finds nothing new: no port events, one more warning.
@@ -204,7 +210,8 @@ struct Harness {
         #expect(log.count(.info, containing: "unknown jack") == 2)
 
         #expect(h.uids == expected.union(["usb-046d_0804_8C1CA450-02/input"]))
-        #expect(Set(h.state.ports.map(\.uid)) == h.uids)
+        #expect(Set(h.state.usablePorts.map(\.uid)) == h.uids)
+        #expect(Set(h.state.ports.map(\.uid)) == Set(h.known.ports.map(\.uid)))
     }
 
     @Test func jackFollowsItsSwitchesAndTheHeadsetMovesTogether() throws {
@@ -219,16 +226,35 @@ struct Harness {
         _ = try h.tower.setActive(true, session: "call")
         #expect(h.tower.route == Route(inputs: ["pci-0000:00:1b.0/mic"], outputs: ["pci-0000:00:1b.0/speaker"]))
 
+        // The jack, readable and empty, makes both ports known and unavailable: never a route.
+        #expect(h.known.ports.filter { $0.device == "pci-0000:00:1b.0/jack" }.map { "\($0.uid) \($0.availability.rawValue)" } == [
+            "pci-0000:00:1b.0/headphones unavailable", "pci-0000:00:1b.0/headset-mic unavailable",
+        ])
+
+        // Plugged: each port turns available, one update each, which the filter gives the tower
+        // as arrivals: the headphones take the output, then the headset mic the input, each a
+        // new device for its side (docs/decisions.md, "A port's availability").
         let before = h.events.count
-        let added = h.state.apply(.jackState(syspath: jack.syspath, state: both))
-        #expect(added.count == 1)
-        let outcome = try h.tower.apply(added[0])
-        #expect(outcome.change?.reason == .newDeviceAvailable)
+        let plugged = h.state.apply(.jackState(syspath: jack.syspath, state: both))
+        #expect(plugged.count == 2)
+        var reasons: [RouteChangeReason?] = []
+        for event in plugged {
+            guard case .updated(let port) = event else { Issue.record("not an update: \(event)"); continue }
+            #expect(port.availability == .available)
+            let usable = try h.known.apply(event)
+            guard case .added(let arrived)? = usable else { Issue.record("not an arrival for the tower: \(String(describing: usable))"); continue }
+            #expect(arrived.map(\.uid) == [port.uid])
+            reasons.append(try h.tower.apply(.added(arrived)).change?.reason)
+        }
+        #expect(reasons == [.newDeviceAvailable, .newDeviceAvailable])
         #expect(h.tower.route == Route(inputs: ["pci-0000:00:1b.0/headset-mic"], outputs: ["pci-0000:00:1b.0/headphones"]))
         #expect(h.events.count == before)
 
+        // The jack device gone: nothing is known of the jack, and both ports go together.
         let removed = h.state.apply(.jackRemoved(syspath: jack.syspath))
         #expect(removed == [.removed(["pci-0000:00:1b.0/headphones", "pci-0000:00:1b.0/headset-mic"])])
+        let filtered = try h.known.apply(removed[0])
+        #expect(filtered == removed[0])
         let back = try h.tower.apply(removed[0])
         #expect(back.change?.reason == .oldDeviceUnavailable)
         #expect(h.tower.route == Route(inputs: ["pci-0000:00:1b.0/mic"], outputs: ["pci-0000:00:1b.0/speaker"]))

@@ -69,6 +69,33 @@ import Testing
         #expect(ports.contains { $0["uid"]?.string == "\(Self.base)/headphones" })
     }
 
+    /// An HDA card whose codec says nothing (the HP 15z-fc000's empty dump, alsa-devel 2023-06-10):
+    /// its phantom jack controls, read through the control device, stand for its pins: a speaker,
+    /// and no built-in mic, as no phantom jack names one.
+    @Test func phantomJackControlsAreReadAndStandForThePins() throws {
+        let bench = try UmockdevTestbed()
+        defer { bench.close() }
+        try Self.loadXPS(bench, card: [
+            "info": ["id": "sofsoundwire", "driver": "HDA-Intel", "name": "HD-Audio Generic"],
+            "pcms": [["device": 0, "stream": "playback", "id": "ALC236 Analog"], ["device": 0, "stream": "capture", "id": "ALC236 Analog"]],
+            "controls": [
+                ["numid": 1, "iface": "card", "name": "Mic Jack", "type": "boolean", "access": "read", "values": [0]],
+                ["numid": 2, "iface": "card", "name": "Headphone Jack", "type": "boolean", "access": "read", "values": [0]],
+                ["numid": 3, "iface": "card", "name": "Speaker Phantom Jack", "type": "boolean", "access": "read", "values": [1]],
+            ],
+        ])
+        let result = try bench.run(["ports", "--direct", "--explain", "--json", "--log-level", "notice"], timeout: 20)
+        #expect(result.status == 0, "\(result.stderr)")
+        guard case .array(let cards) = try JSON.parse(result.stdout), let card = cards.first, case .array(let ports)? = card["ports"] else {
+            Issue.record("no card: \(result.stdout)")
+            return
+        }
+        #expect(card["phantomJacks"] == .array([.string("Speaker Phantom Jack")]))
+        #expect(ports.map { "\($0["type"]?.string ?? "") \($0["availability"]?.string ?? "")" } == [
+            "builtInSpeaker present", "headphones unavailable", "headsetMic unavailable",
+        ])
+    }
+
     /// A codec file larger than any codec's (1 MiB): refused before it is read whole, said once,
     /// and the card is classified without pins (its speaker stays).
     @Test func aCodecFileTooLargeIsRefusedAndTheCardStillClassified() throws {

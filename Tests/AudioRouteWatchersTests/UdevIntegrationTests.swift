@@ -21,14 +21,22 @@ import Testing
             Issue.record("not an array: \(result.stdout)")
             return
         }
-        let rows = Set(ports.map { "\($0["uid"]?.string ?? "?") \($0["type"]?.string ?? "?") \($0["direction"]?.string ?? "?")" })
+        let rows = Set(ports.map {
+            "\($0["uid"]?.string ?? "?") \($0["type"]?.string ?? "?") \($0["direction"]?.string ?? "?") \($0["availability"]?.string ?? "?")"
+        })
         #expect(rows == [
-            "\(IDs.speaker) builtInSpeaker output", "\(IDs.mic) builtInMic input", "\(IDs.headphones) headphones output",
-            "\(IDs.usbOut) usbAudio output", "\(IDs.usbIn) usbAudio input",
-            "usb-ACTIONS_USB_AUDIO_4512482ADF0FEEEE-00/output usbAudio output",
-            "usb-046d_0804_8C1CA450-02/input usbAudio input",
-            "pci-0000:01:00.1/hdmi-3 HDMI output", "pci-0000:01:00.1/hdmi-7 HDMI output",
-            "platform-sound/speaker builtInSpeaker output", "platform-sound/receiver builtInReceiver output", "platform-sound/mic builtInMic input",
+            "\(IDs.speaker) builtInSpeaker output available", "\(IDs.mic) builtInMic input available",
+            "\(IDs.headphones) headphones output available",
+            // The laptop's line out and front mic jacks, readable and empty.
+            "pci-0000:00:1b.0/line-out lineOut output unavailable", "\(IDs.headsetMic) headsetMic input unavailable",
+            "\(IDs.usbOut) usbAudio output available", "\(IDs.usbIn) usbAudio input available",
+            "usb-ACTIONS_USB_AUDIO_4512482ADF0FEEEE-00/output usbAudio output available",
+            "usb-046d_0804_8C1CA450-02/input usbAudio input available",
+            // The GPU's jack devices answer no ioctl here (a static dump): state unknown, offered.
+            "pci-0000:01:00.1/hdmi-3 HDMI output unknown", "pci-0000:01:00.1/hdmi-7 HDMI output unknown",
+            // The PinePhone without its UCM profile (no helper under umockdev) or the udev rule:
+            // the board rule's line out and line in (soc-pinephone-simple-card.expect).
+            "platform-sound/line-out lineOut output available", "platform-sound/line-in lineIn input available",
         ])
         for port in ports {
             guard case .object(let members) = port else { continue }
@@ -305,9 +313,12 @@ import Testing
 
 @Suite(.serialized) struct UdevHeadsetJackTests {
     /// A codec that reports a headset on one switch device (SOF's "Headset Jack",
-    /// cf. thesofproject/linux issue #5795): both switches flip in one frame, and
-    /// earphones and mic arrive, and leave, as one device in one route change.
-    @Test func combinedHeadsetJackMovesMicAndEarphonesTogether() throws {
+    /// cf. thesofproject/linux issue #5795): both switches flip in one frame. The jack, readable
+    /// and empty, has made both ports known and unavailable; each turns available (and back) on
+    /// its own, one route change each: the earphones take the output, then the headset mic the
+    /// input (docs/decisions.md, "A port's availability": two ports of one device change one at
+    /// a time), and both leave the same way.
+    @Test func combinedHeadsetJackBringsEarphonesThenMicAndTakesThemAway() throws {
         let bench = try UmockdevTestbed()
         defer { bench.close() }
         try bench.loadLaptop()
@@ -329,16 +340,18 @@ import Testing
             """)
         let monitor = try bench.monitor(category: "playAndRecord", initialLines: 3)
         try bench.send("jacks /dev/input/event15 2:1,4:1")
-        var objects = try monitor.waitForLines(6)
+        var objects = try monitor.waitForLines(7)
         #expect(events(objects, from: 3) == [
-            MonitorEvent("portAdded", "newDeviceAvailable", uid: IDs.headphones, outputs: [IDs.headphones], inputs: [IDs.headsetMic]),
+            MonitorEvent("portAdded", "newDeviceAvailable", uid: IDs.headphones, outputs: [IDs.headphones], inputs: [IDs.mic]),
+            MonitorEvent("routeChange", "newDeviceAvailable", outputs: [IDs.headphones], inputs: [IDs.mic]),
             MonitorEvent("portAdded", "newDeviceAvailable", uid: IDs.headsetMic, outputs: [IDs.headphones], inputs: [IDs.headsetMic]),
             MonitorEvent("routeChange", "newDeviceAvailable", outputs: [IDs.headphones], inputs: [IDs.headsetMic]),
         ])
         try bench.send("jacks /dev/input/event15 2:0,4:0")
-        objects = try monitor.waitForLines(9)
-        #expect(events(objects, from: 6) == [
-            MonitorEvent("portRemoved", "oldDeviceUnavailable", uid: IDs.headphones, outputs: [IDs.speaker], inputs: [IDs.mic]),
+        objects = try monitor.waitForLines(11)
+        #expect(events(objects, from: 7) == [
+            MonitorEvent("portRemoved", "oldDeviceUnavailable", uid: IDs.headphones, outputs: [IDs.speaker], inputs: [IDs.headsetMic]),
+            MonitorEvent("routeChange", "oldDeviceUnavailable", outputs: [IDs.speaker], inputs: [IDs.headsetMic]),
             MonitorEvent("portRemoved", "oldDeviceUnavailable", uid: IDs.headsetMic, outputs: [IDs.speaker], inputs: [IDs.mic]),
             MonitorEvent("routeChange", "oldDeviceUnavailable", outputs: [IDs.speaker], inputs: [IDs.mic]),
         ])

@@ -26,7 +26,9 @@ import Testing
                 return
             }
             let byUID = Dictionary(uniqueKeysWithValues: ports.map { ($0["uid"]?.string ?? "?", $0) })
-            #expect(Set(byUID.keys) == [IDs.speaker, IDs.mic, Self.a2dp, Self.hfp])
+            // The laptop's jacks are readable and empty: their ports are listed, unavailable.
+            #expect(Set(byUID.keys) == [IDs.speaker, IDs.mic, IDs.headphones, IDs.headsetMic, "pci-0000:00:1b.0/line-out", Self.a2dp, Self.hfp])
+            #expect(Set(byUID.filter { $0.value["availability"]?.string == "available" }.keys) == [IDs.speaker, IDs.mic, Self.a2dp, Self.hfp])
             #expect(byUID[Self.a2dp]?["alsa"]?.string == "bluealsa:DEV=\(Self.address),PROFILE=a2dp")
             #expect(byUID[Self.hfp]?["alsa"]?.string == "bluealsa:DEV=\(Self.address),PROFILE=sco")
             #expect(byUID[Self.hfp]?["direction"]?.string == "duplex")
@@ -44,7 +46,13 @@ import Testing
             Issue.record("not an array: \(result.stdout)")
             return
         }
-        #expect(Set(ports.compactMap { $0["uid"]?.string }) == [IDs.speaker, IDs.mic])
+        let available = ports.filter { $0["availability"]?.string == "available" }
+        #expect(Set(available.compactMap { $0["uid"]?.string }) == [IDs.speaker, IDs.mic])
+        // The rest are the laptop's empty jacks, unavailable.
+        let rest = ports.filter { $0["availability"]?.string != "available" }
+        #expect(Set(rest.compactMap { "\($0["uid"]?.string ?? "?") \($0["availability"]?.string ?? "?")" }) == [
+            "\(IDs.headphones) unavailable", "\(IDs.headsetMic) unavailable", "pci-0000:00:1b.0/line-out unavailable",
+        ])
         #expect(result.stderr.contains("bluez"), "\(result.stderr)")
         #expect(result.stderr.contains("system bus"), "\(result.stderr)")
     }

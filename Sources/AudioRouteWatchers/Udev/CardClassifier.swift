@@ -204,10 +204,25 @@ public enum CardClassifier {
         let capture = pcms.filter { !$0.playback }
         let hdmiJacks = jacks.filter(\.isVideoJack)
         let hdaNumbering = hdaNumberingDriver(card)
+        // An Amlogic card's playback front ends are memory FIFOs that the card's mixer routes to
+        // the HDMI encoder, the S/PDIF encoder or an I2S pad. With more than one, the first is the
+        // HDMI output (the AIU and AXG cards' configuration, alsa-lib pull request 308: `hdmi` is
+        // device 0) and the others have no port of their own; one front end alone is left to the
+        // rules below (the Le Potato's feeds both its HDMI and its line out).
+        let mesonFrontEnds = cardVideo == nil ? playback.filter { $0.id?.hasPrefix(mesonFrontEndPrefix) == true } : []
+        var mesonRouted: Set<Int> = []
+        if mesonFrontEnds.count > 1 {
+            for pcm in mesonFrontEnds.dropFirst() {
+                mesonRouted.insert(pcm.device)
+                decide("pcm \(pcm.device)p", "not a port: an Amlogic front end the card's mixer routes (the first one is HDMI)", "PCM \(pcm.device)p id \(quoted(pcm.id ?? ""))")
+            }
+        }
         var videoSignals: [Int: String] = [:]
-        for pcm in playback {
+        for pcm in playback where !mesonRouted.contains(pcm.device) {
             if let cardVideo {
                 videoSignals[pcm.device] = cardVideo.signal
+            } else if mesonFrontEnds.count > 1, pcm == mesonFrontEnds.first {
+                videoSignals[pcm.device] = "PCM \(pcm.device)p id \(quoted(pcm.id ?? "")): an Amlogic card's first front end, its HDMI output"
             } else if let jack = hdmiJacks.first(where: { $0.hdmiPCM == pcm.device }) {
                 videoSignals[pcm.device] = "jack NAME \(quoted(jack.name))"
             } else if let naming = namings[PCMKey(pcm)], naming.role == .display {
@@ -218,7 +233,7 @@ public enum CardClassifier {
                 videoSignals[pcm.device] = "driver \(hdaNumbering) numbers HDMI PCMs 3, 7, 8, 9... (PCM \(pcm.device))"
             }
         }
-        let analogPlayback = playback.filter { videoSignals[$0.device] == nil && role($0) != .digital }
+        let analogPlayback = playback.filter { videoSignals[$0.device] == nil && role($0) != .digital && !mesonRouted.contains($0.device) }
         // An hdmi-codec link behind an ASoC front end: the ELD control names the back end's PCM,
         // which user space never sees. With one playback PCM, that PCM feeds the HDMI output too.
         var sharedDisplayPCM: (pcm: PCMDevice, signal: String)?
@@ -260,16 +275,17 @@ public enum CardClassifier {
             // A display controller's audio: every playback PCM is an HDMI/DP output (below).
             decide("card", "display audio: every playback PCM is \(cardVideo.type.rawValue), never a speaker", cardVideo.signal)
         } else if bus == "usb" {
-            decide("card", "USB audio", card.properties["ID_BUS"] == "usb" ? "ID_BUS=usb" : "parent subsystem usb")
+            let usb = busSignal(card) ?? "bus usb"
+            decide("card", "USB audio", usb)
             let usbPlayback = playback.first { videoSignals[$0.device] == nil }
             let usbCapture = capture.first
             if inputOnly {
                 if usbPlayback != nil { decide("card", "no output port", "SOUND_FORM_FACTOR=\(form ?? "")") }
             } else if let pcm = usbPlayback {
-                add("output", .usbAudio, .output, pcm: pcm, name: cardName, signal: "ID_BUS=usb, playback PCM \(pcm.device)")
+                add("output", .usbAudio, .output, pcm: pcm, name: cardName, signal: "\(usb), playback PCM \(pcm.device)")
             }
             if let pcm = usbCapture {
-                add("input", .usbAudio, .input, pcm: pcm, name: cardName, signal: "ID_BUS=usb, capture PCM \(pcm.device)\(inputOnly ? ", SOUND_FORM_FACTOR=\(form ?? "")" : "")")
+                add("input", .usbAudio, .input, pcm: pcm, name: cardName, signal: "\(usb), capture PCM \(pcm.device)\(inputOnly ? ", SOUND_FORM_FACTOR=\(form ?? "")" : "")")
             }
         } else {
             // An internal card (PCI HDA, SOF, ASoC, a board's codec): what it has is what it says.
@@ -279,6 +295,9 @@ public enum CardClassifier {
             let detection = analogJackRecords.first.map { "jack NAME \(quoted($0.name))" }
             let speakerWord = speakerSignal(card, namings: namings)
             let analogPins = card.hdaPins.filter { $0.isAnalogOutput || $0.isAnalogInput }
+            // Without an analog pin read (the codec file unreadable, or its dump empty), HDA's
+            // phantom jacks still say which pins are always there: a Speaker, a Mic.
+            let phantoms = analogPins.isEmpty ? card.phantomJacks : []
             let noCodecPlayback = analogPlayback.first { role($0) == .noCodec }
             let noCodecCapture = analogCapture.first { role($0) == .noCodec }
             // A board's analog output that nothing names a speaker and no jack detects: what is
@@ -314,6 +333,13 @@ public enum CardClassifier {
                 } else if !analogPlayback.isEmpty {
                     let outputs = analogPins.filter(\.isAnalogOutput).map(\.label).joined(separator: ", ")
                     decide("card", "no builtInSpeaker: no HDA pin is a fixed speaker", "HDA pins \(outputs.isEmpty ? "have no analog output" : outputs)")
+                }
+            } else if !phantoms.isEmpty, !phone {
+                // No pin read, but HDA's phantom jacks name the pins that cannot sense a plug.
+                if let phantom = phantoms.first(where: { PCMNames.words($0).contains("speaker") }), let pcm = mainPlayback, role(pcm) != .jack {
+                    speaker = (pcm, "jack control \(quoted(phantom)): a Speaker pin; first analog playback PCM \(pcm.device)")
+                } else if !analogPlayback.isEmpty {
+                    decide("card", "no builtInSpeaker: no phantom jack names a speaker", "phantom jacks \(phantoms.map(quoted).joined(separator: ", "))")
                 }
             } else if let pcm = mainPlayback, role(pcm) != .jack {
                 let named = namings[PCMKey(pcm)].map { " (\($0.signal))" } ?? ""
@@ -351,6 +377,13 @@ public enum CardClassifier {
                 } else if !analogCapture.isEmpty {
                     let inputs = analogPins.filter(\.isAnalogInput).map(\.label).joined(separator: ", ")
                     decide("card", "no builtInMic: no HDA pin is a fixed microphone", "HDA pins \(inputs.isEmpty ? "have no analog input" : inputs)")
+                }
+            } else if !phantoms.isEmpty {
+                // A Mic pin that cannot sense a plug is one that is always there, as read from pins.
+                if let phantom = phantoms.first(where: { PCMNames.words($0).contains("mic") }), let pcm = mainCapture, role(pcm) != .jack {
+                    add("mic", .builtInMic, .input, pcm: pcm, name: PortType.builtInMic.defaultName, signal: "jack control \(quoted(phantom)): a Mic pin that cannot sense a plug; first analog capture PCM \(pcm.device)")
+                } else if !analogCapture.isEmpty {
+                    decide("card", "no builtInMic: no phantom jack names a microphone", "phantom jacks \(phantoms.map(quoted).joined(separator: ", "))")
                 }
             } else if let pcm = mainCapture, role(pcm) != .jack {
                 let named = namings[PCMKey(pcm)].map { " (\($0.signal))" } ?? ""
@@ -418,7 +451,7 @@ public enum CardClassifier {
         // HDMI/DP outputs: every video PCM is offered unless a readable jack says nothing is
         // connected; with no jack, or one whose state cannot be read, availability is unknown.
         let videoType = cardVideo?.type ?? .HDMI
-        var displayPCMs = playback.filter { videoSignals[$0.device] != nil }
+        var displayPCMs = playback.filter { videoSignals[$0.device] != nil && !mesonRouted.contains($0.device) }
         if let shared = sharedDisplayPCM {
             videoSignals[shared.pcm.device] = shared.signal
             displayPCMs.append(shared.pcm)
@@ -505,7 +538,10 @@ public enum CardClassifier {
         if let compatible = parent.ofCompatible.first(where: isTegraHDA) {
             return (.HDMI, "OF_COMPATIBLE \(quoted(compatible)): Tegra's HDA controller carries HDMI/DP only")
         }
-        if let cardID, (bus == "pci" && videoCardIDs.contains(cardID)) || (bus != "usb" && cardID.lowercased().contains("hdmi")) {
+        // A card id is a weak word: NVIDIA's chipset HDA is `NVidia` too (a MacBook Air's MCP89 with
+        // its CS4206 codec). A playback PCM whose name says something other than HDMI/DP wins.
+        let pcmSaysAnalog = card.pcms.contains { $0.playback && !($0.id ?? "").isEmpty && PCMNames.naming($0)?.role != .display }
+        if let cardID, !pcmSaysAnalog, (bus == "pci" && videoCardIDs.contains(cardID)) || (bus != "usb" && cardID.lowercased().contains("hdmi")) {
             return (.HDMI, "card id \(cardID)")
         }
         // What the control device says: a card named for its HDMI (`vc4-hdmi-0`, `HDA ATI HDMI`).
@@ -534,13 +570,46 @@ public enum CardClassifier {
 
     /// A board's or SoC's own card (not PCI, not USB: a device-tree or platform device with no
     /// PCI bridge above it), and what says so. SOF and AMD ACP cards hang off a PCI device: they
-    /// are a laptop's, not a board's.
+    /// are a laptop's, not a board's. A board is known positively, by a device-tree compatible or
+    /// a platform parent: a card whose bus is unknown (a report without its sysfs section) is not
+    /// taken for one on no evidence.
     static func boardSignal(_ card: CardRecord, bus: String?) -> String? {
         guard bus != "usb", bus != "pci", !card.syspath.contains("/pci") else { return nil }
         if let path = card.properties["ID_PATH"], path.hasPrefix("pci-") || path.contains("-usb-") { return nil }
         if let compatible = card.parent.ofCompatible.first { return "board card: OF_COMPATIBLE \(quoted(compatible))" }
-        return "board card: \(card.parent.subsystem ?? bus ?? "platform") device with no PCI or USB parent"
+        if bus == "platform" || card.parent.subsystem == "platform" { return "board card: platform device with no PCI or USB parent" }
+        guard bus == nil else { return nil }
+        return saidBoard(card).map { "board card: \($0)" }
     }
+
+    /// Where a card that udev places on no bus (a report without its sysfs section) names an SoC's
+    /// own audio: a device-tree device by its unit address (the kernel names such a device
+    /// `<address>.<node>`: `ff010000.i2s-rk3328-hifi`), an Amlogic card's front end (meson-card-utils
+    /// names each `fe.<node>`: `fe.dai-link-0`), or the Raspberry Pi's SoC (`bcm2835` drivers).
+    static func saidBoard(_ card: CardRecord) -> String? {
+        for pcm in card.pcms {
+            let label = "PCM \(pcm.device)\(pcm.playback ? "p" : "c") id \(quoted(pcm.id ?? ""))"
+            guard let id = pcm.id else { continue }
+            if id.hasPrefix(mesonFrontEndPrefix) { return "\(label): an Amlogic card's front end" }
+            for word in id.split(separator: " ") {
+                guard let dot = word.firstIndex(of: "."), word.index(after: dot) < word.endIndex else { continue }
+                let address = word[..<dot]
+                if address.count >= 4, address.allSatisfy(\.isHexDigit), address.contains(where: \.isNumber), word[word.index(after: dot)].isLetter {
+                    return "\(label): the device-tree device \(address)"
+                }
+            }
+        }
+        func saysPi(_ text: String) -> Bool { PCMNames.words(text).contains { $0.hasPrefix("bcm2835") } }
+        if let name = card.info?.name, saysPi(name) { return "card name \(quoted(name)): the Raspberry Pi SoC's audio (bcm2835)" }
+        if let pcm = card.pcms.first(where: { saysPi($0.id ?? "") }) {
+            return "PCM \(pcm.device)\(pcm.playback ? "p" : "c") id \(quoted(pcm.id ?? "")): the Raspberry Pi SoC's audio (bcm2835)"
+        }
+        return nil
+    }
+
+    /// How meson-card-utils names an Amlogic card's front-end links (`fe.` and the device-tree
+    /// node, `dai-link-<n>` in every upstream device tree).
+    static let mesonFrontEndPrefix = "fe.dai-link-"
 
     /// Where the card, one of its PCMs, or its device tree names a speaker (or the SOF
     /// components list a `spk:` amplifier): the signal, or nil.
@@ -592,11 +661,43 @@ public enum CardClassifier {
     }
 
 
-    /// The card's bus: ID_BUS when udev set it, else the parent's subsystem.
+    /// The card's bus: ID_BUS when udev set it, else the parent's subsystem, else what the card
+    /// says (`busSignal`).
     static func busName(_ card: CardRecord) -> String? {
         if let bus = card.properties["ID_BUS"], isToken(bus) { return bus.lowercased() }
         if let subsystem = card.parent.subsystem { return subsystem == "usb" ? "usb" : subsystem }
         if card.syspath.contains("/usb") { return "usb" }
+        return saidBus(card)?.bus
+    }
+
+    /// The card names snd_hda_intel gives its cards (sound/pci/hda/hda_intel.c, driver_short_names):
+    /// a PCI controller's.
+    static let hdaIntelNames: Set<String> = [
+        "HDA Intel", "HDA Intel PCH", "HDA Intel MID", "HDA Intel HDMI", "HDA ATI SB", "HDA ATI HDMI", "HDA VIA VT82xx", "HDA SIS966",
+        "HDA ULI M5461", "HDA NVidia", "HDA Teradici", "HDA Creative", "HDA C-Media", "HDA Zhaoxin", "HDA Loongson", "HD-Audio Generic",
+    ]
+
+    /// What says the card's bus (`busName`), for decisions: `ID_BUS=usb`, `parent subsystem usb`...
+    static func busSignal(_ card: CardRecord) -> String? {
+        if let bus = card.properties["ID_BUS"], isToken(bus) { return "ID_BUS=\(bus)" }
+        if let subsystem = card.parent.subsystem { return "parent subsystem \(subsystem)" }
+        if card.syspath.contains("/usb") { return "syspath below a USB device" }
+        return saidBus(card)?.signal
+    }
+
+    /// The bus a card's own words imply, where udev says none: a card driver that one bus's
+    /// driver registers (`HDA-Intel`: snd_hda_intel, PCI; `USB-Audio`: snd-usb-audio, USB), a card
+    /// name only snd_hda_intel gives (`HDA Intel PCH`), or PCMs that only snd-usb-audio names so
+    /// (id `USB Audio`, sound/usb/stream.c).
+    static func saidBus(_ card: CardRecord) -> (bus: String, signal: String)? {
+        if let driver = card.info?.driver {
+            if driver == "USB-Audio" { return ("usb", "card driver USB-Audio (snd-usb-audio)") }
+            if driver == "HDA-Intel" { return ("pci", "card driver HDA-Intel (snd_hda_intel)") }
+        }
+        if let name = card.info?.name, hdaIntelNames.contains(name) { return ("pci", "card name \(quoted(name)) (snd_hda_intel's)") }
+        if let first = card.pcms.first, card.pcms.allSatisfy({ $0.id == "USB Audio" }) {
+            return ("usb", "PCM \(first.device)\(first.playback ? "p" : "c") id \"USB Audio\" (snd-usb-audio's PCM name)")
+        }
         return nil
     }
 

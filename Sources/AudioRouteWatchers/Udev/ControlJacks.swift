@@ -31,6 +31,12 @@ public enum ControlJacks {
         return nil
     }
 
+    /// Whether a control named `name` is a phantom jack: HDA's control for a pin that cannot sense
+    /// a plug (a fixed speaker or microphone, or a jack without presence detection), always on.
+    public static func isPhantom(_ name: String) -> Bool {
+        name.hasSuffix(" Phantom Jack") && name.utf8.count <= 64
+    }
+
     /// Whether an element is a jack control: boolean, on the card interface, and read-only
     /// as drivers make them. A user-space element (ELEM_ADD) may be writable: that is how a
     /// test bench drives a jack on a real card.
@@ -77,19 +83,22 @@ final class ControlJackDevice {
         try elements().jacks
     }
 
-    /// One ELEM_LIST: the jack elements (with their ELEM_INFO) and the PCM devices the card's
-    /// `ELD` controls name (one per HDMI/DP stream), ascending.
-    func elements() throws(Errno) -> (jacks: [Element], eldDevices: [Int]) {
+    /// One ELEM_LIST: the jack elements (with their ELEM_INFO), the PCM devices the card's
+    /// `ELD` controls name (one per HDMI/DP stream), ascending, and the phantom jacks' names.
+    func elements() throws(Errno) -> (jacks: [Element], eldDevices: [Int], phantomJacks: [String]) {
         var jacks: [Element] = []
         var eld: Set<Int> = []
+        var phantoms: [String] = []
         for id in try device.elementIDs() {
             if id.interface == .card, ControlJacks.switches(forName: id.name) != nil, let element = element(numid: id.numid) {
                 jacks.append(element)
             } else if id.interface == .pcm, id.name == "ELD" {
                 eld.insert(Int(id.device))
+            } else if id.interface == .card, ControlJacks.isPhantom(id.name), phantoms.count < 64 {
+                phantoms.append(id.name)
             }
         }
-        return (jacks, eld.sorted())
+        return (jacks, eld.sorted(), phantoms)
     }
 
     /// What the card says of itself (CARD_INFO), as the records hold it.

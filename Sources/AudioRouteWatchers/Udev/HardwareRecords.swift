@@ -167,11 +167,14 @@ public struct CardRecord: Sendable, Hashable {
     /// The PCM devices its `ELD` controls name (interface PCM, one per HDMI/DP stream: HDA's HDMI
     /// codecs and ASoC's hdmi-codec make them), ascending; empty when not read.
     public var eldDevices: [Int]
+    /// The names of its `… Phantom Jack` controls (HDA makes one for each pin that cannot sense a
+    /// plug: `Speaker Phantom Jack`, `Internal Mic Phantom Jack`); empty when not read.
+    public var phantomJacks: [String]
 
     public init(
         syspath: String, sysname: String? = nil, properties: [String: String] = [:], attributes: [String: String] = [:],
         pcms: [PCMDevice] = [], hasControl: Bool = true, parent: CardParent = CardParent(), faults: [String] = [],
-        info: CardInfo? = nil, hdaPins: [HDAPin] = [], eldDevices: [Int] = []
+        info: CardInfo? = nil, hdaPins: [HDAPin] = [], eldDevices: [Int] = [], phantomJacks: [String] = []
     ) {
         self.syspath = syspath
         self.sysname = sysname ?? String(syspath.split(separator: "/").last ?? "")
@@ -184,6 +187,7 @@ public struct CardRecord: Sendable, Hashable {
         self.info = info
         self.hdaPins = hdaPins
         self.eldDevices = eldDevices
+        self.phantomJacks = phantomJacks
     }
 }
 

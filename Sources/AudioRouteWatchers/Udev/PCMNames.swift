@@ -7,7 +7,8 @@ public enum PCMRole: String, Sendable, Hashable {
     /// HDMI or DisplayPort: `HDMI 0`, `HDMI1 (*)`, `DP`, or an HDMI transmitter's DAI on an ASoC
     /// link (`MAI PCM i2s-hifi-0`: hdmi-codec's and tda998x's DAIs are `i2s-hifi` and `spdif-hifi`).
     case display
-    /// Built-in speakers: `Speaker (*)`, `Speakers (*)`, `SDW1-speakers (*)`, `smart373-spk (*)`.
+    /// Built-in speakers: `Speaker (*)`, `Speakers (*)`, `SDW1-speakers (*)`, `smart373-spk (*)`,
+    /// and a link to a Cirrus CS35Lxx speaker amplifier (`CS35L41 Stereo Playback multicodec-1`).
     case speaker
     /// A jack: `Jack Out (*)`, `Jack In (*)`, `Headphone (*)`, `Headphones (*)`, `Headset (*)`,
     /// `bcm2835 Headphones`.
@@ -21,7 +22,8 @@ public enum PCMRole: String, Sendable, Hashable {
     /// `Echo Reference`, `Amp feedback`.
     case echoReference
     /// A digital output or input other than HDMI (S/PDIF: `ALC1220 Digital`, `HDA Digital (*)`,
-    /// `IEC958`): never the speaker or the built-in mic, and no port of its own.
+    /// `IEC958`, `S/PDIF PCM snd-soc-dummy-dai-0`): never the speaker or the built-in mic, and no
+    /// port of its own.
     case digital
     /// An ASoC link to no codec (`snd-soc-dummy-dai`): an I2S or PCM bus wired to a header, to
     /// whatever the user connected.
@@ -54,7 +56,8 @@ enum PCMNames {
     /// The role the words of one PCM id or name say, in order of how specific they are: a
     /// deep-buffer or echo-reference stream first (`Deepbuffer Jack Out` is not the jack's own
     /// PCM), then display, a DMIC (a PDM microphone interface has no codec either: `x2600 DMIC
-    /// snd-soc-dummy-dai-0`), no codec, digital, speaker, jack, built-in microphone.
+    /// snd-soc-dummy-dai-0`), digital (an S/PDIF transmitter neither: `S/PDIF PCM
+    /// snd-soc-dummy-dai-0`), no codec, speaker, jack, built-in microphone.
     static func role(of text: String, playback: Bool) -> PCMRole? {
         let words = words(text)
         func adjacent(_ first: String, _ second: String) -> Bool {
@@ -71,9 +74,11 @@ enum PCMNames {
             return .display
         }
         if !playback, words.contains(where: { $0.hasPrefix("dmic") }) { return .builtInMic }
+        // Before "no codec": an S/PDIF transmitter's link has the dummy codec too (imx-spdif).
+        if words.contains("digital") || words.contains("iec958") || words.contains("spdif") || adjacent("s", "pdif") { return .digital }
         if adjacent("dummy", "dai") { return .noCodec }
-        if words.contains("digital") || words.contains("iec958") || words.contains("spdif") { return .digital }
-        if playback, words.contains(where: { $0 == "speaker" || $0 == "speakers" || $0 == "spk" }) { return .speaker }
+        // Cirrus Logic's CS35Lxx parts are all speaker amplifiers (the Steam Deck's CS35L41 pair).
+        if playback, words.contains(where: { $0 == "speaker" || $0 == "speakers" || $0 == "spk" || $0.hasPrefix("cs35l") }) { return .speaker }
         if words.contains(where: { $0 == "headphone" || $0 == "headphones" || $0 == "headset" }) || adjacent("jack", "out") || adjacent("jack", "in") {
             return .jack
         }

@@ -77,6 +77,7 @@ final class UdevEventLoop: @unchecked Sendable {
         var info: CardInfo?
         var pcmNames: [PCMKey: (id: String, name: String)] = [:]
         var eldDevices: [Int] = []
+        var phantomJacks: [String] = []
         /// Its HDA codecs' pins (/proc/asound/card<n>/codec#<m>), read once per card instance.
         var hdaPins: [HDAPin] = []
         var pinsRead = false
@@ -332,7 +333,7 @@ final class UdevEventLoop: @unchecked Sendable {
         return CardRecord(
             syspath: syspath, sysname: cache.sysname, properties: cache.properties, attributes: cache.attributes,
             pcms: pcms, hasControl: hasControl, parent: cache.parent, faults: cache.faults, info: cache.info, hdaPins: cache.hdaPins,
-            eldDevices: cache.eldDevices)
+            eldDevices: cache.eldDevices, phantomJacks: cache.phantomJacks)
     }
 
     /// A PCM child's `pcm_class` and `id` attributes, where sysfs has them.
@@ -560,6 +561,7 @@ final class UdevEventLoop: @unchecked Sendable {
             let listed = try control.elements()
             elements = listed.jacks
             cardCache[cardSyspath]?.eldDevices = listed.eldDevices
+            cardCache[cardSyspath]?.phantomJacks = listed.phantomJacks
         } catch {
             unreadableControls.insert(syspath)
             emit(.fault(key: "\(syspath)#control", message: "\(card): cannot read the jack controls of \(node) (\(error.code)): jack state from evdev devices only"))
