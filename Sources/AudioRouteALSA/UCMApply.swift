@@ -50,11 +50,12 @@ extension UCMManager {
     /// An unknown verb or device changes nothing. When libasound refuses a step, the steps
     /// after it are not tried and `state` becomes what libasound says is current.
     ///
-    /// Enabling a device also turns its `PlaybackSwitch` and `CaptureSwitch` on, when the profile
-    /// names them: a sound server does so through the device's mixer element when the port
-    /// becomes active (PulseAudio's and PipeWire's UCM paths), and some profiles' sequences leave
-    /// that to it (HDA-Intel's DualCodecs: the Speaker's DisableSequence mutes it, nothing in the
-    /// profile unmutes it). What cannot be unmuted is in `unmuteFailures`.
+    /// Enabling a device also turns on the switches the profile names for it (`PlaybackSwitch`,
+    /// the `PlaybackMixerElem` and `PlaybackMasterElem` elements' switches, and for capture the
+    /// same): a sound server does so through the device's mixer path when the port becomes
+    /// active (PulseAudio's and PipeWire's UCM paths), and some profiles' sequences leave that
+    /// to it (HDA's DualCodecs: the Speaker's DisableSequence mutes "Speaker Playback Switch",
+    /// nothing in the profile unmutes it). What cannot be unmuted is in `unmuteFailures`.
     @discardableResult
     public mutating func apply(_ target: UCMState) throws(UCMApplyError) -> [UCMStep] {
         try check(target)
@@ -82,18 +83,38 @@ extension UCMManager {
         return steps
     }
 
-    /// Turns the device's `PlaybackSwitch` and `CaptureSwitch` on (every channel), on the
-    /// control device the profile names for it (`PlaybackCTL`, which may be this process's
-    /// `_ucmNNNN.` name), else the card's.
+    /// Turns the device's switches on (every channel): its `PlaybackSwitch` / `CaptureSwitch`
+    /// controls, on the control device the profile names for them (`PlaybackCTL`, which may be
+    /// this process's `_ucmNNNN.` name), else the card's; and the switches of the simple mixer
+    /// elements it names in `PlaybackMixerElem` / `PlaybackMasterElem` (and their Capture
+    /// twins), on `PlaybackMixer` (else `PlaybackCTL`, else the card). An element with a volume
+    /// and no switch has nothing to turn on.
     private mutating func unmute(_ device: String, verb: String?) {
         guard let verb else { return }
+        let cardControl = card.hasPrefix("hw:") ? card : "hw:" + card
         for direction in ["Playback", "Capture"] {
+            func value(_ key: String) -> String? { try? self.value("\(direction)\(key)/\(device)/\(verb)") }
+            let controlDevice = value("CTL") ?? cardControl
+            if let control = value("Switch") {
+                do throws(ALSAError) {
+                    try ALSACardControl(name: controlDevice).setBoolean(control, on: true)
+                } catch {
+                    unmuteFailures.append("\(device): \(direction)Switch: \(error)")
+                }
+            }
+            let elements = [value("MixerElem"), value("MasterElem")].compactMap { $0 }
+            guard !elements.isEmpty else { continue }
             do throws(ALSAError) {
-                guard let control = try value("\(direction)Switch/\(device)/\(verb)") else { continue }
-                let name = try value("\(direction)CTL/\(device)/\(verb)") ?? (card.hasPrefix("hw:") ? card : "hw:" + card)
-                try ALSACardControl(name: name).setBoolean(control, on: true)
+                let mixer = try ALSASimpleMixer(name: value("Mixer") ?? controlDevice)
+                for element in elements {
+                    do throws(ALSAError) {
+                        try mixer.switchOn(element, capture: direction == "Capture")
+                    } catch {
+                        unmuteFailures.append("\(device): \(direction) element \(element): \(error)")
+                    }
+                }
             } catch {
-                unmuteFailures.append("\(device): \(direction)Switch: \(error)")
+                unmuteFailures.append("\(device): \(direction) mixer: \(error)")
             }
         }
     }
