@@ -130,7 +130,7 @@ private func untilFinished(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
             player.enableRate = true
             player.rate = 2
             try player.play()
-            for _ in 0..<10_000 where player.currentTime == 0 { usleep(100) }
+            untilStarted(player)
             player.pause()
             // Paused after K output frames reached the device: the position is source frame 2K.
             let played = bytes(dir + "/headset.raw").count / 4
@@ -160,7 +160,7 @@ private func untilFinished(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
             // The route file changes before play (see PlayerTests: null does not pace).
             try devices(dir, route: "dev_headset")
             try player.play()
-            for _ in 0..<10_000 where player.currentTime == 0 { usleep(100) }
+            untilStarted(player)
             player.handle(.routeChange(RouteChangeInfo(
                 reason: .newDeviceAvailable,
                 previousRoute: RouteDescription(outputs: [PortDescription(uid: "s", portType: .builtInSpeaker, portName: "s", direction: .output, device: "s", priority: 0, sequence: 0)]),

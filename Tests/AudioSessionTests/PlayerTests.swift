@@ -224,7 +224,7 @@ private func waitForEnd(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
             try writeDevices(dir, route: "dev_headset")
             try player.play()
             // Mid-file: once the speaker has been written to (the whole file takes ~250 ms here).
-            for _ in 0..<10_000 where player.currentTime == 0 { usleep(100) }
+            untilStarted(player)
             player.handle(change(.newDeviceAvailable, from: speakerRoute, to: headsetRoute))
             let events = await waitForEnd(player)
             #expect(events.last == .finished(successfully: true))
@@ -248,7 +248,7 @@ private func waitForEnd(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
             try player.prepareToPlay()
             try writeDevices(dir, route: "dev_speaker")
             try player.play()
-            for _ in 0..<10_000 where player.currentTime == 0 { usleep(100) }
+            untilStarted(player)
             player.handle(change(.oldDeviceUnavailable, from: headsetRoute, to: speakerRoute))
             #expect(!player.isPlaying)
             // Paused at exactly the first frame the headset did not get.
