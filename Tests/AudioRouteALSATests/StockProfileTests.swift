@@ -152,6 +152,21 @@ extension StockMachine {
                 "headphones output dmix:CARD=bytcrrt5640,DEV=0", "headsetMic input dsnoop:CARD=bytcrrt5640,DEV=0",
             ],
             switched: ["headphones", "speaker"]),
+        // An I2S SOF card: sof-glkda7219max (a Gemini Lake Chromebook), reconstructed
+        // (ucm2/cards/sofglkda7219max-card.conf). The speaker amplifier has a PCM of its own (0),
+        // the headset codec another (1: Headphones and the headset mic), the DMIC array 99,
+        // HDMI1-3 5-7: the speaker is never on the headset codec's PCM. Speaker and Headphones
+        // each switch their pin switches.
+        StockMachine(
+            name: "sof-glkda7219max (Gemini Lake Chromebook, reconstructed)", cardFiles: ["ucm2/cards/sofglkda7219max-card.conf"],
+            card: "sofglkda7219max", base: "pci-0000:00:0e.0-platform-glk_da7219_mx98357a", plugged: ["Headphone Jack", "Headset Mic Jack"],
+            ports: [
+                "HDMI output dmix:CARD=sofglkda7219max,DEV=5", "HDMI output dmix:CARD=sofglkda7219max,DEV=6",
+                "HDMI output dmix:CARD=sofglkda7219max,DEV=7", "builtInMic input dsnoop:CARD=sofglkda7219max,DEV=99",
+                "builtInSpeaker output dmix:CARD=sofglkda7219max,DEV=0", "headphones output dmix:CARD=sofglkda7219max,DEV=1",
+                "headsetMic input dsnoop:CARD=sofglkda7219max,DEV=1",
+            ],
+            switched: ["headphones", "speaker"], byIndexOnly: ["hdmi-5", "hdmi-6", "hdmi-7"]),
         // sof-hda-dsp (a Tiger Lake laptop: Realtek codec, two PCH DMICs), reconstructed
         // (ucm2/cards/sofhdadsp-card.conf): HDA/HiFi-analog.conf's Headphones and Speaker on PCM 0,
         // each switching its own playback switch, the headset jack's mic (Mic2, "Mic Jack") on
