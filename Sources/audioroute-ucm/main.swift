@@ -70,6 +70,9 @@ final class OpenCard {
     var jacks: UCMJackMonitor?
     /// The jack control's poll descriptors (none when the jacks are not watched).
     var descriptors: [PollDescriptor] = []
+    /// The switches that could not be turned on, logged once each: the same device fails the
+    /// same way at every route to it.
+    var loggedUnmuteFailures: Set<String> = []
 
     init(name: String, manager: consuming UCMManager) {
         self.name = name
@@ -177,7 +180,7 @@ final class Cards {
             do throws(UCMApplyError) {
                 let steps = try entry.manager.apply(target)
                 logger.info("applied", metadata: ["card": "\(card)", "state": "\(entry.manager.state)", "steps": "\(steps)"])
-                for failure in entry.manager.unmuteFailures {
+                for failure in entry.manager.unmuteFailures where entry.loggedUnmuteFailures.insert(failure).inserted {
                     logger.warning("a device's switch could not be turned on", metadata: ["card": "\(card)", "error": "\(failure)"])
                 }
                 send(UCMHelperProtocol.reply(card: card, entry.manager.state, steps: steps))
