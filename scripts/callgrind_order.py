@@ -1,8 +1,8 @@
 """The link order of one executable's functions, from callgrind's output files.
 
 Shared by scripts/profile-daemon-order and scripts/profile-ucm-helper-order: every
-function of BINARY that ran, by symbol, written sorted to an order file that
-lld's --symbol-ordering-file reads (scripts/build-daemon)."""
+function of BINARY that ran, by symbol, written to an order file that
+lld's --symbol-ordering-file reads (scripts/build-daemon): the common path's first."""
 import glob
 import os
 import re
@@ -14,11 +14,10 @@ def wrapper(out, binary):
             "--demangle=no --callgrind-out-file=%s/callgrind.%%p %s \"$@\"\n" % (out, binary))
 
 
-def write(out, binary, target):
-    """Writes the functions of `binary` that the callgrind files in `out` saw to `target`;
-    their count."""
+def functions(paths, binary):
+    """The functions of `binary` that the callgrind files `paths` saw, by symbol."""
     names, current = set(), None
-    for path in glob.glob(os.path.join(out, "callgrind.*")):
+    for path in paths:
         with open(path, errors="replace") as f:
             for line in f:
                 if line.startswith("ob="):
@@ -27,9 +26,20 @@ def write(out, binary, target):
                     name = re.sub(r"'\d+$", "", line[3:].strip())  # callgrind's recursion marks
                     if not name.startswith("0x"):  # private helpers have no symbol to name
                         names.add(name)
+    return names
+
+
+def write(out, binary, target):
+    """Writes the functions of `binary` that the callgrind files in `out` saw to `target`;
+    their count. Those of the first dumps (`callgrind.<pid>.1`, taken with `callgrind_control
+    -d` after the common path ran: start, routes, clients) come first, then the rest (fuzzing,
+    overflows, other start modes): the common path's code then fills the fewest 64 KiB windows,
+    and a daemon that never meets the rare paths does not map them."""
+    paths = glob.glob(os.path.join(out, "callgrind.*"))
+    first = functions([p for p in paths if p.endswith(".1")], binary)
+    names = functions(paths, binary)
     assert names, "callgrind saw no function of %s" % binary
-    # Sorted: the linker places every listed function together whatever their order,
-    # and a sorted file changes only where the set does.
+    # Each part sorted: a sorted file changes only where the set does.
     with open(target, "w") as f:
-        f.write("\n".join(sorted(names)) + "\n")
+        f.write("\n".join(sorted(first) + sorted(names - first)) + "\n")
     return len(names)
