@@ -92,10 +92,14 @@ public enum UCMHelperProtocol {
         ])
     }
 
-    /// `{"card": "hw:PCH", "error": "…", "closed": true}`: the card is not open (its
-    /// configuration could not be opened or read, or it was never opened).
-    public static func notOpen(card: String, _ message: String) -> JSON {
-        .object([JSON.Member("card", .string(card)), JSON.Member("error", .string(message)), JSON.Member("closed", .bool(true))])
+    /// `{"card": "hw:PCH", "error": "…", "closed": true}`: the answer to an open that failed
+    /// (the configuration could not be opened or read), with `"noProfile": true` when there is
+    /// none for the card (alsa-lib's ENOENT) or its profile says the card is not supported (ENXIO,
+    /// an `Error` line): what every card with the same driver, names and components is told.
+    public static func notOpen(card: String, _ message: String, noProfile: Bool = false) -> JSON {
+        .object(
+            [JSON.Member("card", .string(card)), JSON.Member("error", .string(message)), JSON.Member("closed", .bool(true))]
+                + (noProfile ? [JSON.Member("noProfile", .bool(true))] : []))
     }
 
     /// `{"card": "hw:PCH", "closed": true}`: the answer to a close.
@@ -173,5 +177,10 @@ public enum UCMHelperProtocol {
     /// The reply to a request refused or failed: the fault, and what is current now.
     public static func failure(card: String, _ message: String, state: UCMState) -> JSON {
         .object([JSON.Member("card", .string(card)), JSON.Member("error", .string(message))] + state.members)
+    }
+
+    /// The reply to a request for a card that is not open: the fault, no state.
+    public static func failure(card: String, _ message: String) -> JSON {
+        .object([JSON.Member("card", .string(card)), JSON.Member("error", .string(message))])
     }
 }

@@ -140,9 +140,10 @@ extension UCMCard {
 public enum UCMHelperLine: Sendable, Hashable {
     /// A card's hello: it is open, with these ports.
     case hello(UCMCard)
-    /// The card is not open in the helper (its configuration could not be opened or read; or
-    /// a close was answered, with no message).
-    case closed(card: String, message: String?)
+    /// The card is not open in the helper: the answer to an open that failed (why, in
+    /// `message`; `noProfile` when alsa-lib has no profile for the card, or its profile says it
+    /// is not supported: what any card like it would be told), or to a close (no message).
+    case closed(card: String, message: String?, noProfile: Bool)
     /// A jack the helper watches changed.
     case jack(card: String, control: String, plugged: Bool)
     /// A request carried out: what is current on the card now.
@@ -171,9 +172,12 @@ public enum UCMHelperLine: Sendable, Hashable {
         let card = try cardNode.identifier()
         if try root.optional("verbs") != nil { return .hello(try UCMCard.parseHello(bytes)) }
         if let closed = try root.optional("closed") {
-            try root.allowOnly(["card", "closed", "error"])
+            try root.allowOnly(["card", "closed", "error", "noProfile"])
             guard try closed.bool() else { throw closed.fail("\"closed\" is only ever true") }
-            return .closed(card: card, message: try root.optional("error")?.string())
+            let message = try root.optional("error")?.string()
+            let noProfile = try root.optional("noProfile")?.bool() ?? false
+            if noProfile && message == nil { throw ScenarioError(path: "noProfile", message: "\"noProfile\" without an \"error\"") }
+            return .closed(card: card, message: message, noProfile: noProfile)
         }
         if let jack = try root.optional("jack") {
             try root.allowOnly(["card", "jack", "plugged"])

@@ -97,7 +97,12 @@ final class Cards {
         do throws(ALSAError) {
             manager = try UCMManager(card: card)
         } catch {
-            send(UCMHelperProtocol.notOpen(card: card, Self.noProfile(card, error, libasound: ALSALibraryMessages.take())))
+            // ENOENT: no profile for this card; ENXIO: its profile refuses it (an Error line). A
+            // card that cannot be opened at all (gone half-way) fails with ENOENT too: it says
+            // nothing of cards like it.
+            let noProfile = [Errno.Code.noSuchFileOrDirectory, .noSuchDeviceOrAddress].contains { error.code == -$0.rawValue }
+                && (try? ALSACardControl(name: controlName(card: card)).cardInfo()) != nil
+            send(UCMHelperProtocol.notOpen(card: card, Self.noProfile(card, error, libasound: ALSALibraryMessages.take()), noProfile: noProfile))
             return
         }
         let configuration: UCMConfiguration
@@ -174,7 +179,7 @@ final class Cards {
             send(UCMHelperProtocol.closed(card: card))
         case .success(.request(let card, let target)):
             guard let entry = open[card] else {
-                send(UCMHelperProtocol.notOpen(card: card, "card \(card) is not open"))
+                send(UCMHelperProtocol.failure(card: card, "card \(card) is not open"))
                 return
             }
             do throws(UCMApplyError) {

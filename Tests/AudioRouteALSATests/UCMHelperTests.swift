@@ -63,8 +63,10 @@ private func parse(_ line: String?, sourceLocation: SourceLocation = #_sourceLoc
         #expect(try line(UCMHelperProtocol.reply(card: "hw:X", state, steps: [.enable("Speaker")])) == .reply(card: "hw:X", state: state))
         #expect(try line(UCMHelperProtocol.failure(card: "hw:X", "no", state: state)) == .failure(card: "hw:X", message: "no", state: state))
         #expect(try line(UCMHelperProtocol.jack(card: "hw:X", "Mic Jack", plugged: false)) == .jack(card: "hw:X", control: "Mic Jack", plugged: false))
-        #expect(try line(UCMHelperProtocol.notOpen(card: "hw:X", "none")) == .closed(card: "hw:X", message: "none"))
-        #expect(try line(UCMHelperProtocol.closed(card: "hw:X")) == .closed(card: "hw:X", message: nil))
+        #expect(try line(UCMHelperProtocol.notOpen(card: "hw:X", "none")) == .closed(card: "hw:X", message: "none", noProfile: false))
+        #expect(try line(UCMHelperProtocol.notOpen(card: "hw:X", "none", noProfile: true)) == .closed(card: "hw:X", message: "none", noProfile: true))
+        #expect(try line(UCMHelperProtocol.closed(card: "hw:X")) == .closed(card: "hw:X", message: nil, noProfile: false))
+        #expect(try line(UCMHelperProtocol.failure(card: "hw:X", "not open")) == .failure(card: "hw:X", message: "not open", state: nil))
         #expect(try line(UCMHelperProtocol.error("bad")) == .error("bad"))
         let configuration = UCMConfiguration(card: "hw:X", verbs: [
             UCMVerb(name: "HiFi", devices: [UCMDevice(name: "Speaker", values: ["PlaybackPCM": "_ucm0001.hw:X,2", "PlaybackPriority": "100"])]),
@@ -198,7 +200,7 @@ private func strings(_ json: JSON?) -> [String]? {
         #expect(try helper.request(#"{"close": "hw:PinePhone"}"#).text == #"{"card": "hw:PinePhone", "closed": true}"#)
         try UCMBench.setJack("Headphone Jack", plugged: true)
         #expect(try helper.request(#"{"card": "hw:PinePhone", "verb": "HiFi", "devices": []}"#).text
-            == #"{"card": "hw:PinePhone", "error": "card hw:PinePhone is not open", "closed": true}"#)
+            == #"{"card": "hw:PinePhone", "error": "card hw:PinePhone is not open"}"#)
         helper.process.closeInput()
         #expect(helper.line(seconds: 2) == nil)
         #expect(helper.process.wait(seconds: 10) == 0)
@@ -246,6 +248,11 @@ private func strings(_ json: JSON?) -> [String]? {
         #expect(missing["closed"] == .bool(true))
         guard case .string(let message)? = missing["error"] else { throw TestFailure("not an error: \(missing.text)") }
         #expect(message.contains("hw:NoSuchCard") && message.contains("No such file or directory"))
+        // The bench's fake plugin answers any card name (its identity defaults to the name), so
+        // this is a card without a profile: said of every card like it. So is a GPU's HDMI card.
+        #expect(missing["noProfile"] == .bool(true))
+        let gpu = try helper.request(#"{"open": "hw:NVidia"}"#)
+        #expect(gpu["closed"] == .bool(true) && gpu["noProfile"] == .bool(true), "\(gpu.text)")
         #expect(try helper.request(#"{"open": "hw:PinePhone"}"#)["verbs"] != nil)
         #expect(try helper.request(#"{"open": "hw:sofhdadsp"}"#)["verbs"] != nil)
         var reply = try helper.request(#"{"card": "hw:PinePhone", "verb": "HiFi", "devices": ["Speaker"]}"#)

@@ -94,8 +94,9 @@ import Testing
         func line(_ text: String) throws(ScenarioError) -> UCMHelperLine { try UCMHelperLine.parse(Array(text.utf8)) }
         #expect(try line(#"{"card": "hw:X", "jack": "Headphone Jack", "plugged": true}"#) == .jack(card: "hw:X", control: "Headphone Jack", plugged: true))
         #expect(try line(#"{"card": "hw:X", "verb": "HiFi", "devices": [], "steps": []}"#) == .reply(card: "hw:X", state: UCMState(verb: "HiFi")))
-        #expect(try line(#"{"card": "hw:X", "error": "no", "closed": true}"#) == .closed(card: "hw:X", message: "no"))
-        #expect(try line(#"{"card": "hw:X", "closed": true}"#) == .closed(card: "hw:X", message: nil))
+        #expect(try line(#"{"card": "hw:X", "error": "no", "closed": true}"#) == .closed(card: "hw:X", message: "no", noProfile: false))
+        #expect(try line(#"{"card": "hw:X", "error": "no", "closed": true, "noProfile": true}"#) == .closed(card: "hw:X", message: "no", noProfile: true))
+        #expect(try line(#"{"card": "hw:X", "closed": true}"#) == .closed(card: "hw:X", message: nil, noProfile: false))
         #expect(try line(#"{"card": "hw:X", "error": "no", "verb": null, "devices": []}"#) == .failure(card: "hw:X", message: "no", state: UCMState()))
         #expect(try line(#"{"error": "malformed"}"#) == .error("malformed"))
         let hello = try line(Self.hello)
@@ -106,6 +107,7 @@ import Testing
             (#"{"card": "hw:X"}"#, "no hello, jack, reply or error"),
             (#"{"verb": "HiFi"}"#, "without \"card\" or \"error\""),
             (#"{"card": "hw:X", "closed": false}"#, "only ever true"),
+            (#"{"card": "hw:X", "closed": true, "noProfile": true}"#, "\"noProfile\" without an \"error\""),
             ("not json", "invalid JSON"),
         ]
         for (text, fault) in bad {

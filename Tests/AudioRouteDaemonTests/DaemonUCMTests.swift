@@ -40,7 +40,7 @@ import Testing
               printf '%s\\n' "$line" >> "\(directory)/helper-lines"
               case "$line" in
                 '{"open": "hw:5"}') printf '%s\\n' '\(hello)' ;;
-                '{"open": '*) printf '{"card": "%s", "error": "no UCM configuration", "closed": true}\\n' "$(echo "$line" | cut -d'"' -f4)" ;;
+                '{"open": '*) printf '{"card": "%s", "error": "no UCM configuration", "closed": true, "noProfile": true}\\n' "$(echo "$line" | cut -d'"' -f4)" ;;
                 '{"close": '*) printf '{"card": "%s", "closed": true}\\n' "$(echo "$line" | cut -d'"' -f4)" ;;
                 *) printf '%s\\n' "$line" >> "\(directory)/helper-requests"
                    printf '{"card": "hw:5", "verb": null, "devices": [], "steps": []}\\n' ;;

@@ -28,6 +28,7 @@ public enum UCMBench {
     /// The card descriptions the bench loads (Tests/Fixtures/ucm2/...).
     static let cardFiles = [
         "phones/pinephone-card.conf", "pinephone-controls.conf", "phones/librem5-card.conf", "cards/sofhdadsp-bare.conf", "cards/bench-numbers.conf",
+        "cards/hda-nvidia-hdmi-card.conf",
     ]
 
     private static func setUp() throws -> (directory: String, environment: [String: String]) {

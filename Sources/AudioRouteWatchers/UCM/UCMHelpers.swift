@@ -33,26 +33,84 @@ public final class UCMHelpers: Sendable {
     /// Set in the helper's environment: ALSA_CONFIG_UCM2 when the daemon was given a UCM root.
     let environment: [String: String]
     let logger: Logger
-    private let registry = Mutex(Registry())
+    private let registry: Mutex<Registry>
 
     private struct Entry {
         var request: UCMCardRequest
+        /// Which asking of the card this is: a card closed and asked again (the same name, a
+        /// card number reused) is another entry, whose watchdog is not the old one's.
+        var generation: UInt64
         /// The card's ports and verbs, once its hello came (public uids).
         var card: UCMCard?
         /// The last state asked for (nil: none yet, or one that could not be written or failed).
         var requested: UCMState?
+        /// Answers the helper owes for this entry: its open's (until the hello or the failure)
+        /// and one per request written.
+        var owed = 0
+        /// When the oldest of them is overdue (monotonic nanoseconds); nil when none is owed.
+        var due: UInt64?
     }
 
     private struct Registry {
         var helper: UCMHelper?
         /// Cards asked about (pending or open), by syspath.
         var entries: [String: Entry] = [:]
+        /// Answers the helper still owes, by card name, for entries that are gone (their open's,
+        /// their requests', their close's): the helper answers in order, so these come before
+        /// anything for a new entry of the same name, and are not its.
+        var stale: [String: Int] = [:]
         /// Cards whose profile could not be opened, or whose helper failed, with the name asked:
         /// not asked again until the card goes (they would fail the same way each time).
         var failed: [String: String] = [:]
         /// The identities of cards the helper found no profile for, latest last: a card that says
         /// the same of itself (a headset plugged again) is not asked, and starts no helper.
         var withoutProfile: [String] = []
+        var nextGeneration: UInt64 = 0
+        /// How long each answer may take, in nanoseconds.
+        let timeout: UInt64
+        /// Whether the watchdog thread runs (while some answer is owed).
+        var watching = false
+
+        /// Forgets `syspath`'s entry; what the helper still owes for it, and the close's answer
+        /// when `closing`, become stale.
+        mutating func remove(_ syspath: String, closing: Bool) {
+            guard let entry = entries.removeValue(forKey: syspath) else { return }
+            let owed = entry.owed + (closing ? 1 : 0)
+            if owed > 0 { stale[entry.request.name, default: 0] += owed }
+        }
+
+        /// The entry a line about `name` is for; nil when the line answers an entry that is gone
+        /// (then counted off) or no entry has that name. `answer`: the line answers an open, a
+        /// request or a close (a jack event answers nothing).
+        mutating func entry(named name: String, answer: Bool) -> String? {
+            if let owed = stale[name] {
+                if answer { stale[name] = owed > 1 ? owed - 1 : nil }
+                return nil
+            }
+            return entries.first { $0.value.request.name == name }?.key
+        }
+
+        /// One answer came for `syspath`: one fewer owed; the next is due a timeout from now.
+        mutating func answered(_ syspath: String, now: UInt64) {
+            guard var entry = entries[syspath] else { return }
+            entry.owed = max(0, entry.owed - 1)
+            entry.due = entry.owed > 0 ? now + timeout : nil
+            entries[syspath] = entry
+        }
+
+        /// One more answer owed by `syspath`, due a timeout from now if none was owed.
+        mutating func owe(_ syspath: String, now: UInt64) {
+            guard var entry = entries[syspath] else { return }
+            if entry.owed == 0 { entry.due = now + timeout }
+            entry.owed += 1
+            entries[syspath] = entry
+        }
+
+        /// The helper goes: nothing it owes will come.
+        mutating func forgetHelper() {
+            helper = nil
+            stale = [:]
+        }
     }
 
     /// How many card identities without a profile are remembered.
@@ -62,23 +120,25 @@ public final class UCMHelpers: Sendable {
     ///   - ucmRoot: the UCM tree the helper reads (its ALSA_CONFIG_UCM2); nil: libasound's default.
     ///   - environment: more variables for the helper (`ports --alsa-info`: an ALSA_CONFIG_PATH
     ///     whose fake cards stand for a report's).
-    public init(executable: String, ucmRoot: String? = nil, environment: [String: String] = [:], logger: Logger = Logger(label: "audioroute.ucm")) {
+    ///   - answerTimeout: how long the helper has for each answer (`helloTimeout`; shorter in tests).
+    public init(
+        executable: String, ucmRoot: String? = nil, environment: [String: String] = [:], answerTimeout: Duration = UCMHelpers.helloTimeout,
+        logger: Logger = Logger(label: "audioroute.ucm")
+    ) {
         self.executable = executable
+        self.answerTimeoutNanoseconds = UInt64(answerTimeout.components.seconds) * 1_000_000_000
+            + UInt64(answerTimeout.components.attoseconds / 1_000_000_000)
         self.environment = environment.merging(ucmRoot.map { ["ALSA_CONFIG_UCM2": $0] } ?? [:]) { _, root in root }
         self.logger = logger
+        self.registry = Mutex(Registry(timeout: answerTimeoutNanoseconds))
     }
 
-    /// How long the helper has to answer an open before it is killed (its cards then keep
-    /// udev's ports). Opening a card's UCM files takes 20 to 60 ms.
+    /// How long the helper has to answer an open or a request before it is killed (its cards
+    /// then keep udev's ports): a helper stuck in libasound (a sequence's `exec`, a codec whose
+    /// bus hangs) would otherwise hold the cards where it left them, and stop reading. Opening a
+    /// card's UCM files takes 20 to 60 ms; a route's sequences a few.
     public static let helloTimeout: Duration = .seconds(5)
-
-    /// The cards with a UCM profile open in the helper, by syspath, with the name each opened.
-    public var running: [String: String] {
-        registry.withLock { $0.entries.filter { $0.value.card != nil }.mapValues(\.request.name) }
-    }
-
-    /// Whether the helper process runs.
-    public var helperRunning: Bool { registry.withLock { $0.helper != nil } }
+    let answerTimeoutNanoseconds: UInt64
 
     /// Asks the helper about each card of `wanted` not yet asked (starting it if need be),
     /// tells it to forget those no longer wanted, and stops it when no card is left. The
@@ -89,7 +149,7 @@ public final class UCMHelpers: Sendable {
         let (helper, lines, start, stop): (UCMHelper?, [JSON], [String], UCMHelper?) = registry.withLock { registry in
             var lines: [JSON] = []
             for (syspath, entry) in registry.entries where wanted[syspath] != entry.request {
-                registry.entries[syspath] = nil
+                registry.remove(syspath, closing: true)
                 lines.append(.object([JSON.Member("close", .string(entry.request.name))]))
             }
             registry.failed = registry.failed.filter { wanted[$0.key]?.name == $0.value }
@@ -98,13 +158,16 @@ public final class UCMHelpers: Sendable {
             known = start.filter { wanted[$0]!.identity.map(registry.withoutProfile.contains) == true }
             start.removeAll(where: known.contains)
             for syspath in known { registry.failed[syspath] = wanted[syspath]!.name }
+            let now = MonotonicClock.nanoseconds()
             for syspath in start {
-                registry.entries[syspath] = Entry(request: wanted[syspath]!)
+                registry.nextGeneration += 1
+                registry.entries[syspath] = Entry(request: wanted[syspath]!, generation: registry.nextGeneration)
+                registry.owe(syspath, now: now)
                 lines.append(.object([JSON.Member("open", .string(wanted[syspath]!.name))]))
             }
             // No card left: the helper goes (its stdin closes; it exits).
             if registry.entries.isEmpty, let helper = registry.helper {
-                registry.helper = nil
+                registry.forgetHelper()
                 return (nil, [], [], helper)
             }
             return (registry.helper, lines, start, nil)
@@ -132,24 +195,46 @@ public final class UCMHelpers: Sendable {
         }
         guard let running else { return }
         for line in lines { running.send(line) }
-        if !start.isEmpty { killUnlessAnswered(start, helper: running) }
+        if !start.isEmpty { watch(helper: running) }
     }
 
-    /// A helper stuck in an open (a UCM file that makes libasound hang) is killed after
-    /// `helloTimeout`: its end then gives every card of it back to udev. A thread that sleeps,
-    /// once for each batch of cards asked about.
-    private func killUnlessAnswered(_ syspaths: [String], helper: UCMHelper) {
-        let nanoseconds = UInt64(Self.helloTimeout.components.seconds) * 1_000_000_000
-        _ = startThread { [self] in
-            MonotonicClock.sleep(nanoseconds: nanoseconds)
-            let stuck: [String] = registry.withLock { registry in
-                guard registry.helper === helper else { return [] }
-                return syspaths.compactMap { registry.entries[$0].flatMap { $0.card == nil ? $0.request.name : nil } }
+    /// A helper stuck in an open or a request (a UCM file that makes libasound hang) is
+    /// killed once an answer is `helloTimeout` overdue: its end then gives every card of it
+    /// back to udev. One thread, while some answer is owed: it sleeps until the next one is due.
+    private func watch(helper: UCMHelper) {
+        let start = registry.withLock { registry in
+            defer { registry.watching = true }
+            return !registry.watching
+        }
+        guard start else { return }
+        let started = startThread { [self] in
+            while true {
+                let now = MonotonicClock.nanoseconds()
+                let (next, stuck, current): (UInt64?, [String], UCMHelper?) = registry.withLock { registry in
+                    let due = registry.entries.values.compactMap(\.due)
+                    guard let next = due.min(), registry.helper != nil else {
+                        registry.watching = false
+                        return (nil, [], nil)
+                    }
+                    guard next <= now else { return (next, [], nil) }
+                    registry.watching = false
+                    let overdue = registry.entries.values.filter { ($0.due ?? .max) <= now }
+                    return (nil, overdue.map(\.request.name).sorted(), registry.helper)
+                }
+                if let current {
+                    logger.error(
+                        "UCM helper did not answer: killed", metadata: ["cards": "\(stuck)", "timeout": "\(answerTimeoutNanoseconds / 1_000_000) ms"])
+                    current.kill()
+                    return
+                }
+                guard let next else { return }
+                MonotonicClock.sleep(nanoseconds: next - now)
             }
-            if !stuck.isEmpty {
-                logger.error("UCM helper did not answer: killed", metadata: ["cards": "\(stuck)", "timeout": "\(Self.helloTimeout)"])
-                helper.kill()
-            }
+        }
+        // startThread gives the error number when no thread could start.
+        if let failure = started {
+            registry.withLock { $0.watching = false }
+            logger.warning("no thread for the UCM helper's watchdog", metadata: ["helper": "\(helper.process.pid)", "error": "\(failure)"])
         }
     }
 
@@ -159,6 +244,8 @@ public final class UCMHelpers: Sendable {
             failAll(helper: helper, deliver: deliver)
             return
         }
+        // A helper that was stopped still answers what it had read: not for today's cards.
+        guard registry.withLock({ $0.helper === helper }) else { return }
         let parsed: UCMHelperLine
         do throws(ScenarioError) {
             parsed = try UCMHelperLine.parse(line)
@@ -171,7 +258,8 @@ public final class UCMHelpers: Sendable {
         switch parsed {
         case .hello(let card):
             let event: HardwareEvent? = registry.withLock { registry in
-                guard let (syspath, entry) = registry.entries.first(where: { $0.value.request.name == card.card }) else { return nil }
+                guard let syspath = registry.entry(named: card.card, answer: true), let entry = registry.entries[syspath] else { return nil }
+                registry.answered(syspath, now: MonotonicClock.nanoseconds())
                 let named = card.withPublicUIDs(base: entry.request.base)
                 registry.entries[syspath]?.card = named
                 return .ucm(syspath: syspath, card: named)
@@ -181,26 +269,29 @@ public final class UCMHelpers: Sendable {
                 "UCM card", metadata: ["card": "\(card.card)", "verbs": "\(card.verbs.joined(separator: ","))", "devices": "\(card.ports.count)"])
             for note in card.notes { logger.notice("UCM: \(note)", metadata: ["card": "\(card.card)"]) }
             deliver(event)
-        case .closed(let name, let message):
-            // An answer to a close (no message) needs nothing; an open that failed gives the card back to udev.
-            guard let message else { return }
+        case .closed(let name, let message, let noProfile):
             let syspath: String? = registry.withLock { registry in
-                guard let (syspath, entry) = registry.entries.first(where: { $0.value.request.name == name }) else { return nil }
-                registry.entries[syspath] = nil
+                // An answer to a close is owed by an entry that is gone: counted off there.
+                guard let syspath = registry.entry(named: name, answer: true), let entry = registry.entries[syspath] else { return nil }
+                guard message != nil else { return nil }
+                // An open that failed gives the card back to udev.
+                registry.remove(syspath, closing: false)
                 registry.failed[syspath] = name
-                if let identity = entry.request.identity, !registry.withoutProfile.contains(identity) {
+                // Only "this card has no profile" says the same of every card like it; a card gone
+                // half-way through its open, or a configuration that could not be read, does not.
+                if noProfile, let identity = entry.request.identity, !registry.withoutProfile.contains(identity) {
                     registry.withoutProfile.append(identity)
                     if registry.withoutProfile.count > Self.rememberedWithoutProfile { registry.withoutProfile.removeFirst() }
                 }
                 return syspath
             }
-            guard let syspath else { return }
+            guard let syspath, let message else { return }
             logger.info("no UCM profile: the card keeps udev's ports", metadata: ["card": "\(name)", "reason": "\(message)"])
             deliver(.ucm(syspath: syspath, card: nil))
             stopIfIdle()
         case .jack(let name, let control, let plugged):
             let event: HardwareEvent? = registry.withLock { registry in
-                guard let (syspath, entry) = registry.entries.first(where: { $0.value.request.name == name }), var card = entry.card,
+                guard let syspath = registry.entry(named: name, answer: false), var card = registry.entries[syspath]?.card,
                     card.jacks[control] != plugged
                 else { return nil }
                 card.jacks[control] = plugged
@@ -210,11 +301,17 @@ public final class UCMHelpers: Sendable {
             logger.debug("UCM jack", metadata: ["card": "\(name)", "jack": "\(control)", "plugged": "\(plugged)"])
             if let event { deliver(event) }
         case .reply(let name, let state):
+            registry.withLock { registry in
+                if let syspath = registry.entry(named: name, answer: true) { registry.answered(syspath, now: MonotonicClock.nanoseconds()) }
+            }
             logger.debug("UCM card set", metadata: ["card": "\(name)", "state": "\(state)"])
         case .failure(let name, let message, _):
             logger.warning("UCM helper could not set the card", metadata: ["card": "\(name)", "error": "\(message)"])
             registry.withLock { registry in
-                for (syspath, entry) in registry.entries where entry.request.name == name { registry.entries[syspath]?.requested = nil }
+                guard let syspath = registry.entry(named: name, answer: true) else { return }
+                registry.answered(syspath, now: MonotonicClock.nanoseconds())
+                // Asked again at the next route.
+                registry.entries[syspath]?.requested = nil
             }
         case .error(let message):
             logger.warning("UCM helper refused a line", metadata: ["error": "\(message)"])
@@ -226,7 +323,7 @@ public final class UCMHelpers: Sendable {
     private func failAll(helper: UCMHelper?, deliver: @Sendable (HardwareEvent) -> Void) {
         let failed: [String] = registry.withLock { registry in
             guard registry.helper === helper else { return [] }
-            registry.helper = nil
+            registry.forgetHelper()
             let syspaths = registry.entries.keys.sorted()
             for syspath in syspaths { registry.failed[syspath] = registry.entries[syspath]!.request.name }
             registry.entries = [:]
@@ -239,7 +336,7 @@ public final class UCMHelpers: Sendable {
     private func stopIfIdle() {
         let idle: UCMHelper? = registry.withLock { registry in
             guard registry.entries.isEmpty, let helper = registry.helper else { return nil }
-            registry.helper = nil
+            registry.forgetHelper()
             return helper
         }
         if let idle {
@@ -251,22 +348,31 @@ public final class UCMHelpers: Sendable {
     /// Tells the helper the state `route` needs on each open card, for the controlling
     /// session's configuration. A card already asked for that state is not written to.
     public func apply(route: Route, configuration: SessionConfiguration?) {
-        let (helper, lines): (UCMHelper?, [(syspath: String, line: JSON)]) = registry.withLock { registry in
-            var lines: [(syspath: String, line: JSON)] = []
+        let (helper, lines): (UCMHelper?, [(syspath: String, generation: UInt64, line: JSON)]) = registry.withLock { registry in
+            guard registry.helper != nil else { return (nil, []) }
+            var lines: [(syspath: String, generation: UInt64, line: JSON)] = []
+            let now = MonotonicClock.nanoseconds()
             for syspath in registry.entries.keys.sorted() {
                 guard let entry = registry.entries[syspath], let card = entry.card else { continue }
                 let target = card.target(route: route, configuration: configuration)
                 guard entry.requested != target else { continue }
                 registry.entries[syspath]?.requested = target
-                lines.append((syspath, target.request(card: entry.request.name)))
+                // Owed before it is written: its answer can come before this thread goes on.
+                registry.owe(syspath, now: now)
+                lines.append((syspath, entry.generation, target.request(card: entry.request.name)))
             }
             return (registry.helper, lines)
         }
         guard let helper else { return }
-        for (syspath, line) in lines where !helper.send(line) {
-            // Not sent: asked again at the next route.
-            registry.withLock { $0.entries[syspath]?.requested = nil }
+        for (syspath, generation, line) in lines where !helper.send(line) {
+            // Not sent, so no answer is owed: asked again at the next route.
+            registry.withLock { registry in
+                guard registry.entries[syspath]?.generation == generation else { return }
+                registry.answered(syspath, now: MonotonicClock.nanoseconds())
+                registry.entries[syspath]?.requested = nil
+            }
         }
+        if !lines.isEmpty { watch(helper: helper) }
     }
 
     /// Asks the helper about `wanted` and waits, on a thread of its own, until every card has its
@@ -277,8 +383,14 @@ public final class UCMHelpers: Sendable {
         guard !wanted.isEmpty else { return [] }
         let thread = try PollThread(name: "audioroute-ucm")
         defer {
-            stopAll()
+            // Its reader stops with the thread before it sees the end: the helper is reaped here
+            // (it exits once its stdin closes; one stuck was killed by the watchdog).
+            let helper = detach()
             thread.stop()
+            if let helper {
+                helper.stop()
+                helper.reap()
+            }
         }
         let events = Mutex<[HardwareEvent]>([])
         reconcile(wanted: wanted, loop: thread) { event in events.withLock { $0.append(event) } }
@@ -289,21 +401,25 @@ public final class UCMHelpers: Sendable {
             return Set(wanted.keys).isSubset(of: syspaths)
         }
         // The helper's own watchdog kills it after helloTimeout; its end answers every card.
-        let deadline = MonotonicClock.nanoseconds() + UInt64(Self.helloTimeout.components.seconds + 1) * 1_000_000_000
+        let deadline = MonotonicClock.nanoseconds() + answerTimeoutNanoseconds + 1_000_000_000
         while !answered(), MonotonicClock.nanoseconds() < deadline { MonotonicClock.sleep(nanoseconds: 2_000_000) }
         return events.withLock { $0 }
     }
 
     /// Stops the helper (its stdin closes: it exits).
     public func stopAll() {
-        let helper: UCMHelper? = registry.withLock { registry in
+        _ = detach()?.stop()
+    }
+
+    /// The helper, no longer the registry's, which forgets every card.
+    private func detach() -> UCMHelper? {
+        registry.withLock { registry in
             defer {
-                registry.helper = nil
+                registry.forgetHelper()
                 registry.entries = [:]
             }
             return registry.helper
         }
-        helper?.stop()
     }
 }
 
@@ -394,6 +510,17 @@ final class UCMHelper: Sendable {
     }
 
     func kill() { _ = process.send(.kill) }
+
+    /// Waits for the helper to exit (a second at most, then it is killed) and reaps it: for a
+    /// helper whose reader no longer runs, after `stop()`.
+    func reap() {
+        for _ in 0..<100 {
+            if (try? process.tryWait()) != nil { return }
+            MonotonicClock.sleep(nanoseconds: 10_000_000)
+        }
+        kill()
+        _ = try? process.wait()
+    }
 
     /// Closes its stdin: it finishes its line and exits; the reader reaps it.
     func stop() {
