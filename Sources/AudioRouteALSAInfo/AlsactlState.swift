@@ -198,6 +198,10 @@ struct ConfigReader {
                     path = quoted ? [word] : word.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
                     position += 1
                 }
+                // Each component of a dotted key is a level, as a { } block is: the builder recurses once per level.
+                guard depth + path.count <= ConfigReader.maxDepth else {
+                    throw Fault(line: tokenLine, message: "key \(key.prefix(40)) nests deeper than \(ConfigReader.maxDepth) levels", truncated: false)
+                }
                 guard position < tokens.count else {
                     cut = Fault(line: tokenLine, message: "the input ends after key \(key.prefix(40))", truncated: true)
                     break
@@ -207,8 +211,8 @@ struct ConfigReader {
                 let entry: CompoundBuilder.Entry
                 switch valueToken {
                 case .word(let value, _): entry = .leaf(value, line: valueLine)
-                case .open: entry = .compound(try compound(depth: depth + 1, closing: .close, line: valueLine))
-                case .openArray: entry = .compound(try compound(depth: depth + 1, closing: .closeArray, line: valueLine))
+                case .open: entry = .compound(try compound(depth: depth + path.count, closing: .close, line: valueLine))
+                case .openArray: entry = .compound(try compound(depth: depth + path.count, closing: .closeArray, line: valueLine))
                 case .close, .closeArray: throw Fault(line: valueLine, message: "expected a value for \(key.prefix(40)), found \(describe(valueToken))", truncated: false)
                 }
                 members.insert(path: path[...], entry: entry)

@@ -75,6 +75,18 @@ import Testing
         #expect(fault?.message.contains("more than \(ConfigReader.maxEntries) entries") == true, "\(String(describing: fault))")
     }
 
+    /// A dotted key is as many levels as it has components: 100,000 of them (a 200 KB line)
+    /// would recurse as deep, and overflow the stack, if it were read.
+    @Test func aDottedKeyDeeperThanTheLimitIsRefused() {
+        let key = "state." + Array(repeating: "a", count: 100_000).joined(separator: ".")
+        let fault = error(report([("Soundcards recognised by ALSA", sofCards), ("Aplay/Arecord output", sofPCMs), ("Alsactl output", "\(key) 1")]))
+        #expect(fault?.section == "Alsactl output" && fault?.message.contains("nests deeper than \(ConfigReader.maxDepth) levels") == true, "\(String(describing: fault))")
+        // Dotted keys and blocks add up: a key of 10 inside blocks 7 deep is 17.
+        let mixed = "state.a { b { c { d { e { f { " + Array(repeating: "k", count: 10).joined(separator: ".") + " 1 } } } } } }"
+        let deep = error(report([("Soundcards recognised by ALSA", sofCards), ("Aplay/Arecord output", sofPCMs), ("Alsactl output", mixed)]))
+        #expect(deep?.message.contains("nests deeper") == true, "\(String(describing: deep))")
+    }
+
     @Test func aCutAlsactlStateKeepsTheControlsBeforeTheCutWithAWarning() throws {
         let lines = sofAlsactl.split(separator: "\n", omittingEmptySubsequences: false)
         // Cut inside control.5 (its name line is the last whole line).
