@@ -172,7 +172,7 @@ extension ALSAInfoReport {
             let slot = used[key, default: 0]
             let card = candidates[min(slot, candidates.count - 1)]
             if candidates.count > 1 { used[key] = slot + 1 }
-            result[card.number, default: []] += codec.pinList.map { HDAPin(codec: codec.address, node: $0.node, defaultConfig: $0.config) }
+            result[card.number, default: []] += codec.pinList.map { HDAPin(codec: codec.address, node: $0.node, defaultConfig: $0.config, capabilities: $0.capabilities) }
         }
         return result
     }

@@ -63,6 +63,9 @@ public struct ALSAInfoCodec: Sendable, Hashable {
     struct Pin: Sendable, Hashable {
         var node: Int
         var config: UInt32
+        /// `Pincap 0x…`, when the dump gives it before the pin's default: whether the pin
+        /// senses a plug (a mic that cannot is built in), as the daemon reads it from /proc.
+        var capabilities: UInt32?
     }
 
     /// The words `amixer info`'s Components gives an HDA codec: `HDA:<vendor>,<subsystem>,<revision>`.
@@ -327,6 +330,7 @@ enum CodecSection {
         var codecs: [ALSAInfoCodec] = []
         var warnings: [ALSAInfoWarning] = []
         var pendingNode: (node: Int, line: Int)?
+        var capabilities: UInt32?
         for line in section.lines {
             let text = line.text.trimmingSpace()
             if text.hasPrefix("Codec: ") {
@@ -350,12 +354,15 @@ enum CodecSection {
                     throw ALSAInfoError(section: section.title, line: line.number, "expected \"Node 0xNN [...]\", found \"\(text.prefix(60))\"")
                 }
                 pendingNode = text.contains("[Pin Complex]") ? (Int(node), line.number) : nil
+                capabilities = nil
+            } else if text.hasPrefix("Pincap 0x"), pendingNode != nil {
+                capabilities = hexValue(text.dropFirst("Pincap ".count))
             } else if text.hasPrefix("Pin Default 0x"), let pending = pendingNode {
                 let word = text.dropFirst("Pin Default ".count).prefix { $0 != ":" && $0 != " " }
                 guard word.count == 10, let config = hexValue(word) else {
                     throw ALSAInfoError(section: section.title, line: line.number, "expected \"Pin Default 0xXXXXXXXX:\", found \"\(text.prefix(60))\"")
                 }
-                codecs[last].pinList.append(ALSAInfoCodec.Pin(node: pending.node, config: config))
+                codecs[last].pinList.append(ALSAInfoCodec.Pin(node: pending.node, config: config, capabilities: capabilities))
                 pendingNode = nil
             }
         }

@@ -116,7 +116,7 @@ import Testing
         // Kabylake HDMI codec (address 2, pins 0x05-0x07) is named only by its Components.
         let cards = try ALSAInfoReport.parse(Corpus.report("laptop-lenovo-thinkpad-alc257-virmidi-boss-ms3")).hardware()
         let pch = try #require(cards.first { $0.record.attributes["id"] == "PCH" })
-        #expect(pch.record.hdaPins.filter { $0.codec == 2 } == [5, 6, 7].map { HDAPin(codec: 2, node: $0, defaultConfig: 0x1856_0010) })
+        #expect(pch.record.hdaPins.filter { $0.codec == 2 }.map { [$0.node, Int($0.defaultConfig)] } == [5, 6, 7].map { [$0, 0x1856_0010] })
         #expect(pch.record.hdaPins.contains { $0.codec == 0 && $0.defaultConfig == 0x9017_0110 })
         #expect(cards.filter { $0.record.attributes["id"] != "PCH" }.allSatisfy { $0.record.hdaPins.isEmpty })
     }

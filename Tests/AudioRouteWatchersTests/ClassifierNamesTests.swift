@@ -167,6 +167,11 @@ enum SaidCards {
         // The same mic pin able to sense a plug (presence detect, as the M32CD's front mic) is a jack's.
         qemu.hdaPins[1].capabilities = 0x24
         #expect(CardClassifier.classify(qemu).ports.map(\.type) == [.builtInSpeaker])
+        // A desktop's front-panel mic jack that cannot sense a plug (the corpus's Haswell ALC662:
+        // Pincap 0x173c has Detect, Pin Default 0x02a19140 says no presence; "[Jack] Mic at Ext
+        // Front"): a jack nobody may have plugged, not a built-in mic.
+        qemu.hdaPins[1] = HDAPin(codec: 0, node: 0x19, defaultConfig: 0x02a1_9140, capabilities: 0x173c)
+        #expect(CardClassifier.classify(qemu).ports.map(\.type) == [.builtInSpeaker])
         var soundwire = SaidCards.xps17()
         soundwire.hdaPins = [5, 6, 7].map { HDAPin(codec: 2, node: $0, defaultConfig: 0x1856_0010) }
         #expect(CardClassifier.classify(soundwire).ports.map(\.type).prefix(2) == [.builtInSpeaker, .builtInMic])

@@ -96,10 +96,17 @@ extension HDAPin {
     public var isBuiltInSpeaker: Bool { isConnected && (device == .speaker || (device == .lineOut && isBuiltIn)) }
 
     /// A built-in microphone: a fixed microphone (or line in) pin, or a microphone pin that cannot
-    /// sense a plug (the kernel's phantom jack: a mic that is always there).
+    /// sense a plug (the kernel's phantom jack: a mic that is always there) unless its location
+    /// is a chassis jack's: the front or rear panel, or a dock (the kernel's "Front Mic", "Rear
+    /// Mic", "Dock Mic" labels, `snd_hda_get_input_pin_attr`): a desktop's front mic jack
+    /// without detection is a jack nobody may have plugged, not a microphone that is there.
     public var isBuiltInMic: Bool {
-        isConnected && ((isBuiltIn && (device == .micIn || device == .lineIn)) || (device == .micIn && detectsPresence == false))
+        isConnected
+            && ((isBuiltIn && (device == .micIn || device == .lineIn)) || (device == .micIn && detectsPresence == false && !isChassisJack))
     }
+
+    /// A jack on the chassis's front or rear panel, or on a dock (location `0x01`, `0x02`, `0x2X`).
+    public var isChassisJack: Bool { connectivity == .jack && (location == 0x01 || location == 0x02 || location & 0x30 == 0x20) }
 
     /// `codec#0 0x14 [Fixed] Speaker` (the kernel's words in codec#<m>).
     public var label: String {
