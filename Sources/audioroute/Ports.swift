@@ -45,15 +45,21 @@ struct Ports: AsyncParsableCommand {
         if let alsaInfo { return try reportPorts(alsaInfo) }
         if explain { return try explainCards() }
         guard options.direct else { return try await fromDaemon() }
-        var ports = await DirectWatchers.currentPorts(DirectWatchers.all(options))
-        // Sequence is connection order; a snapshot numbers the usable ports in the order found
-        // (an unavailable one is connected to nothing: 0).
+        PortText.list(Self.numbered(await DirectWatchers.currentPorts(DirectWatchers.all(options))), json: options.json)
+    }
+
+    /// A snapshot's ports for the listing. Sequence is connection order: a snapshot numbers the
+    /// usable ports in the order found (an unavailable one is connected to nothing: 0).
+    static func numbered(_ ports: [Port]) -> [(port: Port, availability: Port.Availability?)] {
         var number: UInt64 = 0
-        for index in ports.indices where ports[index].availability.isUsable {
-            number += 1
-            ports[index].sequence = number
+        return ports.map { port in
+            var port = port
+            if port.availability.isUsable {
+                number += 1
+                port.sequence = number
+            }
+            return (port, port.availability)
         }
-        PortText.list(ports.map { ($0, $0.availability) }, json: options.json)
     }
 }
 
@@ -131,15 +137,8 @@ extension Ports {
                 }
             }
         } else {
-            var ports = machine.ports
-            for index in ports.indices { ports[index].sequence = UInt64(index + 1) }
-            if options.json {
-                out.append(JSON.array(ports.map(\.json)).text)
-            } else if ports.isEmpty {
-                out.append("no ports")
-            } else {
-                for port in ports { out.append(PortText.line(port)) }
-            }
+            // As `ports --direct` lists them: the same lines and JSON, availability included.
+            for line in PortText.listing(Self.numbered(machine.ports), json: options.json) { out.append(line) }
         }
         out.flush()
     }

@@ -98,6 +98,23 @@ private let plugin: Result<Void, TestFailure> = {
         #expect(ports.map { $0["sequence"] } == (1...5).map { .integer(Int64($0)) })
     }
 
+    /// The listing is `ports --direct`'s: every line ends in the port's availability, every JSON
+    /// object has it, and only usable ports are numbered. The XPS 17's report: its headphone and
+    /// headset jacks are out (the saved controls say so), HDMI pcm=7 is connected.
+    @Test func theListingIsTheDirectOnesWithEachPortsAvailability() throws {
+        let report = corpus + "laptop-dell-xps17-9700-sof-soundwire-usb-headset-wd19-dock.txt"
+        let text = try run(["ports", "--alsa-info", report])
+        #expect(text.status == 0, "\(text.stderr)")
+        let lines = text.stdoutLines.map(String.init)
+        #expect(!lines.isEmpty && lines.allSatisfy { $0.contains(" availability=") }, "\(lines)")
+        #expect(lines.contains { $0.contains("/headphones ") && $0.hasSuffix(" availability=unavailable") }, "\(lines)")
+        let json = try run(["ports", "--alsa-info", report, "--json"])
+        guard case .array(let ports) = try JSON.parse(json.stdout) else { Issue.record("not an array: \(json.stdout)"); return }
+        #expect(ports.allSatisfy { $0["availability"] != nil }, "\(json.stdout)")
+        let unavailable = ports.filter { $0["availability"]?.stringValue == "unavailable" }
+        #expect(!unavailable.isEmpty && unavailable.allSatisfy { $0["sequence"] == .integer(0) }, "\(json.stdout)")
+    }
+
     @Test func explainShowsTheReportsFieldsJacksAndSignals() throws {
         let result = try run(["ports", "--alsa-info", "REPORT", "--explain"], report: twoCards)
         #expect(result.status == 0, "\(result.stderr)")
