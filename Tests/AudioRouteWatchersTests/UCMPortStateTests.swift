@@ -190,20 +190,35 @@ import Testing
         ])
     }
 
-    /// The admin's word on a card holds for its UCM ports as for udev's: exclusive PCMs, a PCM,
-    /// a priority, a name (docs/ports.md, "What decides a port").
+    /// The admin's word on a card holds for its UCM ports as for udev's (docs/ports.md, "What
+    /// decides a port"): exclusive PCMs for every port; a PCM, a priority, a name for the card's
+    /// own ports, not its jack's, which take their jack device's; unusable values noted.
     @Test func theCardsPropertiesApplyToItsUCMPorts() {
-        let card = Self.card(jacks: ["Headphone Jack": false])
-        let plain = UdevPortState.ucmClassification(card, jacks: [])
-        #expect(plain.usablePorts.map(\.alsa) == ["dmix:CARD=PinePhone,DEV=0", "dmix:CARD=PinePhone,DEV=0"])
-        #expect(plain.usablePorts.map(\.priority) == [0, 0])
-        let exclusive = UdevPortState.ucmClassification(card, jacks: [], properties: ["AUDIOROUTE_ALSA_EXCLUSIVE": "1"])
-        #expect(exclusive.usablePorts.map(\.alsa) == ["plughw:CARD=PinePhone,DEV=0", "plughw:CARD=PinePhone,DEV=0"])
-        let admin = UdevPortState.ucmClassification(
-            card, jacks: [], properties: ["AUDIOROUTE_ALSA_PCM": "equalizer", "AUDIOROUTE_PRIORITY": "40", "AUDIOROUTE_NAME": "Phone"])
-        #expect(admin.usablePorts.map { "\($0.alsa ?? "-") \($0.priority) \($0.name)" } == ["equalizer 40 Phone", "equalizer 40 Phone"])
-        let garbage = UdevPortState.ucmClassification(card, jacks: [], properties: ["AUDIOROUTE_PRIORITY": "loud", "AUDIOROUTE_NAME": "\u{7}"])
-        #expect(garbage.usablePorts.map(\.priority) == [0, 0])
-        #expect(garbage.usablePorts.map(\.name) == plain.usablePorts.map(\.name))
+        let card = Self.card(jacks: ["Headphone Jack": true])
+        func classify(_ properties: [String: String], jacks: [JackRecord] = []) -> CardClassification {
+            var record = Self.phone
+            record.properties.merge(properties) { _, new in new }
+            return UdevPortState.ucmClassification(card, record: record, jacks: jacks)
+        }
+        func summary(_ result: CardClassification) -> [String] { result.usablePorts.map { "\($0.type.rawValue) \($0.alsa ?? "-") \($0.priority) \($0.name)" } }
+        let plain = classify([:])
+        #expect(summary(plain) == [
+            "builtInSpeaker dmix:CARD=PinePhone,DEV=0 0 Speaker", "builtInReceiver dmix:CARD=PinePhone,DEV=0 0 Receiver",
+            "headphones dmix:CARD=PinePhone,DEV=0 100 Headphones",
+        ])
+        let exclusive = classify(["AUDIOROUTE_ALSA_EXCLUSIVE": "1"])
+        #expect(exclusive.usablePorts.map(\.alsa) == Array(repeating: "plughw:CARD=PinePhone,DEV=0", count: 3))
+        let admin = classify(["AUDIOROUTE_ALSA_PCM": "equalizer", "AUDIOROUTE_PRIORITY": "40", "AUDIOROUTE_NAME": "Phone"])
+        #expect(summary(admin) == [
+            "builtInSpeaker equalizer 40 Phone", "builtInReceiver equalizer 40 Phone", "headphones dmix:CARD=PinePhone,DEV=0 100 Headphones",
+        ])
+        // The headphones' jack device speaks for them.
+        let jack = JackRecord(
+            syspath: Self.phone.syspath + "/input5/event5", cardSyspath: Self.phone.syspath, name: "Headphone Jack",
+            properties: ["AUDIOROUTE_NAME": "Earbuds", "AUDIOROUTE_PRIORITY": "70"], supported: [.headphoneInsert], state: [.headphoneInsert])
+        #expect(summary(classify([:], jacks: [jack])).last == "headphones dmix:CARD=PinePhone,DEV=0 70 Earbuds")
+        let garbage = classify(["AUDIOROUTE_PRIORITY": "loud", "AUDIOROUTE_NAME": "\u{7}", "AUDIOROUTE_ALSA_PCM": "\u{7}"])
+        #expect(summary(garbage) == summary(plain))
+        #expect(garbage.notes.map(\.key).sorted() == ["\(Self.phone.syspath)#bad-alsa", "\(Self.phone.syspath)#bad-priority"])
     }
 }

@@ -148,23 +148,11 @@ public enum CardClassifier {
         let cardName = displayName(card, cardID: cardID)
 
         // Overrides.
-        var priority: Int?
-        if let raw = props[AudioRouteProperty.priority] {
-            if let value = Int(raw.trimmingASCIIWhitespace()), (-100_000...100_000).contains(value) {
-                priority = value
-            } else {
-                note(.warning, "bad-priority", "ignoring \(AudioRouteProperty.priority)=\(quoted(raw)): not an integer")
-            }
-        }
-        let nameOverride = props[AudioRouteProperty.name].flatMap { isUsableText($0) ? $0 : nil }
-        var alsaOverride: String?
-        if let raw = props[AudioRouteProperty.alsaPCM] {
-            if isUsableText(raw) { alsaOverride = raw } else { note(.warning, "bad-alsa", "ignoring \(AudioRouteProperty.alsaPCM)=\(quoted(raw))") }
-        }
-        let exclusive = isExclusive(card)
-        if !exclusive, let raw = props[AudioRouteProperty.alsaExclusive], raw.trimmingASCIIWhitespace() != "0" {
-            note(.warning, "bad-exclusive", "ignoring \(AudioRouteProperty.alsaExclusive)=\(quoted(raw)): not 1 or 0")
-        }
+        let overrides = CardOverrides(card, note: note)
+        let priority = overrides.priority
+        let nameOverride = overrides.name
+        let alsaOverride = overrides.alsaPCM
+        let exclusive = overrides.exclusive
         // Shared by default: several sessions play at once on one card (a ducked stream under a
         // prompt), through dmix (playback) or dsnoop (capture) on the port's own PCM
         // (docs/decisions.md, "Shared devices"). Exclusive on request: plughw, as one stream owns it.
@@ -405,12 +393,7 @@ public enum CardClassifier {
             // A card's own line out (a link with no codec) is already that port.
             guard !cardPorts.contains(where: { $0.uid == "\(base)/\(role)" }) else { return }
             var port = Port(uid: "\(base)/\(role)", type: type, device: device, direction: type.defaultDirection, alsa: alsaName(pcm))
-            if let raw = jack.properties[AudioRouteProperty.priority], let value = Int(raw.trimmingASCIIWhitespace()) { port.priority = value }
-            if let raw = jack.properties[AudioRouteProperty.name], isUsableText(raw) { port.name = raw }
-            // A jack's own PCM (a headphone mixer path; the demo's file PCM per device).
-            if let raw = jack.properties[AudioRouteProperty.alsaPCM] {
-                if isUsableText(raw) { port.alsa = raw } else { note(.warning, "bad-alsa-jack", "ignoring \(AudioRouteProperty.alsaPCM)=\(quoted(raw)) on jack \(quoted(jack.name))") }
-            }
+            CardOverrides.applyJack(jack, to: &port, note: note)
             jackPorts.append(port)
             let named = pcm.flatMap { namings[PCMKey($0)] }.map { "; \($0.signal)" } ?? ""
             let outcome = "\(type.rawValue) \(port.direction.rawValue)\(pcm.map { " on PCM \($0.device)" } ?? "")\(plugged ? "" : ", unavailable: nothing plugged")"
@@ -833,5 +816,57 @@ extension String {
 
     func replacingUnderscores() -> String {
         String(map { $0 == "_" ? " " : $0 })
+    }
+}
+
+/// A card's `AUDIOROUTE_*` words on its own ports (the speaker, the mic, HDMI, a USB card's;
+/// not its jacks', which take their jack device's): read once, for udev's classification and
+/// for a UCM profile's ports alike, with the same notes for values that are not usable.
+struct CardOverrides {
+    var priority: Int?
+    var name: String?
+    var alsaPCM: String?
+    var exclusive = false
+
+    /// No words: a profile's ports as they are.
+    static let none = CardOverrides()
+
+    private init() {}
+
+    init(_ card: CardRecord, note: (ClassificationNote.Level, String, String) -> Void) {
+        let props = card.properties
+        if let raw = props[AudioRouteProperty.priority] {
+            if let value = Int(raw.trimmingASCIIWhitespace()), (-100_000...100_000).contains(value) {
+                priority = value
+            } else {
+                note(.warning, "bad-priority", "ignoring \(AudioRouteProperty.priority)=\(CardClassifier.quoted(raw)): not an integer")
+            }
+        }
+        name = props[AudioRouteProperty.name].flatMap { CardClassifier.isUsableText($0) ? $0 : nil }
+        if let raw = props[AudioRouteProperty.alsaPCM] {
+            if CardClassifier.isUsableText(raw) {
+                alsaPCM = raw
+            } else {
+                note(.warning, "bad-alsa", "ignoring \(AudioRouteProperty.alsaPCM)=\(CardClassifier.quoted(raw))")
+            }
+        }
+        exclusive = CardClassifier.isExclusive(card)
+        if !exclusive, let raw = props[AudioRouteProperty.alsaExclusive], raw.trimmingASCIIWhitespace() != "0" {
+            note(.warning, "bad-exclusive", "ignoring \(AudioRouteProperty.alsaExclusive)=\(CardClassifier.quoted(raw)): not 1 or 0")
+        }
+    }
+
+    /// A jack port takes its jack device's words: priority, name, and its own PCM (a headphone
+    /// mixer path; the demo's file PCM per device).
+    static func applyJack(_ jack: JackRecord, to port: inout Port, note: (ClassificationNote.Level, String, String) -> Void) {
+        if let raw = jack.properties[AudioRouteProperty.priority], let value = Int(raw.trimmingASCIIWhitespace()) { port.priority = value }
+        if let raw = jack.properties[AudioRouteProperty.name], CardClassifier.isUsableText(raw) { port.name = raw }
+        if let raw = jack.properties[AudioRouteProperty.alsaPCM] {
+            if CardClassifier.isUsableText(raw) {
+                port.alsa = raw
+            } else {
+                note(.warning, "bad-alsa-jack", "ignoring \(AudioRouteProperty.alsaPCM)=\(CardClassifier.quoted(raw)) on jack \(CardClassifier.quoted(jack.name))")
+            }
+        }
     }
 }

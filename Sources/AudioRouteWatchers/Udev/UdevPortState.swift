@@ -104,7 +104,7 @@ public struct UdevPortState: Sendable {
             let cardJacks = jacks.values.filter { $0.cardSyspath == syspath }.sorted { $0.syspath < $1.syspath }
             let result: CardClassification
             if let ucm = ucmCards[syspath] {
-                result = Self.ucmClassification(ucm, jacks: cardJacks, properties: card.properties)
+                result = Self.ucmClassification(ucm, record: card, jacks: cardJacks)
             } else {
                 result = CardClassifier.classify(card, jacks: cardJacks)
             }
@@ -244,7 +244,9 @@ public struct UdevPortState: Sendable {
         let cardJacks = jacks.values.filter { $0.cardSyspath == cardSyspath }.sorted { $0.syspath < $1.syspath }
         let ports: [Port]
         if let ucm = ucmCards[cardSyspath] {
-            ports = Self.ucmClassification(ucm, jacks: cardJacks, properties: card.properties).ports
+            let result = Self.ucmClassification(ucm, record: card, jacks: cardJacks)
+            for note in result.notes { once(note.level, note.key, note.message) }
+            ports = result.ports
         } else if awaitsHelper(cardSyspath) {
             // Its helper is starting: nothing rather than udev's ports for a moment, which would
             // make two route changes (and interrupt a player) when the UCM ones replace them.
@@ -271,16 +273,18 @@ public struct UdevPortState: Sendable {
     /// when its jack cannot be read). Their PCMs are shared as udev's are (`hw:` becomes dmix
     /// or dsnoop; `plughw:` with `AUDIOROUTE_ALSA_EXCLUSIVE=1` on the card): music and a call's
     /// prompt play at once.
-    /// The card's `AUDIOROUTE_*` properties apply as to udev's ports: `_ALSA_EXCLUSIVE` (plughw),
-    /// `_ALSA_PCM`, `_PRIORITY` and `_NAME` (an admin's word on the card, whatever the profile says).
-    static func ucmClassification(_ card: UCMCard, jacks: [JackRecord], properties: [String: String] = [:]) -> CardClassification {
+    /// The `AUDIOROUTE_*` properties apply as to udev's ports (an admin's word, whatever the
+    /// profile says): the card's `_ALSA_EXCLUSIVE` (plughw) to every port, its `_ALSA_PCM`,
+    /// `_PRIORITY` and `_NAME` to the card's own ports (those not on its jack device), and a jack
+    /// device's own to the ports its `JackControl` names; values that are not usable are noted.
+    /// `record`: the card's udev record (nil: no properties).
+    static func ucmClassification(_ card: UCMCard, record: CardRecord? = nil, jacks: [JackRecord]) -> CardClassification {
         var result = CardClassification()
-        let exclusive = properties[AudioRouteProperty.alsaExclusive].map(CardClassifier.isTrue) ?? false
-        let alsaOverride = properties[AudioRouteProperty.alsaPCM].flatMap { CardClassifier.isUsableText($0) ? $0 : nil }
-        let nameOverride = properties[AudioRouteProperty.name].flatMap { CardClassifier.isUsableText($0) ? $0 : nil }
-        let priorityOverride = properties[AudioRouteProperty.priority].flatMap { Int($0.trimmingASCIIWhitespace()) }.flatMap {
-            (-100_000...100_000).contains($0) ? $0 : nil
+        func note(_ level: ClassificationNote.Level, _ what: String, _ message: String) {
+            guard let record else { return }
+            result.notes.append(ClassificationNote(level, key: "\(record.syspath)#\(what)", "\(record.sysname): \(message)"))
         }
+        let overrides = record.map { CardOverrides($0, note: note) } ?? .none
         result.decisions.append(
             ClassificationDecision(
                 subject: "card", outcome: "ports from its UCM profile (verbs \(card.verbs.joined(separator: ", ")))",
@@ -289,9 +293,17 @@ public struct UdevPortState: Sendable {
         for ucm in card.ports {
             var port = ucm.port
             let raw = port.alsa ?? ""
-            port.alsa = alsaOverride ?? port.alsa.map { sharedPCM($0, direction: port.direction, exclusive: exclusive) }
-            if let nameOverride { port.name = nameOverride }
-            if let priorityOverride { port.priority = priorityOverride }
+            port.alsa = port.alsa.map { sharedPCM($0, direction: port.direction, exclusive: overrides.exclusive) }
+            if port.device.hasSuffix("/jack") {
+                // Its jack device's words, as udev's jack ports take them.
+                if let control = ucm.jackControl, let jack = jacks.first(where: { $0.name == control }) {
+                    CardOverrides.applyJack(jack, to: &port, note: note)
+                }
+            } else {
+                if let alsa = overrides.alsaPCM { port.alsa = alsa }
+                if let name = overrides.name { port.name = name }
+                if let priority = overrides.priority { port.priority = priority }
+            }
             let devices = card.verbs.compactMap { verb in ucm.devices[verb].map { "\(verb): \($0.joined(separator: ", "))" } }.joined(separator: "; ")
             var signal = "UCM device \(devices), PCM \(raw)" + (ucm.profilePriority.map { ", priority \($0)" } ?? "")
             let availability: PortAvailability
