@@ -20,6 +20,10 @@ public struct FakeCardConfiguration: Sendable, Hashable {
     /// its index (when not 0) and values (booleans on/off, integers as numbers, enumerated as items).
     /// A control whose index is not 0 is keyed `"<name>,<index>"` with a `name` field, as two
     /// controls of one name (`Capture Switch` 0 and 1) cannot share a key in ALSA's configuration.
+    /// The most values a control of the fake card has (the plugin's MAX_VALUES): a control of
+    /// more (a DSP's coefficient table) is skipped rather than making the card fail to open.
+    public static let maxChannels = 16
+
     public static func render(_ card: ALSAInfoCardHardware) -> FakeCardConfiguration {
         let info = card.record.info ?? CardInfo(id: card.record.attributes["id"] ?? card.record.sysname)
         var skipped: [String] = []
@@ -42,6 +46,11 @@ public struct FakeCardConfiguration: Sendable, Hashable {
             guard interfaces.contains(control.iface) else {
                 skipped.append("\(label): iface \(control.iface.lowercased()), which the fake card does not have")
                 lines.append("\t\t# skipped \(comment(label)): iface \(control.iface.lowercased())")
+                continue
+            }
+            guard (1...maxChannels).contains(control.count) else {
+                skipped.append("\(label): \(control.count) channels, over the \(maxChannels) the fake card holds")
+                lines.append("\t\t# skipped \(comment(label)): \(control.count) channels")
                 continue
             }
             var fields: [String] = []

@@ -426,7 +426,11 @@ static int parse_control(snd_config_t *node, struct control *c, int named_by_id)
 		} else if (!strcmp(key, "type") && snd_config_get_string(n, &text) >= 0) {
 			c->type = !strcmp(text, "integer") ? SND_CTL_ELEM_TYPE_INTEGER
 				: !strcmp(text, "enumerated") ? SND_CTL_ELEM_TYPE_ENUMERATED : SND_CTL_ELEM_TYPE_BOOLEAN;
-		} else if (!strcmp(key, "count") && snd_config_get_integer(n, &number) >= 0 && number >= 1 && number <= MAX_VALUES) {
+		} else if (!strcmp(key, "count") && snd_config_get_integer(n, &number) >= 0) {
+			if (number < 1 || number > MAX_VALUES) {
+				SNDERR("audioroute_fakecard: control %s: count %ld out of range (1 to %d)", name ? name : "?", number, MAX_VALUES);
+				return -EINVAL;
+			}
 			c->count = (unsigned int)number;
 		} else if (!strcmp(key, "min") && snd_config_get_integer(n, &number) >= 0) {
 			c->min = number;
@@ -445,7 +449,9 @@ static int parse_control(snd_config_t *node, struct control *c, int named_by_id)
 				if (items == NULL)
 					return -ENOMEM;
 				c->items = items;
-				c->items[c->item_count++] = strdup(text);
+				if ((c->items[c->item_count] = strdup(text)) == NULL)
+					return -ENOMEM;
+				c->item_count++;
 			}
 		} else {
 			SNDERR("audioroute_fakecard: control %s: unknown field %s", name ? name : "?", key);
@@ -506,6 +512,9 @@ static int parse_controls(snd_config_t *root, const char *id, struct fake_card *
 		card->controls = controls;
 		int err = parse_control(snd_config_iterator_entry(i), &card->controls[card->count], named_by_id);
 		if (err < 0) {
+			/* The control half-read: its items are its own (the card's close frees the others). */
+			for (unsigned int j = 0; j < card->controls[card->count].item_count; j++)
+				free(card->controls[card->count].items[j]);
 			free(card->controls[card->count].items);
 			return err;
 		}

@@ -39,6 +39,22 @@ import Testing
         #expect(!result.text.contains("\"ELD\" {"))
     }
 
+    /// A control of more values than the fake card holds (a DSP's table of 32) is skipped with
+    /// a note: kept, the plugin would refuse the whole card.
+    @Test func aControlOfMoreChannelsThanTheFakeCardHoldsIsSkipped() throws {
+        var card = try #require(
+            try ALSAInfoReport.parse(report([("Soundcards recognised by ALSA", sofCards), ("Aplay/Arecord output", sofPCMs), ("Amixer output", sofAmixer), ("Alsactl output", sofAlsactl)]))
+                .hardware().first)
+        var table = try #require(card.controls.first { $0.type == "INTEGER" })
+        table.name = "EQIIR1.0 Coefficients"
+        table.count = 32
+        table.values = Array(repeating: "0", count: 32)
+        card.controls.append(table)
+        let result = FakeCardConfiguration.render(card)
+        #expect(result.skipped.contains("\"EQIIR1.0 Coefficients\": 32 channels, over the 16 the fake card holds"), "\(result.skipped)")
+        #expect(!result.text.contains("\"EQIIR1.0 Coefficients\" {"))
+    }
+
     @Test func theTextReadsBackAsTheSameControls() throws {
         // Read with this target's reader of ALSA's syntax: every control comes back with its fields.
         let text = try rendered().text
