@@ -137,6 +137,14 @@ enum CardsSection {
 enum PCMSection {
     static func parse(_ section: ReportSection) throws(ALSAInfoError) -> (pcms: [ALSAInfoPCM], warnings: [ALSAInfoWarning]) {
         var pcms: [ALSAInfoPCM] = []
+        // Card, device, direction of each PCM kept: a listing repeats some (a report's two runs of
+        // aplay), and a report of many lines must not cost their square.
+        struct Key: Hashable {
+            var card: Int
+            var device: Int
+            var playback: Bool
+        }
+        var seen: Set<Key> = []
         var playback: Bool?
         var sawAplay = false
         var sawArecord = false
@@ -154,7 +162,7 @@ enum PCMSection {
                 throw ALSAInfoError(section: section.title, line: line.number, "expected \"card N: ID [NAME], device M: PCMID [PCMNAME]\", found \"\(text.prefix(80))\" (cut or malformed)")
             }
             pcm.playback = direction
-            if !pcms.contains(where: { $0.card == pcm.card && $0.device == pcm.device && $0.playback == pcm.playback }) { pcms.append(pcm) }
+            if seen.insert(Key(card: pcm.card, device: pcm.device, playback: direction)).inserted { pcms.append(pcm) }
         }
         // Capture PCMs decide microphones: a listing cut before ARECORD cannot be read as "none".
         if sawAplay && !sawArecord {
