@@ -24,9 +24,9 @@ public struct DaemonOptions: Sendable, Hashable {
     /// warnings): start, readiness, a missing watcher and shutdown are logged, not every
     /// port event, which `--log-level info` adds (docs/daemon.md).
     public var logLevel: Logger.Level = .notice
-    /// The ALSA UCM2 tree: read for phone cards, and the helper's ALSA_CONFIG_UCM2 when given.
+    /// The ALSA UCM2 tree the helper reads (its ALSA_CONFIG_UCM2) when given; else libasound's default.
     public var ucmRoot: String?
-    /// The UCM helper to run for a phone card (docs/ucm.md); "none" for udev's ports only;
+    /// The UCM helper every card is asked about (docs/ucm.md); "none" for udev's ports only;
     /// nil: `audioroute-ucm` beside the daemon's executable, else from PATH.
     public var ucmHelper: String?
     public var help = false
@@ -40,9 +40,9 @@ public struct DaemonOptions: Sendable, Hashable {
           --state-dir DIR    where state.json lives (default $XDG_STATE_HOME/audioroute or ~/.local/state/audioroute)
           --runtime-dir DIR  where audioroute/asound.conf is written (default $XDG_RUNTIME_DIR)
           --log-level LEVEL  trace, debug, info, notice, warning, error or critical (default notice)
-          --ucm-root DIR     the ALSA UCM2 configurations (default /usr/share/alsa/ucm2)
-          --ucm-helper PATH  the helper that reads and switches a phone card's UCM devices (default: audioroute-ucm
-                             beside audiorouted, else in PATH); none: a phone card's ports come from udev alone
+          --ucm-root DIR     the ALSA UCM2 configurations the helper reads (default /usr/share/alsa/ucm2)
+          --ucm-helper PATH  the helper that reads every card's UCM profile and switches its devices (default:
+                             audioroute-ucm beside audiorouted, else in PATH); none: every card's ports come from udev
         """
 
     /// Parses the arguments after the program name. Accepts `--opt value` and `--opt=value`.

@@ -64,7 +64,7 @@ public actor RouteService: Service {
     private var stateVersion: UInt64 = 0
     private let stateService: StateService
     private let alsa: AlsaRouteConfigWriter
-    /// The phone cards' UCM helpers, told the state each route needs (docs/ucm.md).
+    /// The UCM helper, told the state each route needs on each card with a profile (docs/ucm.md).
     private let ucm: UCMHelpers?
     private var written: AlsaRouteConfig?
     /// Watchers whose ports present at start are still arriving: those ports are
@@ -365,7 +365,7 @@ public actor RouteService: Service {
         // unplug's routeDisconnected interruption holds before it hears of the new route, so it
         // never plays a frame on the speaker (the ALSA plugin moves on RouteChanged).
         for event in outcome.events { events.send(.session(event)) }
-        // The UCM devices too (a request to each phone card's helper, which switches them at
+        // The UCM devices too (a request for each card with a profile, which the helper switches at
         // once), and after every outcome: a call on the speaker changes the verb, not the route.
         ucm?.apply(route: tower.route, configuration: tower.controllingSession?.configuration)
         if let change = outcome.change {

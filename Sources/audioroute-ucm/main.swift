@@ -30,7 +30,10 @@ struct Options {
         var options = Options()
         var rest = arguments[...]
         while let argument = rest.popFirst() {
-            let (name, inline) = argument.split(separator: "=", maxSplits: 1).map(String.init).splitFirst
+            // "--card=hw:0" or "--card hw:0"; an empty argument or a bare "=" is simply unknown.
+            let equals = argument.firstIndex(of: "=")
+            let name = equals.map { String(argument[..<$0]) } ?? argument
+            let inline = equals.map { String(argument[argument.index(after: $0)...]) }
             guard name == "--card" || name == "--log-level" else {
                 return .failure(UsageError(argument == "--help" || argument == "-h" ? "" : "unknown argument \"\(argument)\""))
             }
@@ -46,10 +49,6 @@ struct Options {
         }
         return .success(options)
     }
-}
-
-extension Array where Element == String {
-    fileprivate var splitFirst: (String, String?) { (self[0], count > 1 ? self[1] : nil) }
 }
 
 func send(_ json: JSON) {

@@ -53,7 +53,7 @@ let logger = Logger(label: "audiorouted")
 
 // The hardware watchers: sound cards and jacks (udev, evdev), Bluetooth (BlueZ on
 // the system bus). One that cannot start (no system bus) is logged; the others go on.
-// A phone card's ports and UCM devices come from a helper process (docs/ucm.md).
+// A card with a UCM profile gets its ports and devices from the helper process (docs/ucm.md).
 // (No closure here: top-level code's closures are main-actor isolated, and this thread is
 // the executor's, which the runtime's isolation check does not take for the main actor.)
 let ucm: UCMHelpers?

@@ -274,5 +274,11 @@ private func strings(_ json: JSON?) -> [String]? {
         let empty = try ChildProcess(Subprocess.product("audioroute-ucm"), ["--card", ""]).collect()
         #expect(empty.status == 2)
         #expect(empty.stderr.contains("--card needs a card name"))
+        // An empty argument or a bare "=" is an unknown argument, not a crash.
+        for argument in ["", "="] {
+            let odd = try ChildProcess(Subprocess.product("audioroute-ucm"), [argument]).collect()
+            #expect(odd.status == 2 && odd.stderr.contains("unknown argument \"\(argument)\""), "\(argument): \(odd.status) \(odd.stderr)")
+        }
+        #expect(try ChildProcess(Subprocess.product("audioroute-ucm"), ["--card=hw:X", "--log-level=loud"]).collect().stderr.contains("unknown log level"))
     }
 }

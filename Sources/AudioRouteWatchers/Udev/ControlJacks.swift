@@ -78,11 +78,6 @@ final class ControlJackDevice {
         var count: Int
     }
 
-    /// Every jack element now (ELEM_LIST, then ELEM_INFO for each one whose name says jack).
-    func jackElements() throws(Errno) -> [Element] {
-        try elements().jacks
-    }
-
     /// One ELEM_LIST: the jack elements (with their ELEM_INFO), the PCM devices the card's
     /// `ELD` controls name (one per HDMI/DP stream), ascending, and the phantom jacks' names.
     func elements() throws(Errno) -> (jacks: [Element], eldDevices: [Int], phantomJacks: [String]) {

@@ -82,7 +82,7 @@ enum PCMNames {
         if words.contains(where: { $0 == "headphone" || $0 == "headphones" || $0 == "headset" }) || adjacent("jack", "out") || adjacent("jack", "in") {
             return .jack
         }
-        if !playback, words.contains(where: { $0.hasPrefix("dmic") || $0 == "microphone" || $0 == "microphones" || $0 == "mic" }) {
+        if !playback, words.contains(where: { $0 == "microphone" || $0 == "microphones" || $0 == "mic" }) {
             return .builtInMic
         }
         return nil

@@ -13,7 +13,7 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
     public let name = "udev"
     let logger: Logger
     let loop: (any PollLoop)?
-    /// Where a phone card's ports come from instead of udev's classification (docs/ucm.md).
+    /// The UCM helper, asked about every card: a card with a profile gets its ports from it instead of udev's classification (docs/ucm.md).
     let ucmHelpers: UCMHelpers?
 
     /// - Parameters:
@@ -38,7 +38,7 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
     func hardwareEvents(backlog: Backlog?) -> AsyncThrowingStream<HardwareEvent, any Error> { hardwareStream(backlog: backlog).events }
 
     /// `hardwareEvents(backlog:)`, with the loop that reads (nil if it could not start) and a
-    /// way for other sources read on that loop (the UCM helpers) to add events to the stream.
+    /// way for other sources read on that loop (the UCM helper) to add events to the stream.
     func hardwareStream(backlog: Backlog?) -> (
         events: AsyncThrowingStream<HardwareEvent, any Error>, loop: (any PollLoop)?, inject: @Sendable (HardwareEvent) -> Void
     ) {
@@ -100,7 +100,7 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
         let (events, reader, inject) = hardwareStream(backlog: backlog)
         defer { ucmHelpers?.stopAll() }
         // The enumeration is complete once the UCM cards present have their ports too (their
-        // helpers answer or fail within UCMHelpers.helloTimeout): they are restored, not new.
+        // helper answers or fails within UCMHelpers.helloTimeout): they are restored, not new.
         var enumerationHeld = false
         for try await event in events {
             for portEvent in state.apply(event) { await deliver(portEvent) }
