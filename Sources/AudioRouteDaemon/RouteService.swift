@@ -171,6 +171,7 @@ public actor RouteService: Service {
     /// one turning available again arrive, as an unplug and a plug.
     public func apply(_ event: PortEvent, source: String) async {
         let usable: PortEvent?
+        let before = known
         do throws(SessionError) {
             switch event {
             case .added(let new): usable = try known.apply(.added(new.map(withUserPriority)))
@@ -195,6 +196,8 @@ public actor RouteService: Service {
             }
         } catch {
             // The filter refuses what the tower would; this would be a bug, not a watcher's garbage.
+            // Should they disagree, nothing changes (as the simulator does), so that they stay one.
+            known = before
             logger.error("port event refused by the tower", metadata: ["watcher": "\(source)", "error": "\(error)"])
         }
         // A change the tower does not see (an unavailable port arriving or changing) is listed too.
