@@ -12,6 +12,8 @@ public struct ALSASimpleMixer: ~Copyable {
     /// The control device it was attached to.
     public let name: String
 
+    /// Opens a simple mixer on control device `name` (`hw:0`, a helper's `_ucm0001.hw:0`) and
+    /// loads its elements. Throws libasound's error, naming the step.
     public init(name: String) throws(ALSAError) {
         var mixer: OpaquePointer?
         try ALSAError.check(snd_mixer_open(&mixer, 0), "snd_mixer_open")

@@ -17,6 +17,7 @@ public struct ReportUCM: Sendable {
     /// finds it in its own plugin directory, where scripts/build-alsa-plugin's is installed.
     public var plugin: String?
 
+    /// How to ask: the helper, the tree, the plugin.
     public init(helper: String, ucmRoot: String? = nil, plugin: String? = nil) {
         self.helper = helper
         self.ucmRoot = ucmRoot

@@ -13,6 +13,7 @@ public struct AvailabilityFilter: Sendable, Hashable {
     /// announced (a port keeps its place when its availability changes).
     public private(set) var ports: [Port] = []
 
+    /// No port known yet.
     public init() {}
 
     /// The known port `uid`, whatever its availability.

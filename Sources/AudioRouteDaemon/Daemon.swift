@@ -88,9 +88,7 @@ public struct DaemonOptions: Sendable, Hashable {
 
     /// The UCM helper to start, or nil for none (`--ucm-helper none`).
     public func ucmHelperPath(besideDaemon directory: String?) -> String? {
-        if let ucmHelper { return ucmHelper == "none" ? nil : ucmHelper }
-        if let directory, CurrentProcess.isExecutable(directory + "/audioroute-ucm") { return directory + "/audioroute-ucm" }
-        return "audioroute-ucm"
+        UCMHelpers.executable(option: ucmHelper, beside: directory)
     }
 
     /// The state and runtime directories these options choose in `environment`.

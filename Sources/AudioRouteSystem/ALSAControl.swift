@@ -42,7 +42,9 @@ public struct ALSACardInfo: Sendable, Hashable {
 /// What PCM_INFO says of one stream of a PCM device (`struct snd_pcm_info`; `aplay -l` prints
 /// its id and name).
 public struct ALSAPCMInfo: Sendable, Hashable {
+    /// The PCM device number (the `N` of `pcmC0DNp`).
     public var device: UInt32
+    /// Whether this is its playback stream (else capture).
     public var playback: Bool
     /// `ALC289 Analog`, `HDMI 0`, `Jack Out (*)`, `MAI PCM i2s-hifi-0`.
     public var id: String

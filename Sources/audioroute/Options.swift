@@ -33,11 +33,7 @@ struct HardwareOptions: ParsableArguments {
     /// The UCM helper's path, as the daemon finds its own (docs/ucm.md): `--ucm-helper`, else
     /// `audioroute-ucm` beside this program, else from PATH; nil with `--ucm-helper none`.
     func ucmHelperPath() -> String? {
-        if let ucmHelper { return ucmHelper == "none" ? nil : ucmHelper }
-        if let directory = CurrentProcess.executableDirectory(), CurrentProcess.isExecutable(directory + "/audioroute-ucm") {
-            return directory + "/audioroute-ucm"
-        }
-        return "audioroute-ucm"
+        UCMHelpers.executable(option: ucmHelper, beside: CurrentProcess.executableDirectory())
     }
 
     /// The UCM helper for `--direct`; nil with `--ucm-helper none`.

@@ -14,10 +14,14 @@ import Synchronization
 /// the card says of itself, when read (a card with the same driver, names and components as one
 /// that had no profile has none either).
 public struct UCMCardRequest: Sendable, Hashable {
+    /// What the helper opens: `hw:<card number>`.
     public var name: String
+    /// The uid base of the card's ports (`pci-0000:00:1f.3`).
     public var base: String
+    /// The card's CARD_INFO (driver, names, components) as one text; nil when not read.
     public var identity: String?
 
+    /// A card to ask about.
     public init(name: String, base: String, identity: String? = nil) {
         self.name = name
         self.base = base
@@ -131,6 +135,15 @@ public final class UCMHelpers: Sendable {
         self.environment = environment.merging(ucmRoot.map { ["ALSA_CONFIG_UCM2": $0] } ?? [:]) { _, root in root }
         self.logger = logger
         self.registry = Mutex(Registry(timeout: answerTimeoutNanoseconds))
+    }
+
+    /// The helper to start for a `--ucm-helper` option (nil: not given): the path given, nil for
+    /// `none`; else `audioroute-ucm` in `directory` (the program's own, as installed together),
+    /// else the name alone, found in PATH.
+    public static func executable(option: String?, beside directory: String?) -> String? {
+        if let option { return option == "none" ? nil : option }
+        if let directory, CurrentProcess.isExecutable(directory + "/audioroute-ucm") { return directory + "/audioroute-ucm" }
+        return "audioroute-ucm"
     }
 
     /// How long the helper has to answer an open or a request before it is killed (its cards
