@@ -81,13 +81,13 @@ public struct AlsaRouteConfig: Sendable, Hashable {
         return nil
     }
 
-    /// The card of an `hw:`/`plughw:`/`dmix:`/`dsnoop:` PCM (`dmix:CARD=PCH,DEV=0` → `PCH`,
+    /// The card of an `hw:`/`plughw:`/`dmix:`/`dsnoop:`/`hdmi:` PCM (`dmix:CARD=PCH,DEV=0` → `PCH`,
     /// `hw:1,0` → `1`; each takes CARD first), whose control device is `hw:CARD=<card>`.
     /// Other PCMs (bluealsa, file, user-defined) have no card control: nil.
     public static func controlCard(forPCM pcm: String) -> String? {
         guard let colon = pcm.firstIndex(of: ":") else { return nil }
         let kind = pcm[..<colon]
-        guard ["hw", "plughw", "dmix", "dsnoop"].contains(kind) else { return nil }
+        guard ["hw", "plughw", "dmix", "dsnoop", "hdmi"].contains(kind) else { return nil }
         let arguments = pcm[pcm.index(after: colon)...].split(separator: ",")
         var card: Substring?
         for (offset, argument) in arguments.enumerated() {

@@ -106,6 +106,7 @@ private func parsed(_ config: AlsaRouteConfig) throws -> Parsed {
         ("plughw:CARD=PCH,DEV=0", "PCH"), ("hw:CARD=Headset,DEV=1", "Headset"), ("hw:1,0", "1"),
         ("plughw:CARD=\"USB\",DEV=0", "USB"), ("plughw:DEV=0,CARD=X", "X"),
         ("dmix:CARD=PCH,DEV=0", "PCH"), ("dsnoop:CARD=Pro,DEV=0", "Pro"), ("dmix:2,0", "2"), ("dsnoop:3,1", "3"), ("dmix:CARD=PCH", "PCH"),
+        ("hdmi:CARD=vc4hdmi0,DEV=0", "vc4hdmi0"), ("hdmi:1,0", "1"),
     ])
     func cardControlsAreDerivedFromHardwarePCMs(_ pcm: String, _ card: String) {
         #expect(AlsaRouteConfig.controlCard(forPCM: pcm) == card)

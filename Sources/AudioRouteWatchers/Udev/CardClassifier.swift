@@ -156,10 +156,18 @@ public enum CardClassifier {
         // Shared by default: several sessions play at once on one card (a ducked stream under a
         // prompt), through dmix (playback) or dsnoop (capture) on the port's own PCM
         // (docs/decisions.md, "Shared devices"). Exclusive on request: plughw, as one stream owns it.
+        // A card that takes only IEC958 subframes (vc4-hdmi) cannot be shared through dmix,
+        // which mixes linear formats: its playback PCMs open alsa-lib's `hdmi:` for it (the
+        // card's own configuration, cards/<driver>.conf, packs the subframes), one stream at a
+        // time (docs/decisions.md, "Shared devices").
+        let subframesOnly = takesOnlyIEC958Subframes(card)
+        if let subframesOnly, alsaOverride == nil, card.pcms.contains(where: \.playback) {
+            note(.info, "iec958-subframes", "the card takes only IEC958 subframes (\(subframesOnly)): its playback PCMs open hdmi:, not shared through dmix")
+        }
         func alsaName(_ pcm: PCMDevice?) -> String? {
             if let alsaOverride { return alsaOverride }
             guard let pcm else { return nil }
-            let plugin = sharedPlugin(output: pcm.playback, exclusive: exclusive)
+            let plugin = pcm.playback && subframesOnly != nil ? "hdmi" : sharedPlugin(output: pcm.playback, exclusive: exclusive)
             if let cardID { return "\(plugin):CARD=\(cardID),DEV=\(pcm.device)" }
             if let cardNumber { return "\(plugin):\(cardNumber),\(pcm.device)" }
             return nil
@@ -750,6 +758,21 @@ public enum CardClassifier {
             }
         }
         return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// Drivers whose playback PCMs take only `IEC958_SUBFRAME_LE` (alsa-lib's cards/vc4-hdmi.conf
+    /// plays them through its iec958 plugin; dmix cannot mix that format), by the ALSA card's
+    /// driver and by the kernel driver of the card's device.
+    static let iec958SubframeDrivers: Set<String> = ["vc4-hdmi", "vc4_hdmi"]
+
+    /// What says `card` takes only IEC958 subframes (its driver, or the name vc4 gives its cards:
+    /// `vc4-hdmi`, `vc4-hdmi-0`, where a report shows only `aplay -l`), or nil.
+    static func takesOnlyIEC958Subframes(_ card: CardRecord) -> String? {
+        for driver in [card.info?.driver, card.parent.driver] {
+            if let driver, iec958SubframeDrivers.contains(driver) { return "driver \(driver)" }
+        }
+        if let name = card.info?.name, name == "vc4-hdmi" || name.hasPrefix("vc4-hdmi-") { return "card name \(name)" }
+        return nil
     }
 
     /// The ALSA plugin a port opens its card's PCM through: dmix (playback) or dsnoop (capture),
