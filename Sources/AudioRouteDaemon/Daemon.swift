@@ -100,7 +100,7 @@ public struct DaemonOptions: Sendable, Hashable {
         if let runtimeDirectory {
             runtime = runtimeDirectory
         } else if system {
-            runtime = "/run"
+            runtime = RouteFileLocation.systemRuntimeDirectory
         } else if let xdg = environment["XDG_RUNTIME_DIR"], xdg.hasPrefix("/") {
             runtime = xdg
         } else {

@@ -155,6 +155,31 @@ public struct AlsaRouteConfig: Sendable, Hashable {
     }
 }
 
+/// Where the route file is: one rule for the daemon that writes it and every client that reads it
+/// (the player here; the plugin's `ar_route_file_path`, args.c, checked against it by the
+/// plugin's tests). A user's instance writes `$XDG_RUNTIME_DIR/audioroute/asound.conf`, the
+/// system instance (`audiorouted --system`) `/run/audioroute/asound.conf`.
+public enum RouteFileLocation {
+    /// The system instance's runtime directory.
+    public static let systemRuntimeDirectory = "/run"
+    /// The system instance's route file.
+    public static let system = systemRuntimeDirectory + "/audioroute/asound.conf"
+
+    /// The route file of an instance whose runtime directory is `runtimeDirectory`.
+    public static func file(runtimeDirectory: String) -> String { runtimeDirectory + "/audioroute/asound.conf" }
+
+    /// The route file a client follows. On the system bus, the system instance's. On the session
+    /// bus, the user's instance's where it exists (`XDG_RUNTIME_DIR` absolute), else the system
+    /// instance's, whose daemon is then the tower (an embedded install runs only that one).
+    /// nil when neither exists: no daemon has written a route.
+    public static func forClient(systemBus: Bool, environment: [String: String], exists: (String) -> Bool) -> String? {
+        if !systemBus, let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"), exists(file(runtimeDirectory: runtime)) {
+            return file(runtimeDirectory: runtime)
+        }
+        return exists(system) ? system : nil
+    }
+}
+
 /// Writes the route's ALSA configuration to `<runtime dir>/audioroute/asound.conf`.
 public struct AlsaRouteConfigWriter: Sendable {
     /// `$XDG_RUNTIME_DIR/audioroute` (or the system runtime directory).
@@ -169,7 +194,7 @@ public struct AlsaRouteConfigWriter: Sendable {
         self.directoryMode = directoryMode
     }
 
-    /// The file ALSA clients include.
+    /// The file ALSA clients include (RouteFileLocation).
     public var path: String { directory + "/asound.conf" }
 
     /// Atomically replaces the file: an ALSA client opening `audioroute` while

@@ -63,7 +63,10 @@ struct Play: AsyncParsableCommand {
         // The file first: a bad file is reported without touching the daemon.
         let player: AudioPlayer
         do {
-            player = try AudioPlayer(contentsOf: file, device: device)
+            // The route file of the daemon this command talks to: with --system, the system
+            // instance's, not the user's (before, the player followed no route at all there).
+            player = try AudioPlayer(
+                contentsOf: file, device: device, configurationFiles: AudioPlayer.configurationFiles(for: daemon.bus))
         } catch {
             Terminal.error("\(error)")
             throw ExitCode(1)

@@ -1,6 +1,7 @@
 // The plugin's own logic, called in process without a sound card: its arguments, where it
 // finds the route file, and the stream's states around a route change.
 import AudioRouteCore
+import AudioRouteIPC
 import AudioRouteMix
 import AudioRoutePlugin
 import Testing
@@ -102,6 +103,20 @@ private func names(_ kind: ar_names) -> [String] {
         #expect(path("", xdg: nil, exists: true) == "/run/audioroute/asound.conf")
         #expect(path("/etc/route.conf", xdg: "/run/user/1000", exists: true) == "/etc/route.conf")
         #expect(path(String(repeating: "/d", count: 40), xdg: nil, exists: true) == nil)
+    }
+
+    /// The plugin's rule is the one the daemon's writer and the player use (RouteFileLocation),
+    /// where the system instance's file is there: before, the player read only the user's.
+    @Test(arguments: [("/run/user/1000", true), ("/run/user/1000", false), (nil, true), ("", true)])
+    func thePluginAndThePlayerFindTheSameFile(_ xdg: String?, _ userFileExists: Bool) {
+        var environment: [String: String] = [:]
+        environment["XDG_RUNTIME_DIR"] = xdg
+        let swift = RouteFileLocation.forClient(systemBus: false, environment: environment) { file in
+            file == RouteFileLocation.system || userFileExists
+        }
+        #expect(swift == path(nil, xdg: xdg, exists: userFileExists))
+        #expect(RouteFileLocation.forClient(systemBus: true, environment: environment) { _ in true } == RouteFileLocation.system)
+        #expect(RouteFileLocation.forClient(systemBus: false, environment: environment) { _ in false } == nil)
     }
 }
 

@@ -101,11 +101,17 @@ public final class AudioPlayer: Sendable {
         ar_is_device_gone(error.code) != 0
     }
 
-    /// The daemon's route file, `$XDG_RUNTIME_DIR/audioroute/asound.conf`, if it exists.
-    public static var defaultConfigurationFiles: [String] {
-        guard let runtime = Environment.variables["XDG_RUNTIME_DIR"] else { return [] }
-        let path = AlsaRouteConfigWriter(runtimeDirectory: runtime).path
-        return FileInfo.isReadable(path) ? [path] : []
+    /// The route file of the daemon on the session bus: the user's instance's
+    /// (`$XDG_RUNTIME_DIR/audioroute/asound.conf`), else the system instance's
+    /// (`/run/audioroute/asound.conf`), as the ALSA plugin finds it; none if neither exists.
+    public static var defaultConfigurationFiles: [String] { configurationFiles(for: .session) }
+
+    /// The route file of the daemon on `bus` (RouteFileLocation): on the system bus, the system
+    /// instance's. A player whose session is on the system bus must follow that daemon's route.
+    public static func configurationFiles(for bus: AudioSession.Bus) -> [String] {
+        let file = RouteFileLocation.forClient(
+            systemBus: bus == .system, environment: Environment.variables, exists: { FileInfo.isReadable($0) })
+        return file.map { [$0] } ?? []
     }
 
     /// Loads the WAV file at `path` (the device is opened by `prepareToPlay` or `play`).
