@@ -38,6 +38,14 @@ struct ar_bus {
 	int resume;
 	/// The daemon changed owner while processing: open the session again once processing is done.
 	int reopen;
+	/// The tower was lost (the daemon left, or the bus went away) and the caller has not been told.
+	int lost;
+	/// The bus itself went away: nothing more is read or sent.
+	int dead;
+	/// While the session is being opened, the daemon's refusal is kept here, not printed: the
+	/// caller says it once, with what follows from it.
+	int quiet;
+	char error[256];
 };
 
 /// Sends `m` (built with `built`, the result of the calls that built it) and waits for the reply;
@@ -45,8 +53,12 @@ struct ar_bus {
 static int send_call(struct ar_bus *b, sd_bus_message *m, int built, sd_bus_message **reply) {
 	sd_bus_error error = SD_BUS_ERROR_NULL;
 	int r = built >= 0 ? sd_bus_call(b->bus, m, AR_CALL_TIMEOUT_USEC, &error, reply) : built;
-	if (r < 0 && sd_bus_error_is_set(&error))
-		SNDERR("audioroute: %s.%s: %s", sd_bus_message_get_interface(m), sd_bus_message_get_member(m), error.message);
+	if (r < 0) {
+		snprintf(b->error, sizeof(b->error), "%s: %s", sd_bus_message_get_member(m) != NULL ? sd_bus_message_get_member(m) : "a call",
+				sd_bus_error_is_set(&error) && error.message != NULL ? error.message : strerror(-r));
+		if (!b->quiet && sd_bus_error_is_set(&error))
+			SNDERR("audioroute: %s.%s: %s", sd_bus_message_get_interface(m), sd_bus_message_get_member(m), error.message);
+	}
 	sd_bus_error_free(&error);
 	sd_bus_message_unref(m);
 	return r;
@@ -106,6 +118,7 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *error) {
 			return 0;
 		if (b->owner[0] != '\0') {
 			ar_tower_lost(b->tower);
+			b->lost = b->lost || b->path[0] != '\0';
 			b->path[0] = '\0';
 		}
 		snprintf(b->owner, sizeof(b->owner), "%s", new_owner);
@@ -130,6 +143,36 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *error) {
 	return 0;
 }
 
+/// `text` into `out` as valid UTF-8: each byte that does not start a well-formed sequence (a
+/// process name is any 15 bytes) becomes '?', so that D-Bus, which takes only UTF-8, takes it.
+static void valid_utf8(char *out, size_t size, const char *text) {
+	const unsigned char *in = (const unsigned char *)text;
+	size_t o = 0;
+	while (*in != '\0' && o + 1 < size) {
+		size_t length = *in < 0x80 ? 1 : (*in & 0xE0) == 0xC0 && *in >= 0xC2 ? 2 : (*in & 0xF0) == 0xE0 ? 3
+			: (*in & 0xF8) == 0xF0 && *in <= 0xF4 ? 4 : 0;
+		for (size_t i = 1; i < length; i++)
+			if ((in[i] & 0xC0) != 0x80)
+				length = 0;  // also stops at the terminating NUL
+		// Overlong three-byte forms, surrogates, and code points above U+10FFFF are not UTF-8.
+		if (length == 3 && ((in[0] == 0xE0 && in[1] < 0xA0) || (in[0] == 0xED && in[1] >= 0xA0)))
+			length = 0;
+		if (length == 4 && ((in[0] == 0xF0 && in[1] < 0x90) || (in[0] == 0xF4 && in[1] >= 0x90)))
+			length = 0;
+		if (length == 0 || *in < 0x20 || *in == 0x7F) {
+			out[o++] = '?';
+			in++;
+			continue;
+		}
+		if (o + length >= size)
+			break;
+		memcpy(out + o, in, length);
+		o += length;
+		in += length;
+	}
+	out[o] = '\0';
+}
+
 int ar_bus_open(struct ar_bus **out, int system, const char *app, const struct ar_args *args, struct ar_tower *tower) {
 	*out = NULL;
 	struct ar_bus *b = calloc(1, sizeof(*b));
@@ -137,7 +180,7 @@ int ar_bus_open(struct ar_bus **out, int system, const char *app, const struct a
 		return -ENOMEM;
 	b->args = args;
 	b->tower = tower;
-	snprintf(b->app, sizeof(b->app), "%s", app);
+	valid_utf8(b->app, sizeof(b->app), app);
 	int r = system ? sd_bus_open_system(&b->bus) : sd_bus_open_user(&b->bus);
 	sd_bus_message *reply = NULL;
 	const char *owner;
@@ -157,8 +200,16 @@ int ar_bus_open(struct ar_bus **out, int system, const char *app, const struct a
 	if (r >= 0 && (r = sd_bus_message_read(reply, "s", &owner)) >= 0)
 		snprintf(b->owner, sizeof(b->owner), "%s", owner);
 	sd_bus_message_unref(reply);
-	if (r >= 0)
+	if (r >= 0) {
+		b->quiet = 1;
 		r = open_session(b);
+		b->quiet = 0;
+		// A daemon that is there and gives no session: the app would never know why the tower
+		// does not see it (before, only AUDIOROUTE_DEBUG's trace said so).
+		if (r < 0 && r != -ENOMEM)
+			SNDERR("audioroute: the tower (audiorouted) gave this stream no session (%s): it plays outside the tower, "
+					"with no interruption, ducking or silent mode", b->error);
+	}
 	if (r < 0) {
 		// No bus, no daemon, or one that refused us: the stream follows the route file alone.
 		ar_bus_close(b);
@@ -168,7 +219,13 @@ int ar_bus_open(struct ar_bus **out, int system, const char *app, const struct a
 	return 0;
 }
 
-int ar_bus_fd(const struct ar_bus *b) { return sd_bus_get_fd(b->bus); }
+int ar_bus_fd(const struct ar_bus *b) { return b->dead ? -1 : sd_bus_get_fd(b->bus); }
+
+int ar_bus_take_lost(struct ar_bus *b) {
+	int lost = b->lost;
+	b->lost = 0;
+	return lost;
+}
 
 int ar_bus_connected(const struct ar_bus *b) { return b != NULL && b->path[0] != '\0'; }
 
@@ -183,8 +240,19 @@ int ar_bus_set_active(struct ar_bus *b, int active, int notify_others) {
 
 int ar_bus_process(struct ar_bus *b) {
 	int r;
+	if (b->dead)
+		return 0;
 	while ((r = sd_bus_process(b->bus, NULL)) > 0)
 		;
+	if (sd_bus_is_open(b->bus) <= 0) {
+		// The bus went away (its daemon killed): no daemon can speak for the stream any more.
+		b->dead = 1;
+		b->lost = b->lost || b->path[0] != '\0';
+		ar_tower_lost(b->tower);
+		b->path[0] = b->owner[0] = '\0';
+		b->reopen = b->resume = 0;
+		return 0;
+	}
 	if (b->reopen) {
 		// A new daemon: the session is opened again and, if it was active, activated again.
 		int was_active = b->tower->active || b->resume;
@@ -200,18 +268,21 @@ int ar_bus_process(struct ar_bus *b) {
 }
 
 int ar_bus_wait(struct ar_bus *b, int other_fd, int timeout_ms) {
+	int events = b->dead ? 0 : sd_bus_get_events(b->bus);
 	struct pollfd fds[2] = {
-		{ .fd = sd_bus_get_fd(b->bus), .events = (short)sd_bus_get_events(b->bus) },
+		{ .fd = b->dead || events < 0 ? -1 : sd_bus_get_fd(b->bus), .events = (short)(events < 0 ? 0 : events) },
 		{ .fd = other_fd, .events = POLLIN },
 	};
-	int r = poll(fds, other_fd >= 0 ? 2 : 1, timeout_ms);
+	if (fds[0].fd < 0 && other_fd < 0 && timeout_ms < 0)
+		return 0;  // nothing could wake us: the caller looks again
+	int r = poll(fds, 2, timeout_ms);
 	return r < 0 && errno != EINTR ? -errno : 0;
 }
 
 void ar_bus_close(struct ar_bus *b) {
 	if (b == NULL)
 		return;
-	if (b->path[0] != '\0') {
+	if (b->path[0] != '\0' && !b->dead) {
 		// Deactivated with notifyOthers, as a client that goes away is (spec section 7); then closed.
 		if (b->tower->active)
 			call(b, NULL, b->path, AR_SESSION_INTERFACE, "SetActive", "bb", 0, 1);

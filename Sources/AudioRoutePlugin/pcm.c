@@ -57,6 +57,10 @@ struct ar_pcm {
 	/// The session in the tower (NULL without a daemon) and what the tower has said of it.
 	struct ar_bus *bus;
 	struct ar_tower tower;
+	/// The bus's descriptor in the poll set (-1: none), taken out if the bus goes away, when it
+	/// would be readable for ever; whether the tower's loss was said on standard error.
+	int bus_fd;
+	int told_lost;
 	/// Held by an interruption: the slave was dropped, and `replay` frames of the history (what it
 	/// had not played) go out again when the stream resumes.
 	int holding;
@@ -77,6 +81,10 @@ struct ar_pcm {
 	snd_pcm_uframes_t ahead;
 	/// AUDIOROUTE_DEBUG is set: what the stream does is written to standard error, timed.
 	int debug;
+	/// Capture while the route has no input (its device is `null`): silence, paced as a device
+	/// would be, from `silence_since` (CLOCK_MONOTONIC ns; 0: not started) for `silence_frames`.
+	long long silence_since;
+	snd_pcm_uframes_t silence_frames;
 };
 
 /// One line on standard error with the CLOCK_MONOTONIC time, when AUDIOROUTE_DEBUG is set: how
@@ -92,6 +100,38 @@ __attribute__((format(printf, 2, 3))) static void trace(const struct ar_pcm *p, 
 	vsnprintf(line, sizeof(line), format, ap);
 	va_end(ap);
 	fprintf(stderr, "audioroute %lld.%06ld: %s\n", (long long)now.tv_sec, now.tv_nsec / 1000, line);
+}
+
+/// Handles what the bus has brought. A lost tower (its daemon gone, or the bus) has already
+/// released the stream (ar_tower_lost); this says so, once, and takes a dead bus out of the poll set.
+static void read_bus(struct ar_pcm *p) {
+	if (p->bus == NULL)
+		return;
+	ar_bus_process(p->bus);
+	if (!ar_bus_take_lost(p->bus))
+		return;
+	trace(p, "the tower went away%s", ar_bus_fd(p->bus) < 0 ? ", and the bus" : "");
+	if (!p->told_lost)
+		SNDERR("audioroute: the tower (audiorouted) went away: this stream plays on outside it, on the route file's device");
+	p->told_lost = 1;
+	if (ar_bus_fd(p->bus) < 0 && p->bus_fd >= 0 && p->io.poll_fd >= 0) {
+		epoll_ctl(p->io.poll_fd, EPOLL_CTL_DEL, p->bus_fd, NULL);
+		p->bus_fd = -1;
+	}
+}
+
+/// Milliseconds on CLOCK_MONOTONIC.
+static long long now_ms(void) {
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/// Nanoseconds on CLOCK_MONOTONIC.
+static long long now_ns(void) {
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
 }
 
 /// The route file's text, read once, so that what is compared and what is opened are the same
@@ -246,10 +286,9 @@ static void check_route(struct ar_pcm *p) {
 	// With a daemon, its RouteChanged says when: the daemon sends a session's interruption
 	// before the route change that caused it, so an unplug holds the stream before it could move
 	// to the speaker. The file's own change only counts without a daemon.
-	if (ar_bus_connected(p->bus)) {
-		touched = p->tower.route_changed;
-		p->tower.route_changed = 0;
-	}
+	// A tower lost asks for the file to be read again, as it now governs.
+	touched = ar_bus_connected(p->bus) ? p->tower.route_changed : touched || p->tower.route_changed;
+	p->tower.route_changed = 0;
 	char device[sizeof(p->device)];
 	if (touched && read_route(p, device, sizeof(device)) >= 0 && strcmp(device, p->device) != 0) {
 		trace(p, "the route names %s", device);
@@ -446,8 +485,7 @@ static int throttle(struct ar_pcm *p, int read_news) {
 		nanosleep(&pause, NULL);
 		if (!read_news)
 			continue;
-		if (p->bus != NULL)
-			ar_bus_process(p->bus);
+		read_bus(p);
 		check_route(p);
 		if (p->state == AR_MOVE_PENDING || p->tower.interrupted)
 			return 1;
@@ -473,8 +511,7 @@ static snd_pcm_sframes_t forward(struct ar_pcm *p, const char *frames, snd_pcm_u
 		p->transferred = (p->transferred + (snd_pcm_uframes_t)n) % p->boundary;
 		done += (snd_pcm_uframes_t)n;
 		if (may_stop && done < count) {
-			if (p->bus != NULL)
-				ar_bus_process(p->bus);
+			read_bus(p);
 			check_route(p);
 			if (p->state == AR_MOVE_PENDING || p->tower.interrupted)
 				break;
@@ -496,13 +533,44 @@ static snd_pcm_sframes_t stash_frames(struct ar_pcm *p, const char *frames, snd_
 	return (snd_pcm_sframes_t)n;
 }
 
+/// Whether the stream's device is the route's "no port" device: a capture stream with no input
+/// in the route (the route file names `null` until a session that records is active).
+static int on_no_device(const struct ar_pcm *p) { return strcmp(p->device, "null") == 0; }
+
+/// Capture with no input in the route: `size` frames of silence, at the pace of a device at the
+/// stream's rate (alsa-lib's null PCM returns at once and leaves the app's buffer as it was: heap
+/// bytes or zeros, unpaced, in 10 of 20 recordings of a plug mid-stream). A mic that comes into
+/// the route is moved to between 10 ms pieces of the wait; then 0, and the move is the caller's.
+/// It waits in non-blocking mode too, as a transfer on a device does here.
+static snd_pcm_sframes_t silence(struct ar_pcm *p, char *frames, snd_pcm_uframes_t size) {
+	if (p->silence_since == 0) {
+		p->silence_since = now_ns();
+		p->silence_frames = 0;
+	}
+	for (;;) {
+		long long due = p->silence_since + (long long)((p->silence_frames + size) * 1000000000ULL / p->io.rate);
+		long long wait = due - now_ns();
+		if (wait <= 0)
+			break;
+		struct timespec pause = { .tv_nsec = wait < 10000000LL ? (long)wait : 10000000L };
+		nanosleep(&pause, NULL);
+		read_bus(p);
+		check_route(p);
+		if (p->state == AR_MOVE_PENDING || p->tower.interrupted)
+			return 0;
+	}
+	snd_pcm_format_set_silence(p->io.format, frames, (unsigned int)(size * p->io.channels));
+	p->silence_frames += size;
+	p->transferred = (p->transferred + size) % p->boundary;
+	return (snd_pcm_sframes_t)size;
+}
+
 /// Forwards `size` frames (none: only what the bus, the route and the stash call for) through
 /// the tower's decisions and the route's changes; the transfer's result.
 static snd_pcm_sframes_t pump(struct ar_pcm *p, char *frames, snd_pcm_uframes_t size) {
 	snd_pcm_ioplug_t *io = &p->io;
 	for (;;) {
-		if (p->bus != NULL)
-			ar_bus_process(p->bus);
+		read_bus(p);
 		check_route(p);
 		if (p->tower.interrupted) {
 			// A blocking writer held still is how a plain app pauses (docs/alsa.md).
@@ -554,7 +622,12 @@ static snd_pcm_sframes_t pump(struct ar_pcm *p, char *frames, snd_pcm_uframes_t 
 			// A read/write app's transfer may end early (alsa-lib hands over the rest); an mmap
 			// app's commit must take all it offers.
 			n = forward(p, out, count, out != p->stash && io->access == SND_PCM_ACCESS_RW_INTERLEAVED);
+		} else if (on_no_device(p)) {
+			n = silence(p, frames, size);
+			if (n == 0)
+				continue;  // a move or a hold is due
 		} else {
+			p->silence_since = 0;
 			n = snd_pcm_readi(p->slave, frames, size);
 			if (n == -EPIPE || n == -ESTRPIPE)
 				n = snd_pcm_recover(p->slave, (int)n, 1) < 0 ? n : 0;
@@ -592,12 +665,6 @@ static snd_pcm_sframes_t ar_pointer(snd_pcm_ioplug_t *io) {
 	return (snd_pcm_sframes_t)hw;
 }
 
-/// Milliseconds on CLOCK_MONOTONIC.
-static long long now_ms(void) {
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
 
 /// How long a busy device is tried again after the session was activated for it, and how often.
 #define AR_BUSY_WAIT_MS 1000
@@ -628,7 +695,7 @@ static int open_route(struct ar_pcm *p) {
 		} else if (action == AR_BUSY_RETRY) {
 			close_slave(p);
 			ar_bus_wait(p->bus, -1, AR_BUSY_RETRY_MS);
-			ar_bus_process(p->bus);
+			read_bus(p);
 			p->tower.route_changed = 0;  // the open below reads the route as it is now
 			err = open_and_setup(p);
 			trace(p, "the route's device, tried again: %s%s", err < 0 ? snd_strerror(err) : p->device, err < 0 ? "" : " open");
@@ -678,6 +745,7 @@ static int ar_prepare(snd_pcm_ioplug_t *io) {
 		p->boundary = io->buffer_size;
 	p->transferred = 0;
 	p->stashed = 0;
+	p->silence_since = 0;
 	ar_history_clear(&p->history);
 	return p->slave != NULL ? snd_pcm_prepare(p->slave) : 0;
 }
@@ -738,8 +806,7 @@ static int ar_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd, unsigned in
 	(void)pfd;
 	(void)nfds;
 	struct ar_pcm *p = io->private_data;
-	if (p->bus != NULL)
-		ar_bus_process(p->bus);
+	read_bus(p);
 	// Resumed with frames stashed: they go now, so that the app's buffer has room again.
 	if (p->stashed > 0 && !p->tower.interrupted)
 		pump(p, NULL, 0);
@@ -763,6 +830,12 @@ static const snd_pcm_ioplug_callback_t ar_callbacks = {
 
 static int file_exists(const char *path) { return access(path, F_OK) == 0; }
 
+/// The largest buffer an app gets, in bytes: 10.9 s of 48 kHz stereo S16, 0.34 s of 192 kHz 8-channel
+/// S32. The plugin keeps about four buffers' worth (the history of twice, the gain's scratch, the
+/// hold's stash), so an app that takes the largest buffer (speaker-test without -b) costs 8 MiB,
+/// not the 768 GiB that ioplug's default bound allowed. PulseAudio's ALSA plugin bounds its own at 4 MiB.
+#define AR_MAX_BUFFER_BYTES (2 * 1024 * 1024)
+
 static int set_constraints(snd_pcm_ioplug_t *io) {
 	static const unsigned int accesses[] = { SND_PCM_ACCESS_RW_INTERLEAVED, SND_PCM_ACCESS_MMAP_INTERLEAVED };
 	static const unsigned int formats[] = {
@@ -774,7 +847,9 @@ static int set_constraints(snd_pcm_ioplug_t *io) {
 			(err = snd_pcm_ioplug_set_param_list(io, SND_PCM_IOPLUG_HW_FORMAT, sizeof(formats) / sizeof(formats[0]), formats)) < 0 ||
 			(err = snd_pcm_ioplug_set_param_minmax(io, SND_PCM_IOPLUG_HW_CHANNELS, 1, 8)) < 0 ||
 			(err = snd_pcm_ioplug_set_param_minmax(io, SND_PCM_IOPLUG_HW_RATE, 8000, 192000)) < 0 ||
-			(err = snd_pcm_ioplug_set_param_minmax(io, SND_PCM_IOPLUG_HW_PERIODS, 2, 1024)) < 0)
+			(err = snd_pcm_ioplug_set_param_minmax(io, SND_PCM_IOPLUG_HW_PERIODS, 2, 1024)) < 0 ||
+			(err = snd_pcm_ioplug_set_param_minmax(io, SND_PCM_IOPLUG_HW_PERIOD_BYTES, 64, AR_MAX_BUFFER_BYTES / 2)) < 0 ||
+			(err = snd_pcm_ioplug_set_param_minmax(io, SND_PCM_IOPLUG_HW_BUFFER_BYTES, 128, AR_MAX_BUFFER_BYTES)) < 0)
 		return err;
 	return 0;
 }
@@ -808,7 +883,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 	struct ar_pcm *p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return -ENOMEM;
-	p->io.poll_fd = p->inotify_fd = p->ready_fd = -1;
+	p->io.poll_fd = p->inotify_fd = p->ready_fd = p->bus_fd = -1;
 	p->stream = stream;
 	p->debug = getenv("AUDIOROUTE_DEBUG") != NULL && getenv("AUDIOROUTE_DEBUG")[0] != '\0';
 	int capture = stream == SND_PCM_STREAM_CAPTURE;
@@ -876,6 +951,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 		err = -errno;
 		goto fail;
 	}
+	p->bus_fd = p->bus != NULL ? ar_bus_fd(p->bus) : -1;
 	update_readiness(p);
 	p->io.version = SND_PCM_IOPLUG_VERSION;
 	p->io.name = "AudioRoute: follows the current route";

@@ -66,6 +66,9 @@ void ar_tower_lost(struct ar_tower *tower) {
 	tower->ducked = 0;
 	tower->silenced = 0;
 	tower->active = 0;
+	tower->interrupted = 0;
+	// The route file is the route from now on: read it again.
+	tower->route_changed = 1;
 }
 
 enum ar_busy_action ar_busy_step(int err, int connected, const struct ar_tower *tower, int activated, int expired) {

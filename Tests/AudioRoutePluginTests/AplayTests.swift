@@ -104,6 +104,42 @@ func waitUntilBlocked(_ player: ChildProcess, inCall prefix: String) -> Bool {
     }
 }
 
+/// A capture stream on a route with no input (the route file's capture PCM is `null`, as until a
+/// session that records is active) reads silence at the pace of a device, never junk; when a mic
+/// comes into the route, the stream moves to it. Before, alsa-lib's null PCM returned at once and
+/// left arecord's buffer as it was (heap bytes or zeros), in 10 of 20 real recordings.
+@Test func arecordOnARouteWithNoInputReadsPacedSilenceThenTheMic() throws {
+    try withSyncTemporaryDirectory { dir in
+        let bench = try Bench(dir)
+        try bench.writer.write(AlsaRouteConfig(output: port("plugtest_a"), input: nil))
+        // No zero byte in the mic's frames: the silence before them ends where they begin.
+        let recorded = pattern(48_000 * 8, seed: 21).map { $0 | 1 }  // 1 s of S32_LE stereo
+        try AtomicFile.write(recorded, to: dir + "/mic.raw")
+        // 0.5 s at 48 kHz, in 1000-frame periods; S32_LE, whose silence is zeros as S16's is,
+        // but whose junk is less likely to be all zeros.
+        let arecord = try ChildProcess("/usr/bin/arecord", [
+            "-q", "-D", "audioroute_capture", "-t", "raw", "-f", "S32_LE", "-c", "2", "-r", "48000",
+            "--period-size=1000", "--buffer-size=4000", "-s", "24000", dir + "/out.raw",
+        ], environment: bench.environment)
+        let started = MonotonicClock.milliseconds()
+        MonotonicClock.sleep(nanoseconds: 200_000_000)
+        let microphone = Port(uid: "mic", type: .usbAudio, device: "mic", direction: .input, alsa: "plugtest_mic")
+        try bench.writer.write(AlsaRouteConfig(output: port("plugtest_a"), input: microphone))
+        #expect(arecord.wait(seconds: 10) == 0, "stderr: \(arecord.availableStderr())")
+        let elapsed = MonotonicClock.milliseconds() - started
+        let out = bench.bytes("out.raw")
+        #expect(out.count == 24000 * 8)
+        // Silence first, then the mic's own frames from its start: nothing else.
+        let silent = out.prefix { $0 == 0 }.count / 8
+        #expect(silent >= 4000, "\(silent) frames of silence before the mic: the null device was not paced")
+        let rest = Array(out.dropFirst(silent * 8))
+        let mic = rest == Array(recorded.prefix(rest.count))  // not in #expect, which would print both arrays
+        #expect(mic, "after \(silent) frames of silence, not the mic's frames")
+        // Paced: the silence took the time it stands for (a lower bound, not a speed).
+        #expect(elapsed >= Int64(silent) * 1000 / 48_000 - 20, "\(silent) frames of silence in \(elapsed) ms")
+    }
+}
+
 /// aplay's arguments for raw S16_LE stereo 48 kHz with 1000-frame periods (4000 bytes).
 func aplay(_ device: String, _ input: String) -> [String] {
     ["-q", "-D", device, "-t", "raw", "-f", "S16_LE", "-c", "2", "-r", "48000", "--period-size=1000", "--buffer-size=4000", input]
@@ -132,6 +168,35 @@ private func expectFramesThenSilence(_ written: [UInt8], _ frames: [UInt8], sour
                 expectFramesThenSilence(bench.bytes("a.raw"), frames)
                 #expect(bench.bytes("b.raw").isEmpty)
             }
+        }
+    }
+
+    /// The buffer an app may ask for is bounded (2 MiB), and an app that takes the largest (as
+    /// speaker-test does without -b) plays. Before, ioplug's default let it take 206 million
+    /// frames, and the plugin allocated four buffers' worth of them.
+    @Test func theBufferIsBoundedAndTheLargestPlays() throws {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try Bench(dir)
+            try bench.route(to: "plugtest_a")
+            let frames = pattern(4000, seed: 3)
+            try AtomicFile.write(frames, to: dir + "/in.raw")
+            let dump = try run("/usr/bin/aplay", ["--dump-hw-params"] + aplay("audioroute", dir + "/in.raw"), environment: bench.environment)
+            #expect(dump.status == 0, "stderr: \(dump.stderr)")
+            func range(_ name: String) -> [Int]? {
+                guard let line = dump.stderr.split(separator: "\n").first(where: { $0.hasPrefix(name + ": ") }) else { return nil }
+                return line.dropFirst(name.count + 2).split(whereSeparator: { "[]() ".contains($0) }).compactMap { Int($0) }
+            }
+            // Dumped before the format is set: in frames, the bound is that of a 1-byte frame.
+            #expect(range("BUFFER_BYTES")?.last == 2 * 1024 * 1024, "stderr: \(dump.stderr)")
+            #expect(range("PERIOD_BYTES")?.last == 1024 * 1024, "stderr: \(dump.stderr)")
+            #expect(range("BUFFER_SIZE")?.last == 2 * 1024 * 1024, "stderr: \(dump.stderr)")
+            // The largest buffer, asked for as speaker-test asks without -b.
+            let largest = ["-q", "-D", "audioroute", "-t", "raw", "-f", "S16_LE", "-c", "2", "-r", "48000",
+                           "--buffer-size=100000000", dir + "/in.raw"]
+            let result = try run("/usr/bin/aplay", largest, environment: bench.environment)
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            let same = Array(bench.bytes("a.raw").prefix(frames.count)) == frames
+            #expect(same, "the frames did not reach the route's device")
         }
     }
 

@@ -42,11 +42,14 @@ import Glibc
         #expect(undone.ducked == 0 && undone.silenced == 0)
     }
 
-    /// The daemon went away: what it said of the stream's gain is dropped; a hold is not.
-    @Test func aLostDaemonDropsItsDerivedStateButNotAHold() {
+    /// The daemon went away: all it said of the stream is dropped, its hold too (no later daemon
+    /// knows of it, so nothing else would release the writer), and the route file is read again.
+    @Test func aLostDaemonDropsAllItSaidTheHoldToo() {
         var (_, tower) = apply([("Ducked", "", false), ("Silenced", "", false), ("Interruption", "began", false)])
+        tower.route_changed = 0
         ar_tower_lost(&tower)
-        #expect(tower.ducked == 0 && tower.silenced == 0 && tower.interrupted == 1)
+        #expect(tower.ducked == 0 && tower.silenced == 0 && tower.interrupted == 0 && tower.active == 0)
+        #expect(tower.route_changed == 1)
     }
 
     /// The route's device busy at hw_params: activate first, then try again while the session

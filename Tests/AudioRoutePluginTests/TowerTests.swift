@@ -274,6 +274,83 @@ private func traced(_ stderr: String, _ text: String) -> Int {
         }
     }
 
+    /// The tower goes away while it holds aplay (a call interrupted it): the daemon killed, with
+    /// or without a new one on the bus, or the bus itself killed. The writer is released and
+    /// plays on outside the tower, nothing lost, and says so once. Before, aplay stayed held for
+    /// ever, and at the end of its input sat in poll.
+    @Test(arguments: ["daemon", "daemon restarted", "bus"]) func aLostTowerReleasesAHeldWriter(_ lost: String) throws {
+        try withSyncTemporaryDirectory { dir in
+            let tower = try Tower(dir)
+            let player = try tower.aplay("audioroute", debug: true)
+            try tower.play(player, 5000, 1000)
+            let call = try tower.client.openSession("call", category: "playAndRecord")
+            #expect(tower.client.session(call, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
+            letTheSignalArrive()
+            player.send(frames(5000, 2000))
+            try #require(waitUntilBlocked(player, inCall: "7 "), "not held in poll; stderr: \(player.availableStderr())")
+            switch lost {
+            case "daemon": tower.daemon.kill()
+            case "daemon restarted": try tower.restartDaemon()
+            default: tower.bus.close()
+            }
+            try #require(waitUntilReadingInput(player), "still held; stderr: \(player.availableStderr())")
+            player.send(frames(5000, 3000))
+            try #require(waitUntilReadingInput(player), "stderr: \(player.availableStderr())")
+            player.closeInput()
+            #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
+            let stderr = player.availableStderr()
+            let said = stderr.split(separator: "\n").filter { $0.contains("the tower (audiorouted) went away") }
+            #expect(said.count == 1, "stderr: \(stderr)")
+            let found = runs(tower.bench.bytes("a.raw")).prefix(3).map { "\($0.0)x\($0.1)" }
+            #expect(found == ["1000x5000", "2000x5000", "3000x5000"], "stderr: \(stderr)")
+        }
+    }
+
+    /// A daemon that is there but gives the stream no session (a category and options it refuses;
+    /// its limits are the same path): said once on standard error with the daemon's reason, and
+    /// the stream plays outside the tower. Before, only AUDIOROUTE_DEBUG's trace said so.
+    @Test func aStreamTheTowerRefusesSaysSoAndPlays() throws {
+        try withSyncTemporaryDirectory { dir in
+            let tower = try Tower(dir)
+            let player = try tower.aplay("audioroute:CATEGORY=ambient,OPTIONS=mixWithOthers")
+            try tower.play(player, 3000, 500)
+            player.closeInput()
+            #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
+            let stderr = player.availableStderr()
+            let said = stderr.split(separator: "\n").filter { $0.contains("gave this stream no session") }
+            #expect(said.count == 1, "stderr: \(stderr)")
+            #expect(said.first?.contains("mixWithOthers") == true, "the daemon's reason is not in: \(stderr)")
+            #expect(!tower.sessions.contains("ambient"), "\(tower.sessions)")
+            #expect(runs(tower.bench.bytes("a.raw")).first.map { "\($0.0)x\($0.1)" } == "500x3000")
+        }
+    }
+
+    /// A process whose name is not UTF-8 (any 15 bytes are a name) still gets a session, its
+    /// name's bad bytes as '?'. Before, the session's open failed and the stream played outside
+    /// the tower, silently.
+    @Test func aProcessNameThatIsNotUTF8GetsASession() throws {
+        try withSyncTemporaryDirectory { dir in
+            let tower = try Tower(dir)
+            // The kernel names a process after the file it executes: a link named with bytes
+            // that are not UTF-8 (0xFF 0xFE) before "aplay" (aplay insists on its name), made and
+            // run from Python, which handles bytes.
+            let script = """
+                import os, sys
+                link = sys.argv[1].encode() + b"/\\xff\\xfeaplay"
+                os.symlink("/usr/bin/aplay", link)
+                os.execv(link, [link] + sys.argv[2:])
+                """
+            let player = try ChildProcess(
+                "/usr/bin/python3", ["-c", script, dir] + AudioRoutePluginTests.aplay("audioroute:CATEGORY=ambient", "-"),
+                environment: tower.environment, input: .pipe)
+            try tower.play(player, 3000, 700)
+            #expect(tower.sessions.contains("\"??aplay\", \"ambient\""), "\(tower.sessions)")
+            player.closeInput()
+            #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
+            #expect(!player.availableStderr().contains("no session"), "stderr: \(player.availableStderr())")
+        }
+    }
+
     /// The daemon restarts under a playing stream: the plugin opens its session in the new one
     /// (same name, category and options) and activates it again, without the app doing anything.
     @Test func aRestartedDaemonGetsTheSessionBack() throws {

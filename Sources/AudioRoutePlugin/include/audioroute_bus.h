@@ -12,9 +12,13 @@ struct ar_bus;
 /// Connects to the session bus (the system bus when `system`), opens a session named `app` in the
 /// daemon's tower with `args`' category, mode and options, and keeps `tower` up to date from its
 /// signals. No bus, no daemon or a refusal is not an error: 0 with `*out` NULL (the stream then
-/// follows the route file alone). -ENOMEM only.
+/// follows the route file alone); a daemon that is there but gives no session is said on standard
+/// error, once, with its reason. -ENOMEM only.
 int ar_bus_open(struct ar_bus **out, int system, const char *app, const struct ar_args *args, struct ar_tower *tower);
-/// The connection's descriptor, for a poll set.
+/// 1 once after the tower was lost (its daemon left the bus, or the bus itself went away): the
+/// caller says so, once. With the bus gone, `ar_bus_fd` is -1 from then on.
+int ar_bus_take_lost(struct ar_bus *bus);
+/// The connection's descriptor, for a poll set; -1 once the bus went away.
 int ar_bus_fd(const struct ar_bus *bus);
 /// Whether the session is open in a daemon (it may go away and come back).
 int ar_bus_connected(const struct ar_bus *bus);

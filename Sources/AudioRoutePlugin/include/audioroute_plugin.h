@@ -144,8 +144,10 @@ enum ar_busy_action {
 /// time for trying again is up.
 enum ar_busy_action ar_busy_step(int err, int connected, const struct ar_tower *tower, int activated, int expired);
 
-/// The daemon went away (its bus name lost its owner): what derived from it (ducked, silenced)
-/// is dropped, as BlueALSA drops BlueZ's state; an interruption stays until a new daemon's word.
+/// The daemon went away (its bus name lost its owner, or the bus closed): everything derived from
+/// it is dropped, as BlueALSA drops BlueZ's state, the interruption too. A stream the tower held
+/// plays on outside it (docs/alsa.md, "When the tower goes away"); nothing else would ever
+/// release it: a restarted daemon knows nothing of the old one's interruption.
 void ar_tower_lost(struct ar_tower *tower);
 
 #pragma GCC visibility pop
