@@ -22,8 +22,11 @@
 #define AR_MANAGER_PATH "/org/audioroute/AudioRoute1"
 #define AR_MANAGER_INTERFACE "org.audioroute.AudioRoute1"
 #define AR_SESSION_INTERFACE "org.audioroute.Session1"
-/// A daemon that does not answer within this long is treated as absent: an ALSA open must not hang.
-#define AR_CALL_TIMEOUT_USEC (2 * 1000 * 1000)
+/// A daemon that does not answer within this long is treated as absent. The calls that wait for
+/// an answer run on the app's thread (the open, and the activation before the first frames), so
+/// the deadline is short: the daemon answers in about a millisecond (docs/benchmarks.md), and a
+/// stopped daemon or a name squatter costs an open at most this much (it was 2 s).
+#define AR_CALL_TIMEOUT_USEC (250 * 1000)
 
 struct ar_bus {
 	sd_bus *bus;
@@ -279,14 +282,32 @@ int ar_bus_wait(struct ar_bus *b, int other_fd, int timeout_ms) {
 	return r < 0 && errno != EINTR ? -errno : 0;
 }
 
+/// Sends a call whose answer nobody waits for: the daemon handles a connection's calls in order.
+static void send_only(struct ar_bus *b, const char *member, const char *types, ...) {
+	sd_bus_message *m = NULL;
+	int r = sd_bus_message_new_method_call(b->bus, &m, AR_BUS_NAME, b->path, AR_SESSION_INTERFACE, member);
+	if (r >= 0 && types != NULL) {
+		va_list ap;
+		va_start(ap, types);
+		r = sd_bus_message_appendv(m, types, ap);
+		va_end(ap);
+	}
+	if (r >= 0 && (r = sd_bus_message_set_expect_reply(m, 0)) >= 0)
+		sd_bus_send(b->bus, m, NULL);
+	sd_bus_message_unref(m);
+}
+
 void ar_bus_close(struct ar_bus *b) {
 	if (b == NULL)
 		return;
 	if (b->path[0] != '\0' && !b->dead) {
-		// Deactivated with notifyOthers, as a client that goes away is (spec section 7); then closed.
+		// Deactivated with notifyOthers, as a client that goes away is (spec section 7); then
+		// closed. Neither waits for its answer: a stopped daemon held the app's close for 4 s. The
+		// flush below writes them; the daemon would also deactivate and close the session when
+		// the connection goes.
 		if (b->tower->active)
-			call(b, NULL, b->path, AR_SESSION_INTERFACE, "SetActive", "bb", 0, 1);
-		call(b, NULL, b->path, AR_SESSION_INTERFACE, "Close", NULL);
+			send_only(b, "SetActive", "bb", 0, 1);
+		send_only(b, "Close", NULL);
 	}
 	if (b->bus != NULL)
 		sd_bus_flush_close_unref(b->bus);
