@@ -131,7 +131,7 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *error) {
 	if (b->owner[0] == '\0' || strcmp(sender, b->owner) != 0)
 		return 0;
 	if (sd_bus_message_is_signal(m, AR_MANAGER_INTERFACE, "RouteChanged")) {
-		ar_tower_signal(b->tower, member, "", 0);
+		ar_tower_signal(b->tower, member, "", "", 0);
 		return 0;
 	}
 	const char *path = sd_bus_message_get_path(m);
@@ -141,7 +141,7 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *error) {
 	int should_resume = 0;
 	if (strcmp(member, "Interruption") == 0 && sd_bus_message_read(m, "ssb", &kind, &reason, &should_resume) < 0)
 		return 0;  // a malformed signal is ignored, not half applied
-	if (ar_tower_signal(b->tower, member, kind, should_resume) == AR_TOWER_RESUME)
+	if (ar_tower_signal(b->tower, member, kind, reason, should_resume) == AR_TOWER_RESUME)
 		b->resume = 1;
 	return 0;
 }

@@ -67,6 +67,9 @@ struct ar_pcm {
 	snd_pcm_sframes_t replay;
 	/// The daemon refused to activate the session: not asked again at every period.
 	int activation_failed;
+	/// The hold was lifted by the app's restart or the device's return, not by the tower: if the
+	/// tower refuses the activation that follows, the stream is held again.
+	int resuming_by_itself;
 	/// Opening at hw_params with a daemon: a busy device is reported by open_route, once.
 	int busy_reported_later;
 	/// Where a ducked or silenced period is scaled (the app's own buffer is not ours to change).
@@ -290,7 +293,16 @@ static void check_route(struct ar_pcm *p) {
 	touched = ar_bus_connected(p->bus) ? p->tower.route_changed : touched || p->tower.route_changed;
 	p->tower.route_changed = 0;
 	char device[sizeof(p->device)];
-	if (touched && read_route(p, device, sizeof(device)) >= 0 && strcmp(device, p->device) != 0) {
+	if (!touched || read_route(p, device, sizeof(device)) < 0)
+		return;
+	if (strcmp(device, p->device) == 0 && ar_tower_device_back(&p->tower)) {
+		// The device an unplug held the stream from is the route's again (plugged back): the
+		// stream goes on there, reopened (its old handle died with the device).
+		trace(p, "%s is back: the hold is lifted", device);
+		p->resuming_by_itself = 1;
+		p->activation_failed = 0;
+		ar_step(&p->state, AR_EVENT_ROUTE_CHANGED);
+	} else if (strcmp(device, p->device) != 0) {
 		trace(p, "the route names %s", device);
 		ar_step(&p->state, AR_EVENT_ROUTE_CHANGED);
 	}
@@ -589,9 +601,17 @@ static snd_pcm_sframes_t pump(struct ar_pcm *p, char *frames, snd_pcm_uframes_t 
 		// Active while data flows: asked for before the first frames, so that a non-mixable
 		// stream has interrupted the others before it is heard.
 		if (ar_bus_connected(p->bus) && !p->tower.active && !p->activation_failed) {
-			if (ar_bus_set_active(p->bus, 1, 0) < 0)
+			if (ar_bus_set_active(p->bus, 1, 0) < 0) {
 				p->activation_failed = 1;
-			trace(p, "session %s", p->activation_failed ? "not activated" : "activated");
+				if (p->resuming_by_itself) {
+					// The tower still holds it (a call goes on): held again, as an iOS app's
+					// play fails while a call has the session.
+					p->tower.interrupted = 1;
+					p->activation_failed = 0;
+				}
+			}
+			trace(p, "session %s", p->tower.interrupted ? "not activated: held again" : p->activation_failed ? "not activated" : "activated");
+			p->resuming_by_itself = 0;
 			continue;  // what the activation caused (ducked, silenced) applies to these frames
 		}
 		switch (ar_step(&p->state, AR_EVENT_BOUNDARY)) {
@@ -739,6 +759,17 @@ static int ar_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params) {
 
 static int ar_prepare(snd_pcm_ioplug_t *io) {
 	struct ar_pcm *p = io->private_data;
+	read_bus(p);
+	if (ar_bus_connected(p->bus) && ar_tower_restart(&p->tower)) {
+		// The app restarted its stream while held (drop, then prepare): it asks to play again.
+		// What the device had not played was the app's to discard, and it did.
+		trace(p, "restarted by the app while held: asking the tower to activate it again");
+		p->resuming_by_itself = 1;
+		p->activation_failed = 0;
+		p->holding = 0;
+		p->replay = 0;
+		update_readiness(p);
+	}
 	snd_pcm_sw_params_t *sw;
 	snd_pcm_sw_params_alloca(&sw);
 	if (snd_pcm_sw_params_current(io->pcm, sw) < 0 || snd_pcm_sw_params_get_boundary(sw, &p->boundary) < 0 || p->boundary == 0)
@@ -962,6 +993,9 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 	p->io.private_data = p;
 	if ((err = snd_pcm_ioplug_create(&p->io, name, stream, mode)) < 0)
 		goto fail;
+	// ioplug sets `nonblock` only when the app calls snd_pcm_nonblock(): an app that opens with
+	// SND_PCM_NONBLOCK alone (and polls) was held inside a transfer, where it could not restart.
+	p->io.nonblock = (mode & SND_PCM_NONBLOCK) != 0;
 	if ((err = set_constraints(&p->io)) < 0) {
 		snd_pcm_ioplug_delete(&p->io);  // calls ar_close, which frees p
 		return err;

@@ -34,18 +34,21 @@ enum ar_action ar_step(enum ar_state *state, enum ar_event event) {
 	return AR_ACTION_NONE;
 }
 
-enum ar_tower_action ar_tower_signal(struct ar_tower *tower, const char *member, const char *kind, int should_resume) {
+enum ar_tower_action ar_tower_signal(struct ar_tower *tower, const char *member, const char *kind, const char *reason,
+		int should_resume) {
 	if (strcmp(member, "Interruption") == 0) {
 		if (strcmp(kind, "began") == 0) {
 			// The tower has made the session inactive already (spec section 7).
 			tower->active = 0;
 			tower->interrupted = 1;
+			tower->disconnected = strcmp(reason, "routeDisconnected") == 0;
 			return AR_TOWER_HOLD;
 		}
 		// An `ended` without shouldResume leaves the app paused: a plain app has no play button,
 		// so its writer stays held, as an AVAudioPlayer stays paused.
 		if (strcmp(kind, "ended") == 0 && should_resume && tower->interrupted) {
 			tower->interrupted = 0;
+			tower->disconnected = 0;
 			return AR_TOWER_RESUME;
 		}
 	} else if (strcmp(member, "Ducked") == 0) {
@@ -67,8 +70,21 @@ void ar_tower_lost(struct ar_tower *tower) {
 	tower->silenced = 0;
 	tower->active = 0;
 	tower->interrupted = 0;
+	tower->disconnected = 0;
 	// The route file is the route from now on: read it again.
 	tower->route_changed = 1;
+}
+
+int ar_tower_restart(struct ar_tower *tower) {
+	if (!tower->interrupted)
+		return 0;
+	tower->interrupted = 0;
+	tower->disconnected = 0;
+	return 1;
+}
+
+int ar_tower_device_back(struct ar_tower *tower) {
+	return tower->disconnected ? ar_tower_restart(tower) : 0;
 }
 
 enum ar_busy_action ar_busy_step(int err, int connected, const struct ar_tower *tower, int activated, int expired) {

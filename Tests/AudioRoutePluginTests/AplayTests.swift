@@ -72,12 +72,14 @@ struct Bench {
 /// blocks reading its standard input: every frame sent before has gone through the plugin then,
 /// since aplay writes each chunk it read before it reads the next. The `file` PCM keeps up to a
 /// buffer of them until it is closed, so the file's size cannot tell.
-func waitUntilReadingInput(_ player: ChildProcess) -> Bool { waitUntilBlocked(player, inCall: "0 0x0 ") }
+func waitUntilReadingInput(_ player: ChildProcess, seconds: Int64 = 10) -> Bool {
+    waitUntilBlocked(player, inCall: "0 0x0 ", seconds: seconds)
+}
 
 /// Waits (10 s at most) until `player` is blocked in the system call that /proc/PID/syscall
 /// starts with `prefix` (its number, then its arguments: "0 0x0 " is read(0, ...)).
-func waitUntilBlocked(_ player: ChildProcess, inCall prefix: String) -> Bool {
-    let deadline = MonotonicClock.milliseconds() + 10_000
+func waitUntilBlocked(_ player: ChildProcess, inCall prefix: String, seconds: Int64 = 10) -> Bool {
+    let deadline = MonotonicClock.milliseconds() + seconds * 1000
     while MonotonicClock.milliseconds() < deadline {
         if let call = try? readText("/proc/\(player.pid)/syscall"), call.hasPrefix(prefix) { return true }
         MonotonicClock.sleep(nanoseconds: 2_000_000)

@@ -10,7 +10,7 @@ import Glibc
 @Suite struct TowerStateTests {
     private func apply(_ signals: [(String, String, Bool)], to start: ar_tower = ar_tower()) -> ([ar_tower_action], ar_tower) {
         var tower = start
-        let actions = signals.map { ar_tower_signal(&tower, $0.0, $0.1, $0.2 ? 1 : 0) }
+        let actions = signals.map { ar_tower_signal(&tower, $0.0, $0.1, $0.1 == "began" ? "default" : "", $0.2 ? 1 : 0) }
         return (actions, tower)
     }
 
@@ -50,6 +50,23 @@ import Glibc
         ar_tower_lost(&tower)
         #expect(tower.ducked == 0 && tower.silenced == 0 && tower.interrupted == 0 && tower.active == 0)
         #expect(tower.route_changed == 1)
+    }
+
+    /// The ways back from a hold that no `ended` lifts: the app's restart lifts any, the device's
+    /// return only an unplug's (`routeDisconnected`); nothing to lift is said so.
+    @Test func aRestartLiftsAnyHoldTheDevicesReturnOnlyAnUnplugs() {
+        var byCall = ar_tower()
+        _ = ar_tower_signal(&byCall, "Interruption", "began", "default", 0)
+        #expect(ar_tower_device_back(&byCall) == 0 && byCall.interrupted == 1)
+        #expect(ar_tower_restart(&byCall) == 1 && byCall.interrupted == 0)
+        #expect(ar_tower_restart(&byCall) == 0)
+        var byUnplug = ar_tower()
+        _ = ar_tower_signal(&byUnplug, "Interruption", "began", "routeDisconnected", 0)
+        #expect(byUnplug.disconnected == 1)
+        #expect(ar_tower_device_back(&byUnplug) == 1 && byUnplug.interrupted == 0 && byUnplug.disconnected == 0)
+        _ = ar_tower_signal(&byUnplug, "Interruption", "began", "routeDisconnected", 0)
+        _ = ar_tower_signal(&byUnplug, "Interruption", "ended", "", 1)
+        #expect(byUnplug.disconnected == 0)
     }
 
     /// The route's device busy at hw_params: activate first, then try again while the session

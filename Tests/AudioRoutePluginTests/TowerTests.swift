@@ -143,6 +143,21 @@ private final class BusyBlueALSA {
     deinit { process.kill() }
 }
 
+/// The first line `process` writes on its standard output within `seconds`, nil if none.
+private func firstLine(of process: ChildProcess, seconds: Int32) -> String? {
+    var line: [UInt8] = []
+    let deadline = MonotonicClock.milliseconds() + Int64(seconds) * 1000
+    while MonotonicClock.milliseconds() < deadline {
+        var poller = pollfd(fd: process.stdout, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, 100) == 1 else { continue }
+        var byte: UInt8 = 0
+        guard read(process.stdout, &byte, 1) == 1 else { return nil }
+        if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
+        line.append(byte)
+    }
+    return nil
+}
+
 /// The lines of the plugin's trace (AUDIOROUTE_DEBUG) in `stderr` that contain `text`.
 private func traced(_ stderr: String, _ text: String) -> Int {
     stderr.split(separator: "\n").filter { $0.hasPrefix("audioroute ") && $0.contains(text) }.count
@@ -348,6 +363,46 @@ private func traced(_ stderr: String, _ text: String) -> Int {
             player.closeInput()
             #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
             #expect(!player.availableStderr().contains("no session"), "stderr: \(player.availableStderr())")
+        }
+    }
+
+    /// An app held by an interruption that never ends with shouldResume (here the call's session
+    /// deactivates without notifyOthers) restarts its stream, as a player pauses and plays on a
+    /// device that cannot pause (snd_pcm_drop, then snd_pcm_prepare; mpv's ALSA output does
+    /// this): the plugin asks the tower to activate it again, and it plays. Before, such an app
+    /// stayed held until it was stopped.
+    @Test func anAppThatRestartsItsStreamWhileHeldPlaysAgain() throws {
+        try withSyncTemporaryDirectory { dir in
+            let tower = try Tower(dir)
+            let client = dir + "/restart-client"
+            let compiled = try Subprocess.run("/usr/bin/cc", [
+                "-std=gnu11", "-Wall", "-Werror", "-o", client,
+                Subprocess.packageRoot + "/Tests/Helpers/restart-client/restart-client.c", "-lasound",
+            ])
+            try #require(compiled.status == 0, "cc: \(compiled.stderr)")
+            var environment = tower.environment
+            environment["AUDIOROUTE_DEBUG"] = "1"
+            let player = try ChildProcess(client, ["audioroute"], environment: environment, input: .pipe)
+            try tower.play(player, 5000, 1000)
+            #expect(tower.sessions.contains("\"restart-client\", \"playback\", \"default\", [], true"), "\(tower.sessions)")
+            let call = try tower.client.openSession("call", category: "playAndRecord")
+            #expect(tower.client.session(call, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
+            letTheSignalArrive()
+            player.send(frames(5000, 2000))
+            // The call ends without notifyOthers: no `ended` reaches the held stream.
+            #expect(tower.client.session(call, "SetActive", "bb", "[false, false]") == "{\"reply\": null}")
+            letTheSignalArrive()
+            #expect(!waitUntilReadingInput(player, seconds: 1), "not held: stderr: \(player.availableStderr())")
+            #expect(tower.sessions.contains("\"restart-client\", \"playback\", \"default\", [], false"), "\(tower.sessions)")
+            Glibc.kill(player.pid, SIGUSR1)
+            try #require(firstLine(of: player, seconds: 10) == "restarted", "stderr: \(player.availableStderr())")
+            try #require(waitUntilReadingInput(player), "still held after the restart; stderr: \(player.availableStderr())")
+            #expect(tower.sessions.contains("\"restart-client\", \"playback\", \"default\", [], true"), "\(tower.sessions)")
+            try tower.play(player, 5000, 3000)
+            player.closeInput()
+            #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
+            let found = runs(tower.bench.bytes("a.raw")).map { "\($0.0)x\($0.1)" }
+            #expect(found.first == "1000x5000" && found.contains("3000x5000"), "\(found)")
         }
     }
 

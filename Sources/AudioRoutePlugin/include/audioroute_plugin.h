@@ -100,8 +100,11 @@ struct ar_tower {
 	/// Active in the tower: asked for when data first flows (or at hw_params, when the route's
 	/// device is busy: ar_busy_step), given up when interrupted or closed.
 	int active;
-	/// Interrupted: the writer is held until an interruption ends with shouldResume.
+	/// Interrupted: the writer is held until an interruption ends with shouldResume, the app
+	/// restarts its stream, or (`disconnected`) the device it was held from is the route's again.
 	int interrupted;
+	/// The interruption is `routeDisconnected`: the route's device went away under the stream.
+	int disconnected;
 	int ducked;
 	/// Silent mode, for ambient and soloAmbient sessions: the stream runs, its samples are zero.
 	int silenced;
@@ -119,8 +122,20 @@ enum ar_tower_action {
 
 /// Applies one of the daemon's signals, by member name (`Interruption`, `Ducked`, `Unducked`,
 /// `Silenced`, `Unsilenced`, `RouteChanged`; others are ignored). For `Interruption`, `kind` is
-/// "began" or "ended" and `should_resume` its flag.
-enum ar_tower_action ar_tower_signal(struct ar_tower *tower, const char *member, const char *kind, int should_resume);
+/// "began" or "ended", `reason` the interruption's (`default`, `routeDisconnected`, "" at its
+/// end) and `should_resume` its flag.
+enum ar_tower_action ar_tower_signal(struct ar_tower *tower, const char *member, const char *kind, const char *reason,
+		int should_resume);
+
+/// The app restarted its stream while the tower held it (snd_pcm_drop, then snd_pcm_prepare: how
+/// a plain app pauses and plays, and what mpv does on a device that cannot pause): the hold is
+/// lifted, and the stream asks the tower to activate it again before its first frames, as an
+/// iOS app's play activates its session. 1 if it was held, 0 if there was nothing to lift.
+int ar_tower_restart(struct ar_tower *tower);
+
+/// The route names the device a `routeDisconnected` interruption held the stream from (the
+/// headphones plugged back): the hold is lifted as for a restart. 1 if it was so held, else 0.
+int ar_tower_device_back(struct ar_tower *tower);
 
 /// What opening the route's device at hw_params does after an attempt that returned `err`. An
 /// exclusive device another stream holds is busy (BlueALSA's PCMs, a `hw:` card): the session is
