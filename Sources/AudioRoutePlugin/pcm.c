@@ -40,6 +40,10 @@ struct ar_pcm {
 	char route_file[PATH_MAX];
 	/// The slave.pcm of the route's definition now open, to tell a real change from a rewrite.
 	char device[512];
+	/// The route file's text that named another device, kept for the move it causes: the move
+	/// opens what was compared, and the file is read once per move (NULL: read it at the open).
+	char *route_text;
+	size_t route_length;
 	snd_pcm_t *slave;
 	/// The configuration the slave was opened from (the system's with the route file over it).
 	snd_config_t *slave_config;
@@ -189,16 +193,25 @@ static int route_device(struct ar_pcm *p, const char *text, size_t length, char 
 	return err;
 }
 
-/// The route's device now (the slave.pcm of its definition), into `device`.
-static int read_route(struct ar_pcm *p, char *device, size_t size) {
-	char *text;
-	size_t length;
-	int err = read_route_text(p, &text, &length);
+/// The route's device now (the slave.pcm of its definition), into `device`; the file's text,
+/// read once, into `*text` (free() it).
+static int read_route(struct ar_pcm *p, char *device, size_t size, char **text, size_t *length) {
+	int err = read_route_text(p, text, length);
 	if (err < 0)
 		return err;
-	err = route_device(p, text, length, device, size);
-	free(text);
+	if ((err = route_device(p, *text, *length, device, size)) < 0) {
+		free(*text);
+		*text = NULL;
+	}
 	return err;
+}
+
+/// Keeps `text`, the file as last read, for the move it may cause (the one kept before is
+/// outdated by it); NULL forgets it, so that the next open reads the file.
+static void keep_route_text(struct ar_pcm *p, char *text, size_t length) {
+	free(p->route_text);
+	p->route_text = text;
+	p->route_length = length;
 }
 
 static void close_slave(struct ar_pcm *p) {
@@ -217,11 +230,12 @@ static void close_slave(struct ar_pcm *p) {
 /// loaded over it (its `pcm.?audioroute` leaves this plugin's definition as it is), so that
 /// names the route uses (dmix:, plughw:, bluealsa:, a user's own) resolve as for any client.
 static int open_slave(struct ar_pcm *p) {
-	char *text;
-	size_t length;
+	char *text = p->route_text;
+	size_t length = p->route_length;
 	char device[sizeof(p->device)];
-	int err = read_route_text(p, &text, &length);
-	if (err < 0)
+	int err = 0;
+	p->route_text = NULL;
+	if (text == NULL && (err = read_route_text(p, &text, &length)) < 0)
 		return err;
 	snd_config_t *global = NULL, *config = NULL;
 	if ((err = route_device(p, text, length, device, sizeof(device))) >= 0 && (err = snd_config_update_ref(&global)) >= 0) {
@@ -293,8 +307,11 @@ static void check_route(struct ar_pcm *p) {
 	touched = ar_bus_connected(p->bus) ? p->tower.route_changed : touched || p->tower.route_changed;
 	p->tower.route_changed = 0;
 	char device[sizeof(p->device)];
-	if (!touched || read_route(p, device, sizeof(device)) < 0)
+	char *text;
+	size_t length;
+	if (!touched || read_route(p, device, sizeof(device), &text, &length) < 0)
 		return;
+	keep_route_text(p, text, length);  // a move opens the version of the file last compared
 	if (strcmp(device, p->device) == 0 && ar_tower_device_back(&p->tower)) {
 		// The device an unplug held the stream from is the route's again (plugged back): the
 		// stream goes on there, reopened (its old handle died with the device).
@@ -732,6 +749,7 @@ static int open_route(struct ar_pcm *p) {
 			ar_bus_wait(p->bus, -1, AR_BUSY_RETRY_MS);
 			read_bus(p);
 			p->tower.route_changed = 0;  // the open below reads the route as it is now
+			keep_route_text(p, NULL, 0);
 			err = open_and_setup(p);
 			trace(p, "the route's device, tried again: %s%s", err < 0 ? snd_strerror(err) : p->device, err < 0 ? "" : " open");
 		} else {  // AR_BUSY_GIVE_UP
@@ -828,6 +846,7 @@ static int ar_delay(snd_pcm_ioplug_t *io, snd_pcm_sframes_t *delay) {
 static void free_pcm(struct ar_pcm *p) {
 	ar_bus_close(p->bus);  // first: deactivating with notifyOthers lets others resume
 	close_slave(p);
+	free(p->route_text);
 	free(p->scratch);
 	free(p->stash);
 	if (p->io.poll_fd >= 0)

@@ -277,6 +277,46 @@ private func expectFramesThenSilence(_ written: [UInt8], _ frames: [UInt8], sour
         }
     }
 
+    /// A move reads the route file once: the version that named the new device is the one
+    /// opened. Counted with inotify's IN_OPEN on the file, watched with IN_CLOSE_NOWRITE so that
+    /// two opens are never adjacent events, which inotify would merge (the writer's own opens are
+    /// of its temporary file). Before, a move read it twice: to compare, then to open.
+    @Test func aMoveReadsTheRouteFileOnce() throws {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try Bench(dir)
+            try bench.route(to: "plugtest_a")
+            let player = try ChildProcess("/usr/bin/aplay", aplay("audioroute", "-"), environment: bench.environment, input: .pipe)
+            player.send(pattern(4000 * 2, seed: 30))
+            try #require(waitUntilReadingInput(player), "stderr: \(player.availableStderr())")
+            let watch = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+            try #require(watch >= 0)
+            defer { close(watch) }
+            try #require(inotify_add_watch(watch, bench.runtime + "/audioroute", UInt32(IN_OPEN | IN_CLOSE_NOWRITE)) >= 0)
+            try bench.route(to: "plugtest_b")
+            player.send(pattern(4000 * 2, seed: 31))
+            try #require(waitUntilReadingInput(player), "stderr: \(player.availableStderr())")
+            var opens = 0
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(watch, $0.baseAddress, $0.count) }
+                if count <= 0 { break }
+                var offset = 0
+                while offset + 16 <= count {
+                    let length = Int(buffer[offset + 12]) | Int(buffer[offset + 13]) << 8 | Int(buffer[offset + 14]) << 16
+                    let name = String(decoding: buffer[(offset + 16)..<(offset + 16 + length)].prefix { $0 != 0 }, as: UTF8.self)
+                    let mask = UInt32(buffer[offset + 4]) | UInt32(buffer[offset + 5]) << 8 | UInt32(buffer[offset + 6]) << 16
+                    if name == "asound.conf" && mask & UInt32(IN_OPEN) != 0 { opens += 1 }
+                    offset += 16 + length
+                }
+            }
+            player.closeInput()
+            #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
+            #expect(opens == 1, "the route file was opened \(opens) times for one move")
+            let moved = !bench.bytes("b.raw").isEmpty
+            #expect(moved, "the stream did not move")
+        }
+    }
+
     /// A route whose device cannot be opened holds the writer (aplay blocks in the plugin, at a
     /// boundary, frames kept) until the route names one that can: then everything continues there.
     @Test func aDeviceThatCannotOpenHoldsTheStreamUntilTheNextRoute() throws {
