@@ -866,6 +866,65 @@ static int ar_close(snd_pcm_ioplug_t *io) {
 	return 0;
 }
 
+/// A copy of `map` as a one-entry query list (snd_pcm_free_chmaps frees it), or NULL.
+static snd_pcm_chmap_query_t **one_map(const snd_pcm_chmap_t *map, enum snd_pcm_chmap_type type) {
+	snd_pcm_chmap_query_t **maps = calloc(2, sizeof(*maps));
+	if (maps == NULL)
+		return NULL;
+	maps[0] = malloc(sizeof(*maps[0]) + map->channels * sizeof(map->pos[0]));
+	if (maps[0] == NULL) {
+		free(maps);
+		return NULL;
+	}
+	maps[0]->type = type;
+	maps[0]->map.channels = map->channels;
+	memcpy(maps[0]->map.pos, map->pos, map->channels * sizeof(map->pos[0]));
+	return maps;
+}
+
+/// The layouts the route's device plays: the one it runs now where it already runs one (dmix,
+/// which runs the card at one layout for every stream), else every one it offers (an exclusive
+/// plughw, a file PCM's slave); NULL where it says none (the app decides, as before). The route
+/// file's plug would take any other count by dropping or repeating channels; offering only what
+/// the device plays lets the app downmix with its own rule (mpv, GStreamer and ffmpeg mix a
+/// 5.1 centre and surrounds into stereo; the plug would drop them).
+static snd_pcm_chmap_query_t **ar_query_chmaps(snd_pcm_ioplug_t *io) {
+	struct ar_pcm *p = io->private_data;
+	if (p->slave == NULL)
+		return NULL;
+	snd_pcm_chmap_t *now = snd_pcm_get_chmap(p->slave);
+	if (now != NULL) {
+		snd_pcm_chmap_query_t **maps = now->channels >= 1 && now->channels <= 8 ? one_map(now, SND_CHMAP_TYPE_FIXED) : NULL;
+		free(now);
+		return maps;
+	}
+	return snd_pcm_query_chmaps(p->slave);
+}
+
+/// The layout in use: the device's, where it plays the stream's channels as they are.
+static snd_pcm_chmap_t *ar_get_chmap(snd_pcm_ioplug_t *io) {
+	struct ar_pcm *p = io->private_data;
+	snd_pcm_chmap_t *map = p->slave != NULL ? snd_pcm_get_chmap(p->slave) : NULL;
+	if (map != NULL && map->channels != io->channels) {
+		free(map);  // the plug converts: no map of the device is the stream's
+		return NULL;
+	}
+	return map;
+}
+
+/// A layout set by the app: the device's to take, where it plays the stream's channels.
+static int ar_set_chmap(snd_pcm_ioplug_t *io, const snd_pcm_chmap_t *map) {
+	struct ar_pcm *p = io->private_data;
+	snd_pcm_chmap_t *now = ar_get_chmap(io);
+	if (now != NULL && now->channels == map->channels &&
+			memcmp(now->pos, map->pos, map->channels * sizeof(map->pos[0])) == 0) {
+		free(now);
+		return 0;  // what it plays already
+	}
+	free(now);
+	return p->slave != NULL && map->channels == io->channels ? snd_pcm_set_chmap(p->slave, map) : -ENXIO;
+}
+
 /// A non-blocking app polled: ready unless held; the bus is read first, so a resume counts.
 static int ar_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd, unsigned int nfds, unsigned short *revents) {
 	(void)pfd;
@@ -891,6 +950,9 @@ static const snd_pcm_ioplug_callback_t ar_callbacks = {
 	.prepare = ar_prepare,
 	.drain = ar_drain,
 	.delay = ar_delay,
+	.query_chmaps = ar_query_chmaps,
+	.get_chmap = ar_get_chmap,
+	.set_chmap = ar_set_chmap,
 };
 
 static int file_exists(const char *path) { return access(path, F_OK) == 0; }

@@ -49,6 +49,8 @@ struct Bench {
             pcm.!plugtest_b { type file slave.pcm "null" file "\(dir)/b.raw" format "raw" }
             pcm.!plugtest_mic { type file slave.pcm "null" file "/dev/null" infile "\(dir)/mic.raw" format "raw" }
             pcm.!plugtest_busy { type bluealsa device "00:11:22:33:44:55" profile "a2dp" }
+            pcm.!plugtest_51 { type file slave.pcm { type null chmap [ "FL,FR,RL,RR,FC,LFE" ] } file "\(dir)/c.raw" format "raw" }
+            pcm.!plugtest_stereo { type file slave.pcm { type null chmap [ "FL,FR" ] } file "\(dir)/d.raw" format "raw" }
 
             """
         if loadingTheRouteFile {
@@ -314,6 +316,31 @@ private func expectFramesThenSilence(_ written: [UInt8], _ frames: [UInt8], sour
             #expect(opens == 1, "the route file was opened \(opens) times for one move")
             let moved = !bench.bytes("b.raw").isEmpty
             #expect(moved, "the stream did not move")
+        }
+    }
+
+    /// The plugin offers the channel maps of the route's device, so that a player chooses a
+    /// layout the device plays (a 5.1 device: 5.1; a stereo one: stereo, the player mixing down
+    /// by its own rule) and reads the map in use. Before, it offered none (mpv: "query_chmaps()
+    /// returned NULL", a 5.1 file played as stereo even to a 5.1 device).
+    @Test(arguments: [
+        ("plugtest_51", 6, ["query FIXED FL FR RL RR FC LFE", "get FL FR RL RR FC LFE"]),
+        ("plugtest_stereo", 2, ["query FIXED FL FR", "get FL FR"]),
+        ("plugtest_stereo", 6, ["query FIXED FL FR", "get none"]),  // the plug would convert: no map is the stream's
+        ("plugtest_a", 2, ["query none", "get none"]),  // a device that says nothing: as before
+    ])
+    func theChannelMapsAreTheDevices(_ device: String, _ channels: Int, _ expected: [String]) throws {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try Bench(dir)
+            try bench.route(to: device)
+            let probe = dir + "/chmap-probe"
+            let compiled = try Subprocess.run("/usr/bin/cc", [
+                "-std=gnu11", "-Wall", "-Werror", "-o", probe, Subprocess.packageRoot + "/Tests/Helpers/chmap-probe/chmap-probe.c", "-lasound",
+            ])
+            try #require(compiled.status == 0, "cc: \(compiled.stderr)")
+            let result = try ChildProcess(probe, ["audioroute", "\(channels)"], environment: bench.environment, input: .pipe).collect()
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            #expect(result.stdoutLines.map(String.init) == expected, "stderr: \(result.stderr)")
         }
     }
 
