@@ -17,11 +17,14 @@ public actor DBusService: Service {
         /// The owner's user, as the bus reports it.
         var uid: UInt32
         var app: String
+        /// In the pool's reserve (root and group audio only).
+        var reserved: Bool
     }
 
     private let server: BusServer
     private let routes: RouteService
     private let policy: AccessPolicy
+    private let pool: SessionPool
     private let logger: Logger
     /// Open sessions by number (path `…/session/N`).
     private var sessions: [Int: OpenSession] = [:]
@@ -31,6 +34,7 @@ public actor DBusService: Service {
         self.server = server
         self.routes = routes
         self.policy = policy
+        pool = SessionPool(enforced: policy.enforced)
         self.logger = logger
     }
 
@@ -199,12 +203,12 @@ public actor DBusService: Service {
         let sender = call.sender
         switch (member, args.first, args.dropFirst().first) {
         case (DBusAPI.Manager.openSession.name, .string(let app)?, _):
-            let uid = try admitSession(from: sender, credentials: call.credentials)
+            let (uid, reserved) = try admitSession(from: sender, credentials: call.credentials)
             let number = nextSession
             nextSession += 1
             let path = DBusAPI.sessionPath(number)
             // Recorded first: events of the opening are addressed to the owner.
-            sessions[number] = OpenSession(owner: sender, uid: uid, app: app)
+            sessions[number] = OpenSession(owner: sender, uid: uid, app: app, reserved: reserved)
             do throws(SessionError) {
                 try await routes.openSession(id: path, name: app.isEmpty ? nil : app)
             } catch {
@@ -237,28 +241,21 @@ public actor DBusService: Service {
         }
     }
 
-    /// Whether `sender` may open one more session: within its own limit, its user's and the
-    /// daemon's (docs/security.md). Returns the sender's uid.
-    private func admitSession(from sender: String, credentials: Result<BusCredentials, BusError>?) throws(DBusErrorReply) -> UInt32 {
-        func refuse(_ message: String) -> DBusErrorReply { DBusErrorReply(.limitsExceeded, message) }
-        let owned = sessions.values.filter { $0.owner == sender }
-        guard owned.count < DBusAPI.maxSessionsPerName else {
-            throw refuse("\(sender) already holds \(owned.count) sessions; at most \(DBusAPI.maxSessionsPerName)")
-        }
-        guard sessions.count < DBusAPI.maxSessions else {
-            throw refuse("the daemon holds \(sessions.count) sessions, its limit; close one first")
-        }
-        if let uid = owned.first?.uid { return uid }
+    /// Whether `sender` may open one more session, and where (`SessionPool`: its connection's,
+    /// its user's and the pool's limits; docs/security.md). Returns the sender's uid and place.
+    private func admitSession(
+        from sender: String, credentials: Result<BusCredentials, BusError>?
+    ) throws(DBusErrorReply) -> (uid: UInt32, reserved: Bool) {
         guard case .success(let caller)? = credentials, let uid = caller.uid else {
             let why: String
             if case .failure(let error)? = credentials { why = "\(error)" } else { why = "the bus gave no user id" }
             throw DBusErrorReply(.accessDenied, "cannot tell which user \(sender) is: \(why)")
         }
-        let connections = Set(sessions.values.filter { $0.uid == uid }.map(\.owner))
-        guard connections.count < DBusAPI.maxConnectionsPerUser else {
-            throw refuse("user \(uid) already holds sessions on \(connections.count) connections; at most \(DBusAPI.maxConnectionsPerUser)")
+        let holders = sessions.values.map { SessionPool.Holder(owner: $0.owner, uid: $0.uid, reserved: $0.reserved) }
+        switch pool.admit(owner: sender, uid: uid, privileged: policy.isPrivileged(caller), holders: holders) {
+        case .success(let place): return (uid, place == .reserve)
+        case .failure(let refusal): throw DBusErrorReply(.limitsExceeded, refusal.description)
         }
-        return uid
     }
 
     private func session(_ number: Int, _ member: String, _ args: [DBusValue]) async throws(DBusErrorReply) -> ([DBusValue], String) {
