@@ -28,6 +28,18 @@ public actor DBusService: Service {
     private let logger: Logger
     /// Open sessions by number (path `…/session/N`).
     private var sessions: [Int: OpenSession] = [:]
+    /// Calls whose reply waits for the state's write, by token: the snapshot to wait for.
+    private var savePending: [UInt64: UInt64] = [:]
+    /// A setter's reply, sent once the state is written as of `version`.
+    private struct AwaitingSave: Sendable {
+        var token: UInt64
+        var version: UInt64
+        var values: [DBusValue]
+        var signature: String
+    }
+    /// Setters' replies in the order of their calls, sent by one task as their writes end.
+    private let awaitingSaves: AsyncStream<AwaitingSave>
+    private let afterSave: AsyncStream<AwaitingSave>.Continuation
     private var nextSession = 1
 
     public init(server: BusServer, routes: RouteService, policy: AccessPolicy, logger: Logger) {
@@ -35,6 +47,7 @@ public actor DBusService: Service {
         self.routes = routes
         self.policy = policy
         pool = SessionPool(enforced: policy.enforced)
+        (awaitingSaves, afterSave) = AsyncStream.makeStream(of: AwaitingSave.self, bufferingPolicy: .unbounded)
         self.logger = logger
     }
 
@@ -62,6 +75,10 @@ public actor DBusService: Service {
                     case .lost(let error): return error
                     }
                 }
+                return nil
+            }
+            group.addTask {
+                for await waiting in self.awaitingSaves { await self.replyWhenSaved(waiting) }
                 return nil
             }
             group.addTask {
@@ -130,6 +147,17 @@ public actor DBusService: Service {
         logger.debug("session closed", metadata: ["session": "\(path)", "why": "\(reason)"])
     }
 
+    /// Replies to a setter once its change is written (or says it could not be).
+    private func replyWhenSaved(_ waiting: AwaitingSave) async {
+        do throws(RequestError) {
+            try await routes.saved(waiting.version)
+            server.reply(waiting.token, waiting.values, signature: waiting.signature)
+        } catch {
+            let reply = DBusErrorReply(error)
+            server.replyError(waiting.token, name: reply.name, message: reply.message)
+        }
+    }
+
     private func answer(_ call: BusCall) async {
         do throws(DBusErrorReply) {
             if call.interface == DBusAPI.propertiesInterface {
@@ -137,6 +165,12 @@ public actor DBusService: Service {
                 return
             }
             let (values, signature) = try await dispatch(call)
+            if let version = savePending.removeValue(forKey: call.token) {
+                // A setting is acknowledged once it is written, but the next calls (a reader's
+                // GetAll) are not held up by the write: the change is already in effect.
+                afterSave.yield(AwaitingSave(token: call.token, version: version, values: values, signature: signature))
+                return
+            }
             server.reply(call.token, values, signature: signature)
         } catch {
             server.replyError(call.token, name: error.name, message: error.message)
@@ -193,7 +227,7 @@ public actor DBusService: Service {
         case (DBusAPI.managerInterface, _):
             return try await manager(call.member, args, call: call)
         case (DBusAPI.sessionInterface, .session(let number)):
-            return try await session(number, call.member, args)
+            return try await session(number, call.member, args, token: call.token)
         default:
             throw DBusErrorReply(.unknownMethod, "\(interface) has no method \(call.member)")
         }
@@ -222,17 +256,13 @@ public actor DBusService: Service {
                 throw .invalidArgs("priority \(priority) is outside \(DBusAPI.priorityRange.lowerBound)…\(DBusAPI.priorityRange.upperBound)")
             }
             do throws(RequestError) {
-                try await routes.setPriority(Int(priority), for: uid)
+                savePending[call.token] = try await routes.applyPriority(Int(priority), for: uid)
             } catch {
                 throw DBusErrorReply(error)
             }
             return ([], "")
         case (DBusAPI.Manager.setSilentMode.name, .bool(let on)?, _):
-            do throws(RequestError) {
-                try await routes.setSilentMode(on)
-            } catch {
-                throw DBusErrorReply(error)
-            }
+            savePending[call.token] = await routes.applySilentMode(on)
             return ([], "")
         case (DBusAPI.Manager.explain.name, _, _):
             return (DBusAPI.explainReply(await routes.explanation), DBusAPI.Manager.explain.output)
@@ -258,7 +288,7 @@ public actor DBusService: Service {
         }
     }
 
-    private func session(_ number: Int, _ member: String, _ args: [DBusValue]) async throws(DBusErrorReply) -> ([DBusValue], String) {
+    private func session(_ number: Int, _ member: String, _ args: [DBusValue], token: UInt64) async throws(DBusErrorReply) -> ([DBusValue], String) {
         let path = DBusAPI.sessionPath(number)
         do {
             switch (member, args.first) {
@@ -275,7 +305,7 @@ public actor DBusService: Service {
                 try await routes.overrideOutput(try DBusAPI.outputOverride(name), session: path)
             case (DBusAPI.Session.setPreferredInput.name, .string(let uid)?):
                 do throws(RequestError) {
-                    try await routes.setPreferredInput(uid.isEmpty ? nil : uid, session: path)
+                    savePending[token] = try await routes.applyPreferredInput(uid.isEmpty ? nil : uid, session: path)
                 } catch {
                     throw DBusErrorReply(error)
                 }

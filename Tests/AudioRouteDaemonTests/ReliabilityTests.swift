@@ -113,3 +113,39 @@ import Glibc
         #expect(after.rss <= start.rss + Self.returnSlack, "start \(start), after \(after)")
     }
 }
+
+/// Saves never hold readers up (docs/daemon.md, "Durability"): a setter is answered once its
+/// change is written, but its write runs off the daemon's loop and is shared by the setters
+/// that come meanwhile, so another client's reads are answered while a flood of setters runs.
+@Suite(.serialized) struct SaveFloodTests {
+    @Test(.timeLimit(.minutes(2))) func aReaderIsAnsweredWhileSettersFloodAndTheirWritesAreShared() throws {
+        let daemon = try RunningDaemon()
+        let setters = 600
+        let flood = try ScriptedProcess("/usr/bin/python3", [APIClient.script, daemon.bus.address, "setters", "\(setters)"])
+        _ = try #require(flood.take(seconds: 20) { $0.hasPrefix("{\"flooding\"") })
+        let reader = try ScriptedProcess("/usr/bin/python3", [APIClient.script, daemon.bus.address, "getall", "20"])
+        let read = try #require(reader.take(seconds: 60) { $0.hasPrefix("{\"read\"") })
+        // Every read answered, with a value of the flood's.
+        #expect(read.hasPrefix("{\"read\": 20, \"silent\": ["), "\(read)")
+        let done = try #require(flood.take(seconds: 60) { $0.hasPrefix("{\"set\"") })
+        // Every setter answered, without error, in the order of its calls.
+        #expect(done.hasPrefix("{\"set\": \(setters), \"errors\": {}, \"inOrder\": true"), "\(done)")
+        // The last setter's value is the daemon's, and what it wrote.
+        let probe = try APIClient(address: daemon.bus.address)
+        #expect(probe.property(DBusAPI.managerPath, DBusAPI.managerInterface, "SilentMode") == "{\"reply\": true}")
+        let saved = try readText(daemon.directory + "/state/state.json")
+        #expect(saved.contains("\"silentMode\": true") || saved.contains("\"silentMode\":true"), "\(saved)")
+        // Each setter changed the state; the writes were shared (one per setter before).
+        daemon.child.signal(SIGTERM)
+        _ = daemon.child.wait(seconds: 10)
+        let log = daemon.child.availableStderr()
+        let saves = log.split(separator: "\n").first { $0.contains("state service stopped") }.flatMap { line in
+            line.split(separator: " ").first { $0.hasPrefix("saves=") }.flatMap { Int($0.dropFirst(6)) }
+        }
+        let count = try #require(saves, "\(log.suffix(2000))")
+        print("\(setters) setters, \(count) writes; reader: \(read)")
+        #expect(count >= 1 && count < setters / 4, "\(count) writes for \(setters) setters")
+        flood.kill()
+        reader.kill()
+    }
+}
