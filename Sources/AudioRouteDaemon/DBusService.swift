@@ -17,20 +17,37 @@ public actor DBusService: Service {
         /// The owner's user, as the bus reports it.
         var uid: UInt32
         var app: String
+        /// In the pool's reserve (root and group audio only).
+        var reserved: Bool
     }
 
     private let server: BusServer
     private let routes: RouteService
     private let policy: AccessPolicy
+    private let pool: SessionPool
     private let logger: Logger
     /// Open sessions by number (path `…/session/N`).
     private var sessions: [Int: OpenSession] = [:]
+    /// Calls whose reply waits for the state's write, by token: the snapshot to wait for.
+    private var savePending: [UInt64: UInt64] = [:]
+    /// A setter's reply, sent once the state is written as of `version`.
+    private struct AwaitingSave: Sendable {
+        var token: UInt64
+        var version: UInt64
+        var values: [DBusValue]
+        var signature: String
+    }
+    /// Setters' replies in the order of their calls, sent by one task as their writes end.
+    private let awaitingSaves: AsyncStream<AwaitingSave>
+    private let afterSave: AsyncStream<AwaitingSave>.Continuation
     private var nextSession = 1
 
     public init(server: BusServer, routes: RouteService, policy: AccessPolicy, logger: Logger) {
         self.server = server
         self.routes = routes
         self.policy = policy
+        pool = SessionPool(enforced: policy.enforced)
+        (awaitingSaves, afterSave) = AsyncStream.makeStream(of: AwaitingSave.self, bufferingPolicy: .unbounded)
         self.logger = logger
     }
 
@@ -58,6 +75,10 @@ public actor DBusService: Service {
                     case .lost(let error): return error
                     }
                 }
+                return nil
+            }
+            group.addTask {
+                for await waiting in self.awaitingSaves { await self.replyWhenSaved(waiting) }
                 return nil
             }
             group.addTask {
@@ -126,6 +147,17 @@ public actor DBusService: Service {
         logger.debug("session closed", metadata: ["session": "\(path)", "why": "\(reason)"])
     }
 
+    /// Replies to a setter once its change is written (or says it could not be).
+    private func replyWhenSaved(_ waiting: AwaitingSave) async {
+        do throws(RequestError) {
+            try await routes.saved(waiting.version)
+            server.reply(waiting.token, waiting.values, signature: waiting.signature)
+        } catch {
+            let reply = DBusErrorReply(error)
+            server.replyError(waiting.token, name: reply.name, message: reply.message)
+        }
+    }
+
     private func answer(_ call: BusCall) async {
         do throws(DBusErrorReply) {
             if call.interface == DBusAPI.propertiesInterface {
@@ -133,6 +165,12 @@ public actor DBusService: Service {
                 return
             }
             let (values, signature) = try await dispatch(call)
+            if let version = savePending.removeValue(forKey: call.token) {
+                // A setting is acknowledged once it is written, but the next calls (a reader's
+                // GetAll) are not held up by the write: the change is already in effect.
+                afterSave.yield(AwaitingSave(token: call.token, version: version, values: values, signature: signature))
+                return
+            }
             server.reply(call.token, values, signature: signature)
         } catch {
             server.replyError(call.token, name: error.name, message: error.message)
@@ -189,7 +227,7 @@ public actor DBusService: Service {
         case (DBusAPI.managerInterface, _):
             return try await manager(call.member, args, call: call)
         case (DBusAPI.sessionInterface, .session(let number)):
-            return try await session(number, call.member, args)
+            return try await session(number, call.member, args, token: call.token)
         default:
             throw DBusErrorReply(.unknownMethod, "\(interface) has no method \(call.member)")
         }
@@ -199,12 +237,12 @@ public actor DBusService: Service {
         let sender = call.sender
         switch (member, args.first, args.dropFirst().first) {
         case (DBusAPI.Manager.openSession.name, .string(let app)?, _):
-            let uid = try admitSession(from: sender, credentials: call.credentials)
+            let (uid, reserved) = try admitSession(from: sender, credentials: call.credentials)
             let number = nextSession
             nextSession += 1
             let path = DBusAPI.sessionPath(number)
             // Recorded first: events of the opening are addressed to the owner.
-            sessions[number] = OpenSession(owner: sender, uid: uid, app: app)
+            sessions[number] = OpenSession(owner: sender, uid: uid, app: app, reserved: reserved)
             do throws(SessionError) {
                 try await routes.openSession(id: path, name: app.isEmpty ? nil : app)
             } catch {
@@ -218,17 +256,13 @@ public actor DBusService: Service {
                 throw .invalidArgs("priority \(priority) is outside \(DBusAPI.priorityRange.lowerBound)…\(DBusAPI.priorityRange.upperBound)")
             }
             do throws(RequestError) {
-                try await routes.setPriority(Int(priority), for: uid)
+                savePending[call.token] = try await routes.applyPriority(Int(priority), for: uid)
             } catch {
                 throw DBusErrorReply(error)
             }
             return ([], "")
         case (DBusAPI.Manager.setSilentMode.name, .bool(let on)?, _):
-            do throws(RequestError) {
-                try await routes.setSilentMode(on)
-            } catch {
-                throw DBusErrorReply(error)
-            }
+            savePending[call.token] = await routes.applySilentMode(on)
             return ([], "")
         case (DBusAPI.Manager.explain.name, _, _):
             return (DBusAPI.explainReply(await routes.explanation), DBusAPI.Manager.explain.output)
@@ -237,31 +271,24 @@ public actor DBusService: Service {
         }
     }
 
-    /// Whether `sender` may open one more session: within its own limit, its user's and the
-    /// daemon's (docs/security.md). Returns the sender's uid.
-    private func admitSession(from sender: String, credentials: Result<BusCredentials, BusError>?) throws(DBusErrorReply) -> UInt32 {
-        func refuse(_ message: String) -> DBusErrorReply { DBusErrorReply(.limitsExceeded, message) }
-        let owned = sessions.values.filter { $0.owner == sender }
-        guard owned.count < DBusAPI.maxSessionsPerName else {
-            throw refuse("\(sender) already holds \(owned.count) sessions; at most \(DBusAPI.maxSessionsPerName)")
-        }
-        guard sessions.count < DBusAPI.maxSessions else {
-            throw refuse("the daemon holds \(sessions.count) sessions, its limit; close one first")
-        }
-        if let uid = owned.first?.uid { return uid }
+    /// Whether `sender` may open one more session, and where (`SessionPool`: its connection's,
+    /// its user's and the pool's limits; docs/security.md). Returns the sender's uid and place.
+    private func admitSession(
+        from sender: String, credentials: Result<BusCredentials, BusError>?
+    ) throws(DBusErrorReply) -> (uid: UInt32, reserved: Bool) {
         guard case .success(let caller)? = credentials, let uid = caller.uid else {
             let why: String
             if case .failure(let error)? = credentials { why = "\(error)" } else { why = "the bus gave no user id" }
             throw DBusErrorReply(.accessDenied, "cannot tell which user \(sender) is: \(why)")
         }
-        let connections = Set(sessions.values.filter { $0.uid == uid }.map(\.owner))
-        guard connections.count < DBusAPI.maxConnectionsPerUser else {
-            throw refuse("user \(uid) already holds sessions on \(connections.count) connections; at most \(DBusAPI.maxConnectionsPerUser)")
+        let holders = sessions.values.map { SessionPool.Holder(owner: $0.owner, uid: $0.uid, reserved: $0.reserved) }
+        switch pool.admit(owner: sender, uid: uid, privileged: policy.isPrivileged(caller), holders: holders) {
+        case .success(let place): return (uid, place == .reserve)
+        case .failure(let refusal): throw DBusErrorReply(.limitsExceeded, refusal.description)
         }
-        return uid
     }
 
-    private func session(_ number: Int, _ member: String, _ args: [DBusValue]) async throws(DBusErrorReply) -> ([DBusValue], String) {
+    private func session(_ number: Int, _ member: String, _ args: [DBusValue], token: UInt64) async throws(DBusErrorReply) -> ([DBusValue], String) {
         let path = DBusAPI.sessionPath(number)
         do {
             switch (member, args.first) {
@@ -278,7 +305,7 @@ public actor DBusService: Service {
                 try await routes.overrideOutput(try DBusAPI.outputOverride(name), session: path)
             case (DBusAPI.Session.setPreferredInput.name, .string(let uid)?):
                 do throws(RequestError) {
-                    try await routes.setPreferredInput(uid.isEmpty ? nil : uid, session: path)
+                    savePending[token] = try await routes.applyPreferredInput(uid.isEmpty ? nil : uid, session: path)
                 } catch {
                     throw DBusErrorReply(error)
                 }

@@ -293,6 +293,12 @@ public actor RouteService: Service {
     /// Sets (or clears, with nil) a session's preferred input, and remembers it
     /// under the session's name, saved before this returns.
     public func setPreferredInput(_ uid: String?, session id: String) async throws(RequestError) {
+        if let version = try await applyPreferredInput(uid, session: id) { try await saved(version) }
+    }
+
+    /// `setPreferredInput` without waiting for the save: the snapshot to wait for with
+    /// `saved`, nil if nothing is saved (a session without a name).
+    public func applyPreferredInput(_ uid: String?, session id: String) async throws(RequestError) -> UInt64? {
         if let name = sessionNames[id] {
             var candidate = state
             candidate.preferredInputs[name] = uid
@@ -303,15 +309,20 @@ public actor RouteService: Service {
         } catch {
             throw .refused(error)
         }
-        guard let name = sessionNames[id] else { return }
+        guard let name = sessionNames[id] else { return nil }
         state.preferredInputs[name] = uid
-        try await persist()
+        return await record()
     }
 
     /// A user's priority for a known port, saved before this returns; it applies
     /// again whenever the port is present. An unavailable port's applies when it
     /// becomes available.
     public func setPriority(_ priority: Int, for uid: String) async throws(RequestError) {
+        try await saved(try await applyPriority(priority, for: uid))
+    }
+
+    /// `setPriority` without waiting for the save: the snapshot to wait for with `saved`.
+    public func applyPriority(_ priority: Int, for uid: String) async throws(RequestError) -> UInt64 {
         var candidate = state
         candidate.priorities[uid] = priority
         if let problem = candidate.settingsProblem { throw .limitExceeded(problem) }
@@ -326,7 +337,7 @@ public actor RouteService: Service {
             }
             state.priorities[uid] = priority
         }
-        try await persist()
+        return await record()
     }
 
     public func setPrefersInterruptionOnRouteDisconnect(_ value: Bool, session id: String) throws(SessionError) {
@@ -336,6 +347,11 @@ public actor RouteService: Service {
     /// Switches silent mode, saved before this returns (it applies again after a
     /// restart); announces `silentModeChanged` when it changed.
     public func setSilentMode(_ on: Bool) async throws(RequestError) {
+        try await saved(await applySilentMode(on))
+    }
+
+    /// `setSilentMode` without waiting for the save: the snapshot to wait for with `saved`.
+    public func applySilentMode(_ on: Bool) async -> UInt64 {
         if tower.silentMode != on {
             let outcome = tower.setSilentMode(on)
             events.send(.silentModeChanged(on))
@@ -343,15 +359,20 @@ public actor RouteService: Service {
         }
         // Saved even when unchanged: a repeated request retries a save that failed.
         state.silentMode = on
-        try await persist()
+        return await record()
     }
 
-    private func persist() async throws(RequestError) {
-        do throws(Errno) {
-            try await stateService.persist(state, version: nextVersion())
-        } catch {
-            throw .notSaved(error)
-        }
+    /// Hands the state to the state service, to be written; its snapshot number.
+    private func record() async -> UInt64 {
+        let version = nextVersion()
+        await stateService.recordNow(state, version: version)
+        return version
+    }
+
+    /// Returns once the state is written as of snapshot `version` (the `apply…` requests':
+    /// the change is acknowledged only then).
+    public func saved(_ version: UInt64) async throws(RequestError) {
+        if case .failure(let error) = await stateService.saved(version) { throw .notSaved(error) }
     }
 
     private func nextVersion() -> UInt64 {

@@ -6,9 +6,9 @@ import AudioRouteWatchers
 import Logging
 import ServiceLifecycle
 
-/// Persists the daemon's state through a `StateStore`.
+/// Persists the daemon's state through a `StateStore`, writing on a thread of its own.
 ///
-/// `persist` writes before it returns (a user's setting must survive a kill -9
+/// `persist` has written before it returns (a user's setting must survive a kill -9
 /// right after it was acknowledged); `submit` marks the state dirty and the
 /// service writes the latest state once the storm has settled for
 /// `coalescing` (at most `maximumPeriods` periods after it began), and once
@@ -23,6 +23,12 @@ public actor StateService: Service {
     /// arrives late (actor calls can overtake each other) never replaces a newer one.
     private var latestVersion: UInt64 = 0
     private var saved: DaemonState?
+    /// The latest snapshot version known written.
+    private var savedVersion: UInt64 = 0
+    /// A write is under way on its thread.
+    private var writing = false
+    /// Who waits for which snapshot to be written.
+    private var waiters: [(UInt64, CheckedContinuation<Result<Void, Errno>, Never>)] = []
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
     /// Writes done, for tests and logs.
@@ -56,11 +62,32 @@ public actor StateService: Service {
         if latest != saved { wake.yield() }
     }
 
-    /// Records snapshot `version` and writes the latest state now. Throws when
-    /// the write fails; the state stays pending and a later save retries it.
-    public func persist(_ state: DaemonState, version: UInt64) throws(Errno) {
+    /// Records snapshot `version` and returns once the latest state is written: a user's
+    /// setting is durable when its request is answered. Throws when the write fails; the state
+    /// stays pending and a later save retries it.
+    public func persist(_ state: DaemonState, version: UInt64) async throws(Errno) {
         record(state, version: version)
-        try flush()
+        try await saved(version).get()
+    }
+
+    /// Records snapshot `version` without waiting for its write (`saved` waits for it).
+    public func recordNow(_ state: DaemonState, version: UInt64) {
+        record(state, version: version)
+    }
+
+    /// Returns once the state is written as of snapshot `version` (or a later one), or why
+    /// not. Writes run on a thread of their own, one at a time, so the daemon's loop answers
+    /// other callers meanwhile; the requests that arrive while one is written share the next
+    /// write (group commit): a flood of setters costs one write per write's duration, not one
+    /// each, and never holds a reader up.
+    public func saved(_ version: UInt64) async -> Result<Void, Errno> {
+        // Behind a write under way, or others waiting, even a request with nothing new to write
+        // waits its turn: answers keep the order of the requests.
+        guard savedVersion < version, latest != saved || writing || !waiters.isEmpty else { return .success(()) }
+        return await withCheckedContinuation { continuation in
+            waiters.append((version, continuation))
+            if !writing { startWrite() }
+        }
     }
 
     @discardableResult
@@ -91,26 +118,68 @@ public actor StateService: Service {
                 }
                 if latestVersion == version { break }
             }
-            saveLogging()
+            await saveLogging()
         }
         // Shutdown: whatever is pending is written before the service returns.
-        saveLogging()
+        await saveLogging()
         logger.debug("state service stopped", metadata: ["saves": "\(saveCount)"])
     }
 
-    private func saveLogging() {
-        do throws(Errno) {
-            try flush()
-        } catch {
+    private func saveLogging() async {
+        if case .failure(let error) = await saved(latestVersion) {
             logger.error("cannot save state", metadata: ["path": "\(store.path)", "error": "\(error)"])
         }
     }
 
-    private func flush() throws(Errno) {
-        guard latest != saved else { return }
-        let snapshot = latest
-        try store.save(snapshot)
-        saved = snapshot
-        saveCount += 1
+    /// Writes the latest state on a thread of its own; `written` takes the outcome.
+    private func startWrite() {
+        writing = true
+        let (snapshot, version, store) = (latest, latestVersion, store)
+        Task {
+            let result = await Self.write(snapshot, to: store)
+            self.written(snapshot, version: version, result)
+        }
+    }
+
+    /// A write finished: its waiters are answered, and the next write starts if anyone waits
+    /// for a later state.
+    private func written(_ snapshot: DaemonState, version: UInt64, _ result: Result<Void, Errno>) {
+        writing = false
+        if case .success = result {
+            saved = snapshot
+            savedVersion = max(savedVersion, version)
+            saveCount += 1
+        }
+        var later: [(UInt64, CheckedContinuation<Result<Void, Errno>, Never>)] = []
+        for (wanted, continuation) in waiters {
+            if wanted <= version || (result.isSuccess && latest == saved) {
+                continuation.resume(returning: result)
+            } else {
+                later.append((wanted, continuation))
+            }
+        }
+        waiters = later
+        if !waiters.isEmpty { startWrite() }
+    }
+
+    /// `store.save` on a new thread (fsync may take long; the daemon has one thread for
+    /// everything else), resumed when it is done.
+    private static func write(_ snapshot: DaemonState, to store: StateStore) async -> Result<Void, Errno> {
+        await withCheckedContinuation { continuation in
+            do throws(Errno) {
+                try startThread(name: "audioroute-save") {
+                    continuation.resume(returning: Result { () throws(Errno) in try store.save(snapshot) })
+                }
+            } catch {
+                continuation.resume(returning: .failure(error))
+            }
+        }
+    }
+}
+
+extension Result {
+    fileprivate var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
     }
 }

@@ -79,6 +79,13 @@ public enum DBusAPI {
     public static let maxConnectionsPerUser = 16
     /// Most sessions the daemon holds for everyone together.
     public static let maxSessions = 512
+    /// Of `maxSessions`, the places that on the system bus only root and group `audio` may take.
+    public static let reservedSessions = 64
+    /// On the system bus, the sessions every user gets while the pool's open part has room.
+    public static let guaranteedSessionsPerUser = 16
+    /// On the system bus, places of the open part that a user holding more than its
+    /// guaranteed sessions leaves free, for users still to come.
+    public static let newcomerRoom = 64
     /// A user's port priority must lie in this range.
     public static let priorityRange = -1000...1000
 

@@ -57,6 +57,89 @@ import Glibc
     }
 }
 
+/// The session pool's rules (SessionPool), as users meet them: each user fills 16
+/// connections of 16 sessions, one at a time, as the flood of the issue did.
+@Suite struct SessionPoolTests {
+    var holders: [SessionPool.Holder] = []
+    let pool = SessionPool(enforced: true)
+
+    /// Opens sessions for `uid` on up to 16 connections, 16 tries each; how many it got.
+    mutating func fill(uid: UInt32, privileged: Bool = false, pool: SessionPool? = nil) -> Int {
+        let pool = pool ?? self.pool
+        var got = 0
+        for connection in 0..<16 {
+            for _ in 0..<16 {
+                let owner = ":\(uid).\(connection)"
+                guard case .success(let place) = pool.admit(owner: owner, uid: uid, privileged: privileged, holders: holders) else { continue }
+                holders.append(SessionPool.Holder(owner: owner, uid: uid, reserved: place == .reserve))
+                got += 1
+            }
+        }
+        return got
+    }
+
+    @Test mutating func noUserLocksAnotherOutAndRootKeepsItsReserve() {
+        // Alone, a user gets half the open part (448 / 2), not the pool.
+        #expect(fill(uid: 1000) == 224)
+        #expect(fill(uid: 1001) == 448 / 3)
+        // Later users get their guaranteed 16 while the open part has room: the first two left 75.
+        #expect(fill(uid: 1002) == 16)
+        #expect(fill(uid: 1003) == 16)
+        #expect(fill(uid: 1004) == 16)
+        #expect(fill(uid: 1005) == 16)
+        #expect(fill(uid: 1006) == 11)
+        #expect(holders.count == 448)
+        // The open part is full: a newcomer is refused, naming why; root and group audio take the reserve.
+        let refused = pool.admit(owner: ":9.0", uid: 1007, privileged: false, holders: holders)
+        #expect(refused == .failure(SessionPool.Refusal("the 448 sessions open to every user are taken; close one first")))
+        #expect(fill(uid: 0, privileged: true) == 64)
+        #expect(holders.count == 512)
+    }
+
+    @Test mutating func aUserBeyondItsGuaranteedPlacesLeavesRoomForNewcomers() {
+        #expect(fill(uid: 1000) == 224)
+        #expect(fill(uid: 1001) == 448 / 3)
+        let third = fill(uid: 1002)
+        // 75 were free: 16 guaranteed, and no more, as 64 must stay for users still to come.
+        #expect(third == 16)
+        let more = pool.admit(owner: ":1002.15", uid: 1002, privileged: false, holders: holders)
+        #expect(more == .failure(SessionPool.Refusal("user 1002 holds 16 sessions; the last 64 are kept for users who hold fewer than 16")))
+        // Group audio, refused by the open part, takes the reserve instead.
+        #expect(pool.admit(owner: ":1002.15", uid: 1002, privileged: true, holders: holders) == .success(.reserve))
+        #expect(pool.admit(owner: ":1000.15", uid: 1000, privileged: false, holders: holders)
+            == .failure(SessionPool.Refusal("user 1000 holds 224 sessions, its share while 3 users hold sessions")))
+    }
+
+    @Test mutating func theReserveIsOnlyForRootAndGroupAudio() {
+        for uid in UInt32(1000)..<1040 { _ = fill(uid: uid) }
+        #expect(holders.count == 448)
+        #expect(holders.allSatisfy { !$0.reserved })
+        #expect(fill(uid: 2000) == 0)
+        #expect(fill(uid: 2001, privileged: true) == 64)
+        #expect(fill(uid: 0, privileged: true) == 0)
+    }
+
+    @Test mutating func onTheSessionBusTheOneUserHasThePool() {
+        let open = SessionPool(enforced: false)
+        // Its limits per connection and connections per user still hold.
+        #expect(fill(uid: 1000, pool: open) == 256)
+        #expect(fill(uid: 1000, privileged: false, pool: open) == 0)
+        // Another uid (the bus would not admit one) is alone capped by the pool.
+        #expect(fill(uid: 1001, pool: open) == 256)
+        #expect(fill(uid: 1002, pool: open) == 0)
+    }
+
+    @Test func aConnectionAndAUserKeepTheirLimits() {
+        var holders = (0..<16).map { _ in SessionPool.Holder(owner: ":1.1", uid: 5, reserved: false) }
+        #expect(pool.admit(owner: ":1.1", uid: 5, privileged: true, holders: holders)
+            == .failure(SessionPool.Refusal(":1.1 already holds 16 sessions; at most 16")))
+        holders = (0..<16).map { SessionPool.Holder(owner: ":1.\($0)", uid: 5, reserved: false) }
+        #expect(pool.admit(owner: ":1.99", uid: 5, privileged: true, holders: holders)
+            == .failure(SessionPool.Refusal("user 5 already holds sessions on 16 connections; at most 16")))
+        #expect(pool.admit(owner: ":1.3", uid: 5, privileged: false, holders: holders) == .success(.open))
+    }
+}
+
 /// The real thing: audiorouted --system on a private system bus, clients run as
 /// root, as nobody, and as nobody in group audio (setpriv; the tests run as root).
 @Suite(.serialized) struct SystemBusAccessTests {
@@ -102,7 +185,7 @@ import Glibc
 /// The policy against eight caller identities, three of them users this test creates and
 /// removes: as the bus reports them (the groups the caller had when it connected), never as
 /// the message claims; calls that name no interface (D-Bus allows it) are judged like the
-/// others; and the session limits per user and in all hold across users.
+/// others; and the session pool's shares hold across users.
 @Suite(.serialized) struct SystemBusIdentityTests {
     static let member = "audioroute-test-member"
     static let stranger = "audioroute-test-stranger"
@@ -181,26 +264,35 @@ import Glibc
             #expect(client.session(session, "Close") == "{\"reply\": null}", "\(who)")
         }
 
-        // The limits: 16 connections of 16 sessions per user, 512 in all, whoever asks.
-        let perUser = DBusAPI.maxConnectionsPerUser * DBusAPI.maxSessionsPerName
+        // The pool (SessionPool): two users outside audio flood it, 20 connections of 20 tries
+        // each (the issue's two users took 256 each, and locked everyone else out). The first
+        // gets half the open part, the second a third of it; a third user and root still get theirs.
         var holders: [ScriptedProcess] = []
-        for runAs in [identities[0].1, identities[3].1] {
+        for (runAs, expected) in [(identities[1].1, 224), (identities[4].1, 448 / 3)] {
             let flood = try ScriptedProcess(
                 (runAs + ["/usr/bin/python3"])[0], Array((runAs + ["/usr/bin/python3", APIClient.script, bus.address, "sessions", "20", "20"]).dropFirst()))
             let line = flood.take(seconds: 120) { $0.hasPrefix("{\"opened\"") }
-            #expect(line == "{\"opened\": \(perUser), \"errors\": {\"org.freedesktop.DBus.Error.LimitsExceeded\": \(400 - perUser)}}")
+            #expect(line == "{\"opened\": \(expected), \"errors\": {\"org.freedesktop.DBus.Error.LimitsExceeded\": \(400 - expected)}}")
             holders.append(flood)
         }
-        #expect(2 * perUser == DBusAPI.maxSessions)
-        let late = try APIClient(address: bus.address, runAs: identities[4].1)
-        let refused = late.manager("OpenSession", "s", "[\"late\"]")
+        let late = try APIClient(address: bus.address, runAs: identities[6].1)
+        for _ in 0..<16 {
+            let opened = late.manager("OpenSession", "s", "[\"late\"]")
+            #expect(opened.hasPrefix("{\"reply\": \"/org/audioroute/AudioRoute1/session/"), "\(opened)")
+        }
+        // Past its guaranteed 16 the third user is refused (on another connection: 16 is also a
+        // connection's limit), naming the room kept for newcomers.
+        let later = try APIClient(address: bus.address, runAs: identities[6].1)
+        let refused = later.manager("OpenSession", "s", "[\"late\"]")
         #expect(refused.hasPrefix("{\"error\": \"org.freedesktop.DBus.Error.LimitsExceeded\""), "\(refused)")
-        #expect(refused.contains("512 sessions"), "\(refused)")
+        #expect(refused.contains("kept for users who hold fewer than 16"), "\(refused)")
+        let root = try APIClient(address: bus.address)
+        #expect(root.manager("OpenSession", "s", "[\"root\"]").hasPrefix("{\"reply\": \"/org/audioroute/AudioRoute1/session/"))
         holders.forEach { $0.kill() }
-        // Their sessions go with them: the late one gets its session.
+        // Their sessions go with them: the third user may take more.
         var opened = ""
         for _ in 0..<20 {
-            opened = late.manager("OpenSession", "s", "[\"late\"]")
+            opened = later.manager("OpenSession", "s", "[\"late\"]")
             if opened.hasPrefix("{\"reply\"") { break }
             usleep(100_000)
         }

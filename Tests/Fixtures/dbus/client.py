@@ -4,6 +4,12 @@
 usage: client.py ADDRESS             interactive: one JSON command a line on stdin
        client.py ADDRESS flood N     send N calls, never read the replies, then sleep
        client.py ADDRESS hangup      send a call and disconnect without waiting
+       client.py ADDRESS setters N   N SetSilentMode calls on one connection, 60 awaiting
+                                     answers at a time, alternately false and true (the
+                                     last true); prints {"set": N, "errors": {NAME: N},
+                                     "inOrder": BOOL} once all are answered
+       client.py ADDRESS getall N    N GetAll calls, one at a time; prints
+                                     {"read": N, "silent": [BOOL...], "ms": [...]}
        client.py ADDRESS sessions C S   open C connections, try S OpenSession calls on each
                                      and print {"opened": N, "errors": {NAME: N}}; then hold
                                      them until stdin closes
@@ -83,6 +89,48 @@ def main():
                     errors[error.get_dbus_name()] = errors.get(error.get_dbus_name(), 0) + 1
         out({"opened": opened, "errors": errors})
         sys.stdin.read()
+        return
+    if len(sys.argv) > 2 and sys.argv[2] == "setters":
+        DBusGMainLoop(set_as_default=True)
+        bus = dbus.bus.BusConnection(address)
+        total, state = int(sys.argv[3]), {"sent": 0, "answered": 0, "errors": {}, "order": []}
+        loop = GLib.MainLoop()
+
+        def send_next():
+            index = state["sent"]
+            state["sent"] += 1
+
+            def done(*_):
+                state["order"].append(index)
+                state["answered"] += 1
+                if state["sent"] < total:
+                    send_next()
+                elif state["answered"] == total:
+                    loop.quit()
+
+            def failed(error):
+                name = error.get_dbus_name()
+                state["errors"][name] = state["errors"].get(name, 0) + 1
+                done()
+
+            bus.call_async(NAME, PATH, NAME, "SetSilentMode", "b", [index % 2 == 1], done, failed, timeout=60)
+
+        out({"flooding": total})
+        for _ in range(min(60, total)):
+            send_next()
+        loop.run()
+        out({"set": total, "errors": state["errors"], "inOrder": state["order"] == sorted(state["order"]), "firstOutOfOrder": next(([i, state["order"][i - 1], v] for i, v in enumerate(state["order"]) if i and v < state["order"][i - 1]), None)})
+        sys.stdin.read()
+        return
+    if len(sys.argv) > 2 and sys.argv[2] == "getall":
+        bus = dbus.bus.BusConnection(address)
+        silent, ms = [], []
+        for _ in range(int(sys.argv[3])):
+            start = time.monotonic()
+            reply = bus.call_blocking(NAME, PATH, "org.freedesktop.DBus.Properties", "GetAll", "s", [NAME], timeout=60)
+            ms.append(round((time.monotonic() - start) * 1000, 2))
+            silent.append(bool(reply["SilentMode"]))
+        out({"read": len(ms), "silent": silent, "ms": ms})
         return
     if len(sys.argv) > 2 and sys.argv[2] == "hangup":
         bus = dbus.bus.BusConnection(address)
