@@ -317,6 +317,8 @@ public struct Tower: Sendable {
         guard session(id) != nil else { throw .unknownSession(id) }
         update(id) { $0.isActive = false }
         sessions.removeAll { $0.id == id }
+        // An array keeps its largest capacity: rebuilt small once three quarters of it are free.
+        if sessions.count * 4 < sessions.capacity { sessions = Array(sessions[...]) }
         var outcome = TowerOutcome()
         endInterruptions(by: id, notify: true, into: &outcome)
         settle(.categoryChange, portEvent: false, into: &outcome)

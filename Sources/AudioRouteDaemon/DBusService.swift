@@ -144,6 +144,9 @@ public actor DBusService: Service {
             logger.warning("cannot close session", metadata: ["session": "\(path)", "error": "\(error)"])
         }
         sessions[number] = nil
+        // A dictionary keeps its largest capacity: a pool filled once would hold its table for
+        // ever. Rebuilt small once three quarters of it are free.
+        if sessions.count * 4 < sessions.capacity { sessions = Dictionary(uniqueKeysWithValues: sessions.map { ($0.key, $0.value) }) }
         logger.debug("session closed", metadata: ["session": "\(path)", "why": "\(reason)"])
     }
 
