@@ -388,7 +388,9 @@ private func traced(_ stderr: String, _ text: String) -> Int {
             let call = try tower.client.openSession("call", category: "playAndRecord")
             #expect(tower.client.session(call, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
             letTheSignalArrive()
-            player.send(frames(5000, 2000))
+            // More than the plugin stashes for a held non-blocking app (its buffer, about 100 ms):
+            // the client waits in poll, not in read.
+            player.send(frames(12000, 2000))  // 48 KB: within the pipe's 64 KiB
             // The call ends without notifyOthers: no `ended` reaches the held stream.
             #expect(tower.client.session(call, "SetActive", "bb", "[false, false]") == "{\"reply\": null}")
             letTheSignalArrive()
