@@ -126,7 +126,11 @@ func waitUntilBlocked(_ player: ChildProcess, inCall prefix: String, seconds: In
             "--period-size=1000", "--buffer-size=4000", "-s", "24000", dir + "/out.raw",
         ], environment: bench.environment)
         let started = MonotonicClock.milliseconds()
-        MonotonicClock.sleep(nanoseconds: 200_000_000)
+        // The mic comes once arecord has recorded 4000 frames (83 ms) with none.
+        let deadline = started + 10_000
+        while bench.bytes("out.raw").count < 4000 * 8 && MonotonicClock.milliseconds() < deadline {
+            MonotonicClock.sleep(nanoseconds: 5_000_000)
+        }
         let microphone = Port(uid: "mic", type: .usbAudio, device: "mic", direction: .input, alsa: "plugtest_mic")
         try bench.writer.write(AlsaRouteConfig(output: port("plugtest_a"), input: microphone))
         #expect(arecord.wait(seconds: 10) == 0, "stderr: \(arecord.availableStderr())")
