@@ -47,6 +47,12 @@ struct ar_pcm {
 	snd_pcm_t *slave;
 	/// The configuration the slave was opened from (the system's with the route file over it).
 	snd_config_t *slave_config;
+	/// The device a move left, played out and kept open a little longer (until `retired_until`,
+	/// CLOCK_MONOTONIC ms): closed at once, its card's stream stopped with the last frames still
+	/// in the hardware's own buffer past the ring (the emulated HDA's, 20-30 ms), and they were lost.
+	snd_pcm_t *retired;
+	snd_config_t *retired_config;
+	long long retired_until;
 	int inotify_fd;
 	/// Always readable: registered in the poll descriptor (an epoll set, io.poll_fd) while the
 	/// stream can take frames, removed while it is held.
@@ -214,7 +220,20 @@ static void keep_route_text(struct ar_pcm *p, char *text, size_t length) {
 	p->route_length = length;
 }
 
+/// Closes the device a move left, when its time is up or `now` says so.
+static void close_retired(struct ar_pcm *p, int now) {
+	if (p->retired == NULL || (!now && now_ms() < p->retired_until))
+		return;
+	snd_pcm_drop(p->retired);
+	snd_pcm_close(p->retired);
+	p->retired = NULL;
+	if (p->retired_config != NULL)
+		snd_config_delete(p->retired_config);
+	p->retired_config = NULL;
+}
+
 static void close_slave(struct ar_pcm *p) {
+	close_retired(p, 1);
 	if (p->slave != NULL) {
 		snd_pcm_drop(p->slave);
 		snd_pcm_close(p->slave);
@@ -388,6 +407,7 @@ static int open_and_setup(struct ar_pcm *p) {
 /// began: what it had not played is replayed from the history. A device already gone held
 /// nothing we can know of (its delay fails): those are the ones lost.
 static int move(struct ar_pcm *p) {
+	close_retired(p, 1);
 	snd_pcm_t *old = p->slave;
 	snd_config_t *old_config = p->slave_config;
 	char old_device[sizeof(p->device)];
@@ -404,6 +424,7 @@ static int move(struct ar_pcm *p) {
 		err = open_and_setup(p);
 	}
 	snd_pcm_sframes_t pending = 0;
+	int played_out = 0;
 	if (p->holding) {
 		pending = p->replay;  // the old device was dropped when the hold began
 	} else if (old != NULL && p->stream == SND_PCM_STREAM_PLAYBACK && snd_pcm_delay(old, &pending) >= 0 && pending > 0 &&
@@ -414,15 +435,29 @@ static int move(struct ar_pcm *p) {
 		// but not yet played (30-50 ms at each move on the real-kernel bench).
 		trace(p, "move: %s plays out its %ld frames", old_device, (long)pending);
 		int drained = snd_pcm_drain(old);
+		played_out = drained >= 0;
 		pending = 0;
 		if (drained < 0 && snd_pcm_delay(old, &pending) < 0)
 			pending = 0;  // gone while it played: what it had left is lost
 		if (pending < 0)
 			pending = 0;
 	} else {
-		pending = 0;  // a device already gone holds nothing we can know of
+		// Ran dry while the new one opened (its frames all taken), or already gone: then it held
+		// nothing we can know of.
+		played_out = old != NULL && !p->holding && snd_pcm_state(old) != SND_PCM_STATE_DISCONNECTED;
+		pending = 0;
 	}
 	p->holding = 0;
+	if (old != NULL && played_out && err >= 0 && strncmp(old_device, "bluealsa", 8) != 0) {
+		// Kept open (silent) a little, so that the card plays what its DMA had taken. Not a
+		// BlueALSA PCM: its server plays what it has, and holding the A2DP transport could keep
+		// the headset from the HFP link a call moves to.
+		p->retired = old;
+		p->retired_config = old_config;
+		p->retired_until = now_ms() + 100;
+		old = NULL;
+		old_config = NULL;
+	}
 	if (old != NULL) {
 		snd_pcm_drop(old);
 		snd_pcm_close(old);
@@ -552,6 +587,7 @@ static snd_pcm_sframes_t forward(struct ar_pcm *p, const char *frames, snd_pcm_u
 		if (n < 0)
 			return done > 0 ? (snd_pcm_sframes_t)done : n;
 		ar_history_remember(&p->history, at, (size_t)n);
+		close_retired(p, 0);
 		p->transferred = (p->transferred + (snd_pcm_uframes_t)n) % p->boundary;
 		done += (snd_pcm_uframes_t)n;
 		if (may_stop && done < count) {
