@@ -402,8 +402,8 @@ static int open_and_setup(struct ar_pcm *p) {
 
 /// Moves the stream to the route's device. The new device is opened first, while the old one
 /// plays what it holds (make before break: opening a USB card takes 150 ms and more); then the
-/// old one, still there, plays out the rest and is closed, and the stream goes on on the new one
-/// from the next frame: none lost, none twice. Held, the old device was dropped when the hold
+/// old one, still there, plays out the rest and stays open, silent, for 100 ms (close_retired),
+/// and the stream goes on on the new one from the next frame: none lost, none twice. Held, the old device was dropped when the hold
 /// began: what it had not played is replayed from the history. A device already gone held
 /// nothing we can know of (its delay fails): those are the ones lost.
 static int move(struct ar_pcm *p) {
