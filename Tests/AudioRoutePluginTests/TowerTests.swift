@@ -96,6 +96,18 @@ private final class Tower {
     }
 
     var sessions: String { client.property(DBusAPI.managerPath, DBusAPI.managerInterface, "Sessions") }
+
+    /// A call (a playAndRecord session of the test client) interrupts `player`, which then gets
+    /// 5000 frames of 2000 and is held, blocked in poll in the plugin. Returns the call's path.
+    @discardableResult
+    func holdByACall(_ player: ChildProcess, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let call = try client.openSession("call", category: "playAndRecord")
+        #expect(client.session(call, "SetActive", "bb", "[true, false]") == "{\"reply\": null}", sourceLocation: sourceLocation)
+        letTheSignalArrive()
+        player.send(frames(5000, 2000))
+        try #require(waitUntilBlocked(player, inCall: "7 "), "not held in poll; stderr: \(player.availableStderr())", sourceLocation: sourceLocation)
+        return call
+    }
 }
 
 /// BlueALSA on the private bus, as much of it as BlueALSA's ALSA plugin (the real
@@ -270,11 +282,7 @@ private func traced(_ stderr: String, _ text: String) -> Int {
             let tower = try Tower(dir)
             let player = try tower.aplay("audioroute", flags: flags)
             try tower.play(player, 5000, 1000)
-            let call = try tower.client.openSession("call", category: "playAndRecord")
-            #expect(tower.client.session(call, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
-            letTheSignalArrive()
-            player.send(frames(5000, 2000))
-            try #require(waitUntilBlocked(player, inCall: "7 "), "not held in poll; stderr: \(player.availableStderr())")
+            let call = try tower.holdByACall(player)
             let before = cpuTicks(player.pid)
             MonotonicClock.sleep(nanoseconds: 500_000_000)
             #expect(cpuTicks(player.pid) - before < 10, "aplay \(flags) spins while held")
@@ -298,11 +306,7 @@ private func traced(_ stderr: String, _ text: String) -> Int {
             let tower = try Tower(dir)
             let player = try tower.aplay("audioroute", debug: true)
             try tower.play(player, 5000, 1000)
-            let call = try tower.client.openSession("call", category: "playAndRecord")
-            #expect(tower.client.session(call, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
-            letTheSignalArrive()
-            player.send(frames(5000, 2000))
-            try #require(waitUntilBlocked(player, inCall: "7 "), "not held in poll; stderr: \(player.availableStderr())")
+            try tower.holdByACall(player)
             switch lost {
             case "daemon": tower.daemon.kill()
             case "daemon restarted": try tower.restartDaemon()

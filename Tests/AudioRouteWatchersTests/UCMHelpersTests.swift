@@ -34,6 +34,16 @@ import Testing
         return path
     }
 
+    /// Runs `body` with `helpers` on a poll loop of their own and an event list; stops both after.
+    static func running(_ helpers: UCMHelpers, _ body: (PollThread, Events) throws -> Void) throws {
+        let loop = try PollThread(name: "ucm-test")
+        defer {
+            helpers.stopAll()
+            loop.stop()
+        }
+        try body(loop, Events())
+    }
+
     /// The events delivered, in order.
     final class Events: Sendable {
         let list = Mutex<[HardwareEvent]>([])
@@ -71,25 +81,21 @@ import Testing
                 '{"close": '*) printf '{"card": "%s", "closed": true}\\n' "$(echo "$line" | cut -d'"' -f4)" ;;
             """)
         let helpers = UCMHelpers(executable: path, logger: LogCapture().logger)
-        let loop = try PollThread(name: "ucm-test")
-        defer {
-            helpers.stopAll()
-            loop.stop()
+        try Self.running(helpers) { loop, events in
+            let zero = UCMCardRequest(name: "hw:0", base: "card0", identity: "zero")
+            let usb = UCMCardRequest(name: "hw:1", base: "usb-a", identity: "headset")
+            helpers.reconcile(wanted: ["/card0": zero, "/usb-a/card1": usb], loop: loop, deliver: events.deliver)
+            #expect(events.wait { events.answers == ["/card0 ports"] }, "\(events.answers)")
+            // Unplugged, and another card on number 1 (another port of the hub), before any answer.
+            helpers.reconcile(wanted: ["/card0": zero], loop: loop, deliver: events.deliver)
+            let other = UCMCardRequest(name: "hw:1", base: "usb-b", identity: "headset")
+            helpers.reconcile(wanted: ["/card0": zero, "/usb-b/card1": other], loop: loop, deliver: events.deliver)
+            #expect(events.wait { events.answers.count == 2 }, "\(events.answers)")
+            usleep(300_000)
+            #expect(events.answers == ["/card0 ports", "/usb-b/card1 ports"])
+            let lines = try String(contentsOfFile: directory + "/lines", encoding: .utf8).split(separator: "\n")
+            #expect(lines == [#"{"open": "hw:0"}"#, #"{"open": "hw:1"}"#, #"{"close": "hw:1"}"#, #"{"open": "hw:1"}"#])
         }
-        let events = Events()
-        let zero = UCMCardRequest(name: "hw:0", base: "card0", identity: "zero")
-        let usb = UCMCardRequest(name: "hw:1", base: "usb-a", identity: "headset")
-        helpers.reconcile(wanted: ["/card0": zero, "/usb-a/card1": usb], loop: loop, deliver: events.deliver)
-        #expect(events.wait { events.answers == ["/card0 ports"] }, "\(events.answers)")
-        // Unplugged, and another card on number 1 (another port of the hub), before any answer.
-        helpers.reconcile(wanted: ["/card0": zero], loop: loop, deliver: events.deliver)
-        let other = UCMCardRequest(name: "hw:1", base: "usb-b", identity: "headset")
-        helpers.reconcile(wanted: ["/card0": zero, "/usb-b/card1": other], loop: loop, deliver: events.deliver)
-        #expect(events.wait { events.answers.count == 2 }, "\(events.answers)")
-        usleep(300_000)
-        #expect(events.answers == ["/card0 ports", "/usb-b/card1 ports"])
-        let lines = try String(contentsOfFile: directory + "/lines", encoding: .utf8).split(separator: "\n")
-        #expect(lines == [#"{"open": "hw:0"}"#, #"{"open": "hw:1"}"#, #"{"close": "hw:1"}"#, #"{"open": "hw:1"}"#])
     }
 
     /// Only "no profile" is remembered for every card like it: a card that failed otherwise (it
@@ -104,22 +110,18 @@ import Testing
                 '{"open": '*) printf '{"card": "%s", "error": "no"\(flag), "closed": true}\\n' "$(echo "$line" | cut -d'"' -f4)" ;;
             """)
         let helpers = UCMHelpers(executable: path, logger: LogCapture().logger)
-        let loop = try PollThread(name: "ucm-test")
-        defer {
-            helpers.stopAll()
-            loop.stop()
+        try Self.running(helpers) { loop, events in
+            let headset = UCMCardRequest(name: "hw:1", base: "usb-a", identity: "headset")
+            helpers.reconcile(wanted: ["/usb-a/card1": headset], loop: loop, deliver: events.deliver)
+            #expect(events.wait { events.answers == ["/usb-a/card1 none"] }, "\(events.answers)")
+            helpers.reconcile(wanted: [:], loop: loop, deliver: events.deliver)
+            helpers.reconcile(wanted: ["/usb-a/card1": headset], loop: loop, deliver: events.deliver)
+            #expect(events.wait { events.answers.count == 2 }, "\(events.answers)")
+            usleep(100_000)
+            let opens = ((try? String(contentsOfFile: directory + "/lines", encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.hasPrefix(#"{"open""#) }
+            // Remembered: answered without asking; not: asked again.
+            #expect(opens.count == (noProfile ? 1 : 2), "\(opens)")
         }
-        let events = Events()
-        let headset = UCMCardRequest(name: "hw:1", base: "usb-a", identity: "headset")
-        helpers.reconcile(wanted: ["/usb-a/card1": headset], loop: loop, deliver: events.deliver)
-        #expect(events.wait { events.answers == ["/usb-a/card1 none"] }, "\(events.answers)")
-        helpers.reconcile(wanted: [:], loop: loop, deliver: events.deliver)
-        helpers.reconcile(wanted: ["/usb-a/card1": headset], loop: loop, deliver: events.deliver)
-        #expect(events.wait { events.answers.count == 2 }, "\(events.answers)")
-        usleep(100_000)
-        let opens = ((try? String(contentsOfFile: directory + "/lines", encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.hasPrefix(#"{"open""#) }
-        // Remembered: answered without asking; not: asked again.
-        #expect(opens.count == (noProfile ? 1 : 2), "\(opens)")
     }
 
     /// A helper that stops answering requests (stuck in a sequence) is killed once the answer is
@@ -135,17 +137,13 @@ import Testing
             """)
         let logs = LogCapture()
         let helpers = UCMHelpers(executable: path, answerTimeout: .milliseconds(300), logger: logs.logger)
-        let loop = try PollThread(name: "ucm-test")
-        defer {
-            helpers.stopAll()
-            loop.stop()
+        try Self.running(helpers) { loop, events in
+            helpers.reconcile(wanted: ["/card0": UCMCardRequest(name: "hw:0", base: "card0")], loop: loop, deliver: events.deliver)
+            #expect(events.wait { events.answers == ["/card0 ports"] }, "\(events.answers)")
+            helpers.apply(route: Route(outputs: ["card0/speaker"]), configuration: nil)
+            #expect(events.wait { events.answers == ["/card0 ports", "/card0 none"] }, "\(events.answers)")
+            let records = logs.records.withLock { $0.map { "\($0.level) \($0.message)" } }
+            #expect(logs.count(.error, containing: "UCM helper did not answer: killed") == 1, "\(records)")
         }
-        let events = Events()
-        helpers.reconcile(wanted: ["/card0": UCMCardRequest(name: "hw:0", base: "card0")], loop: loop, deliver: events.deliver)
-        #expect(events.wait { events.answers == ["/card0 ports"] }, "\(events.answers)")
-        helpers.apply(route: Route(outputs: ["card0/speaker"]), configuration: nil)
-        #expect(events.wait { events.answers == ["/card0 ports", "/card0 none"] }, "\(events.answers)")
-        let records = logs.records.withLock { $0.map { "\($0.level) \($0.message)" } }
-        #expect(logs.count(.error, containing: "UCM helper did not answer: killed") == 1, "\(records)")
     }
 }
