@@ -57,8 +57,9 @@ let package = Package(
         // Foundation; the classifier and the jack-control rule are the watchers' own.
         .target(name: "AudioRouteALSAInfo", dependencies: ["AudioRouteCore", "AudioRouteWatchers", "AudioRouteSystem"]),
         // libasound, for clients: configuration trees, PCMs, the player's output engine. The
-        // daemon, which never plays audio, does not load it.
-        .target(name: "AudioRouteALSA", dependencies: ["AudioRouteCore", "AudioRouteSystem", "AudioRouteMix", "CALSA"]),
+        // daemon, which never plays audio, does not load it. The player moves through the ALSA
+        // plugin's own mover (AudioRoutePlugin's ar_follower_open): one mover for both.
+        .target(name: "AudioRouteALSA", dependencies: ["AudioRouteCore", "AudioRouteSystem", "AudioRouteMix", "AudioRoutePlugin", "CALSA"]),
         // Gain and silence on samples, in C: the ALSA plugin compiles the same file into its .so
         // (scripts/build-alsa-plugin), the player calls it through AudioRouteALSA. No libasound.
         .target(name: "AudioRouteMix"),
@@ -66,7 +67,8 @@ let package = Package(
         // The ALSA plugin's sources, in C (docs/decisions.md, "The ALSA plugin's language"): loaded
         // into any ALSA client, it links libasound and libsystemd (sd-bus, for its session in the
         // tower) only, and reads the route from the daemon's route file. Not a product: SwiftPM would link the Swift runtime into it; scripts/build-alsa-plugin
-        // builds the shipped libasound_module_pcm_audioroute.so. This target is for the tests.
+        // builds the shipped libasound_module_pcm_audioroute.so. This target is for the tests, and for
+        // the player, which moves with the same code (audioroute_follower.h).
         .target(name: "AudioRoutePlugin", dependencies: ["AudioRouteMix"], linkerSettings: [.linkedLibrary("asound"), .linkedLibrary("systemd")]),
 
         // The daemon's services: route tower, persisted state, readiness, the D-Bus service.

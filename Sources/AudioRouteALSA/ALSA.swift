@@ -2,6 +2,7 @@
 // named PCM from a given configuration and write frames (tests now, the player
 // later). Each owned handle lives in exactly one ~Copyable type that frees it.
 import AudioRouteCore
+import AudioRoutePlugin
 import AudioRouteSystem
 import CALSA
 import Synchronization
@@ -163,6 +164,51 @@ public struct PCM: ~Copyable {
     /// The name it was opened by.
     public let name: String
     private var frameBytes = 0
+    /// The plugin's mover behind a PCM that follows the route (`init(followingRoute:)`), else nil.
+    private let mover: OpaquePointer?
+
+    /// Opens a PCM that follows the route file's `routePCM` through the ALSA plugin's mover
+    /// (ar_follower_open): the same open, move, replay and drain as an app's `audioroute` PCM,
+    /// without a session of its own (the caller's session is the one in the tower). It moves when
+    /// told (`routeChanged`); a device gone under a write fails it with ENODEV. `configurationFiles`
+    /// are read over the system's configuration, before the route file, at every open and move.
+    public init(followingRoute routeFile: String, routePCM: String, configurationFiles: [String] = []) throws(ALSAError) {
+        var pcm: OpaquePointer?
+        var mover: OpaquePointer?
+        let code = withCStrings(configurationFiles) { files in
+            ar_follower_open(&pcm, &mover, routeFile, routePCM, files.baseAddress, files.count)
+        }
+        try ALSAError.check(code, "snd_pcm_open \(routePCM) (following \(routeFile))")
+        handle = pcm!
+        self.mover = mover
+        name = routePCM
+    }
+
+    /// Tells a route-following PCM that the route changed: at the next write it reads the route
+    /// file and moves if it names another device (or reopens a device it lost). Nothing otherwise.
+    public func routeChanged() {
+        if let mover { ar_follower_route_changed(mover) }
+    }
+
+    /// The last move of a route-following PCM, once: the device left and the one opened, and the
+    /// frames written again on the new one (what a dropped old device had not played).
+    public func takeMove() -> (from: String, to: String, replayedFrames: Int)? {
+        guard let mover else { return nil }
+        var from = [CChar](repeating: 0, count: 512), to = [CChar](repeating: 0, count: 512)
+        var replayed = 0
+        guard ar_follower_take_move(mover, &from, from.count, &to, to.count, &replayed) == 1 else { return nil }
+        return (Self.string(from), Self.string(to), replayed)
+    }
+
+    /// The route's device a route-following PCM forwards to now; nil for any other PCM.
+    public var routeDevice: String? {
+        guard let mover, let device = ar_follower_device(mover) else { return nil }
+        return String(cString: device)
+    }
+
+    private static func string(_ chars: [CChar]) -> String {
+        chars.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
 
     /// Opens `name` as defined in `configuration` (snd_pcm_open_lconf). The
     /// configuration may be dropped once the PCM is open.
@@ -171,6 +217,7 @@ public struct PCM: ~Copyable {
         try ALSAError.check(snd_pcm_open_lconf(&pcm, name, stream.raw, 0, configuration.handle), "snd_pcm_open \(name)")
         handle = pcm!
         self.name = name
+        mover = nil
     }
 
     /// Opens `name` from the system configuration (snd_pcm_open), as aplay does.
@@ -179,6 +226,7 @@ public struct PCM: ~Copyable {
         try ALSAError.check(snd_pcm_open(&pcm, name, stream.raw, 0), "snd_pcm_open \(name)")
         handle = pcm!
         self.name = name
+        mover = nil
     }
 
     /// Sets interleaved access with the given format, channels and rate,
@@ -231,19 +279,10 @@ public struct PCM: ~Copyable {
         return done
     }
 
-    /// `code`, or ENODEV when it is EIO and the PCM's card went away. dmix and dsnoop wait on a
-    /// timer of their own, whose poll fails (EIO) when the card's stream stops, while their
-    /// state is the card's: DISCONNECTED once the kernel has let the card go, which can come a
-    /// little after the stream failed (seen on the real-kernel bench: a USB card removed under
-    /// `dmix:`, the player's write failed with EIO). So an EIO waits up to 500 ms for that
-    /// state. Callers tell a device going away by ENODEV, as with `hw:`.
+    /// `code`, or ENODEV when it is EIO and the PCM's card went away: the ALSA plugin's rule
+    /// (ar_pcm_disconnected), the one both clients apply.
     static func disconnected(_ handle: OpaquePointer, _ code: Int32) -> Int32 {
-        guard -code == Errno.Code.ioError.rawValue else { return code }
-        for attempt in 0..<50 {
-            if snd_pcm_state(handle) == SND_PCM_STATE_DISCONNECTED { return -Errno.Code.noSuchDevice.rawValue }
-            if attempt < 49 { MonotonicClock.sleep(nanoseconds: 10_000_000) }
-        }
-        return code
+        ar_pcm_disconnected(handle, code)
     }
 
     /// The buffer's size in frames as configured (snd_pcm_get_params), or nil before `configure`.
@@ -317,4 +356,16 @@ public enum ALSALibraryMessages {
             return messages
         }
     }
+}
+
+/// `strings` as C strings, for the duration of `body`.
+private func withCStrings<R>(_ strings: [String], _ body: (UnsafeBufferPointer<UnsafePointer<CChar>?>) -> R) -> R {
+    let copies = strings.map { string -> UnsafeMutablePointer<CChar> in
+        let utf8 = string.utf8CString
+        let copy = UnsafeMutablePointer<CChar>.allocate(capacity: utf8.count)
+        _ = UnsafeMutableBufferPointer(start: copy, count: utf8.count).initialize(from: utf8)
+        return copy
+    }
+    defer { copies.forEach { $0.deallocate() } }
+    return copies.map { UnsafePointer<CChar>?(UnsafePointer($0)) }.withUnsafeBufferPointer(body)
 }

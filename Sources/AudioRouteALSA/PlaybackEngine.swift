@@ -1,8 +1,9 @@
 // The player's output engine: a WAV file, a position, gains, and one open
-// PCM. It writes a period at a time from the position and can move to another
-// PCM mid-file without losing or repeating a frame (`reroute`). Not
-// thread-safe: one thread drives it (the player's playback thread); a
-// reroute asked for from elsewhere waits for the current period's write.
+// PCM. It writes a period at a time from the position. Following the route, the PCM is the ALSA
+// plugin's mover (PCM(followingRoute:)): the engine tells it when the route changed and it moves
+// at the next write, with the plugin's own rules (make before break, the old device played out,
+// none lost or repeated). Not thread-safe: one thread drives it (the player's playback thread);
+// a route change told from elsewhere waits for the current period's write.
 import AudioRouteCore
 import AudioRouteMix
 
@@ -11,11 +12,14 @@ import AudioRouteMix
 public enum PCMConfigurationSource: ~Copyable {
     case system
     case custom(ALSAConfiguration)
-    /// The system configuration plus these files, read again at every open:
-    /// reopening `audioroute` after the daemon rewrote its route file lands
-    /// on the new route (tests and the demo, whose bench devices are not in
-    /// the user's configuration).
+    /// The system configuration plus these files, read again at every open: reopening
+    /// a name defined in them lands on what they say now.
     case systemPlus(files: [String])
+    /// The route: the PCM opened by name is the route file's definition of that name
+    /// (`audioroute_route`), followed through the ALSA plugin's mover, which moves to the
+    /// route's new device when told (`PlaybackEngine.routeChanged`). `configurationFiles` are
+    /// read over the system's configuration before the route file (devices a test defines).
+    case route(file: String, configurationFiles: [String] = [])
 
     /// Opens `name` for playback from this configuration.
     public borrowing func openPlayback(_ name: String) throws(ALSAError) -> PCM {
@@ -28,31 +32,26 @@ public enum PCMConfigurationSource: ~Copyable {
             var configuration = try ALSAConfiguration.system()
             for file in files { try configuration.load(file: file) }
             return try PCM(name: name, configuration: configuration)
+        case .route(let file, let configurationFiles):
+            return try PCM(followingRoute: file, routePCM: name, configurationFiles: configurationFiles)
         }
     }
 }
 
-/// What a reroute did.
+/// A move of a route-following engine to the route's new device.
 public struct RerouteReport: Sendable, Hashable {
-    /// The PCM left and the PCM opened.
+    /// The route's device left and the one moved to (`dmix:CARD=…`, `bluealsa:…`).
     public var from: String
     public var to: String
-    /// Frames written to the old PCM but taken back before they played
-    /// (snd_pcm_rewind): they are played on the new one.
-    public var rewoundFrames: Int
-    /// The first frame the new PCM gets.
+    /// Frames written again on the new device: what the old one had not played when it was
+    /// dropped (a stream held, then moved). 0 when the old device played out what it held.
+    public var replayedFrames: Int
+    /// The first frame of the file the new device got after those.
     public var resumeFrame: Int
-}
 
-/// How `reroute` leaves the old PCM.
-public enum RerouteStrategy: Sendable, Hashable {
-    /// Take back what has not started playing (snd_pcm_rewind), play out the
-    /// rest (snd_pcm_drain). The default: a short gap and an exact count.
-    case rewindThenDrain
-    /// Play out everything written (snd_pcm_drain): exact too, but the old
-    /// device keeps playing for up to a buffer's length. For PCMs whose
-    /// rewind is unreliable.
-    case drain
+    public init(from: String, to: String, replayedFrames: Int, resumeFrame: Int) {
+        (self.from, self.to, self.replayedFrames, self.resumeFrame) = (from, to, replayedFrames, resumeFrame)
+    }
 }
 
 /// Plays a `WAVFile` through an ALSA PCM, one period per `writeNextPeriod`.
@@ -64,7 +63,7 @@ public final class PlaybackEngine {
     /// What is played.
     public let file: WAVFile
     /// The PCM currently open.
-    public private(set) var deviceName: String
+    public let deviceName: String
     /// Volume and pan (and `OutputGains.gain`), applied to every period written from now on.
     public var gains: OutputGains = .unity
     /// The session's gain (`ar_mix_gain`: 1, the duck gain, 0 while silenced), applied to every
@@ -88,25 +87,21 @@ public final class PlaybackEngine {
     public let periodFrames: Int
     /// The buffer latency asked of ALSA.
     public let latencyMicroseconds: Int
-    /// How a reroute leaves the old PCM.
-    public var rerouteStrategy: RerouteStrategy = .rewindThenDrain
-
     private let configuration: PCMConfigurationSource
     private var pcm: PCM?
     private var scratch: [UInt8] = []
     private var step = VarispeedStep.unity
     /// The fraction of `position` (0 at rate 1).
     private var fraction: UInt32 = 0
-    /// The periods written to the open PCM that it may still give back
-    /// (rewind), newest last: a rewind of n output frames is turned back into
-    /// the source position of the first frame taken back, whatever the rates
-    /// the periods were written at. Trimmed to the PCM's buffer.
-    private var written: [(start: SourcePosition, step: VarispeedStep, frames: Int)] = []
-    private var writtenFrames = 0
-    private var bufferFrames = 0
+    /// The last move of a route-following PCM, until `takeMove`.
+    private var lastMove: RerouteReport?
+
+    /// The encoding written: the file's, except 64-bit float, which goes as 32-bit float
+    /// (the ALSA plugin's mover, like most devices, takes no FLOAT64).
+    public var outputEncoding: SampleEncoding { file.format.encoding == .float64 ? .float32 : file.format.encoding }
 
     /// The ALSA sample format the PCM is opened with.
-    public var pcmFormat: PCMFormat { PCMFormat(file.format.encoding) }
+    public var pcmFormat: PCMFormat { PCMFormat(outputEncoding) }
 
     /// Opens `device` for `file`. Throws libasound's error if the PCM cannot
     /// be opened or cannot take the file's format, rate and stereo.
@@ -128,9 +123,6 @@ public final class PlaybackEngine {
         try pcm.configure(
             format: pcmFormat, channels: WAVFile.outputChannels, rate: file.format.sampleRate,
             latencyMicroseconds: latencyMicroseconds)
-        // Nothing written to this PCM yet; more than it can rewind is never kept.
-        forgetWritten()
-        bufferFrames = pcm.bufferFrames ?? (2 * latencyMicroseconds * file.format.sampleRate / 1_000_000 + periodFrames)
         return pcm
     }
 
@@ -163,36 +155,40 @@ public final class PlaybackEngine {
         if step.isUnity {
             // The file's frames as they are (bytes copied at unity gain).
             let frames = min(periodFrames, file.frameCount - position)
-            file.render(frames: position..<(position + frames), as: file.format.encoding, gains: gains, into: &scratch)
+            file.render(frames: position..<(position + frames), as: outputEncoding, gains: gains, into: &scratch)
         } else {
             var end = start
             file.renderVarispeed(
-                from: &end, step: step, maxFrames: periodFrames, as: file.format.encoding, gains: gains, into: &scratch)
+                from: &end, step: step, maxFrames: periodFrames, as: outputEncoding, gains: gains, into: &scratch)
         }
         if sessionGain != 1 {
-            let (format, gain) = (file.format.encoding, sessionGain)
+            let (format, gain) = (outputEncoding, sessionGain)
             scratch.withUnsafeMutableBytes { bytes in
                 ar_mix_apply(format.mixFormat, bytes.baseAddress, bytes.count / format.bytesPerSample, gain)
             }
         }
         let frames = try pcm!.write(scratch)
-        remember(start: start, frames: frames)
+        if let moved = pcm!.takeMove() {
+            lastMove = RerouteReport(from: moved.from, to: moved.to, replayedFrames: moved.replayedFrames, resumeFrame: start.frame)
+        }
         move(to: start.advanced(by: frames, step: step))
         return frames
     }
 
-    private func remember(start: SourcePosition, frames: Int) {
-        written.append((start, step, frames))
-        writtenFrames += frames
-        while written.count > 1 && writtenFrames - written[0].frames >= bufferFrames {
-            writtenFrames -= written.removeFirst().frames
-        }
+    /// The route changed: a route-following PCM moves to the route's device at the next write
+    /// (a paused or closed engine opens the route as it is then). Nothing for another PCM.
+    public func routeChanged() {
+        pcm?.routeChanged()
     }
 
-    private func forgetWritten() {
-        written.removeAll(keepingCapacity: true)
-        writtenFrames = 0
+    /// The move the last writes made, once (nil when none since the last call).
+    public func takeMove() -> RerouteReport? {
+        defer { lastMove = nil }
+        return lastMove
     }
+
+    /// The route's device a route-following engine plays on now (nil while closed, or for another PCM).
+    public var routeDevice: String? { pcm?.routeDevice }
 
     /// Sets the position, past the end clamped to the end.
     private func move(to target: SourcePosition) {
@@ -205,61 +201,14 @@ public final class PlaybackEngine {
         }
     }
 
-    /// Moves the position back over the last `frames` output frames written:
-    /// to the source position the first of them was rendered from.
-    private func takeBack(_ frames: Int) {
-        var left = frames
-        while left > 0, let last = written.last {
-            if left >= last.frames {
-                move(to: last.start)
-                left -= last.frames
-                writtenFrames -= last.frames
-                written.removeLast()
-            } else {
-                move(to: last.start.advanced(by: last.frames - left, step: last.step))
-                written[written.count - 1].frames -= left
-                writtenFrames -= left
-                left = 0
-            }
-        }
-        // Not reached (a PCM rewinds at most its buffer, which `written` covers); at rate 1 this is exact.
-        if left > 0 { move(to: SourcePosition(frame: max(0, position - left))) }
-    }
-
-    /// Moves playback to `device`, continuing from exactly the next frame the
-    /// old device would have played.
-    ///
-    /// Frames the old PCM has not started playing are taken back
-    /// (snd_pcm_rewind); the rest, already committed to the device, are
-    /// played out (snd_pcm_drain) rather than dropped, so the count is exact:
-    /// what the old device played is `position - rewound`, and the new device
-    /// starts there. Dropping would be faster but loses the frames in flight,
-    /// and `snd_pcm_delay` is only an estimate that moves while it is read.
-    /// If the old PCM is gone (drain fails), it is closed anyway: what it had
-    /// not played is lost with it. Throws if the new PCM cannot be opened; the
-    /// engine is then closed, with `position` at the frame to resume from.
-    @discardableResult
-    public func reroute(to device: String) throws(ALSAError) -> RerouteReport {
-        let from = deviceName
-        let rewound = pause()
-        deviceName = device
-        pcm = try open(device)
-        return RerouteReport(from: from, to: device, rewoundFrames: rewound, resumeFrame: position)
-    }
-
-    /// Leaves the PCM the way `reroute` does (rewind what has not started
-    /// playing, drain the rest, close), so that `position` is exactly the next
-    /// frame the device did not play: the next `writeNextPeriod` reopens
-    /// `deviceName` and continues there. Returns the frames taken back.
-    @discardableResult
-    public func pause() -> Int {
-        guard pcm != nil else { return 0 }
-        let rewound = rerouteStrategy == .rewindThenDrain ? pcm!.rewindAll() : 0
+    /// Plays out what was written (snd_pcm_drain) and closes the PCM, so that `position` is
+    /// exactly the next frame the device did not play: the next `writeNextPeriod` reopens
+    /// `deviceName` (the route as it is then) and continues there. Through the plugin's mover
+    /// the device holds at most 100 ms ahead, so a pause is heard within that.
+    public func pause() {
+        guard pcm != nil else { return }
         try? pcm!.drain()
         pcm = nil
-        takeBack(rewound)
-        forgetWritten()
-        return rewound
     }
 
     /// Plays out what was written (snd_pcm_drain) and readies the PCM for more.
@@ -268,16 +217,14 @@ public final class PlaybackEngine {
             try pcm!.drain()
             try pcm!.prepare()
         }
-        forgetWritten()
     }
 
     /// Stops at once and closes the PCM; the next `writeNextPeriod` reopens
     /// `deviceName`. Frames written and not yet played are lost: `position`
-    /// does not move back (use `reroute` to keep them).
+    /// does not move back (use `pause` to keep them).
     public func close() {
         if pcm != nil { try? pcm!.drop() }
         pcm = nil
-        forgetWritten()
     }
 
     /// Sets the next frame to write (clamped to the file), discarding what the
@@ -290,7 +237,6 @@ public final class PlaybackEngine {
         }
         position = max(0, min(frame, file.frameCount))
         fraction = 0
-        forgetWritten()
     }
 }
 

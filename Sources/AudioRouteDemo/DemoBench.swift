@@ -110,7 +110,7 @@ struct RerouteBench {
         try await music.setCategory(.playback)
         try await music.setActive(true)
         try await waitForSpeaker()
-        let player = try Story.musicPlayer(file: dir + "/music.wav", configurationFiles: [asoundrc, routeFile])
+        let player = try Story.musicPlayer(file: dir + "/music.wav", routeFile: routeFile, configurationFiles: [asoundrc])
         let following = await player.follow(music)
         defer { following.cancel() }
         // A second subscriber stamps when the session's newDeviceAvailable arrives: the

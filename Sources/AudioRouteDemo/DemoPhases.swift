@@ -69,11 +69,11 @@ struct Story {
     }
 
     /// The music app's player: a 1 s 440 Hz tone written to `file` and played in a loop (it
-    /// runs freely for as long as it is wanted), on `audioroute` as `configurationFiles` say.
-    static func musicPlayer(file: String, configurationFiles: [String]) throws -> AudioPlayer {
+    /// runs freely for as long as it is wanted), following `routeFile` over `configurationFiles`.
+    static func musicPlayer(file: String, routeFile: String, configurationFiles: [String]) throws -> AudioPlayer {
         try AtomicFile.write(toneBytes(frames: 48_000, frequency: 440, level: musicLevel), to: file)
         let player = try AudioPlayer(
-            contentsOf: file, device: AlsaRouteConfig.outputPCM, configurationFiles: configurationFiles,
+            contentsOf: file, device: AlsaRouteConfig.outputPCM, routeFile: routeFile, configurationFiles: configurationFiles,
             periodFrames: 480, latencyMicroseconds: latencyMicroseconds)
         player.numberOfLoops = -1
         return player
@@ -87,7 +87,7 @@ struct Story {
         try await music.setCategory(.playback)
         try await music.setActive(true)
         try await waitForRoute(Self.speaker, "demo_builtin")
-        let player = try Self.musicPlayer(file: musicFile, configurationFiles: [asoundrc, routeFile])
+        let player = try Self.musicPlayer(file: musicFile, routeFile: routeFile, configurationFiles: [asoundrc])
         let following = await player.follow(music)
         defer { following.cancel() }
         let log = DemoPlayerLog(player, timeline: timeline)
@@ -152,8 +152,8 @@ final class DemoPlayerLog {
             switch event {
             case .rerouted(let report):
                 timeline.event(
-                    "music follows", ["resumeFrame": .integer(Int64(report.resumeFrame)), "rewound": .integer(Int64(report.rewoundFrames))],
-                    "the player reopened audioroute on the new route, continuing at frame \(report.resumeFrame) of its loop (\(report.rewoundFrames) frames taken back from the old device)")
+                    "music follows", ["resumeFrame": .integer(Int64(report.resumeFrame)), "replayed": .integer(Int64(report.replayedFrames))],
+                    "the player moved from \(report.from) to \(report.to), continuing at frame \(report.resumeFrame) of its loop")
             case .playingChanged(let playing):
                 timeline.event("player", ["playing": .bool(playing)], playing ? "the player plays" : "the player paused")
             case .decodeError(let error):

@@ -98,7 +98,6 @@ final class StoryRun {
         var start = devices.files()
         let call = try PlaybackEngine(
             file: Story.tone(frames: 2 * DemoStory.callFrames, frequency: 350), device: "audioroute", configuration: story.config(), periodFrames: 400)
-        call.rerouteStrategy = .drain
         while call.position < DemoStory.callFrames { try call.writeNextPeriod() }
         call.pause()
         record("call", output: Story.hfp, ["bluealsa_sco": DemoStory.callFrames], exact: true, start, devices.files(),
@@ -270,6 +269,16 @@ final class StoryRun {
     /// but counted in the total).
     private func arrives(on device: String, since mark: [String: Int], _ why: String) async throws {
         _ = try await devices.waitForFrames(on: device, atLeast: 1, since: mark, what: "music on \(device) after \(why)")
+        // The device left plays out what it held and is closed 100 ms after the move (the plugin's
+        // mover keeps it open for a card's own buffer); its sink writes its last frames then. The
+        // next phase counts from when the other devices' files have stopped growing (at most 1 s).
+        var before = devices.files()
+        for _ in 0..<20 {
+            try await Task.sleep(for: .milliseconds(50))
+            let now = devices.files()
+            if now.filter({ devices.device(of: $0.key) != device }) == before.filter({ devices.device(of: $0.key) != device }) { break }
+            before = now
+        }
         log.flush()
     }
 

@@ -9,6 +9,7 @@
 // Frames pass straight through: a transfer is a blocking write (read) on the slave, so the
 // slave paces the app; the plugin's own buffer is always empty and `delay` is the slave's.
 #include "audioroute_bus.h"
+#include "audioroute_follower.h"
 #include "audioroute_mix.h"
 #include "audioroute_plugin.h"
 
@@ -98,6 +99,16 @@ struct ar_pcm {
 	/// would be, from `silence_since` (CLOCK_MONOTONIC ns; 0: not started) for `silence_frames`.
 	long long silence_since;
 	snd_pcm_uframes_t silence_frames;
+	/// Opened by ar_follower_open for a client with a session of its own (the player): it moves
+	/// when told, and a gone device fails the transfer instead of holding it.
+	int follower;
+	/// Files loaded over the system's configuration before the route file (the follower's).
+	char **config_files;
+	size_t config_count;
+	/// The last move, for ar_follower_take_move: the device left, and what was replayed.
+	int moved;
+	char moved_from[512];
+	long moved_replay;
 };
 
 /// One line on standard error with the CLOCK_MONOTONIC time, when AUDIOROUTE_DEBUG is set: how
@@ -174,6 +185,17 @@ static int read_route_text(struct ar_pcm *p, char **text, size_t *length) {
 static int load_text(snd_config_t *top, const char *text, size_t length) {
 	snd_input_t *in;
 	int err = snd_input_buffer_open(&in, text, (ssize_t)length);
+	if (err < 0)
+		return err;
+	err = snd_config_load(top, in);
+	snd_input_close(in);
+	return err;
+}
+
+/// Loads the configuration file at `path` into `top`.
+static int load_file(snd_config_t *top, const char *path) {
+	snd_input_t *in;
+	int err = snd_input_stdio_open(&in, path, "r");
 	if (err < 0)
 		return err;
 	err = snd_config_load(top, in);
@@ -261,6 +283,9 @@ static int open_slave(struct ar_pcm *p) {
 		err = snd_config_copy(&config, global);
 		snd_config_unref(global);
 	}
+	for (size_t i = 0; err >= 0 && i < p->config_count; i++)
+		if ((err = load_file(config, p->config_files[i])) < 0)
+			SNDERR("audioroute: cannot load %s: %s", p->config_files[i], snd_strerror(err));
 	if (err >= 0)
 		err = load_text(config, text, length);
 	free(text);
@@ -323,7 +348,8 @@ static void check_route(struct ar_pcm *p) {
 	// before the route change that caused it, so an unplug holds the stream before it could move
 	// to the speaker. The file's own change only counts without a daemon.
 	// A tower lost asks for the file to be read again, as it now governs.
-	touched = ar_bus_connected(p->bus) ? p->tower.route_changed : touched || p->tower.route_changed;
+	// A follower moves when its client says so: the client's session pauses it first on an unplug.
+	touched = ar_bus_connected(p->bus) || p->follower ? p->tower.route_changed : touched || p->tower.route_changed;
 	p->tower.route_changed = 0;
 	char device[sizeof(p->device)];
 	char *text;
@@ -344,23 +370,6 @@ static void check_route(struct ar_pcm *p) {
 	}
 }
 
-/// `err`, or -ENODEV when it is -EIO and the slave's card went away. dmix and dsnoop wait on a
-/// timer of their own whose poll fails with EIO when the card's stream stops; their state becomes
-/// DISCONNECTED once the kernel lets the card go, a little later (a USB card removed under dmix
-/// on the real-kernel bench). So an EIO waits up to 500 ms for that state: the player's rule
-/// (AudioRouteALSA's PCM.disconnected), the same in both clients.
-static int disconnected(snd_pcm_t *slave, int err) {
-	if (err != -EIO)
-		return err;
-	for (int attempt = 0; attempt < 50; attempt++) {
-		if (snd_pcm_state(slave) == SND_PCM_STATE_DISCONNECTED)
-			return -ENODEV;
-		struct timespec pause = { .tv_nsec = 10 * 1000 * 1000 };
-		nanosleep(&pause, NULL);
-	}
-	return err;
-}
-
 /// Writes all of `frames` to the slave, recovering an underrun; a negative errno on failure.
 static snd_pcm_sframes_t write_all(struct ar_pcm *p, const char *frames, snd_pcm_uframes_t count) {
 	snd_pcm_uframes_t done = 0;
@@ -374,7 +383,7 @@ static snd_pcm_sframes_t write_all(struct ar_pcm *p, const char *frames, snd_pcm
 			continue;
 		}
 		if (n < 0)
-			return disconnected(p->slave, (int)n);
+			return ar_pcm_disconnected(p->slave, (int)n);
 		done += (snd_pcm_uframes_t)n;
 	}
 	return (snd_pcm_sframes_t)done;
@@ -443,8 +452,11 @@ static int move(struct ar_pcm *p) {
 			pending = 0;
 	} else {
 		// Ran dry while the new one opened (its frames all taken), or already gone: then it held
-		// nothing we can know of.
+		// nothing we can know of. Drained all the same, so that a PCM that buffers on its own (a
+		// `file` PCM writes its file in periods) has given everything out before the new one starts.
 		played_out = old != NULL && !p->holding && snd_pcm_state(old) != SND_PCM_STATE_DISCONNECTED;
+		if (played_out && p->stream == SND_PCM_STREAM_PLAYBACK)
+			snd_pcm_drain(old);
 		pending = 0;
 	}
 	p->holding = 0;
@@ -469,6 +481,9 @@ static int move(struct ar_pcm *p) {
 		return err;
 	}
 	trace(p, "move: %s open, %ld frames to replay", p->device, (long)pending);
+	p->moved = 1;
+	snprintf(p->moved_from, sizeof(p->moved_from), "%s", old_device);
+	p->moved_replay = (long)pending;
 	err = replay(p, pending);
 	trace(p, "move: replayed on %s", p->device);
 	return err;
@@ -688,6 +703,8 @@ static snd_pcm_sframes_t pump(struct ar_pcm *p, char *frames, snd_pcm_uframes_t 
 				ar_step(&p->state, AR_EVENT_DEVICE_GONE);
 			continue;
 		case AR_ACTION_WAIT_FOR_ROUTE: {
+			if (p->follower)
+				return -ENODEV;  // the client's session says what follows (pause, or a new route)
 			int err = wait_for_route(p);
 			if (err == -EAGAIN)
 				return stash_frames(p, frames, size);
@@ -720,7 +737,7 @@ static snd_pcm_sframes_t pump(struct ar_pcm *p, char *frames, snd_pcm_uframes_t 
 			if (n == -EPIPE || n == -ESTRPIPE)
 				n = snd_pcm_recover(p->slave, (int)n, 1) < 0 ? n : 0;
 			if (n < 0)
-				n = disconnected(p->slave, (int)n);
+				n = ar_pcm_disconnected(p->slave, (int)n);
 			if (n > 0)
 				p->transferred = (p->transferred + (snd_pcm_uframes_t)n) % p->boundary;
 		}
@@ -892,6 +909,9 @@ static void free_pcm(struct ar_pcm *p) {
 	if (p->inotify_fd >= 0)
 		close(p->inotify_fd);
 	ar_history_free(&p->history);
+	for (size_t i = 0; i < p->config_count; i++)
+		free(p->config_files[i]);
+	free(p->config_files);
 	free(p);
 }
 
@@ -1017,6 +1037,13 @@ static int set_constraints(snd_pcm_ioplug_t *io) {
 	return 0;
 }
 
+/// The PCM definition's fields (NULL when not given).
+struct ar_fields {
+	const char *category, *session_mode, *options, *route_file, *route_name, *bus;
+};
+
+static int open_pcm(snd_pcm_t **pcmp, const char *name, snd_pcm_stream_t stream, int mode, const struct ar_fields *f, struct ar_pcm *p);
+
 SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 	(void)root;
 	const char *category = NULL, *session_mode = NULL, *options = NULL, *route_file = NULL, *route_name = NULL, *bus = NULL;
@@ -1046,6 +1073,14 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 	struct ar_pcm *p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return -ENOMEM;
+	const struct ar_fields fields = { category, session_mode, options, route_file, route_name, bus };
+	return open_pcm(pcmp, name, stream, mode, &fields, p);
+}
+
+/// Opens the PCM `p` (allocated, its follower fields set) stands for; frees it on failure.
+static int open_pcm(snd_pcm_t **pcmp, const char *name, snd_pcm_stream_t stream, int mode, const struct ar_fields *f, struct ar_pcm *p) {
+	const char *category = f->category, *session_mode = f->session_mode, *options = f->options;
+	const char *route_file = f->route_file, *route_name = f->route_name, *bus = f->bus;
 	p->io.poll_fd = p->inotify_fd = p->ready_fd = p->bus_fd = -1;
 	p->stream = stream;
 	p->debug = getenv("AUDIOROUTE_DEBUG") != NULL && getenv("AUDIOROUTE_DEBUG")[0] != '\0';
@@ -1086,7 +1121,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(audioroute) {
 		goto fail;
 	}
 	trace(p, "open on %s, category %s; %s", busy ? "(busy: opened at hw_params)" : p->device, p->args.category,
-			p->bus != NULL ? "a session in the tower" : "no daemon on the bus: following the route file alone");
+			p->bus != NULL ? "a session in the tower" : p->follower ? "following its client's session" : "no daemon on the bus: following the route file alone");
 	// Watch the directory: the daemon replaces the file by a rename, which a watch on the
 	// file itself would not follow. Set after the first read, so a missing file is reported as such.
 	if ((p->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
@@ -1140,3 +1175,55 @@ fail:
 }
 
 SND_PCM_PLUGIN_SYMBOL(audioroute);
+
+int ar_follower_open(snd_pcm_t **pcm, struct ar_pcm **follower, const char *route_file, const char *route_pcm,
+		const char *const *config_files, size_t config_count) {
+	if (route_file == NULL || route_file[0] == '\0')
+		return -EINVAL;
+	struct ar_pcm *p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return -ENOMEM;
+	p->follower = 1;
+	p->io.poll_fd = p->inotify_fd = p->ready_fd = p->bus_fd = -1;
+	if (config_count > 0 && (p->config_files = calloc(config_count, sizeof(*p->config_files))) == NULL) {
+		free_pcm(p);
+		return -ENOMEM;
+	}
+	for (; p->config_count < config_count; p->config_count++)
+		if ((p->config_files[p->config_count] = strdup(config_files[p->config_count])) == NULL) {
+			free_pcm(p);
+			return -ENOMEM;
+		}
+	// No session of its own: the client's session is the one in the tower.
+	const struct ar_fields fields = { "playback", NULL, NULL, route_file, route_pcm, "none" };
+	int err = open_pcm(pcm, "audioroute_follower", SND_PCM_STREAM_PLAYBACK, 0, &fields, p);
+	if (err >= 0)
+		*follower = p;
+	return err;
+}
+
+void ar_follower_route_changed(struct ar_pcm *follower) { follower->tower.route_changed = 1; }
+
+int ar_follower_take_move(struct ar_pcm *follower, char *from, size_t from_size, char *to, size_t to_size, long *replayed) {
+	if (!follower->moved)
+		return 0;
+	follower->moved = 0;
+	snprintf(from, from_size, "%s", follower->moved_from);
+	snprintf(to, to_size, "%s", follower->device);
+	*replayed = follower->moved_replay;
+	return 1;
+}
+
+const char *ar_follower_device(const struct ar_pcm *follower) { return follower->device; }
+
+int ar_pcm_disconnected(snd_pcm_t *pcm, int err) {
+	if (err != -EIO)
+		return err;
+	for (int attempt = 0; attempt < 50; attempt++) {
+		if (snd_pcm_state(pcm) == SND_PCM_STATE_DISCONNECTED)
+			return -ENODEV;
+		struct timespec pause = { .tv_nsec = 10 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+	}
+	return err;
+}

@@ -66,7 +66,7 @@ struct Play: AsyncParsableCommand {
             // The route file of the daemon this command talks to: with --system, the system
             // instance's, not the user's (before, the player followed no route at all there).
             player = try AudioPlayer(
-                contentsOf: file, device: device, configurationFiles: AudioPlayer.configurationFiles(for: daemon.bus))
+                contentsOf: file, device: device, routeFile: AudioPlayer.routeFile(for: daemon.bus))
         } catch {
             Terminal.error("\(error)")
             throw ExitCode(1)

@@ -51,6 +51,13 @@ private func source(_ encoding: SampleEncoding, channels: Int, frames: Int, rate
 
 private func le32(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * UInt32($0))) } }
 
+/// `frames` of `file` rendered as `encoding` at unity gain.
+private func rendered(_ file: WAVFile, _ frames: Range<Int>, as encoding: SampleEncoding) -> [UInt8] {
+    var out: [UInt8] = []
+    file.render(frames: frames, as: encoding, gains: .unity, into: &out)
+    return out
+}
+
 /// What the device must receive for `frames` with `gains`: the pure renderer's output.
 private func expected(_ file: WAVFile, _ frames: Range<Int>, _ gains: OutputGains = .unity) -> [UInt8] {
     var out: [UInt8] = []
@@ -58,125 +65,129 @@ private func expected(_ file: WAVFile, _ frames: Range<Int>, _ gains: OutputGain
     return out
 }
 
+/// A route file naming `device` as `audioroute_route` (what the daemon writes), replaced atomically.
+func writeRoute(_ dir: String, _ device: String) throws {
+    try AtomicFile.write(Array("pcm.!audioroute_route { type plug slave.pcm \"\(device)\" }\n".utf8), to: dir + "/route.conf")
+}
+
+/// An engine following `dir`/route.conf through the plugin's mover, over `devices`.
+private func following(_ file: WAVFile, _ dir: String, first device: String, periodFrames: Int, latencyMicroseconds: Int = 5000) throws -> PlaybackEngine {
+    try writeFile(dir + "/devices.conf", devices(dir))
+    try writeRoute(dir, device)
+    return try PlaybackEngine(
+        file: file, device: AlsaRouteConfig.outputPCM,
+        configuration: .route(file: dir + "/route.conf", configurationFiles: [dir + "/devices.conf"]),
+        periodFrames: periodFrames, latencyMicroseconds: latencyMicroseconds)
+}
+
 @Suite struct PlaybackEngineTests {
     @Test(arguments: SampleEncoding.allCases)
-    func aRerouteMidFileLosesAndRepeatsNoFrame(encoding: SampleEncoding) throws {
+    func aMoveMidFileLosesAndRepeatsNoFrame(encoding: SampleEncoding) throws {
         try withSyncTemporaryDirectory { dir in
             let file = try source(encoding, channels: 2, frames: 10_007, seed: 11)
-            let engine = try PlaybackEngine(file: file, device: "player_a", configuration: configuration(dir), periodFrames: 1000, latencyMicroseconds: 5000)
-            #expect(engine.pcmFormat == PCMFormat(encoding))
+            let engine = try following(file, dir, first: "player_a", periodFrames: 1000)
+            // The plugin's mover takes no FLOAT64: such a file goes as FLOAT.
+            #expect(engine.pcmFormat == PCMFormat(encoding == .float64 ? .float32 : encoding))
             for _ in 0..<3 { #expect(try engine.writeNextPeriod() == 1000) }
-            let first = try engine.reroute(to: "player_b")
-            #expect(first.from == "player_a" && first.to == "player_b")
-            #expect(first.resumeFrame == 3000 - first.rewoundFrames)
-            // With a 5 ms buffer, some frames reached A's file and some were taken back: both halves are exercised.
-            #expect(first.rewoundFrames > 0 && first.resumeFrame > 0, "\(first)")
-            #expect(engine.position == first.resumeFrame)
-            for _ in 0..<4 { try engine.writeNextPeriod() }
+            #expect(engine.routeDevice == "player_a")
+            try writeRoute(dir, "player_b")
+            engine.routeChanged()
+            try engine.writeNextPeriod()
+            let first = try #require(engine.takeMove())
+            #expect(first == RerouteReport(from: "player_a", to: "player_b", replayedFrames: 0, resumeFrame: 3000))
+            for _ in 0..<3 { try engine.writeNextPeriod() }
             // The plug in front of C passes the format through to its file.
-            let second = try engine.reroute(to: "player_c")
+            try writeRoute(dir, "player_c")
+            engine.routeChanged()
             while try engine.writeNextPeriod() > 0 {}
+            #expect(engine.takeMove()?.resumeFrame == 7000)
             #expect(engine.isAtEnd)
             try engine.drain()
             engine.close()
 
             let a = contents(dir + "/a.raw"), b = contents(dir + "/b.raw"), c = contents(dir + "/c.raw")
-            let frameBytes = file.format.bytesPerFrame
-            #expect(a.count == first.resumeFrame * frameBytes)
-            #expect(b.count == (second.resumeFrame - first.resumeFrame) * frameBytes)
-            #expect(a + b + c == Array(file.nativeBytes(frames: 0..<file.frameCount)),
-                    "\(encoding): a \(a.count) b \(b.count) c \(c.count) bytes, rewound \(first.rewoundFrames) and \(second.rewoundFrames)")
+            let frameBytes = 2 * engine.outputEncoding.bytesPerSample
+            #expect(a.count == 3000 * frameBytes && b.count == 4000 * frameBytes)
+            #expect(a + b + c == rendered(file, 0..<file.frameCount, as: engine.outputEncoding),
+                    "\(encoding): a \(a.count) b \(b.count) c \(c.count) bytes")
         }
     }
 
-    @Test func reroutesAtEveryPointOfAShortFileAddUpToTheSource() throws {
-        // A period of 7 frames and reroutes after 0...6 periods, and twice in a row.
+    @Test func itMovesOnlyWhenToldAndOnlyWhenTheRouteNamesAnotherDevice() throws {
+        try withSyncTemporaryDirectory { dir in
+            let file = try source(.signed16, channels: 2, frames: 4000, seed: 12)
+            let engine = try following(file, dir, first: "player_a", periodFrames: 500)
+            try engine.writeNextPeriod()
+            // Told, the route unchanged: no move.
+            engine.routeChanged()
+            try engine.writeNextPeriod()
+            #expect(engine.takeMove() == nil)
+            // The file changed, not told (the client's session pauses first on an unplug): no move.
+            try writeRoute(dir, "player_b")
+            try engine.writeNextPeriod()
+            #expect(engine.takeMove() == nil && engine.routeDevice == "player_a")
+            engine.routeChanged()
+            while try engine.writeNextPeriod() > 0 {}
+            #expect(engine.takeMove()?.resumeFrame == 1500)
+            try engine.drain()
+            engine.close()
+            #expect(contents(dir + "/a.raw") == Array(file.nativeBytes(frames: 0..<1500)))
+            #expect(contents(dir + "/b.raw") == Array(file.nativeBytes(frames: 1500..<4000)))
+        }
+    }
+
+    @Test func movesAtEveryPointOfAShortFileAddUpToTheSource() throws {
+        // A period of 7 frames and moves after 0...7 periods, told twice in a row: the second
+        // route is the one moved to, nothing reaches the first.
         let file = try source(.signed16, channels: 2, frames: 49, seed: 4)
         for split in 0...7 {
             try withSyncTemporaryDirectory { dir in
-                let engine = try PlaybackEngine(file: file, device: "player_a", configuration: configuration(dir), periodFrames: 7, latencyMicroseconds: 5000)
+                let engine = try following(file, dir, first: "player_a", periodFrames: 7)
                 for _ in 0..<split { try engine.writeNextPeriod() }
-                try engine.reroute(to: "player_c")
-                try engine.reroute(to: "player_b")
+                try writeRoute(dir, "player_c")
+                engine.routeChanged()
+                try writeRoute(dir, "player_b")
+                engine.routeChanged()
                 while try engine.writeNextPeriod() > 0 {}
                 try engine.drain()
                 engine.close()
                 let a = contents(dir + "/a.raw"), b = contents(dir + "/b.raw"), c = contents(dir + "/c.raw")
-                #expect(c.isEmpty, "nothing was written between the two reroutes")
+                #expect(c.isEmpty, "nothing was written between the two route changes")
                 #expect(a + b == Array(file.nativeBytes(frames: 0..<49)), "split after \(split) periods")
             }
-        }
-    }
-
-    @Test func theDrainStrategyPlaysEverythingWrittenOnTheOldDevice() throws {
-        try withSyncTemporaryDirectory { dir in
-            let file = try source(.float32, channels: 2, frames: 5000, seed: 21)
-            let engine = try PlaybackEngine(file: file, device: "player_a", configuration: configuration(dir), periodFrames: 1000, latencyMicroseconds: 5000)
-            engine.rerouteStrategy = .drain
-            for _ in 0..<2 { try engine.writeNextPeriod() }
-            let report = try engine.reroute(to: "player_b")
-            #expect(report.rewoundFrames == 0 && report.resumeFrame == 2000)
-            while try engine.writeNextPeriod() > 0 {}
-            try engine.drain()
-            engine.close()
-            #expect(contents(dir + "/a.raw") == Array(file.nativeBytes(frames: 0..<2000)))
-            #expect(contents(dir + "/b.raw") == Array(file.nativeBytes(frames: 2000..<5000)))
         }
     }
 
     @Test func pauseKeepsThePositionAtTheFirstUnplayedFrame() throws {
         try withSyncTemporaryDirectory { dir in
             let file = try source(.signed24, channels: 2, frames: 4000, seed: 31)
-            let engine = try PlaybackEngine(file: file, device: "player_a", configuration: configuration(dir), periodFrames: 1000, latencyMicroseconds: 5000)
+            let engine = try following(file, dir, first: "player_a", periodFrames: 1000)
             for _ in 0..<2 { try engine.writeNextPeriod() }
-            let rewound = engine.pause()
+            engine.pause()
             #expect(!engine.isOpen)
-            #expect(rewound > 0 && engine.position == 2000 - rewound)
-            #expect(contents(dir + "/a.raw") == Array(file.nativeBytes(frames: 0..<engine.position)))
-            // Unpaused on another device (the route moved while paused).
-            let report = try engine.reroute(to: "player_b")
-            #expect(report.rewoundFrames == 0 && report.resumeFrame == 2000 - rewound)
+            // Played out: the device got every frame written, the position is the next one.
+            #expect(engine.position == 2000)
+            #expect(contents(dir + "/a.raw") == Array(file.nativeBytes(frames: 0..<2000)))
+            // Resumed after the route moved while paused: the engine opens the route as it is.
+            try writeRoute(dir, "player_b")
             while try engine.writeNextPeriod() > 0 {}
+            #expect(engine.routeDevice == "player_b" && engine.takeMove() == nil)
             try engine.drain()
             engine.close()
             #expect(contents(dir + "/a.raw") + contents(dir + "/b.raw") == Array(file.nativeBytes(frames: 0..<4000)))
         }
     }
 
-    /// How the player follows the route: the daemon rewrites the route file,
-    /// the engine reroutes to the same name, `audioroute`, and lands on the new device.
-    @Test func reopeningAudiorouteAfterTheRouteFileChangedMovesToTheNewDevice() throws {
-        try withSyncTemporaryDirectory { dir in
-            try writeFile(dir + "/devices.conf", devices(dir))
-            let writer = AlsaRouteConfigWriter(runtimeDirectory: dir + "/run")
-            let speaker = Port(uid: "speaker", type: .builtInSpeaker, device: "card0", direction: .output, alsa: "player_a")
-            let headset = Port(uid: "headset", type: .headphones, device: "card0", direction: .output, alsa: "player_c")
-            try writer.write(AlsaRouteConfig(output: speaker, input: nil))
-            let file = try source(.signed16, channels: 2, frames: 6000, seed: 41)
-            let engine = try PlaybackEngine(
-                file: file, device: AlsaRouteConfig.outputPCM, configuration: .systemPlus(files: [dir + "/devices.conf", writer.path]),
-                periodFrames: 1000, latencyMicroseconds: 5000)
-            for _ in 0..<3 { try engine.writeNextPeriod() }
-            try writer.write(AlsaRouteConfig(output: headset, input: nil))
-            let report = try engine.reroute(to: AlsaRouteConfig.outputPCM)
-            #expect(report.rewoundFrames > 0 && report.resumeFrame > 0, "\(report)")
-            while try engine.writeNextPeriod() > 0 {}
-            try engine.drain()
-            engine.close()
-            let a = contents(dir + "/a.raw"), c = contents(dir + "/c.raw")
-            #expect(a == Array(file.nativeBytes(frames: 0..<report.resumeFrame)))
-            #expect(c == Array(file.nativeBytes(frames: report.resumeFrame..<6000)))
-        }
-    }
-
     @Test func aMonoFileIsPlayedAsStereo() throws {
         try withSyncTemporaryDirectory { dir in
             let file = try source(.unsigned8, channels: 1, frames: 3001, rate: 22050, seed: 8)
-            let engine = try PlaybackEngine(file: file, device: "player_a", configuration: configuration(dir), periodFrames: 512, latencyMicroseconds: 5000)
+            let engine = try following(file, dir, first: "player_a", periodFrames: 512)
             for _ in 0..<2 { try engine.writeNextPeriod() }
-            let report = try engine.reroute(to: "player_b")
-            #expect(report.resumeFrame > 0 && report.rewoundFrames > 0, "\(report)")
+            try writeRoute(dir, "player_b")
+            engine.routeChanged()
             while try engine.writeNextPeriod() > 0 {}
+            let report = try #require(engine.takeMove())
+            #expect(report.resumeFrame == 1024, "\(report)")
             try engine.drain()
             engine.close()
             let a = contents(dir + "/a.raw"), b = contents(dir + "/b.raw")
@@ -240,21 +251,25 @@ private func expected(_ file: WAVFile, _ frames: Range<Int>, _ gains: OutputGain
         }
     }
 
-    @Test func anUnknownDeviceIsLibasoundsErrorAndThePositionIsKept() throws {
+    @Test func aRouteToAnUnknownDeviceFailsTheWriteAndThePositionIsKept() throws {
         try withSyncTemporaryDirectory { dir in
             let file = try source(.signed16, channels: 2, frames: 300, seed: 3)
-            let engine = try PlaybackEngine(file: file, device: "player_a", configuration: configuration(dir), periodFrames: 100, latencyMicroseconds: 5000)
+            let engine = try following(file, dir, first: "player_a", periodFrames: 100)
             try engine.writeNextPeriod()
+            try writeRoute(dir, "player_nowhere")
+            engine.routeChanged()
             do {
-                try engine.reroute(to: "player_nowhere")
-                Issue.record("rerouting to an undefined PCM succeeded")
+                try engine.writeNextPeriod()
+                Issue.record("moving to an undefined PCM succeeded")
             } catch let error as ALSAError {
-                #expect(error.operation == "snd_pcm_open player_nowhere")
+                // The mover could not open the route's device: the device is gone for the stream,
+                // and the player holds until its session says what follows.
+                #expect(error.code == -Errno.Code.noSuchDevice.rawValue, "\(error)")
             }
-            #expect(!engine.isOpen)
             let resume = engine.position
-            #expect(contents(dir + "/a.raw").count == resume * 4)
-            try engine.reroute(to: "player_b")
+            #expect(resume == 100 && contents(dir + "/a.raw").count == resume * 4)
+            engine.close()
+            try writeRoute(dir, "player_b")
             while try engine.writeNextPeriod() > 0 {}
             try engine.drain()
             engine.close()

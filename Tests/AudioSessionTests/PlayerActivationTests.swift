@@ -74,7 +74,7 @@ private func activeSession(_ bus: PrivateBus, _ app: String, _ category: AudioRo
             try await music.setCategory(.playback)
             #expect(try await !music.isActive)
             let player = try AudioPlayer(
-                contentsOf: dir + "/music.wav", configurationFiles: [dir + "/devices.conf"], periodFrames: 480, latencyMicroseconds: 20_000)
+                contentsOf: dir + "/music.wav", routeFile: nil, configurationFiles: [dir + "/devices.conf"], periodFrames: 480, latencyMicroseconds: 20_000)
             let following = await player.follow(music)
             defer { following.cancel() }
             try player.play()
@@ -125,7 +125,7 @@ private func activeSession(_ bus: PrivateBus, _ app: String, _ category: AudioRo
             let game = AudioSession(bus: .address(bus.address), appName: "game")
             try await game.setCategory(category)
             let player = try AudioPlayer(
-                contentsOf: dir + "/music.wav", configurationFiles: [dir + "/devices.conf"], periodFrames: 480, latencyMicroseconds: 20_000)
+                contentsOf: dir + "/music.wav", routeFile: nil, configurationFiles: [dir + "/devices.conf"], periodFrames: 480, latencyMicroseconds: 20_000)
             let following = await player.follow(game)
             defer { following.cancel() }
             try player.play()

@@ -112,7 +112,7 @@ private func waitUntil(seconds: Double = 15, _ condition: () -> Bool) async thro
             try await music.setActive(true)
             #expect(try await waitUntil { String(decoding: contents(routeFile), as: UTF8.self).contains("slave.pcm \"demo_builtin\"") })
             let player = try AudioPlayer(
-                contentsOf: dir + "/music.wav", configurationFiles: [dir + "/devices.conf", routeFile],
+                contentsOf: dir + "/music.wav", routeFile: routeFile, configurationFiles: [dir + "/devices.conf"],
                 periodFrames: 480, latencyMicroseconds: 20_000)
             let following = await player.follow(music)
             defer { following.cancel() }

@@ -31,7 +31,7 @@ private func source(_ path: String, frames: Int) throws -> WAVFile {
 
 private func player(_ dir: String, periodFrames: Int = 500) throws -> AudioPlayer {
     try AudioPlayer(
-        contentsOf: dir + "/a.wav", configurationFiles: [dir + "/devices.conf", dir + "/route.conf"],
+        contentsOf: dir + "/a.wav", routeFile: dir + "/route.conf", configurationFiles: [dir + "/devices.conf"],
         periodFrames: periodFrames, latencyMicroseconds: 5000)
 }
 

@@ -175,7 +175,7 @@ private func waitForEnd(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
             try writeDevices(dir, route: "dev_speaker")
             let file = try writeSource(dir + "/a.wav", frames: 5000)
             let player = try AudioPlayer(
-                contentsOf: dir + "/a.wav", configurationFiles: [dir + "/devices.conf", dir + "/route.conf"],
+                contentsOf: dir + "/a.wav", routeFile: dir + "/route.conf", configurationFiles: [dir + "/devices.conf"],
                 periodFrames: 500, latencyMicroseconds: 5000)
             #expect(player.duration == 5000.0 / 48000)
             player.handle(.ducked)
@@ -197,7 +197,7 @@ private func waitForEnd(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
             try writeDevices(dir, route: "dev_speaker")
             _ = try writeSource(dir + "/a.wav", frames: 5000)
             let player = try AudioPlayer(
-                contentsOf: dir + "/a.wav", configurationFiles: [dir + "/devices.conf", dir + "/route.conf"],
+                contentsOf: dir + "/a.wav", routeFile: dir + "/route.conf", configurationFiles: [dir + "/devices.conf"],
                 periodFrames: 500, latencyMicroseconds: 5000)
             player.handle(.silenced)
             #expect(player.isSilenced && player.sessionGain == 0)
@@ -215,7 +215,7 @@ private func waitForEnd(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
             try writeDevices(dir, route: "dev_speaker")
             let file = try writeSource(dir + "/a.wav", frames: 480_000)
             let player = try AudioPlayer(
-                contentsOf: dir + "/a.wav", configurationFiles: [dir + "/devices.conf", dir + "/route.conf"],
+                contentsOf: dir + "/a.wav", routeFile: dir + "/route.conf", configurationFiles: [dir + "/devices.conf"],
                 periodFrames: 256, latencyMicroseconds: 5000)
             try player.prepareToPlay()
             // The daemon rewrites the route file, then announces the change (the PCM
@@ -243,7 +243,7 @@ private func waitForEnd(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
             let frames = 480_000
             let file = try writeSource(dir + "/a.wav", frames: frames)
             let player = try AudioPlayer(
-                contentsOf: dir + "/a.wav", configurationFiles: [dir + "/devices.conf", dir + "/route.conf"],
+                contentsOf: dir + "/a.wav", routeFile: dir + "/route.conf", configurationFiles: [dir + "/devices.conf"],
                 periodFrames: 256, latencyMicroseconds: 5000)
             try player.prepareToPlay()
             try writeDevices(dir, route: "dev_speaker")

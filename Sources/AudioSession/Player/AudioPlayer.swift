@@ -35,14 +35,16 @@ public enum AudioPlayerEvent: Sendable, Hashable {
     case finished(successfully: Bool)
     /// Playback stopped on an error (AVAudioPlayer's decode error; here: the output failed).
     case decodeError(AudioPlayerError)
-    /// Playback moved to another device (a route change).
+    /// Playback moved to the route's new device (a route change), through the ALSA plugin's mover.
     case rerouted(RerouteReport)
     /// Playing started or stopped (user command, interruption, unplug, end).
     case playingChanged(Bool)
 }
 
 /// Plays a WAV file on the route's ALSA PCM (`audioroute_route`), following an
-/// `AudioSession`'s route changes, interruptions, ducking and silencing (`follow(_:)`).
+/// `AudioSession`'s route changes, interruptions, ducking and silencing (`follow(_:)`). It moves
+/// with the ALSA plugin's own mover (docs/decisions.md, "One mover"): told of a route change by
+/// its session, the stream goes on on the new device at the next period, none lost or repeated.
 /// While it follows a session, `play()` (and a resume after an interruption) activates that
 /// session first when it is inactive, as AVAudioPlayer's `play` activates the shared session.
 public final class AudioPlayer: Sendable {
@@ -50,9 +52,12 @@ public final class AudioPlayer: Sendable {
     public let path: String
     /// The decoded file.
     public let file: WAVFile
-    /// The PCM played to (reopened by name on every route change).
+    /// The PCM played to: the route file's `audioroute_route` (followed), or another name (not).
     public let deviceName: String
-    /// Configuration files read again at every open (the daemon's route file by default).
+    /// The daemon's route file the player follows (`deviceName` is looked up in it), nil when it
+    /// plays to a fixed PCM.
+    public let routeFile: String?
+    /// Configuration files read over the system's at every open, before the route file.
     public let configurationFiles: [String]
     /// Events, for one consumer.
     public let events: AsyncStream<AudioPlayerEvent>
@@ -103,29 +108,31 @@ public final class AudioPlayer: Sendable {
 
     /// The route file of the daemon on the session bus: the user's instance's
     /// (`$XDG_RUNTIME_DIR/audioroute/asound.conf`), else the system instance's
-    /// (`/run/audioroute/asound.conf`), as the ALSA plugin finds it; none if neither exists.
-    public static var defaultConfigurationFiles: [String] { configurationFiles(for: .session) }
+    /// (`/run/audioroute/asound.conf`), as the ALSA plugin finds it; nil if neither exists.
+    public static var defaultRouteFile: String? { routeFile(for: .session) }
 
     /// The route file of the daemon on `bus` (RouteFileLocation): on the system bus, the system
     /// instance's. A player whose session is on the system bus must follow that daemon's route.
-    public static func configurationFiles(for bus: AudioSession.Bus) -> [String] {
-        let file = RouteFileLocation.forClient(
+    public static func routeFile(for bus: AudioSession.Bus) -> String? {
+        RouteFileLocation.forClient(
             systemBus: bus == .system, environment: Environment.variables, exists: { FileInfo.isReadable($0) })
-        return file.map { [$0] } ?? []
     }
 
     /// Loads the WAV file at `path` (the device is opened by `prepareToPlay` or `play`).
     /// - Parameters:
-    ///   - device: the ALSA PCM name (`audioroute_route`, the route file's plug over the route's device).
-    ///   - configurationFiles: ALSA files read on top of the system configuration at every open.
+    ///   - device: the ALSA PCM name. `audioroute_route` with a route file: the route's device,
+    ///     followed as it changes; any other name, or no route file: that PCM, which does not move.
+    ///   - routeFile: the daemon's route file (the session bus's daemon's by default).
+    ///   - configurationFiles: ALSA files read over the system configuration at every open.
     public init(
         contentsOf path: String, device: String = AlsaRouteConfig.outputPCM,
-        configurationFiles: [String] = AudioPlayer.defaultConfigurationFiles,
+        routeFile: String? = AudioPlayer.defaultRouteFile, configurationFiles: [String] = [],
         periodFrames: Int = 1024, latencyMicroseconds: Int = 100_000
     ) throws(AudioPlayerError) {
         do { file = try WAVFile(contentsOf: path) } catch { throw .file(error) }
         self.path = path
         deviceName = device
+        self.routeFile = device == AlsaRouteConfig.outputPCM ? routeFile : nil
         self.configurationFiles = configurationFiles
         self.periodFrames = periodFrames
         self.latencyMicroseconds = latencyMicroseconds
@@ -325,8 +332,10 @@ public final class AudioPlayer: Sendable {
     private func prepare(_ s: inout State) throws(AudioPlayerError) {
         guard s.engine == nil else { return }
         do {
+            let configuration: PCMConfigurationSource =
+                if let routeFile { .route(file: routeFile, configurationFiles: configurationFiles) } else { .systemPlus(files: configurationFiles) }
             let engine = try PlaybackEngine(
-                file: file, device: deviceName, configuration: .systemPlus(files: configurationFiles),
+                file: file, device: deviceName, configuration: configuration,
                 periodFrames: periodFrames, latencyMicroseconds: latencyMicroseconds)
             try engine.seek(to: s.startFrame)
             s.engine = engine
@@ -379,18 +388,14 @@ public final class AudioPlayer: Sendable {
             case .reroute:
                 if s.held {
                     // Held since the old device went away: play on, on the new route (the
-                    // engine reopens the PCM by name, re-reading the route file).
+                    // engine reopens the PCM, which reads the route file).
                     s.held = false
                     startIfNeeded(&s)
                     continue
                 }
-                // A paused engine is closed and reopens the PCM by name, re-reading the route, on resume.
-                guard let engine = s.engine, engine.isOpen else { continue }
-                do {
-                    continuation.yield(.rerouted(try engine.reroute(to: deviceName)))
-                } catch {
-                    fail(.output(error), &s)
-                }
+                // Playing: the plugin's mover moves at the next period. A paused engine is
+                // closed, and opens the route as it is then on resume.
+                s.engine?.routeChanged()
             case .setGain:
                 Self.applyGains(&s)
             }
@@ -417,7 +422,9 @@ public final class AudioPlayer: Sendable {
                 return .exit
             }
             do throws(ALSAError) {
-                if try engine.writeNextPeriod() > 0 { return .next }
+                let written = try engine.writeNextPeriod()
+                if let move = engine.takeMove() { continuation.yield(.rerouted(move)) }
+                if written > 0 { return .next }
                 // The end of the file: play it out before looping or finishing.
                 try engine.drain()
                 s.completedPasses += 1
