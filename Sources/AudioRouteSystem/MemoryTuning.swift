@@ -15,4 +15,11 @@ public enum MemoryTuning {
         _ = mallopt(M_MMAP_THRESHOLD, mappedFrom)
         _ = mallopt(M_TRIM_THRESHOLD, mappedFrom)
     }
+
+    /// Gives the free pages inside the heap back to the kernel (malloc_trim), not only its top:
+    /// after a burst of small blocks (a pool of sessions filled, then emptied) the free ones lie
+    /// between blocks still in use, where the trim threshold never reaches them.
+    public static func giveBackFreePages() {
+        _ = malloc_trim(0)
+    }
 }
