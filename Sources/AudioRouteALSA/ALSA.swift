@@ -311,16 +311,6 @@ public struct PCM: ~Copyable {
         try ALSAError.check(snd_pcm_drop(handle), "snd_pcm_drop \(name)")
     }
 
-    /// Takes back as many written, not yet played frames as the device allows
-    /// (snd_pcm_rewindable, snd_pcm_rewind): they will not be played. Returns
-    /// how many were taken back; 0 when the PCM cannot rewind.
-    public func rewindAll() -> Int {
-        let rewindable = snd_pcm_rewindable(handle)
-        guard rewindable > 0 else { return 0 }
-        let rewound = snd_pcm_rewind(handle, snd_pcm_uframes_t(rewindable))
-        return rewound > 0 ? Int(rewound) : 0
-    }
-
     /// Frames written and not yet played (snd_pcm_delay), or nil when the PCM cannot tell.
     public func delay() -> Int? {
         var frames: snd_pcm_sframes_t = 0

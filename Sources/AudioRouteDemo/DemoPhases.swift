@@ -30,8 +30,7 @@ struct Story {
     /// The music's level (0...1 of full scale) at unity gain.
     static let musicLevel = 0.5
     /// The player's buffer. What the player has written reaches a device's file up to
-    /// `inFlightFrames` later: the file PCM holds a buffer's worth (so that it can be
-    /// rewound), then the pipe to the sink (a page once the sink shrank it, 64 KiB if it
+    /// `inFlightFrames` later: the file PCM holds a buffer's worth, then the pipe to the sink (a page once the sink shrank it, 64 KiB if it
     /// could not) and the sink's read.
     static let latencyMicroseconds = 20_000
     static let inFlightFrames = 48_000 * latencyMicroseconds / 1_000_000 + 65_536 / 4 + 1024
