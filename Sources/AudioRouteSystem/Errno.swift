@@ -22,6 +22,7 @@ public struct Errno: Error, Sendable, Hashable, CustomStringConvertible {
         public static let permissionDenied = Code(EACCES)
         public static let fileExists = Code(EEXIST)
         public static let noSuchDevice = Code(ENODEV)
+        public static let deviceBusy = Code(EBUSY)
         public static let notDirectory = Code(ENOTDIR)
         public static let isDirectory = Code(EISDIR)
         public static let invalidArgument = Code(EINVAL)

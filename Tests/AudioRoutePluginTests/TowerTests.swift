@@ -211,6 +211,30 @@ private func traced(_ stderr: String, _ text: String) -> Int {
         }
     }
 
+    /// The same call from the client library's player (`audioroute play`, an `AudioPlayer`
+    /// following its session, which moves with the plugin's mover but has no session of its own
+    /// there): its first open finds the music's device busy; it is tried again every 25 ms for up
+    /// to a second, after the activation that interrupts the music, on the route as it then
+    /// stands. Before, `audioroute play` failed at once with "Device or resource busy" (on the
+    /// real-kernel Bluetooth bench, every call while music held the A2DP PCM).
+    @Test func thePlayersCallOnABusyDeviceOpensOnceTheTowerHasMovedTheRoute() throws {
+        try withSyncTemporaryDirectory { dir in
+            let (tower, blueALSA, music) = try Self.musicOnABusyDevice(dir)
+            let samples = [Double](repeating: 500.0 / 32768, count: 24_000 * 2)
+            try AtomicFile.write(WAVFile.encode(samples, format: WAVFormat(encoding: .signed16, channels: 2, sampleRate: 48_000)), to: dir + "/call.wav")
+            let call = try ChildProcess(
+                CLI.audioroute, ["play", "--category", "playAndRecord", "--mode", "voiceChat", dir + "/call.wav"],
+                environment: tower.environment)
+            let interrupted = tower.client.signal("Interruption", path: music, args: "[\"began\", \"default\", false]")
+            try #require(interrupted != nil, "the call did not interrupt the music: \(call.availableStderr())")
+            try tower.bench.route(to: "plugtest_b")
+            let status = call.wait(seconds: 20)
+            #expect(status == 0, "stderr: \(call.availableStderr())")
+            #expect(blueALSA.opens(seconds: 0.1) >= 1, "BlueALSA's PCM was never tried")
+            #expect(runs(tower.bench.bytes("b.raw")).map { "\($0.0)x\($0.1)" } == ["500x24000"])
+        }
+    }
+
     /// The device stays busy (the route does not move): the open is tried again for about a
     /// second, then fails with EBUSY as before, and the session is deactivated with notifyOthers,
     /// so the music it interrupted is told to resume.

@@ -96,7 +96,20 @@ public final class AudioPlayer: Sendable {
         var following = 0
         /// Playing waits for the session's activation before its first period.
         var activating = false
+        /// When the route's device was first found busy (CLOCK_MONOTONIC ns), while the open is
+        /// tried again; nil when it is not.
+        var busySince: UInt64?
     }
+
+    /// How long a busy device is tried again, and how often: as the ALSA plugin does
+    /// (AR_BUSY_WAIT_MS, AR_BUSY_RETRY_MS). What frees it is the tower's doing: the activation
+    /// interrupts the session that holds it, or moves the route (a call from A2DP to HFP).
+    static let busyWaitNanoseconds: UInt64 = 1_000_000_000
+    static let busyRetryNanoseconds: UInt64 = 25_000_000
+
+    /// Whether `error` is a busy device (EBUSY: another stream holds an exclusive device, such as
+    /// BlueALSA's A2DP PCM).
+    static func busy(_ error: ALSAError) -> Bool { error.code == -Errno.Code.deviceBusy.rawValue }
 
     /// A write error that means the device is going away (unplugged), not that the player
     /// failed: the kernel fails the stream's writes about 100 ms before udev and the daemon
@@ -237,7 +250,14 @@ public final class AudioPlayer: Sendable {
     /// (one D-Bus round trip when it is active); it plays anyway if the daemon cannot be reached.
     public func play() throws(AudioPlayerError) {
         try withState { (s: inout State) throws(AudioPlayerError) in
-            try prepare(&s)
+            do throws(AudioPlayerError) {
+                try prepare(&s)
+            } catch {
+                // A busy device is opened by the playback thread, after the activation that play()
+                // asks for, which may free it (the tower interrupts the stream that holds it, or
+                // moves the route).
+                guard case .output(let cause) = error, Self.busy(cause) else { throw error }
+            }
             apply(s.policy.play(), to: &s)
         }
     }
@@ -412,17 +432,39 @@ public final class AudioPlayer: Sendable {
 
     // MARK: - The playback thread
 
-    private enum Step { case next, exit }
+    private enum Step { case next, exit, retry }
+
+    /// Whether to try a busy device again: for a second after it was first found busy.
+    private static func tryAgain(_ s: inout State) -> Bool {
+        let now = MonotonicClock.nanoseconds()
+        if s.busySince == nil { s.busySince = now }
+        return now - s.busySince! < busyWaitNanoseconds
+    }
 
     /// One period, under the lock.
     private func step() -> Step {
         state.withLock { s -> Step in
-            guard s.policy.isPlaying, let engine = s.engine else {
+            guard s.policy.isPlaying else {
+                s.threadRunning = false
+                return .exit
+            }
+            if s.engine == nil {
+                do throws(AudioPlayerError) {
+                    try prepare(&s)
+                } catch {
+                    if case .output(let cause) = error, Self.busy(cause), Self.tryAgain(&s) { return .retry }
+                    fail(error, &s)
+                    s.threadRunning = false
+                    return .exit
+                }
+            }
+            guard let engine = s.engine else {
                 s.threadRunning = false
                 return .exit
             }
             do throws(ALSAError) {
                 let written = try engine.writeNextPeriod()
+                s.busySince = nil
                 if let move = engine.takeMove() { continuation.yield(.rerouted(move)) }
                 if written > 0 { return .next }
                 // The end of the file: play it out before looping or finishing.
@@ -442,6 +484,9 @@ public final class AudioPlayer: Sendable {
                 continuation.yield(.playingChanged(false))
                 continuation.yield(.finished(successfully: true))
                 return .exit
+            } catch where Self.busy(error) && Self.tryAgain(&s) {
+                // Reopened (after a pause, or on a new route) while another stream holds it.
+                return .retry
             } catch where Self.deviceGone(error) {
                 // Unplugged under the write: hold (the position is kept) until the route
                 // change says what to do: pause on oldDeviceUnavailable, play on a new route.
@@ -461,8 +506,12 @@ public final class AudioPlayer: Sendable {
     /// Nil when it started.
     private func startThread() -> Errno? {
         AudioRouteSystem.startThread { [self] in
-            while step() == .next {
-                while waiting.load(ordering: .sequentiallyConsistent) > 0 { yieldThread() }
+            while true {
+                switch step() {
+                case .next: while waiting.load(ordering: .sequentiallyConsistent) > 0 { yieldThread() }
+                case .retry: MonotonicClock.sleep(nanoseconds: Self.busyRetryNanoseconds)
+                case .exit: return
+                }
             }
         }.map { Errno(Errno.Code($0), "pthread_create", path: "player") }
     }
