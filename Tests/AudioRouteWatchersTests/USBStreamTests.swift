@@ -38,6 +38,13 @@ import AudioRouteTestKit
         #expect(USBStreamProc.widestPlayback(text) == USBPlaybackFormat(channels: 6, altset: 4, channelMap: "FL FR FC LFE SL SR"))
     }
 
+    /// QEMU's multichannel usb-audio as the real kernel lists it (the real-kernel bench's guest):
+    /// stereo, 5.1 and 7.1 altsets; the 7.1 one is the widest.
+    @Test func qemusMultichannelCardsWidestIsItsSevenOne() throws {
+        let text = try String(contentsOfFile: "\(Self.streams)/qemu-usb-audio-multi.stream0.txt", encoding: .utf8)
+        #expect(USBStreamProc.widestPlayback(text) == USBPlaybackFormat(channels: 8, altset: 3, channelMap: "FL FR FC LFE RL RR SL SR"))
+    }
+
     /// Real stereo cards: a running headset (its status names an interface and altset of its
     /// own, with `=`), a DAC with three stereo altsets, a dock. Two channels each; the capture
     /// section does not count.
