@@ -184,6 +184,7 @@ enum ExplainText {
         }
         if !card.hdaPins.isEmpty { lines.append("  hda pins: \(card.hdaPins.map(\.label).joined(separator: ", "))") }
         if !card.phantomJacks.isEmpty { lines.append("  phantom jacks: \(card.phantomJacks.map { "\"\($0)\"" }.joined(separator: ", "))") }
+        for (device, format) in card.usbPlayback.sorted(by: { $0.key < $1.key }) { lines.append("  usb \(format.signal(device: device))") }
         for jack in jacks {
             let state = jack.stateKnown ? "\(jack.state)" : "unknown"
             let source = jack.source == .evdev ? "" : " source=\(jack.source.rawValue)"
@@ -240,10 +241,20 @@ enum ExplainText {
                 JSON.Member("capabilities", pin.capabilities.map { .integer(Int64($0)) } ?? .null), JSON.Member("label", .string(pin.label)),
             ])
         }
+        // A USB card's widest playback format per PCM device (its stream files), as read.
+        let usbPlayback: [JSON] = card.usbPlayback.sorted { $0.key < $1.key }.map { (device: Int, format: USBPlaybackFormat) -> JSON in
+            let altset: JSON = format.altset.map { JSON.integer(Int64($0)) } ?? .null
+            let map: JSON = format.channelMap.map(JSON.string) ?? .null
+            return JSON.object([
+                JSON.Member("device", .integer(Int64(device))), JSON.Member("channels", .integer(Int64(format.channels))),
+                JSON.Member("altset", altset), JSON.Member("channelMap", map),
+            ])
+        }
         var members = [
             JSON.Member("card", .string(card.sysname)), JSON.Member("syspath", .string(card.syspath)),
             JSON.Member("id", card.attributes["id"].map(JSON.string) ?? .null), JSON.Member("info", info), JSON.Member("pcms", .array(pcms)),
-            JSON.Member("hdaPins", .array(pins)), JSON.Member("phantomJacks", .array(card.phantomJacks.map(JSON.string))), JSON.Member("jacks", .array(jackList)),
+            JSON.Member("hdaPins", .array(pins)), JSON.Member("phantomJacks", .array(card.phantomJacks.map(JSON.string))),
+            JSON.Member("usbPlayback", .array(usbPlayback)), JSON.Member("jacks", .array(jackList)),
             JSON.Member("decisions", .array(decisions)), JSON.Member("ports", .array(ports)),
         ]
         if let report {

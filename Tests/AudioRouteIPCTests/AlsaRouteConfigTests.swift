@@ -47,6 +47,18 @@ private func parsed(_ config: AlsaRouteConfig) throws -> Parsed {
         #expect(config.problems.isEmpty)
     }
 
+    /// A USB card's surround output (dmix at its channels, docs/ports.md): the plug in front of it
+    /// takes the name whole, CHANNELS and all, and the card's control is still found.
+    @Test func aSurroundPortsDmixKeepsItsChannels() throws {
+        let surround = Port(uid: "usb-QEMU_QEMU_USB_Audio-2/output", type: .usbAudio, device: "usb-QEMU", alsa: "dmix:CARD=Audio,DEV=0,CHANNELS=8")
+        let config = AlsaRouteConfig(output: surround, input: nil)
+        let tree = try parsed(config)
+        #expect(tree.string(at: "pcm.audioroute_route.type") == "plug")
+        #expect(tree.string(at: "pcm.audioroute_route.slave.pcm") == "dmix:CARD=Audio,DEV=0,CHANNELS=8")
+        #expect(tree.string(at: "ctl.audioroute.card") == "Audio")
+        #expect(config.problems.isEmpty)
+    }
+
     /// Issue 17: the route's own names replace earlier definitions (`pcm.!`); the public names
     /// (the ALSA plugin's `audioroute`, or a user's) are kept whole where they exist (`pcm.?`),
     /// neither replaced nor merged into.
@@ -106,7 +118,8 @@ private func parsed(_ config: AlsaRouteConfig) throws -> Parsed {
         ("plughw:CARD=PCH,DEV=0", "PCH"), ("hw:CARD=Headset,DEV=1", "Headset"), ("hw:1,0", "1"),
         ("plughw:CARD=\"USB\",DEV=0", "USB"), ("plughw:DEV=0,CARD=X", "X"),
         ("dmix:CARD=PCH,DEV=0", "PCH"), ("dsnoop:CARD=Pro,DEV=0", "Pro"), ("dmix:2,0", "2"), ("dsnoop:3,1", "3"), ("dmix:CARD=PCH", "PCH"),
-        ("hdmi:CARD=vc4hdmi0,DEV=0", "vc4hdmi0"), ("hdmi:1,0", "1"),
+        ("hdmi:CARD=vc4hdmi0,DEV=0", "vc4hdmi0"), ("hdmi:1,0", "1"), ("dmix:CARD=Audio,DEV=0,CHANNELS=8", "Audio"),
+        ("dmix:CARD=ICUSBAUDIO7D,DEV=0,CHANNELS=6", "ICUSBAUDIO7D"),
     ])
     func cardControlsAreDerivedFromHardwarePCMs(_ pcm: String, _ card: String) {
         #expect(AlsaRouteConfig.controlCard(forPCM: pcm) == card)

@@ -168,7 +168,10 @@ public enum CardClassifier {
             if let alsaOverride { return alsaOverride }
             guard let pcm else { return nil }
             let plugin = pcm.playback && subframesOnly != nil ? "hdmi" : sharedPlugin(output: pcm.playback, exclusive: exclusive)
-            if let cardID { return "\(plugin):CARD=\(cardID),DEV=\(pcm.device)" }
+            if let cardID {
+                let channels = plugin == "dmix" ? surroundChannels(card, pcm: pcm).map { ",CHANNELS=\($0.channels)" } ?? "" : ""
+                return "\(plugin):CARD=\(cardID),DEV=\(pcm.device)\(channels)"
+            }
             if let cardNumber { return "\(plugin):\(cardNumber),\(pcm.device)" }
             return nil
         }
@@ -250,6 +253,13 @@ public enum CardClassifier {
             let uid = "\(base)/\(role)"
             cardPorts.append(Port(uid: uid, type: type, device: device ?? base, name: name, direction: direction, priority: type.defaultPriority, alsa: alsaName(pcm)))
             decide(uid, "\(type.rawValue) \(direction.rawValue)\(pcm.map { " on PCM \($0.device)" } ?? "")", signal)
+            // The name says CHANNELS where the card's stream file made it (not an admin's PCM): said
+            // once per PCM, apart from the port's own decision (its signal is what made the port).
+            if let pcm, let wide = surroundChannels(card, pcm: pcm), let alsa = cardPorts.last?.alsa, alsa.hasSuffix(",CHANNELS=\(wide.channels)") {
+                let subject = "pcm \(pcm.device)p"
+                let outcome = "shared at \(wide.channels) channels (\(alsa))"
+                if !result.decisions.contains(where: { $0.subject == subject && $0.outcome == outcome }) { decide(subject, outcome, wide.signal) }
+            }
             result.availability[uid] = .present
         }
 
@@ -773,6 +783,22 @@ public enum CardClassifier {
         }
         if let name = card.info?.name, name == "vc4-hdmi" || name.hasPrefix("vc4-hdmi-") { return "card name \(name)" }
         return nil
+    }
+
+    /// The most channels dmix runs a card at: 7.1, the widest layout ALSA's channel maps name
+    /// speakers for (and the plugin offers).
+    static let maxSharedChannels = 8
+
+    /// How many channels a USB card's playback PCM is shared at, where its stream file says its
+    /// endpoint takes more than stereo: its widest format's count, at most `maxSharedChannels`
+    /// (a studio interface's 18 outputs are shared as 7.1), with the stream file's words; nil
+    /// for stereo, for a capture PCM, and where there is no stream file (not USB, or not read):
+    /// dmix then runs alsa-lib's default, 2 (docs/decisions.md, "Surround on a USB card").
+    static func surroundChannels(_ card: CardRecord, pcm: PCMDevice) -> (channels: Int, signal: String)? {
+        guard pcm.playback, let widest = card.usbPlayback[pcm.device], widest.channels > 2 else { return nil }
+        let channels = min(widest.channels, maxSharedChannels)
+        let capped = channels < widest.channels ? " (at most \(maxSharedChannels) shared)" : ""
+        return (channels, widest.signal(device: pcm.device) + capped)
     }
 
     /// The ALSA plugin a port opens its card's PCM through: dmix (playback) or dsnoop (capture),

@@ -170,11 +170,15 @@ public struct CardRecord: Sendable, Hashable {
     /// The names of its `… Phantom Jack` controls (HDA makes one for each pin that cannot sense a
     /// plug: `Speaker Phantom Jack`, `Internal Mic Phantom Jack`); empty when not read.
     public var phantomJacks: [String]
+    /// A USB card's widest playback format on each PCM device, by device number
+    /// (`/proc/asound/card<n>/stream<m>`); empty when not USB or not read.
+    public var usbPlayback: [Int: USBPlaybackFormat]
 
     public init(
         syspath: String, sysname: String? = nil, properties: [String: String] = [:], attributes: [String: String] = [:],
         pcms: [PCMDevice] = [], hasControl: Bool = true, parent: CardParent = CardParent(), faults: [String] = [],
-        info: CardInfo? = nil, hdaPins: [HDAPin] = [], eldDevices: [Int] = [], phantomJacks: [String] = []
+        info: CardInfo? = nil, hdaPins: [HDAPin] = [], eldDevices: [Int] = [], phantomJacks: [String] = [],
+        usbPlayback: [Int: USBPlaybackFormat] = [:]
     ) {
         self.syspath = syspath
         self.sysname = sysname ?? String(syspath.split(separator: "/").last ?? "")
@@ -188,6 +192,7 @@ public struct CardRecord: Sendable, Hashable {
         self.hdaPins = hdaPins
         self.eldDevices = eldDevices
         self.phantomJacks = phantomJacks
+        self.usbPlayback = usbPlayback
     }
 }
 

@@ -80,6 +80,9 @@ final class UdevEventLoop: @unchecked Sendable {
         var phantomJacks: [String] = []
         /// Its HDA codecs' pins (/proc/asound/card<n>/codec#<m>), read once per card instance.
         var hdaPins: [HDAPin] = []
+        /// A USB card's widest playback format per PCM device (/proc/asound/card<n>/stream<m>),
+        /// read with the pins.
+        var usbPlayback: [Int: USBPlaybackFormat] = [:]
         var pinsRead = false
     }
     private var cardCache: [String: CardCache] = [:]
@@ -333,7 +336,7 @@ final class UdevEventLoop: @unchecked Sendable {
         return CardRecord(
             syspath: syspath, sysname: cache.sysname, properties: cache.properties, attributes: cache.attributes,
             pcms: pcms, hasControl: hasControl, parent: cache.parent, faults: cache.faults, info: cache.info, hdaPins: cache.hdaPins,
-            eldDevices: cache.eldDevices, phantomJacks: cache.phantomJacks)
+            eldDevices: cache.eldDevices, phantomJacks: cache.phantomJacks, usbPlayback: cache.usbPlayback)
     }
 
     /// A PCM child's `pcm_class` and `id` attributes, where sysfs has them.
@@ -601,13 +604,19 @@ final class UdevEventLoop: @unchecked Sendable {
         }
     }
 
-    /// The card's HDA codec pins, once per card instance (an unreadable file is logged once).
+    /// The card's HDA codec pins and a USB card's stream formats, once per card instance (an
+    /// unreadable file is logged once). Neither changes while the card is there; the kernel adds
+    /// the card's proc files right after its devices (snd_card_register), before udev has passed
+    /// on the control device's event.
     private func readPins(of cardSyspath: String) {
         guard let cache = cardCache[cardSyspath], !cache.pinsRead else { return }
         cardCache[cardSyspath]?.pinsRead = true
         guard let raw = cache.attributes["number"], let number = Int(raw), (0..<256).contains(number) else { return }
         cardCache[cardSyspath]?.hdaPins = HDACodecProc.read(card: number, root: procRoot) { message in
             emit(.fault(key: "\(cardSyspath)#codec", message: "\(cache.sysname): \(message)"))
+        }
+        cardCache[cardSyspath]?.usbPlayback = USBStreamProc.read(card: number, root: procRoot) { message in
+            emit(.fault(key: "\(cardSyspath)#stream", message: "\(cache.sysname): \(message)"))
         }
     }
 
