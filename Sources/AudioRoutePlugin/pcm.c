@@ -668,11 +668,16 @@ static snd_pcm_sframes_t pump(struct ar_pcm *p, char *frames, snd_pcm_uframes_t 
 		read_bus(p);
 		check_route(p);
 		if (p->tower.interrupted) {
-			// A blocking writer held still is how a plain app pauses (docs/alsa.md).
+			// A writer held still is how a plain app pauses (docs/alsa.md). Its frames go into
+			// the stash, the pointer standing, blocking or not: the app then waits in its own
+			// poll (snd_pcm_wait), with its own locks released, so that its pause (a drop, then
+			// a prepare: mpv's) gets through. Only a blocking writer whose stash is full waits
+			// in the transfer.
 			begin_hold(p);
 			update_readiness(p);
-			if (io->nonblock)
-				return stash_frames(p, frames, size);
+			snd_pcm_sframes_t stashed = stash_frames(p, frames, size);
+			if (io->nonblock || stashed != -EAGAIN)
+				return stashed;
 			int err = ar_bus_wait(p->bus, -1, -1);
 			if (err < 0)
 				return err;
