@@ -668,16 +668,11 @@ static snd_pcm_sframes_t pump(struct ar_pcm *p, char *frames, snd_pcm_uframes_t 
 		read_bus(p);
 		check_route(p);
 		if (p->tower.interrupted) {
-			// A writer held still is how a plain app pauses (docs/alsa.md). Its frames go into
-			// the stash, the pointer standing, blocking or not: the app then waits in its own
-			// poll (snd_pcm_wait), with its own locks released, so that its pause (a drop, then
-			// a prepare: mpv's) gets through. Only a blocking writer whose stash is full waits
-			// in the transfer.
+			// A blocking writer held still is how a plain app pauses (docs/alsa.md).
 			begin_hold(p);
 			update_readiness(p);
-			snd_pcm_sframes_t stashed = stash_frames(p, frames, size);
-			if (io->nonblock || stashed != -EAGAIN)
-				return stashed;
+			if (io->nonblock)
+				return stash_frames(p, frames, size);
 			int err = ar_bus_wait(p->bus, -1, -1);
 			if (err < 0)
 				return err;
