@@ -33,43 +33,38 @@ private func commonFrames(_ bytes: [UInt8], channels: Int) -> [([Int16], Int)] {
 
 @Suite(.enabled(if: access("/usr/bin/mpv", X_OK) == 0, "mpv is not installed (scripts/bootstrap installs it)"))
 struct MpvTests {
-    private static func mpv(_ bench: Bench, _ file: String) throws -> ProcessResult {
-        try ChildProcess("/usr/bin/mpv", [
-            "--no-config", "--really-quiet", "--no-video", "--ao=alsa", "--audio-device=alsa/audioroute",
-            "--audio-channels=auto", "--audio-format=s16", file,
-        ], environment: bench.environment, input: .pipe).collect()
+    /// The 5.1 file played by mpv through `audioroute` with the route on `device`: the frames of
+    /// the device's `file` (`channels` a frame), most frequent first.
+    private static func played(on device: String, into file: String, channels: Int) throws -> [([Int16], Int)] {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try Bench(dir)
+            try bench.route(to: device)
+            try surroundFile(dir + "/51.wav", frames: 48_000)
+            let result = try ChildProcess("/usr/bin/mpv", [
+                "--no-config", "--really-quiet", "--no-video", "--ao=alsa", "--audio-device=alsa/audioroute",
+                "--audio-channels=auto", "--audio-format=s16", dir + "/51.wav",
+            ], environment: bench.environment, input: .pipe).collect()
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            return commonFrames(bench.bytes(file), channels: channels)
+        }
     }
 
     /// A 5.1 device (the route's file PCM, whose map is FL FR RL RR FC LFE): mpv plays the file's
     /// six channels, each on its own speaker, in the device's order.
     @Test func mpvPlaysA51FileOnSixSpeakersOfA51Device() throws {
-        try withSyncTemporaryDirectory { dir in
-            let bench = try Bench(dir)
-            try bench.route(to: "plugtest_51")
-            try surroundFile(dir + "/51.wav", frames: 48_000)
-            let result = try Self.mpv(bench, dir + "/51.wav")
-            #expect(result.status == 0, "stderr: \(result.stderr)")
-            let frames = commonFrames(bench.bytes("c.raw"), channels: 6)
-            // FL FR RL RR FC LFE from the file's FL FR FC LFE BL BR.
-            #expect(frames.first?.0 == [1000, 2000, 5000, 6000, 3000, 4000], "\(frames.prefix(3))")
-            #expect((frames.first?.1 ?? 0) >= 48_000 * 9 / 10, "\(frames.prefix(3))")
-        }
+        let frames = try Self.played(on: "plugtest_51", into: "c.raw", channels: 6)
+        // FL FR RL RR FC LFE from the file's FL FR FC LFE BL BR.
+        #expect(frames.first?.0 == [1000, 2000, 5000, 6000, 3000, 4000], "\(frames.prefix(3))")
+        #expect((frames.first?.1 ?? 0) >= 48_000 * 9 / 10, "\(frames.prefix(3))")
     }
 
     /// A stereo device: mpv mixes the six channels down by its own rule (the centre and the
     /// surrounds into both sides), rather than the route file's plug dropping four of them.
     @Test func mpvMixesA51FileDownForAStereoDevice() throws {
-        try withSyncTemporaryDirectory { dir in
-            let bench = try Bench(dir)
-            try bench.route(to: "plugtest_stereo")
-            try surroundFile(dir + "/51.wav", frames: 48_000)
-            let result = try Self.mpv(bench, dir + "/51.wav")
-            #expect(result.status == 0, "stderr: \(result.stderr)")
-            let frames = commonFrames(bench.bytes("d.raw"), channels: 2)
-            let (left, right) = (Int(frames.first?.0[0] ?? 0), Int(frames.first?.0[1] ?? 0))
-            // Front left and right alone (a plug's copy) would be 1000 and 2000.
-            #expect(left > 1000 && right > 2000, "\(frames.prefix(3))")
-            #expect((frames.first?.1 ?? 0) >= 48_000 * 9 / 10, "\(frames.prefix(3))")
-        }
+        let frames = try Self.played(on: "plugtest_stereo", into: "d.raw", channels: 2)
+        let (left, right) = (Int(frames.first?.0[0] ?? 0), Int(frames.first?.0[1] ?? 0))
+        // Front left and right alone (a plug's copy) would be 1000 and 2000.
+        #expect(left > 1000 && right > 2000, "\(frames.prefix(3))")
+        #expect((frames.first?.1 ?? 0) >= 48_000 * 9 / 10, "\(frames.prefix(3))")
     }
 }
