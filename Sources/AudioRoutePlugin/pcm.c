@@ -668,11 +668,16 @@ static snd_pcm_sframes_t pump(struct ar_pcm *p, char *frames, snd_pcm_uframes_t 
 		read_bus(p);
 		check_route(p);
 		if (p->tower.interrupted) {
-			// A blocking writer held still is how a plain app pauses (docs/alsa.md).
+			// A writer held still is how a plain app pauses (docs/alsa.md). Its frames go into
+			// the stash, the pointer standing, blocking or not: the app then waits in its own
+			// poll (snd_pcm_wait), with its own locks released, so that its pause (a drop, then
+			// a prepare: mpv's) gets through. Only a blocking writer whose stash is full waits
+			// in the transfer.
 			begin_hold(p);
 			update_readiness(p);
-			if (io->nonblock)
-				return stash_frames(p, frames, size);
+			snd_pcm_sframes_t stashed = stash_frames(p, frames, size);
+			if (io->nonblock || stashed != -EAGAIN)
+				return stashed;
 			int err = ar_bus_wait(p->bus, -1, -1);
 			if (err < 0)
 				return err;
@@ -987,6 +992,9 @@ static int ar_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd, unsigned in
 	(void)nfds;
 	struct ar_pcm *p = io->private_data;
 	read_bus(p);
+	// The route watch is in the descriptor's set too: read, or its change keeps the set ready
+	// and a held app spins in its wait (deaf to its own SIGTERM on the real kernel).
+	check_route(p);
 	// Resumed with frames stashed: they go now, so that the app's buffer has room again.
 	if (p->stashed > 0 && !p->tower.interrupted)
 		pump(p, NULL, 0);

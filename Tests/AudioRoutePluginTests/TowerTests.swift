@@ -323,6 +323,31 @@ private func traced(_ stderr: String, _ text: String) -> Int {
         }
     }
 
+    /// A held aplay ends on SIGTERM as an unheld one does (its handler aborts the PCM): the
+    /// plugin's hold never keeps an app from being stopped, blocking or not, its stash full.
+    /// The route file rewritten meanwhile (as an unplug does) must not wake it for nothing: on
+    /// the real kernel, the unread change kept the PCM's descriptor ready and aplay spun in
+    /// alsa-lib's wait, deaf to its signal.
+    @Test(arguments: [[], ["-N"]]) func aHeldAplayEndsOnSIGTERM(flags: [String]) throws {
+        try withSyncTemporaryDirectory { dir in
+            let tower = try Tower(dir)
+            let player = try tower.aplay("audioroute", flags: flags)
+            defer { player.signal(SIGKILL) }
+            try tower.play(player, 5000, 1000)
+            try tower.holdByACall(player)
+            player.send(frames(8000, 3000))  // more than the stash takes (within the pipe's 64 KiB)
+            MonotonicClock.sleep(nanoseconds: 300_000_000)
+            try tower.bench.route(to: "plugtest_b")
+            MonotonicClock.sleep(nanoseconds: 100_000_000)
+            let before = cpuTicks(player.pid)
+            MonotonicClock.sleep(nanoseconds: 500_000_000)
+            #expect(cpuTicks(player.pid) - before < 10, "aplay \(flags) spins while held")
+            player.signal(SIGTERM)
+            #expect(player.wait(seconds: 5) != nil, "aplay \(flags) outlived SIGTERM while held; stderr: \(player.availableStderr())")
+            #expect(!runs(tower.bench.bytes("a.raw")).contains { $0.0 == 3000 }, "played while held")
+        }
+    }
+
     /// The tower goes away while it holds aplay (a call interrupted it): the daemon killed, with
     /// or without a new one on the bus, or the bus itself killed. The writer is released and
     /// plays on outside the tower, nothing lost, and says so once. Before, aplay stayed held for
@@ -435,6 +460,66 @@ private func traced(_ stderr: String, _ text: String) -> Int {
             #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
             let found = runs(tower.bench.bytes("a.raw")).map { "\($0.0)x\($0.1)" }
             #expect(found.first == "1000x5000" && found.contains("3000x5000"), "\(found)")
+        }
+    }
+
+    /// mpv, held by a call that ends without shouldResume, is paused and played again by its
+    /// user: mpv's ALSA output drops the stream on pause and prepares it on play (the plugin
+    /// cannot pause), which asks the tower to activate the session again, and the music goes on.
+    /// mpv reads a WAV file from its standard input, so the test paces it as a device would.
+    /// Before, mpv's pause never got through: its writer was held inside the plugin's transfer,
+    /// with the lock its pause needs.
+    @Test(.enabled(if: access("/usr/bin/mpv", X_OK) == 0, "mpv is not installed (scripts/bootstrap installs it)"),
+          .timeLimit(.minutes(1)))
+    func mpvHeldByACallPlaysAgainWhenItsUserPausesAndPlays() throws {
+        try withSyncTemporaryDirectory { dir in
+            let tower = try Tower(dir)
+            let socket = dir + "/mpv.socket"
+            let mpv = try ChildProcess("/usr/bin/mpv", [
+                "--no-config", "--really-quiet", "--no-video", "--ao=alsa", "--audio-device=alsa/audioroute",
+                "--audio-format=s16", "--audio-channels=stereo", "--cache=no", "--input-ipc-server=" + socket,
+                // From a pipe, lavf would read 5 MB before it starts: the header is enough here.
+                "--demuxer-lavf-probesize=32", "--demuxer-lavf-analyzeduration=0", "-",
+            ], environment: tower.environment, input: .pipe)
+            defer { mpv.signal(SIGKILL) }
+            // A WAV header whose data runs on (mpv plays what comes), then a second of 1000s.
+            var header = WAVFile.encode([], format: WAVFormat(encoding: .signed16, channels: 2, sampleRate: 48_000))
+            header.replaceSubrange(4..<8, with: [0xff, 0xff, 0xff, 0x7f])
+            header.replaceSubrange((header.count - 4)..<header.count, with: [0xf0, 0xff, 0xff, 0x7f])
+            mpv.send(header + frames(48_000, 1000))
+            func played(_ value: Int16) -> Int { runs(tower.bench.bytes("a.raw")).filter { $0.0 == value }.map(\.1).reduce(0, +) }
+            func ipc(_ command: String) throws {
+                // At most 5 s for mpv's answer: a pause that never gets through fails, not hangs.
+                let sent = try Subprocess.run("/usr/bin/timeout", ["-s", "KILL", "5", "/usr/bin/python3", "-c", """
+                    import socket, sys
+                    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode() + b"\\n"); s.recv(4096)
+                    """, socket, command])
+                try #require(sent.status == 0, "mpv did not answer \(command) (\(sent.status)): \(sent.stderr)")
+            }
+            func waitFor(_ what: () -> Bool) -> Bool {
+                let deadline = MonotonicClock.milliseconds() + 10_000
+                while MonotonicClock.milliseconds() < deadline { if what() { return true }; MonotonicClock.sleep(nanoseconds: 20_000_000) }
+                return false
+            }
+            try #require(waitFor { played(1000) >= 24_000 }, "mpv did not play: \(mpv.availableStderr())")
+            let call = try tower.client.openSession("call", category: "playAndRecord")
+            #expect(tower.client.session(call, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
+            letTheSignalArrive()
+            // Held: what mpv is given now does not reach the device, even once the call ends
+            // without shouldResume (no `ended` for the held stream).
+            mpv.send(frames(48_000, 2000))
+            #expect(tower.client.session(call, "SetActive", "bb", "[false, false]") == "{\"reply\": null}")
+            MonotonicClock.sleep(nanoseconds: 1_000_000_000)
+            #expect(played(2000) == 0, "played while held; stderr: \(mpv.availableStderr())")
+            // The user pauses and plays.
+            try ipc(#"{"command": ["set_property", "pause", true]}"#)
+            MonotonicClock.sleep(nanoseconds: 300_000_000)
+            try ipc(#"{"command": ["set_property", "pause", false]}"#)
+            mpv.send(frames(48_000, 3000))
+            #expect(waitFor { played(3000) >= 24_000 }, "not playing again after pause and play; stderr: \(mpv.availableStderr())")
+            #expect(tower.sessions.contains("\"playback\", \"default\", [], true"), "\(tower.sessions)")
+            try ipc(#"{"command": ["quit"]}"#)
+            #expect(mpv.wait(seconds: 10) != nil)
         }
     }
 

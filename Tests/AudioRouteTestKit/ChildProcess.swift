@@ -219,8 +219,20 @@ public func spawn(
     // Nothing but 0-2: a descriptor another thread just opened without O_CLOEXEC (libasound's
     // popen for a `file "|cmd"` PCM) must not live on in a child and keep its pipe from closing.
     posix_spawn_file_actions_addclosefrom_np(&actions, 3)
+    // A child starts as from a shell: no signal blocked, none ignored. The test runner's threads
+    // block most signals, and a child would inherit that mask: SIGTERM never reached an aplay.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t()
+    sigemptyset(&none)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    var all = sigset_t()
+    sigfillset(&all)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
+    let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
     return spawned == 0 ? .success(pid) : .failure(SpawnError(errno: spawned))
 }
 
