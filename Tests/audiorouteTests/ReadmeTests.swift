@@ -1,0 +1,66 @@
+// The README's table of parts against the tree: a folder nobody names, or a page the README
+// names that is not there, is a reader sent nowhere.
+import AudioRouteTestKit
+import Glibc
+import Testing
+
+@Suite struct ReadmeTests {
+    static let root = Subprocess.packageRoot
+
+    /// The README's "What is here" table, the rows only.
+    static func partsTable() throws -> String {
+        let readme = try readText(root + "/README.md")
+        guard let start = readme.range(of: "## What is here") else { throw TestFailure("README.md has no \"What is here\" section") }
+        let rest = readme[start.upperBound...]
+        let end = rest.range(of: "\n## ")?.lowerBound ?? rest.endIndex
+        return String(rest[..<end])
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+
+    /// Every folder under Sources/ and Benchmarks/, every folder under the watchers, and the
+    /// top-level folders that hold parts, are named in the table (`Sources/X`, or `X` in a row
+    /// that lists several).
+    @Test func theTableNamesEveryPart() throws {
+        let table = try Self.partsTable()
+        var missing: [String] = []
+        for top in ["Sources", "Benchmarks"] {
+            for name in directoryEntries(Self.root + "/" + top) where Self.isDirectory(Self.root + "/\(top)/\(name)") {
+                if !table.contains("`\(top)/\(name)") && !table.contains("`\(name)`") && !table.contains("\(top)/\(name)`") {
+                    missing.append("\(top)/\(name)")
+                }
+            }
+        }
+        for name in directoryEntries(Self.root + "/Sources/AudioRouteWatchers") where Self.isDirectory(Self.root + "/Sources/AudioRouteWatchers/\(name)") {
+            if !table.contains("`\(name)/`") { missing.append("Sources/AudioRouteWatchers/\(name)") }
+        }
+        for folder in ["scripts", "docs", "examples", "udev-rules", "systemd", "dbus", "Tests", "Benchmarks"] where Self.isDirectory(Self.root + "/" + folder) {
+            if !table.contains("`\(folder)/`") { missing.append(folder + "/") }
+        }
+        // share/ is named by its parts: what the plugin installs, what the demo loads.
+        for name in directoryEntries(Self.root + "/share") where Self.isDirectory(Self.root + "/share/" + name) {
+            if !table.contains("`share/\(name)/`") { missing.append("share/\(name)/") }
+        }
+        #expect(missing.isEmpty, "README.md's table of parts does not name: \(missing)")
+    }
+
+    /// Every docs page the README names exists, and every page in docs/ is named there.
+    @Test func theDocsPagesAndTheReadmeAgree() throws {
+        let readme = try readText(Self.root + "/README.md")
+        let pages = directoryEntries(Self.root + "/docs").filter { $0.hasSuffix(".md") }
+        #expect(!pages.isEmpty)
+        let unnamed = pages.filter { !readme.contains("`\($0)`") && !readme.contains("docs/\($0)") }
+        #expect(unnamed.isEmpty, "docs pages the README does not name: \(unnamed)")
+        // Names in backticks that look like docs pages: `name.md` or `docs/name.md`.
+        var named: Set<String> = []
+        for piece in readme.split(separator: "`") where piece.hasSuffix(".md") && !piece.contains(" ") {
+            let name = piece.hasPrefix("docs/") ? String(piece.dropFirst(5)) : String(piece)
+            if !name.contains("/") && name != "README.md" { named.insert(name) }
+        }
+        let absent = named.filter { access(Self.root + "/docs/" + $0, F_OK) != 0 }.sorted()
+        #expect(absent.isEmpty, "the README names docs pages that are not there: \(absent)")
+    }
+}
