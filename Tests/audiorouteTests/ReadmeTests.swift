@@ -63,4 +63,21 @@ import Testing
         let absent = named.filter { access(Self.root + "/docs/" + $0, F_OK) != 0 }.sorted()
         #expect(absent.isEmpty, "the README names docs pages that are not there: \(absent)")
     }
+
+    /// Reference pages say how things are now: our issue numbers belong to lab-notes.md and git
+    /// (an upstream project's issue, `owner/repo issue N`, is a citation and stays).
+    @Test func theReferencePagesCiteNoIssueOfOurs() throws {
+        var found: [String] = []
+        for page in directoryEntries(Self.root + "/docs") where page.hasSuffix(".md") && page != "lab-notes.md" {
+            for (number, line) in try readText(Self.root + "/docs/" + page).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let words = line.split(separator: " ")
+                for (index, word) in words.enumerated() where index + 1 < words.count {
+                    guard word.hasSuffix("issue") || word.hasSuffix("issues"), let next = words[index + 1].first, next.isNumber else { continue }
+                    let cited = index > 0 && words[index - 1].contains("/")
+                    if !cited { found.append("docs/\(page):\(number + 1): \(line)") }
+                }
+            }
+        }
+        #expect(found.isEmpty, "issue numbers in reference pages: \(found)")
+    }
 }
