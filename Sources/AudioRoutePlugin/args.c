@@ -1,22 +1,16 @@
 // The PCM's arguments: category, mode and options, by the names of the spec (AudioRouteCore's).
+#include "audioroute_contract.h"
 #include "audioroute_plugin.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char *const ar_category_names[] = {
-	"ambient", "soloAmbient", "playback", "record", "playAndRecord", "multiRoute", "audioProcessing", NULL,
-};
-static const char *const ar_mode_names[] = {
-	"default", "voiceChat", "gameChat", "videoRecording", "measurement", "moviePlayback", "videoChat",
-	"spokenAudio", "voicePrompt", NULL,
-};
-static const char *const ar_option_names[] = {
-	"mixWithOthers", "duckOthers", "allowBluetooth", "defaultToSpeaker", "interruptSpokenAudioAndMixWithOthers",
-	"allowBluetoothA2DP", "allowAirPlay", "overrideMutedMicrophoneInterruption", NULL,
-};
-static const unsigned long ar_option_values[] = { 0x1, 0x2, 0x4, 0x8, 0x11, 0x20, 0x40, 0x80, 0 };
+// The names and bits come from the contract (audioroute_contract.h, generated from Swift).
+static const char *const ar_category_names[] = { AR_CATEGORY_NAMES };
+static const char *const ar_mode_names[] = { AR_MODE_NAMES };
+static const char *const ar_option_names[] = { AR_OPTION_NAMES };
+static const unsigned long ar_option_values[] = { AR_OPTION_VALUES };
 
 const char *ar_name(enum ar_names kind, int index, unsigned long *value) {
 	const char *const *names = kind == AR_CATEGORIES ? ar_category_names : kind == AR_MODES ? ar_mode_names : ar_option_names;
@@ -82,12 +76,12 @@ int ar_route_file_path(char *buffer, size_t size, const char *configured, const 
 	} else {
 		n = -1;
 		if (given(xdg_runtime_dir)) {
-			n = snprintf(buffer, size, "%s/audioroute/asound.conf", xdg_runtime_dir);
+			n = snprintf(buffer, size, "%s/" AR_ROUTE_FILE_IN_RUNTIME_DIRECTORY, xdg_runtime_dir);
 			if (n >= 0 && (size_t)n < size && !user_exists(buffer))
 				n = -1;
 		}
 		if (n < 0)
-			n = snprintf(buffer, size, "/run/audioroute/asound.conf");
+			n = snprintf(buffer, size, "%s", AR_ROUTE_FILE_SYSTEM);
 	}
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }

@@ -7,6 +7,7 @@
 // app only delays when it hears the tower. A daemon that is not there is the normal state of a
 // machine without AudioRoute running: the stream then simply follows the route file.
 #include "audioroute_bus.h"
+#include "audioroute_contract.h"
 
 #include <alsa/asoundlib.h>
 
@@ -18,10 +19,6 @@
 #include <systemd/sd-bus.h>
 #include <stdarg.h>
 
-#define AR_BUS_NAME "org.audioroute.AudioRoute1"
-#define AR_MANAGER_PATH "/org/audioroute/AudioRoute1"
-#define AR_MANAGER_INTERFACE "org.audioroute.AudioRoute1"
-#define AR_SESSION_INTERFACE "org.audioroute.Session1"
 /// A daemon that does not answer within this long is treated as absent. The calls that wait for
 /// an answer run on the app's thread (the open, and the activation before the first frames), so
 /// the deadline is short: the daemon answers in about a millisecond (docs/benchmarks.md), and a
@@ -85,8 +82,8 @@ static int open_session(struct ar_bus *b) {
 	sd_bus_message *reply = NULL, *m = NULL;
 	const char *path;
 	b->path[0] = '\0';
-	int r = call(b, &reply, AR_MANAGER_PATH, AR_MANAGER_INTERFACE, "OpenSession", "s", b->app);
-	if (r >= 0 && (r = sd_bus_message_read(reply, "o", &path)) >= 0)
+	int r = call(b, &reply, AR_MANAGER_PATH, AR_MANAGER_INTERFACE, AR_METHOD_OPEN_SESSION, AR_METHOD_OPEN_SESSION_IN, b->app);
+	if (r >= 0 && (r = sd_bus_message_read(reply, AR_METHOD_OPEN_SESSION_OUT, &path)) >= 0)
 		snprintf(b->path, sizeof(b->path), "%s", path);
 	sd_bus_message_unref(reply);
 	if (r < 0)
@@ -97,7 +94,8 @@ static int open_session(struct ar_bus *b) {
 		if (b->args->option_names & (1UL << i))
 			options[count++] = (char *)ar_name(AR_OPTIONS, i, NULL);
 	options[count] = NULL;
-	r = sd_bus_message_new_method_call(b->bus, &m, AR_BUS_NAME, b->path, AR_SESSION_INTERFACE, "SetCategory");
+	r = sd_bus_message_new_method_call(b->bus, &m, AR_BUS_NAME, b->path, AR_SESSION_INTERFACE, AR_METHOD_SET_CATEGORY);
+	// AR_METHOD_SET_CATEGORY_IN, "ssas": the category and mode, then the options.
 	if (r >= 0)
 		r = sd_bus_message_append(m, "ss", b->args->category, b->args->mode);
 	if (r >= 0)
@@ -130,7 +128,7 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *error) {
 	}
 	if (b->owner[0] == '\0' || strcmp(sender, b->owner) != 0)
 		return 0;
-	if (sd_bus_message_is_signal(m, AR_MANAGER_INTERFACE, "RouteChanged")) {
+	if (sd_bus_message_is_signal(m, AR_MANAGER_INTERFACE, AR_SIGNAL_ROUTE_CHANGED)) {
 		ar_tower_signal(b->tower, member, "", "", 0);
 		return 0;
 	}
@@ -139,7 +137,7 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *error) {
 		return 0;
 	const char *kind = "", *reason = "";
 	int should_resume = 0;
-	if (strcmp(member, "Interruption") == 0 && sd_bus_message_read(m, "ssb", &kind, &reason, &should_resume) < 0)
+	if (strcmp(member, AR_SIGNAL_INTERRUPTION) == 0 && sd_bus_message_read(m, AR_SIGNAL_INTERRUPTION_SIGNATURE, &kind, &reason, &should_resume) < 0)
 		return 0;  // a malformed signal is ignored, not half applied
 	if (ar_tower_signal(b->tower, member, kind, reason, should_resume) == AR_TOWER_RESUME)
 		b->resume = 1;
@@ -235,7 +233,7 @@ int ar_bus_connected(const struct ar_bus *b) { return b != NULL && b->path[0] !=
 int ar_bus_set_active(struct ar_bus *b, int active, int notify_others) {
 	if (b->path[0] == '\0')
 		return -ENOTCONN;
-	int r = call(b, NULL, b->path, AR_SESSION_INTERFACE, "SetActive", "bb", active, notify_others);
+	int r = call(b, NULL, b->path, AR_SESSION_INTERFACE, AR_METHOD_SET_ACTIVE, AR_METHOD_SET_ACTIVE_IN, active, notify_others);
 	if (r >= 0)
 		b->tower->active = active;
 	return r;
@@ -306,8 +304,8 @@ void ar_bus_close(struct ar_bus *b) {
 		// flush below writes them; the daemon would also deactivate and close the session when
 		// the connection goes.
 		if (b->tower->active)
-			send_only(b, "SetActive", "bb", 0, 1);
-		send_only(b, "Close", NULL);
+			send_only(b, AR_METHOD_SET_ACTIVE, AR_METHOD_SET_ACTIVE_IN, 0, 1);
+		send_only(b, AR_METHOD_CLOSE, NULL);
 	}
 	if (b->bus != NULL)
 		sd_bus_flush_close_unref(b->bus);

@@ -9,6 +9,7 @@
 // Frames pass straight through: a transfer is a blocking write (read) on the slave, so the
 // slave paces the app; the plugin's own buffer is always empty and `delay` is the slave's.
 #include "audioroute_bus.h"
+#include "audioroute_contract.h"
 #include "audioroute_follower.h"
 #include "audioroute_mix.h"
 #include "audioroute_plugin.h"
@@ -1099,7 +1100,7 @@ static int open_pcm(snd_pcm_t **pcmp, const char *name, snd_pcm_stream_t stream,
 		goto fail;
 	}
 	snprintf(p->route_name, sizeof(p->route_name), "%s",
-			route_name != NULL && route_name[0] != '\0' ? route_name : capture ? "audioroute_route_capture" : "audioroute_route");
+			route_name != NULL && route_name[0] != '\0' ? route_name : capture ? AR_ROUTE_INPUT_PCM : AR_ROUTE_OUTPUT_PCM);
 	if ((err = ar_route_file_path(p->route_file, sizeof(p->route_file), route_file, getenv("XDG_RUNTIME_DIR"), file_exists)) < 0)
 		goto fail;
 	// An exclusive device another stream holds (a `hw:` card) is busy already here: with a daemon,
@@ -1108,8 +1109,9 @@ static int open_pcm(snd_pcm_t **pcmp, const char *name, snd_pcm_stream_t stream,
 	if (err < 0 && !busy)
 		goto fail;
 	// The daemon that writes the route file is the tower: the user's instance on the session
-	// bus, the system instance (/run/audioroute) on the system bus; `bus` says otherwise.
-	int system = strncmp(p->route_file, "/run/audioroute/", 16) == 0;
+	// bus, the system instance (its route file, AR_ROUTE_FILE_SYSTEM) on the system bus; `bus`
+	// says otherwise.
+	int system = strcmp(p->route_file, AR_ROUTE_FILE_SYSTEM) == 0;
 	if (bus != NULL && bus[0] != '\0') {
 		if (strcmp(bus, "none") != 0 && strcmp(bus, "session") != 0 && strcmp(bus, "system") != 0) {
 			SNDERR("audioroute: bus must be session, system or none, not \"%.40s\"", bus);

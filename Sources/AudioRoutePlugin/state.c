@@ -1,5 +1,6 @@
 // The stream's states around a route change (audioroute_plugin.h): a pure function, so the
 // tests run it without a kernel.
+#include "audioroute_contract.h"
 #include "audioroute_plugin.h"
 
 #include <errno.h>
@@ -36,30 +37,30 @@ enum ar_action ar_step(enum ar_state *state, enum ar_event event) {
 
 enum ar_tower_action ar_tower_signal(struct ar_tower *tower, const char *member, const char *kind, const char *reason,
 		int should_resume) {
-	if (strcmp(member, "Interruption") == 0) {
-		if (strcmp(kind, "began") == 0) {
+	if (strcmp(member, AR_SIGNAL_INTERRUPTION) == 0) {
+		if (strcmp(kind, AR_INTERRUPTION_BEGAN) == 0) {
 			// The tower has made the session inactive already (spec section 7).
 			tower->active = 0;
 			tower->interrupted = 1;
-			tower->disconnected = strcmp(reason, "routeDisconnected") == 0;
+			tower->disconnected = strcmp(reason, AR_REASON_ROUTE_DISCONNECTED) == 0;
 			return AR_TOWER_HOLD;
 		}
 		// An `ended` without shouldResume leaves the app paused: a plain app has no play button,
 		// so its writer stays held, as an AVAudioPlayer stays paused.
-		if (strcmp(kind, "ended") == 0 && should_resume && tower->interrupted) {
+		if (strcmp(kind, AR_INTERRUPTION_ENDED) == 0 && should_resume && tower->interrupted) {
 			tower->interrupted = 0;
 			tower->disconnected = 0;
 			return AR_TOWER_RESUME;
 		}
-	} else if (strcmp(member, "Ducked") == 0) {
+	} else if (strcmp(member, AR_SIGNAL_DUCKED) == 0) {
 		tower->ducked = 1;
-	} else if (strcmp(member, "Unducked") == 0) {
+	} else if (strcmp(member, AR_SIGNAL_UNDUCKED) == 0) {
 		tower->ducked = 0;
-	} else if (strcmp(member, "Silenced") == 0) {
+	} else if (strcmp(member, AR_SIGNAL_SILENCED) == 0) {
 		tower->silenced = 1;
-	} else if (strcmp(member, "Unsilenced") == 0) {
+	} else if (strcmp(member, AR_SIGNAL_UNSILENCED) == 0) {
 		tower->silenced = 0;
-	} else if (strcmp(member, "RouteChanged") == 0) {
+	} else if (strcmp(member, AR_SIGNAL_ROUTE_CHANGED) == 0) {
 		tower->route_changed = 1;
 	}
 	return AR_TOWER_NONE;
