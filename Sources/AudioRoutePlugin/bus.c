@@ -1,6 +1,6 @@
 // The PCM's session in audiorouted's tower, over D-Bus (sd-bus): opened with the PCM's category,
 // activated when data first flows, deactivated with notifyOthers at close. The daemon's signals
-// (docs/dbus-api.md) set the stream's `struct ar_tower`; what they do to the frames is pcm.c's.
+// (docs/dbus-api.md) set the stream's `struct ar_tower`; what they do to the frames is the PCM's (transfer.c, hold.c).
 //
 // No thread: the connection is served by the thread that transfers, at each period boundary and
 // while a writer is held (it polls the bus). The daemon does not wait on us, so a slow or paused

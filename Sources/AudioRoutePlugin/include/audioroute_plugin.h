@@ -1,6 +1,6 @@
 // The `audioroute` ALSA plugin's own logic, apart from libasound, so that tests can call it
 // without a sound card: the PCM's arguments, where the route file is, and the stream's states
-// around a route change. The ioplug itself (pcm.c) is not part of this header.
+// around a route change. The ioplug itself (pcm.c and pcm_internal.h) is not part of this header.
 #ifndef AUDIOROUTE_PLUGIN_H
 #define AUDIOROUTE_PLUGIN_H
 
