@@ -154,8 +154,9 @@ int ar_move(struct ar_pcm *p) {
 	}
 	snd_pcm_sframes_t pending = 0;
 	int played_out = 0;
-	if (p->holding) {
-		pending = p->replay;  // the old device was dropped when the hold began
+	int held = p->hold.holding;
+	if (held) {
+		pending = p->hold.replay;  // the old device was dropped when the hold began
 	} else if (old != NULL && p->stream == SND_PCM_STREAM_PLAYBACK && snd_pcm_delay(old, &pending) >= 0 && pending > 0 &&
 			snd_pcm_state(old) == SND_PCM_STATE_RUNNING) {
 		// The old device is still there: it plays out what it holds (at most `ahead`, 100 ms,
@@ -174,12 +175,12 @@ int ar_move(struct ar_pcm *p) {
 		// Ran dry while the new one opened (its frames all taken), or already gone: then it held
 		// nothing we can know of. Drained all the same, so that a PCM that buffers on its own (a
 		// `file` PCM writes its file in periods) has given everything out before the new one starts.
-		played_out = old != NULL && !p->holding && snd_pcm_state(old) != SND_PCM_STATE_DISCONNECTED;
+		played_out = old != NULL && !held && snd_pcm_state(old) != SND_PCM_STATE_DISCONNECTED;
 		if (played_out && p->stream == SND_PCM_STREAM_PLAYBACK)
 			snd_pcm_drain(old);
 		pending = 0;
 	}
-	p->holding = 0;
+	ar_hold_end(&p->hold);  // the move replays what was held
 	if (old != NULL && played_out && err >= 0 && strncmp(old_device, "bluealsa", 8) != 0) {
 		// Kept open (silent) a little, so that the card plays what its DMA had taken. Not a
 		// BlueALSA PCM: its server plays what it has, and holding the A2DP transport could keep

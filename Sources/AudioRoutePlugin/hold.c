@@ -29,16 +29,15 @@ int ar_wait_for_route(struct ar_pcm *p) {
 /// An interruption began: the device is dropped at once, so nothing more of this stream is heard;
 /// what it had not played is kept to go out again on resume.
 void ar_begin_hold(struct ar_pcm *p) {
-	if (p->holding)
+	if (p->hold.holding)
 		return;
 	ar_trace(p, "held (interrupted)");
-	p->holding = 1;
-	p->replay = 0;
-	if (p->slave == NULL)
-		return;
-	if (p->stream == SND_PCM_STREAM_PLAYBACK && (snd_pcm_delay(p->slave, &p->replay) < 0 || p->replay < 0))
-		p->replay = 0;
-	snd_pcm_drop(p->slave);
+	snd_pcm_sframes_t delay = 0;
+	if (p->slave != NULL && p->stream == SND_PCM_STREAM_PLAYBACK && snd_pcm_delay(p->slave, &delay) < 0)
+		delay = 0;
+	ar_hold_begin(&p->hold, (long)delay);
+	if (p->slave != NULL)
+		snd_pcm_drop(p->slave);
 }
 
 /// The interruption ended with shouldResume (and the session is active again): the stream goes
@@ -46,25 +45,23 @@ void ar_begin_hold(struct ar_pcm *p) {
 int ar_end_hold(struct ar_pcm *p) {
 	if (p->state == AR_MOVE_PENDING || p->slave == NULL)
 		return 0;  // the move replays what was held
-	ar_trace(p, "resumed, %ld frames to replay", (long)p->replay);
-	p->holding = 0;
+	long replay = ar_hold_end(&p->hold);
+	ar_trace(p, "resumed, %ld frames to replay", replay);
 	int err = snd_pcm_prepare(p->slave);
 	if (err < 0)
 		return err;
 	if (p->stream == SND_PCM_STREAM_CAPTURE)
 		return snd_pcm_start(p->slave);
-	return ar_replay(p, p->replay);
+	return ar_replay(p, replay);
 }
 
 /// Held, for a non-blocking app: takes what fits of its frames into the stash, -EAGAIN when full.
 snd_pcm_sframes_t ar_stash_frames(struct ar_pcm *p, const char *frames, snd_pcm_uframes_t size) {
 	if (size == 0)
 		return 0;
-	snd_pcm_uframes_t room = p->stash != NULL ? p->io.buffer_size - p->stashed : 0;
-	if (room == 0)
+	snd_pcm_uframes_t at = p->hold.stashed, n = ar_hold_stash(&p->hold, size);
+	if (n == 0)
 		return -EAGAIN;
-	snd_pcm_uframes_t n = size < room ? size : room;
-	memcpy(p->stash + p->stashed * p->frame_bytes, frames, n * p->frame_bytes);
-	p->stashed += n;
+	memcpy(p->stash + at * p->frame_bytes, frames, n * p->frame_bytes);
 	return (snd_pcm_sframes_t)n;
 }

@@ -141,9 +141,11 @@ static int ar_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params) {
 	free(p->scratch);
 	free(p->stash);
 	p->scratch = p->stash = NULL;
+	p->hold.capacity = 0;
 	if (io->stream == SND_PCM_STREAM_PLAYBACK &&
 			((p->scratch = malloc(io->buffer_size * p->frame_bytes)) == NULL || (p->stash = malloc(io->buffer_size * p->frame_bytes)) == NULL))
 		return -ENOMEM;
+	p->hold.capacity = p->stash != NULL ? io->buffer_size : 0;
 	int err = open_route(p);
 	if (err >= 0)
 		ar_step(&p->state, AR_EVENT_OPENED);
@@ -157,10 +159,7 @@ static int ar_prepare(snd_pcm_ioplug_t *io) {
 		// The app restarted its stream while held (drop, then prepare): it asks to play again.
 		// What the device had not played was the app's to discard, and it did.
 		ar_trace(p, "restarted by the app while held: asking the tower to activate it again");
-		p->resuming_by_itself = 1;
-		p->activation_failed = 0;
-		p->holding = 0;
-		p->replay = 0;
+		ar_hold_restarted(&p->hold);
 		ar_update_readiness(p);
 	}
 	snd_pcm_sw_params_t *sw;
@@ -168,7 +167,7 @@ static int ar_prepare(snd_pcm_ioplug_t *io) {
 	if (snd_pcm_sw_params_current(io->pcm, sw) < 0 || snd_pcm_sw_params_get_boundary(sw, &p->boundary) < 0 || p->boundary == 0)
 		p->boundary = io->buffer_size;
 	p->transferred = 0;
-	p->stashed = 0;
+	ar_hold_unstash(&p->hold, p->hold.stashed);
 	p->silence_since = 0;
 	ar_history_clear(&p->history);
 	return p->slave != NULL ? snd_pcm_prepare(p->slave) : 0;
@@ -298,7 +297,7 @@ static int ar_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd, unsigned in
 	// and a held app spins in its wait (deaf to its own SIGTERM on the real kernel).
 	ar_check_route(p);
 	// Resumed with frames stashed: they go now, so that the app's buffer has room again.
-	if (p->stashed > 0 && !p->tower.interrupted)
+	if (p->hold.stashed > 0 && !p->tower.interrupted)
 		ar_pump(p, NULL, 0);
 	ar_update_readiness(p);
 	*revents = p->ready_registered ? (io->stream == SND_PCM_STREAM_PLAYBACK ? POLLOUT : POLLIN) : 0;

@@ -71,23 +71,15 @@ struct ar_pcm {
 	/// would be readable for ever; whether the tower's loss was said on standard error.
 	int bus_fd;
 	int told_lost;
-	/// Held by an interruption: the slave was dropped, and `replay` frames of the history (what it
-	/// had not played) go out again when the stream resumes.
-	int holding;
-	snd_pcm_sframes_t replay;
-	/// The daemon refused to activate the session: not asked again at every period.
-	int activation_failed;
-	/// The hold was lifted by the app's restart or the device's return, not by the tower: if the
-	/// tower refuses the activation that follows, the stream is held again.
-	int resuming_by_itself;
+	/// Held by an interruption, and what the hold keeps (the tested state of audioroute_plugin.h).
+	struct ar_hold hold;
 	/// Opening at hw_params with a daemon: a busy device is reported by open_route, once.
 	int busy_reported_later;
 	/// Where a ducked or silenced period is scaled (the app's own buffer is not ours to change).
 	char *scratch;
-	/// A non-blocking app's frames taken while the stream is held, not forwarded (a buffer's worth
-	/// at most): its buffer fills, so it waits in poll instead of spinning; they go first on resume.
+	/// The app's frames taken while the stream is held (`hold.stashed` of them, a buffer's worth at
+	/// most): its buffer fills, so it waits in its own poll; they go first on resume.
 	char *stash;
-	snd_pcm_uframes_t stashed;
 	/// Frames forwarded at a time: 10 ms.
 	snd_pcm_uframes_t piece;
 	/// Most frames queued in the device ahead of what it plays: 100 ms, or the app's buffer if smaller.

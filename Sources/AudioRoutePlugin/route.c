@@ -115,8 +115,7 @@ void ar_check_route(struct ar_pcm *p) {
 		// The device an unplug held the stream from is the route's again (plugged back): the
 		// stream goes on there, reopened (its old handle died with the device).
 		ar_trace(p, "%s is back: the hold is lifted", device);
-		p->resuming_by_itself = 1;
-		p->activation_failed = 0;
+		ar_hold_device_back(&p->hold);
 		ar_step(&p->state, AR_EVENT_ROUTE_CHANGED);
 	} else if (strcmp(device, p->device) != 0) {
 		ar_trace(p, "the route names %s", device);

@@ -1,5 +1,5 @@
-// The stream's states around a route change (audioroute_plugin.h): a pure function, so the
-// tests run it without a kernel.
+// The stream's states around a route change, the tower's word and the hold (audioroute_plugin.h):
+// pure functions, so the tests run them without a kernel.
 #include "audioroute_contract.h"
 #include "audioroute_plugin.h"
 
@@ -98,4 +98,48 @@ enum ar_busy_action ar_busy_step(int err, int connected, const struct ar_tower *
 	if (err != -EBUSY || !connected || !tower->active || expired)
 		return AR_BUSY_GIVE_UP;
 	return AR_BUSY_RETRY;
+}
+
+int ar_hold_begin(struct ar_hold *hold, long delay) {
+	if (hold->holding)
+		return 0;
+	hold->holding = 1;
+	hold->replay = delay > 0 ? delay : 0;
+	return 1;
+}
+
+long ar_hold_end(struct ar_hold *hold) {
+	hold->holding = 0;
+	return hold->replay;
+}
+
+void ar_hold_restarted(struct ar_hold *hold) {
+	hold->resuming_by_itself = 1;
+	hold->activation_failed = 0;
+	hold->holding = 0;
+	hold->replay = 0;
+}
+
+void ar_hold_device_back(struct ar_hold *hold) {
+	hold->resuming_by_itself = 1;
+	hold->activation_failed = 0;
+}
+
+int ar_hold_activation(struct ar_hold *hold, int ok) {
+	int again = !ok && hold->resuming_by_itself;
+	if (!ok && !again)
+		hold->activation_failed = 1;
+	hold->resuming_by_itself = 0;
+	return again;
+}
+
+unsigned long ar_hold_stash(struct ar_hold *hold, unsigned long size) {
+	unsigned long room = hold->capacity > hold->stashed ? hold->capacity - hold->stashed : 0;
+	unsigned long taken = size < room ? size : room;
+	hold->stashed += taken;
+	return taken;
+}
+
+void ar_hold_unstash(struct ar_hold *hold, unsigned long count) {
+	hold->stashed = count < hold->stashed ? hold->stashed - count : 0;
 }

@@ -129,23 +129,17 @@ snd_pcm_sframes_t ar_pump(struct ar_pcm *p, char *frames, snd_pcm_uframes_t size
 				return err;
 			continue;
 		}
-		if (p->holding && ar_end_hold(p) < 0)
+		if (p->hold.holding && ar_end_hold(p) < 0)
 			ar_step(&p->state, AR_EVENT_DEVICE_GONE);
 		ar_update_readiness(p);
 		// Active while data flows: asked for before the first frames, so that a non-mixable
 		// stream has interrupted the others before it is heard.
-		if (ar_bus_connected(p->bus) && !p->tower.active && !p->activation_failed) {
-			if (ar_bus_set_active(p->bus, 1, 0) < 0) {
-				p->activation_failed = 1;
-				if (p->resuming_by_itself) {
-					// The tower still holds it (a call goes on): held again, as an iOS app's
-					// play fails while a call has the session.
-					p->tower.interrupted = 1;
-					p->activation_failed = 0;
-				}
-			}
-			ar_trace(p, "session %s", p->tower.interrupted ? "not activated: held again" : p->activation_failed ? "not activated" : "activated");
-			p->resuming_by_itself = 0;
+		if (ar_bus_connected(p->bus) && !p->tower.active && !p->hold.activation_failed) {
+			// Refused after the stream resumed by itself: the tower still holds it (a call goes
+			// on), so it is held again, as an iOS app's play fails while a call has the session.
+			if (ar_hold_activation(&p->hold, ar_bus_set_active(p->bus, 1, 0) >= 0))
+				p->tower.interrupted = 1;
+			ar_trace(p, "session %s", p->tower.interrupted ? "not activated: held again" : p->hold.activation_failed ? "not activated" : "activated");
 			continue;  // what the activation caused (ducked, silenced) applies to these frames
 		}
 		switch (ar_step(&p->state, AR_EVENT_BOUNDARY)) {
@@ -167,8 +161,8 @@ snd_pcm_sframes_t ar_pump(struct ar_pcm *p, char *frames, snd_pcm_uframes_t size
 			break;
 		}
 		// What was stashed while held goes first.
-		char *out = p->stashed > 0 ? p->stash : frames;
-		snd_pcm_uframes_t count = p->stashed > 0 ? p->stashed : size;
+		char *out = p->hold.stashed > 0 ? p->stash : frames;
+		snd_pcm_uframes_t count = p->hold.stashed > 0 ? p->hold.stashed : size;
 		if (count == 0)
 			return 0;
 		snd_pcm_sframes_t n;
@@ -200,7 +194,7 @@ snd_pcm_sframes_t ar_pump(struct ar_pcm *p, char *frames, snd_pcm_uframes_t size
 		if (n < 0 || out != p->stash)
 			return n;
 		// The stash, or what of it the device took before it failed: the rest stays first in line.
-		p->stashed -= (snd_pcm_uframes_t)n;
-		memmove(p->stash, p->stash + (size_t)n * p->frame_bytes, p->stashed * p->frame_bytes);
+		ar_hold_unstash(&p->hold, (unsigned long)n);
+		memmove(p->stash, p->stash + (size_t)n * p->frame_bytes, p->hold.stashed * p->frame_bytes);
 	}
 }

@@ -159,6 +159,43 @@ enum ar_busy_action {
 /// time for trying again is up.
 enum ar_busy_action ar_busy_step(int err, int connected, const struct ar_tower *tower, int activated, int expired);
 
+/// What holding a stream keeps, apart from the frames themselves: set by the tower's
+/// interruption, lifted by its end, the app's restart or the device's return (ar_tower_*), and
+/// acted on by the PCM (hold.c: the device dropped, the frames replayed, the app's stashed).
+struct ar_hold {
+	/// Held: the device was dropped, and `replay` frames of the history (what it had not played)
+	/// go out again when the stream resumes.
+	int holding;
+	long replay;
+	/// The daemon refused to activate the session: not asked again at every period.
+	int activation_failed;
+	/// The hold was lifted by the app's restart or the device's return, not by the tower: if the
+	/// tower refuses the activation that follows, the stream is held again.
+	int resuming_by_itself;
+	/// The app's frames taken while held and not forwarded yet, at most `capacity` (a buffer's
+	/// worth; 0: no stash): its buffer fills, so it waits in its own poll; they go first on resume.
+	unsigned long stashed, capacity;
+};
+
+/// An interruption began, the device not having played `delay` frames (negative: unknown, as 0).
+/// 1 if the hold begins now (the device is to be dropped), 0 if the stream was held already.
+int ar_hold_begin(struct ar_hold *hold, long delay);
+/// The hold ends (resumed on the device it was held from, or moved): the frames to replay.
+long ar_hold_end(struct ar_hold *hold);
+/// The app restarted its stream while held (a drop, then a prepare): what the device had not
+/// played was the app's to discard; it asks the tower to activate it again.
+void ar_hold_restarted(struct ar_hold *hold);
+/// The device an unplug held the stream from is back: it asks the tower to activate it again.
+void ar_hold_device_back(struct ar_hold *hold);
+/// The tower's answer to the activation asked before the first frames (`ok`): 1 if the stream is
+/// to be held again (it resumed by itself, and the tower keeps it held, as during a call), else 0
+/// (refused otherwise: not asked again).
+int ar_hold_activation(struct ar_hold *hold, int ok);
+/// How many of `size` frames the stash takes now (0 when full or absent); they are counted.
+unsigned long ar_hold_stash(struct ar_hold *hold, unsigned long size);
+/// `count` stashed frames went to the device.
+void ar_hold_unstash(struct ar_hold *hold, unsigned long count);
+
 /// The daemon went away (its bus name lost its owner, or the bus closed): everything derived from
 /// it is dropped, as BlueALSA drops BlueZ's state, the interruption too. A stream the tower held
 /// plays on outside it (docs/alsa.md, "When the tower goes away"); nothing else would ever
