@@ -152,7 +152,8 @@ public struct ALSACardPCM: Sendable, Hashable, CustomStringConvertible {
         public var isShared: Bool { self == .dmix || self == .dsnoop }
     }
 
-    /// How the card and device are written: `CARD=<card>,DEV=<n>` or `<card>,<n>`.
+    /// How the card and device are written: `CARD=<card>,DEV=<n>` or `<card>,<n>` (`CHANNELS=`
+    /// has no place of its own: always a keyword).
     public enum Arguments: Sendable, Hashable {
         case keywords
         case positional
@@ -209,20 +210,18 @@ public struct ALSACardPCM: Sendable, Hashable, CustomStringConvertible {
         var card: Substring?
         var device: Int?
         var channels: Int?
-        var sawKeyword = false
-        var sawPositional = false
+        var cardPositional = false
         for (position, argument) in text[text.index(after: colon)...].split(separator: ",", omittingEmptySubsequences: false).enumerated() {
             let key: Substring
             let value: Substring
             if let equals = argument.firstIndex(of: "=") {
                 key = argument[..<equals]
                 value = argument[argument.index(after: equals)...]
-                sawKeyword = true
             } else {
                 guard position < 2 else { return nil }
                 key = position == 0 ? "CARD" : "DEV"
                 value = argument
-                sawPositional = true
+                if position == 0 { cardPositional = true }
             }
             switch key {
             case "CARD":
@@ -242,7 +241,7 @@ public struct ALSACardPCM: Sendable, Hashable, CustomStringConvertible {
         guard let card else { return nil }
         let value = ALSACardPCM(
             plugin: plugin, card: Self.isDecimal(card) ? .index(Int(card)!) : .id(String(card)), device: device, channels: channels,
-            arguments: sawPositional && !sawKeyword ? .positional : .keywords)
+            arguments: cardPositional ? .positional : .keywords)
         // Kept whole where the value renders otherwise (`hw:"PCH",0`, `DEV=0,CARD=X`, `hw:X,007`).
         self.init(value, spelling: value.rendered == text ? nil : text)
     }
