@@ -166,17 +166,23 @@ public struct ALSACardPCM: Sendable, Hashable, CustomStringConvertible {
     /// dmix's channel count (`CHANNELS=`); nil: not said (alsa-lib's default, 2).
     public let channels: Int?
     public let arguments: Arguments
+    /// Arguments beyond the card, device and channels (`SUBDEV=1`, `RATE=48000`, a third
+    /// positional one), as written: passed on, not read.
+    public let otherArguments: [String]
     /// The text this was parsed from, where the value alone would render it otherwise (a
     /// quoted card, arguments in another order): the outside's own word, kept.
     private let spelling: String?
 
     /// A card's PCM. `channels` is written as `CHANNELS=`, after the device.
-    public init(plugin: Plugin, card: ALSACard, device: Int?, channels: Int? = nil, arguments: Arguments = .keywords) {
+    public init(
+        plugin: Plugin, card: ALSACard, device: Int?, channels: Int? = nil, arguments: Arguments = .keywords, otherArguments: [String] = []
+    ) {
         self.plugin = plugin
         self.card = card
         self.device = device
         self.channels = channels
         self.arguments = arguments
+        self.otherArguments = otherArguments
         spelling = nil
     }
 
@@ -184,7 +190,7 @@ public struct ALSACardPCM: Sendable, Hashable, CustomStringConvertible {
     public var deviceNumber: Int { device ?? 0 }
 
     /// The same card and device through `plugin`, written with keywords (`CARD=…,DEV=…`); the
-    /// channel count is dmix's and stays only on dmix.
+    /// channel count is dmix's and stays only on dmix; other arguments are left behind.
     public func through(_ plugin: Plugin) -> ALSACardPCM {
         ALSACardPCM(plugin: plugin, card: card, device: deviceNumber, channels: plugin == .dmix ? channels : nil)
     }
@@ -198,19 +204,22 @@ public struct ALSACardPCM: Sendable, Hashable, CustomStringConvertible {
         case .positional: words = [card.description] + (device.map { [String($0)] } ?? [])
         }
         if let channels { words.append("CHANNELS=\(channels)") }
+        words += otherArguments
         return plugin.rawValue + ":" + words.joined(separator: ",")
     }
 
     /// Takes apart `<plugin>:<arguments>`, where the arguments are a card (`CARD=<card>` or the
     /// first positional one, in double quotes or not), a device (`DEV=<n>` or the second) and
-    /// `CHANNELS=<c>` (dmix only), each at most once. nil for anything else (another plugin, no card,
-    /// `SUBDEV`, an empty argument, a device that is no number): a name to keep whole.
+    /// `CHANNELS=<c>` (dmix only), each at most once; any further argument is kept as written
+    /// (`otherArguments`). nil for anything else (another plugin, no card, a card or device
+    /// said twice, a device that is no number): a name to keep whole.
     init?(_ text: String) {
         guard let colon = text.firstIndex(of: ":"), let plugin = Plugin(rawValue: String(text[..<colon])) else { return nil }
         var card: Substring?
         var device: Int?
         var channels: Int?
         var cardPositional = false
+        var others: [String] = []
         for (position, argument) in text[text.index(after: colon)...].split(separator: ",", omittingEmptySubsequences: false).enumerated() {
             let key: Substring
             let value: Substring
@@ -218,7 +227,10 @@ public struct ALSACardPCM: Sendable, Hashable, CustomStringConvertible {
                 key = argument[..<equals]
                 value = argument[argument.index(after: equals)...]
             } else {
-                guard position < 2 else { return nil }
+                guard position < 2 else {
+                    others.append(String(argument))
+                    continue
+                }
                 key = position == 0 ? "CARD" : "DEV"
                 value = argument
                 if position == 0 { cardPositional = true }
@@ -230,18 +242,18 @@ public struct ALSACardPCM: Sendable, Hashable, CustomStringConvertible {
             case "DEV":
                 guard device == nil, let number = Int(value), number >= 0 else { return nil }
                 device = number
-            case "CHANNELS":
+            case "CHANNELS" where plugin == .dmix:
                 // dmix's alone of these plugins (alsa-lib's pcm/dmix.conf @args).
-                guard plugin == .dmix, channels == nil, let number = Int(value), number >= 1 else { return nil }
+                guard channels == nil, let number = Int(value), number >= 1 else { return nil }
                 channels = number
             default:
-                return nil
+                others.append(String(argument))
             }
         }
         guard let card else { return nil }
         let value = ALSACardPCM(
             plugin: plugin, card: Self.isDecimal(card) ? .index(Int(card)!) : .id(String(card)), device: device, channels: channels,
-            arguments: cardPositional ? .positional : .keywords)
+            arguments: cardPositional ? .positional : .keywords, otherArguments: others)
         // Kept whole where the value renders otherwise (`hw:"PCH",0`, `DEV=0,CARD=X`, `hw:X,007`).
         self.init(value, spelling: value.rendered == text ? nil : text)
     }
@@ -252,6 +264,7 @@ public struct ALSACardPCM: Sendable, Hashable, CustomStringConvertible {
         device = pcm.device
         channels = pcm.channels
         arguments = pcm.arguments
+        otherArguments = pcm.otherArguments
         self.spelling = spelling
     }
 

@@ -245,7 +245,7 @@ extension UCMCard {
 
     /// The PCM device number of an `hw:` PCM (`hw:PCH,3`, `hw:CARD=PCH,DEV=3`; `hw:PCH` is 0).
     public static func pcmDevice(_ pcm: ALSADevice) -> Int? {
-        guard let card = pcm.cardPCM, card.plugin == .hw else { return nil }
+        guard let card = pcm.cardPCM, card.plugin == .hw, card.otherArguments.isEmpty else { return nil }
         return card.deviceNumber
     }
 }

@@ -58,8 +58,8 @@ import Testing
     /// A name this program does not take apart is passed on as it was written: a UCM profile's
     /// own word, an administrator's PCM, a spelling we would not write ourselves.
     @Test(arguments: [
-        "default", "null", "routetest_a", "_ucm0001.hw:sofhdadsp,6", "front:CARD=PCH", "hw:X,0,1", "hw:Intel,x", "hw:,0", "hw:Intel,-1",
-        "dmix", "dmix:DEV=0", "hw:CARD=X,SUBDEV=1", "dsnoop:CARD=X,CHANNELS=2", "plug:'dmix:CARD=PCH,DEV=0'", "file:/tmp/out.wav,raw",
+        "default", "null", "routetest_a", "_ucm0001.hw:sofhdadsp,6", "front:CARD=PCH", "hw:Intel,x", "hw:,0", "hw:Intel,-1",
+        "dmix", "dmix:DEV=0", "plug:'dmix:CARD=PCH,DEV=0'", "file:/tmp/out.wav,raw",
         "hw:CARD=a=b", "équaliseur", "hw:CARD=X,DEV=0,DEV=1",
     ])
     func namesNotTakenApartPassThroughVerbatim(_ text: String) throws {
@@ -67,6 +67,21 @@ import Testing
         #expect(device.description == text)
         #expect(device.cardPCM == nil)
         #expect(device == .named(text))
+    }
+
+    /// Arguments beyond the card, device and dmix's channels are kept as written, in their
+    /// place; the card and device are still said.
+    @Test(arguments: [
+        ("hw:X,0,1", ALSACardPCM.Plugin.hw, 0 as Int?, nil as Int?, ["1"]), ("hw:CARD=X,SUBDEV=1", .hw, nil, nil, ["SUBDEV=1"]),
+        ("dsnoop:CARD=X,CHANNELS=2", .dsnoop, nil, nil, ["CHANNELS=2"]), ("dmix:CARD=X,DEV=0,CHANNELS=6,RATE=48000", .dmix, 0, 6, ["RATE=48000"]),
+        ("hdmi:CARD=X,DEV=0,AES0=0x06", .hdmi, 0, nil, ["AES0=0x06"]),
+    ])
+    func furtherArgumentsAreKept(_ text: String, _ plugin: ALSACardPCM.Plugin, _ device: Int?, _ channels: Int?, _ others: [String]) throws {
+        let pcm = try #require(try card(text))
+        #expect(pcm.description == text)
+        #expect(pcm.plugin == plugin && pcm.card == .id("X") && pcm.device == device && pcm.channels == channels && pcm.otherArguments == others)
+        // Sharing takes the card and device alone.
+        #expect(pcm.through(.dsnoop).description == "dsnoop:CARD=X,DEV=\(device ?? 0)")
     }
 
     /// Spellings of a card's PCM that the value would write otherwise keep their text, and
@@ -164,6 +179,7 @@ import Testing
             let value = ALSACardPCM(plugin: plugin, card: card, device: device, channels: channels, arguments: arguments)
             let back = try #require(try ALSADevice(parsing: value.description).cardPCM, "\(value)")
             #expect(back.plugin == plugin && back.card == card && back.device == device && back.channels == channels && back.arguments == arguments, "\(value)")
+            #expect(back.otherArguments.isEmpty, "\(value)")
             #expect(back.description == value.description)
         }
         for profile in BlueALSAPCM.Profile.allCases {

@@ -119,7 +119,7 @@ private func parsed(_ config: AlsaRouteConfig) throws -> Parsed {
         ("plughw:CARD=\"USB\",DEV=0", "USB"), ("plughw:DEV=0,CARD=X", "X"),
         ("dmix:CARD=PCH,DEV=0", "PCH"), ("dsnoop:CARD=Pro,DEV=0", "Pro"), ("dmix:2,0", "2"), ("dsnoop:3,1", "3"), ("dmix:CARD=PCH", "PCH"),
         ("hdmi:CARD=vc4hdmi0,DEV=0", "vc4hdmi0"), ("hdmi:1,0", "1"), ("dmix:CARD=Audio,DEV=0,CHANNELS=8", "Audio"),
-        ("dmix:CARD=ICUSBAUDIO7D,DEV=0,CHANNELS=6", "ICUSBAUDIO7D"),
+        ("dmix:CARD=ICUSBAUDIO7D,DEV=0,CHANNELS=6", "ICUSBAUDIO7D"), ("hw:X,0,1", "X"), ("dmix:CARD=Y,DEV=0,RATE=48000", "Y"),
     ])
     func cardControlsAreDerivedFromHardwarePCMs(_ pcm: String, _ card: String) throws {
         let device = try ALSADevice(parsing: pcm)

@@ -336,9 +336,9 @@ public struct UdevPortState: Sendable {
 
     /// `hw:<card>,<device>` (UCM's usual PlaybackPCM/CapturePCM), `hw:<card>` (device 0) or
     /// `hw:CARD=<card>,DEV=<device>` through dmix (output), dsnoop (input) or plughw
-    /// (exclusive); any other PCM as it is.
+    /// (exclusive); any other PCM (a subdevice, another plugin) as it is.
     static func sharedPCM(_ pcm: ALSADevice, direction: PortDirection, exclusive: Bool) -> ALSADevice {
-        guard let hardware = pcm.cardPCM, hardware.plugin == .hw else { return pcm }
+        guard let hardware = pcm.cardPCM, hardware.plugin == .hw, hardware.otherArguments.isEmpty else { return pcm }
         return .card(hardware.through(CardClassifier.sharedPlugin(output: direction == .output, exclusive: exclusive)))
     }
 
