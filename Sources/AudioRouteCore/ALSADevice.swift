@@ -1,8 +1,8 @@
 // The ALSA PCM a port opens, as a value: which plugin, which card, which device, how shared.
 // Watchers build it from what they read; it becomes text only where it leaves the program
 // (the route file, JSON, the D-Bus API), and text from outside (a UCM profile, a udev
-// property, a scenario, a state file) is parsed once, where it comes in (docs/ports.md,
-// "ALSA names").
+// property, JSON, a scenario) is parsed once, where it comes in (docs/ports.md, "The name as
+// a value").
 
 /// The ALSA PCM a port opens.
 ///
