@@ -61,7 +61,7 @@ public struct UCMDataSource: Sendable, Hashable {
     /// The UCM device's name ("Mic1").
     public var device: String
     /// The PCM it is read from, as another process opens it (`UCMPortMapping.sharedPCM`).
-    public var alsa: String
+    public var alsa: ALSADevice
     /// Its `CapturePriority` / `PlaybackPriority`, when the configuration gives one.
     public var priority: Int?
 }
@@ -160,8 +160,14 @@ public enum UCMPortMapping {
             ] {
                 guard let raw, let type = portType(device: device.name, direction: direction, jackControl: device.jackControl) else { continue }
                 mapped = true
-                guard let pcm = sharedPCM(raw) else {
+                guard let shared = sharedPCM(raw) else {
                     notes.append("\(verb.name)/\(device.name): \(direction.rawValue) PCM \(raw) is the profile's own alsa-lib PCM, which only its UCM manager's process can open: no port")
+                    continue
+                }
+                // The profile's word, kept byte for byte where it is not a card's or BlueALSA's PCM.
+                let pcm: ALSADevice
+                do { pcm = try ALSADevice(parsing: shared) } catch {
+                    notes.append("\(verb.name)/\(device.name): \(direction.rawValue) PCM refused: \(error): no port")
                     continue
                 }
                 let source = UCMDataSource(device: device.name, alsa: pcm, priority: device.values[priorityKey].flatMap { Int($0) })

@@ -258,15 +258,15 @@ public struct Port: Sendable, Hashable {
     public var priority: Int
     /// Connection order: larger is more recent (last in wins).
     public var sequence: UInt64
-    /// The ALSA PCM to open, when known.
-    public var alsa: String?
+    /// The ALSA PCM to open, when known; its text form is what JSON and the D-Bus API carry.
+    public var alsa: ALSADevice?
     /// Whether something is behind the port now. Watchers announce unavailable ports too (a
     /// jack with nothing plugged in); `AvailabilityFilter` keeps them from the tower.
     public var availability: Availability
 
     public init(
         uid: String, type: PortType, device: String, name: String? = nil,
-        direction: PortDirection? = nil, priority: Int? = nil, sequence: UInt64 = 0, alsa: String? = nil,
+        direction: PortDirection? = nil, priority: Int? = nil, sequence: UInt64 = 0, alsa: ALSADevice? = nil,
         availability: Availability = .available
     ) {
         self.uid = uid
@@ -310,7 +310,7 @@ extension Port: Codable {
         device = try container.decode(String.self, forKey: .device)
         priority = try container.decode(Int.self, forKey: .priority)
         sequence = try container.decode(UInt64.self, forKey: .sequence)
-        alsa = try container.decodeIfPresent(String.self, forKey: .alsa)
+        alsa = try container.decodeIfPresent(ALSADevice.self, forKey: .alsa)
         availability = try container.decodeIfPresent(Availability.self, forKey: .availability) ?? .available
     }
 

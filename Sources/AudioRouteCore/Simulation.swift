@@ -144,6 +144,11 @@ struct Node {
         return text
     }
 
+    func alsaDevice() throws(ScenarioError) -> ALSADevice {
+        let text = try identifier()
+        do { return try ALSADevice(parsing: text) } catch { throw fail(error.description) }
+    }
+
     func bool() throws(ScenarioError) -> Bool {
         guard case .bool(let flag) = value else { throw fail("expected true or false, found \(value.typeName)") }
         return flag
@@ -196,7 +201,7 @@ struct Node {
             sequence = UInt64(value)
         }
         let name = try optional("name")?.string()
-        let alsa = try optional("alsa")?.identifier()
+        let alsa = try optional("alsa")?.alsaDevice()
         let availability = try optional("availability")?.name(Port.Availability.self, "availability") ?? .available
         return Port(
             uid: uid, type: type, device: device, name: name, direction: direction, priority: priority, sequence: sequence, alsa: alsa,
@@ -430,7 +435,7 @@ extension Port {
             JSON.Member("uid", .string(uid)), JSON.Member("type", .string(type.rawValue)),
             JSON.Member("direction", .string(direction.rawValue)), JSON.Member("device", .string(device)),
             JSON.Member("name", .string(name)), JSON.Member("priority", .integer(Int64(priority))),
-            JSON.Member("sequence", .integer(Int64(clamping: sequence))), JSON.Member("alsa", alsa.map(JSON.string) ?? .null),
+            JSON.Member("sequence", .integer(Int64(clamping: sequence))), JSON.Member("alsa", alsa.map { .string($0.description) } ?? .null),
         ]
         if withAvailability { members.append(JSON.Member("availability", .string(availability.rawValue))) }
         return .object(members)

@@ -134,7 +134,7 @@ public struct Tower: Sendable {
     public private(set) var sequences = SequenceMemory()
     private var activations: UInt64 = 0
     /// The ALSA PCMs of the route's ports as announced, to notice configuration changes.
-    private var routeConfiguration: [String?] = []
+    private var routeConfiguration: [ALSADevice?] = []
     /// The devices of the route's ports, outputs and inputs, to tell a profile
     /// switch on the same devices from a move to another device.
     private var routeDevices: Set<String> = []

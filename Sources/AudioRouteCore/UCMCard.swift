@@ -243,13 +243,9 @@ extension UCMCard {
         }
     }
 
-    /// The PCM device number of an `hw:` name (`hw:PCH,3`, `hw:CARD=PCH,DEV=3`; `hw:PCH` is 0).
-    public static func pcmDevice(_ pcm: String) -> Int? {
-        guard pcm.hasPrefix("hw:") else { return nil }
-        let arguments = pcm.dropFirst(3).split(separator: ",", omittingEmptySubsequences: false)
-        guard arguments.count <= 2, let card = arguments.first, !card.isEmpty else { return nil }
-        guard arguments.count == 2 else { return 0 }
-        let device = arguments[1].hasPrefix("DEV=") ? arguments[1].dropFirst(4) : arguments[1]
-        return Int(device).flatMap { $0 >= 0 ? $0 : nil }
+    /// The PCM device number of an `hw:` PCM (`hw:PCH,3`, `hw:CARD=PCH,DEV=3`; `hw:PCH` is 0).
+    public static func pcmDevice(_ pcm: ALSADevice) -> Int? {
+        guard let card = pcm.cardPCM, card.plugin == .hw, card.otherArguments.isEmpty else { return nil }
+        return card.deviceNumber
     }
 }

@@ -61,14 +61,16 @@ public struct AlsaRouteConfig: Sendable, Hashable {
             return Side(pcm: "null", control: nil, note: "no \(direction) port in the current route: the null device")
         }
         let about = "\(direction) \(comment(port.name)) (uid \(comment(port.uid)), \(port.type.rawValue))"
-        guard let pcm = port.alsa else {
+        guard let device = port.alsa else {
             return Side(pcm: "null", control: nil, note: "\(about) has no ALSA PCM: the null device")
         }
+        // Parsed devices cannot hold these; one built in code (`.named`) still must not reach the file.
+        let pcm = device.description
         if let fault = fault(in: pcm) {
             problems.append("port \(port.uid): ALSA PCM refused: \(fault)")
             return Side(pcm: "null", control: nil, note: "\(about): its ALSA PCM was refused (\(fault)): the null device")
         }
-        return Side(pcm: pcm, control: controlCard(forPCM: pcm), note: about)
+        return Side(pcm: pcm, control: controlCard(for: device), note: about)
     }
 
     /// Why `pcm` cannot be written into the configuration, or nil. Control
@@ -81,30 +83,15 @@ public struct AlsaRouteConfig: Sendable, Hashable {
         return nil
     }
 
-    /// The card of an `hw:`/`plughw:`/`dmix:`/`dsnoop:`/`hdmi:` PCM (`dmix:CARD=PCH,DEV=0` → `PCH`,
-    /// `hw:1,0` → `1`; each takes CARD first), whose control device is `hw:CARD=<card>`.
-    /// Other PCMs (bluealsa, file, user-defined) have no card control: nil.
-    public static func controlCard(forPCM pcm: String) -> String? {
-        guard let colon = pcm.firstIndex(of: ":") else { return nil }
-        let kind = pcm[..<colon]
-        guard ["hw", "plughw", "dmix", "dsnoop", "hdmi"].contains(kind) else { return nil }
-        let arguments = pcm[pcm.index(after: colon)...].split(separator: ",")
-        var card: Substring?
-        for (offset, argument) in arguments.enumerated() {
-            if argument.hasPrefix("CARD=") {
-                card = argument.dropFirst(5)
-            } else if offset == 0 && !argument.contains("=") {
-                card = argument
-            }
-        }
-        guard var name = card else { return nil }
-        if name.count >= 2, name.first == "\"", name.last == "\"" { name = name.dropFirst().dropLast() }
-        guard !name.isEmpty, fault(in: String(name)) == nil else { return nil }
-        return String(name)
+    /// The card of a card's PCM (`dmix:CARD=PCH,DEV=0` → `PCH`, `hw:1,0` → `1`), whose control
+    /// device is `hw:CARD=<card>`. Other PCMs (bluealsa, file, user-defined) have no card control: nil.
+    public static func controlCard(for device: ALSADevice) -> String? {
+        guard let card = device.card?.description, fault(in: card) == nil else { return nil }
+        return card
     }
 
-    /// The control device for a card: `hw:CARD=<card>`.
-    public static func controlName(forPCM pcm: String) -> String? { controlCard(forPCM: pcm).map { "hw:CARD=" + $0 } }
+    /// The control device for a card's PCM: `hw:CARD=<card>`.
+    public static func controlName(for device: ALSADevice) -> String? { controlCard(for: device).map { "hw:CARD=" + $0 } }
 
     /// `value` as an ALSA configuration string: double quotes, with `"` and
     /// `\` escaped (alsa-lib's quoted strings take backslash escapes).

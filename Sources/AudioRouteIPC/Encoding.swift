@@ -82,7 +82,7 @@ extension DBusAPI {
     private static func fields(of port: Port) -> [DBusValue] {
         [
             .string(port.uid), .string(port.type.rawValue), .string(port.direction.rawValue), .string(port.device), .string(port.name),
-            .string(port.alsa ?? ""), .int32(Int32(clamping: port.priority)), .uint64(port.sequence),
+            .string(port.alsa?.description ?? ""), .int32(Int32(clamping: port.priority)), .uint64(port.sequence),
         ]
     }
 
@@ -174,9 +174,13 @@ extension DBusAPI {
         guard let portDirection = PortDirection(rawValue: direction) else {
             throw WireError("port \(uid): unknown direction \"\(direction)\"")
         }
+        var pcm: ALSADevice?
+        if !alsa.isEmpty {
+            do { pcm = try ALSADevice(parsing: alsa) } catch { throw WireError("port \(uid): \(error)") }
+        }
         return Port(
             uid: uid, type: portType, device: device, name: name, direction: portDirection, priority: Int(priority), sequence: sequence,
-            alsa: alsa.isEmpty ? nil : alsa)
+            alsa: pcm)
     }
 
     /// An `a(ssssssit)` list of ports.

@@ -13,8 +13,8 @@ public struct PortDescription: Sendable, Hashable, CustomStringConvertible {
     public var direction: PortDirection
     /// The owning device's id: ports of one device share it.
     public var device: String
-    /// The ALSA PCM to open, or nil when the port has none.
-    public var alsa: String?
+    /// The ALSA PCM to open, or nil when the port has none; `description` is its name.
+    public var alsa: ALSADevice?
     public var priority: Int
     /// Connection order: larger is newer.
     public var sequence: UInt64
@@ -26,7 +26,7 @@ public struct PortDescription: Sendable, Hashable, CustomStringConvertible {
 
     public init(
         uid: String, portType: PortType, portName: String, direction: PortDirection, device: String,
-        alsa: String? = nil, priority: Int, sequence: UInt64, availability: Port.Availability? = nil
+        alsa: ALSADevice? = nil, priority: Int, sequence: UInt64, availability: Port.Availability? = nil
     ) {
         self.uid = uid
         self.portType = portType

@@ -89,7 +89,7 @@ struct ReportPort: CustomStringConvertible {
             for port in result.ports {
                 ports.append(
                     ReportPort(
-                        type: port.type.rawValue, direction: port.direction.rawValue, alsa: port.alsa ?? "-",
+                        type: port.type.rawValue, direction: port.direction.rawValue, alsa: port.alsa?.description ?? "-",
                         availability: result.availability[port.uid]?.rawValue ?? "present", uid: port.uid,
                         signal: result.decisions.last { $0.subject == port.uid }?.signal ?? "?"))
             }

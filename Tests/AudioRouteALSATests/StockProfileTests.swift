@@ -321,7 +321,7 @@ private func values(_ writes: [String]) -> [String: String] {
         // and back to the first: after each request its output alone of its PCM's is on, and
         // replaying every write in order, never two of one PCM at once.
         let mic = ports.first { $0.type == .builtInMic }.map(\.uid)
-        let pcm = Dictionary(ports.map { ($0.uid, $0.alsa ?? "") }) { first, _ in first }
+        let pcm = Dictionary(ports.map { ($0.uid, $0.alsa?.description ?? "") }) { first, _ in first }
         func lit(_ state: [String: String], on alsa: String?) -> [String] {
             judged.filter { (alsa == nil || pcm[$0.key] == alsa) && $0.value.allSatisfy { state[$0.key] == $0.value } }.keys.sorted()
         }

@@ -30,4 +30,22 @@ import Testing
         #expect(text.contains(#""reason":"newDeviceAvailable""#))
         #expect(RouteChangeReason.allCases.map(\.rawNumber) == [0, 1, 2, 3, 4, 6, 7, 8])
     }
+
+    /// The port's ALSA device is its text in JSON, exactly as given; text that is no PCM name
+    /// is a decoding error that names the fault.
+    @Test func aPortsALSADeviceIsItsTextInJSON() throws {
+        for alsa in ["dmix:CARD=PCH,DEV=0", "hw:PinePhone,0", "plughw:DEV=0,CARD=X", "bluealsa:DEV=00:11:22:33:44:55,PROFILE=a2dp", "my_eq"] {
+            let document = #"{"uid":"p","name":"P","type":"usbAudio","direction":"output","device":"d","priority":0,"sequence":0,"alsa":"\#(alsa)"}"#
+            let port = try JSONDecoder().decode(Port.self, from: Data(document.utf8))
+            #expect(port.alsa?.description == alsa)
+            #expect(String(decoding: try JSONEncoder().encode(port), as: UTF8.self).contains(#""alsa":"\#(alsa)""#))
+        }
+        let bad = #"{"uid":"p","name":"P","type":"usbAudio","direction":"output","device":"d","priority":0,"sequence":0,"alsa":"a\nb"}"#
+        do {
+            _ = try JSONDecoder().decode(Port.self, from: Data(bad.utf8))
+            Issue.record("a newline in a PCM name was decoded")
+        } catch let DecodingError.dataCorrupted(context) {
+            #expect(context.debugDescription == "control character in ALSA PCM name at byte 1")
+        }
+    }
 }

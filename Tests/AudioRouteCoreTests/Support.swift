@@ -6,7 +6,7 @@ import Testing
 /// A port with the spec's defaults; the device defaults to the uid (a device of its own).
 func port(
     _ uid: String, _ type: PortType, device: String? = nil, direction: PortDirection? = nil,
-    priority: Int? = nil, sequence: UInt64 = 0, alsa: String? = nil
+    priority: Int? = nil, sequence: UInt64 = 0, alsa: ALSADevice? = nil
 ) -> Port {
     Port(uid: uid, type: type, device: device ?? uid, direction: direction, priority: priority, sequence: sequence, alsa: alsa)
 }

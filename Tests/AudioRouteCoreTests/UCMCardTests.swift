@@ -122,8 +122,8 @@ import Testing
 
     /// The ports take the uids udev gives the same ports, and one card's profile priorities
     /// order its ports of one type (docs/ucm.md).
-    @Test func publicUIDsAndPriorities() {
-        func port(_ device: String, _ type: PortType, _ alsa: String, _ priority: Int?) -> UCMCardPort {
+    @Test func publicUIDsAndPriorities() throws {
+        func port(_ device: String, _ type: PortType, _ alsa: ALSADevice, _ priority: Int?) -> UCMCardPort {
             let direction: PortDirection = type.allowedDirections.contains(.output) ? .output : .input
             return UCMCardPort(
                 port: Port(uid: "ucm:hw:X:\(device)", type: type, device: "ucm:hw:X", direction: direction, alsa: alsa),
@@ -148,6 +148,6 @@ import Testing
         ])
         #expect(UCMCard.pcmDevice("hw:X") == 0)
         #expect(UCMCard.pcmDevice("hw:CARD=X,DEV=3") == 3)
-        for bad in ["hw:", "hw:X,", "hw:X,-1", "plughw:X,0", "hw:X,0,1"] { #expect(UCMCard.pcmDevice(bad) == nil, "\(bad)") }
+        for bad in ["hw:", "hw:X,", "hw:X,-1", "plughw:X,0", "hw:X,0,1"] { #expect(UCMCard.pcmDevice(try ALSADevice(parsing: bad)) == nil, "\(bad)") }
     }
 }

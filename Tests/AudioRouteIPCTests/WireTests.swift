@@ -1,6 +1,7 @@
 import AudioRouteCore
 @testable import AudioRouteWatchers
 @testable import AudioRouteDBus
+import AudioRouteIPC
 import AudioRouteSystem
 import Testing
 
@@ -83,6 +84,22 @@ private func interruption(_ arguments: [DBusValue]) throws(AudioSessionError) ->
             try Wire.port(.structure([.string("x"), .int32(1)]))
         }
         #expect(throws: AudioSessionError.self) { try Wire.route(.array([])) }
+        #expect(throws: AudioSessionError.badReply("port x: control character in ALSA PCM name at byte 4")) {
+            try Wire.port(Self.port("x", alsa: "dmix\n:CARD=H"))
+        }
+    }
+
+    /// The ALSA name on the wire is the value's text, both ways, byte for byte.
+    @Test func anAlsaNameCrossesTheWireAsItsText() throws {
+        for alsa in ["dmix:CARD=H,DEV=0,CHANNELS=6", "hw:PinePhone,0", "plughw:CARD=\"USB\",DEV=0", "bluealsa:DEV=00:11:22:33:44:55,PROFILE=sco", "my eq"] {
+            let port = try Wire.port(Self.port("x", alsa: alsa))
+            #expect(port.alsa?.description == alsa)
+            guard case .structure(let fields) = DBusAPI.value(of: port.port) else {
+                Issue.record("a port is not a structure")
+                continue
+            }
+            #expect(fields[5] == .string(alsa))
+        }
     }
 
     @Test func routeChangedCarriesReasonAndBothRoutes() throws {

@@ -24,7 +24,7 @@ let plugin: Result<String, TestFailure> = {
 }()
 
 func port(_ name: String) -> Port {
-    Port(uid: name, type: .usbAudio, device: name, direction: .output, alsa: name)
+    Port(uid: name, type: .usbAudio, device: name, direction: .output, alsa: .named(name))
 }
 
 /// A temporary HOME whose ~/.asoundrc is the shipped snippet (its `lib` pointed at the built

@@ -400,7 +400,7 @@ func summary(_ ports: [Port]) -> [String] {
             .map { JackRecord(syspath: $0.syspath, cardSyspath: $0.cardSyspath, name: $0.name, supported: $0.supported, state: [], stateKnown: false) }
         let result = CardClassifier.classify(gpu, jacks: jacks)
         #expect(result.ports.map(\.uid) == ["pci-0000:01:00.1/hdmi-3", "pci-0000:01:00.1/hdmi-7"])
-        #expect(result.ports.allSatisfy { $0.type == .HDMI && $0.alsa?.hasPrefix("dmix:1,") == true })
+        #expect(result.ports.allSatisfy { $0.type == .HDMI && $0.alsa?.description.hasPrefix("dmix:1,") == true })
         #expect(result.decisions.contains { $0.outcome.contains("every playback PCM is HDMI/DP") && $0.signal.contains("HDA NVidia HDMI/DP,pcm=3") })
         #expect(result.ports.allSatisfy { $0.availability == .unknown })
         // With readable jacks, only connected outputs are usable; the other is listed, unavailable.

@@ -470,11 +470,11 @@ public struct BluezObjects: Sendable, Hashable {
             case .a2dp:
                 return Port(
                     uid: uid(address, .a2dp), type: .bluetoothA2DP, device: deviceID(address), name: name, direction: .output,
-                    alsa: "bluealsa:DEV=\(address.text),PROFILE=a2dp")
+                    alsa: .bluealsa(BlueALSAPCM(address: address.text, profile: .a2dp)))
             case .hfp:
                 return Port(
                     uid: uid(address, .hfp), type: .bluetoothHFP, device: deviceID(address), name: name, direction: .duplex,
-                    alsa: "bluealsa:DEV=\(address.text),PROFILE=sco")
+                    alsa: .bluealsa(BlueALSAPCM(address: address.text, profile: .sco)))
             case .le:
                 // Transports tell which ways LE audio flows; before they exist PACS alone says "both may".
                 let direction: PortDirection =

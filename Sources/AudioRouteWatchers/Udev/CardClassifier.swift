@@ -164,15 +164,15 @@ public enum CardClassifier {
         if let subframesOnly, alsaOverride == nil, card.pcms.contains(where: \.playback) {
             note(.info, "iec958-subframes", "the card takes only IEC958 subframes (\(subframesOnly)): its playback PCMs open hdmi:, not shared through dmix")
         }
-        func alsaName(_ pcm: PCMDevice?) -> String? {
+        func alsaName(_ pcm: PCMDevice?) -> ALSADevice? {
             if let alsaOverride { return alsaOverride }
             guard let pcm else { return nil }
-            let plugin = pcm.playback && subframesOnly != nil ? "hdmi" : sharedPlugin(output: pcm.playback, exclusive: exclusive)
+            let plugin: ALSACardPCM.Plugin = pcm.playback && subframesOnly != nil ? .hdmi : sharedPlugin(output: pcm.playback, exclusive: exclusive)
             if let cardID {
-                let channels = plugin == "dmix" ? surroundChannels(card, pcm: pcm).map { ",CHANNELS=\($0.channels)" } ?? "" : ""
-                return "\(plugin):CARD=\(cardID),DEV=\(pcm.device)\(channels)"
+                let channels = plugin == .dmix ? surroundChannels(card, pcm: pcm)?.channels : nil
+                return .card(ALSACardPCM(plugin: plugin, card: .id(cardID), device: pcm.device, channels: channels))
             }
-            if let cardNumber { return "\(plugin):\(cardNumber),\(pcm.device)" }
+            if let cardNumber { return .card(ALSACardPCM(plugin: plugin, card: .index(cardNumber), device: pcm.device, arguments: .positional)) }
             return nil
         }
 
@@ -255,7 +255,7 @@ public enum CardClassifier {
             decide(uid, "\(type.rawValue) \(direction.rawValue)\(pcm.map { " on PCM \($0.device)" } ?? "")", signal)
             // The name says CHANNELS where the card's stream file made it (not an admin's PCM): said
             // once per PCM, apart from the port's own decision (its signal is what made the port).
-            if let pcm, let wide = surroundChannels(card, pcm: pcm), let alsa = cardPorts.last?.alsa, alsa.hasSuffix(",CHANNELS=\(wide.channels)") {
+            if let pcm, let wide = surroundChannels(card, pcm: pcm), let alsa = cardPorts.last?.alsa, alsa.cardPCM?.channels == wide.channels {
                 let subject = "pcm \(pcm.device)p"
                 let outcome = "shared at \(wide.channels) channels (\(alsa))"
                 if !result.decisions.contains(where: { $0.subject == subject && $0.outcome == outcome }) { decide(subject, outcome, wide.signal) }
@@ -803,8 +803,8 @@ public enum CardClassifier {
 
     /// The ALSA plugin a port opens its card's PCM through: dmix (playback) or dsnoop (capture),
     /// shared by several streams; plughw when the card is exclusive (docs/decisions.md, "Shared devices").
-    static func sharedPlugin(output: Bool, exclusive: Bool) -> String {
-        exclusive ? "plughw" : output ? "dmix" : "dsnoop"
+    static func sharedPlugin(output: Bool, exclusive: Bool) -> ALSACardPCM.Plugin {
+        exclusive ? .plughw : output ? .dmix : .dsnoop
     }
 
     /// Whether `AUDIOROUTE_ALSA_EXCLUSIVE` asks for exclusive PCMs on `card`.
@@ -874,7 +874,7 @@ extension String {
 struct CardOverrides {
     var priority: Int?
     var name: String?
-    var alsaPCM: String?
+    var alsaPCM: ALSADevice?
     var exclusive = false
 
     /// No words: a profile's ports as they are.
@@ -893,8 +893,8 @@ struct CardOverrides {
         }
         name = props[AudioRouteProperty.name].flatMap { CardClassifier.isUsableText($0) ? $0 : nil }
         if let raw = props[AudioRouteProperty.alsaPCM] {
-            if CardClassifier.isUsableText(raw) {
-                alsaPCM = raw
+            if CardClassifier.isUsableText(raw), let device = try? ALSADevice(parsing: raw) {
+                alsaPCM = device
             } else {
                 note(.warning, "bad-alsa", "ignoring \(AudioRouteProperty.alsaPCM)=\(CardClassifier.quoted(raw))")
             }
@@ -911,8 +911,8 @@ struct CardOverrides {
         if let raw = jack.properties[AudioRouteProperty.priority], let value = Int(raw.trimmingASCIIWhitespace()) { port.priority = value }
         if let raw = jack.properties[AudioRouteProperty.name], CardClassifier.isUsableText(raw) { port.name = raw }
         if let raw = jack.properties[AudioRouteProperty.alsaPCM] {
-            if CardClassifier.isUsableText(raw) {
-                port.alsa = raw
+            if CardClassifier.isUsableText(raw), let device = try? ALSADevice(parsing: raw) {
+                port.alsa = device
             } else {
                 note(.warning, "bad-alsa-jack", "ignoring \(AudioRouteProperty.alsaPCM)=\(CardClassifier.quoted(raw)) on jack \(CardClassifier.quoted(jack.name))")
             }

@@ -292,7 +292,7 @@ public struct UdevPortState: Sendable {
         for note in card.notes { result.decisions.append(ClassificationDecision(subject: "card", outcome: "no port", signal: "UCM: \(note)")) }
         for ucm in card.ports {
             var port = ucm.port
-            let raw = port.alsa ?? ""
+            let raw = port.alsa?.description ?? ""
             port.alsa = port.alsa.map { sharedPCM($0, direction: port.direction, exclusive: overrides.exclusive) }
             if port.device.hasSuffix("/jack") {
                 // Its jack device's words, as udev's jack ports take them.
@@ -328,7 +328,7 @@ public struct UdevPortState: Sendable {
             result.availability[port.uid] = availability
             result.decisions.append(
                 ClassificationDecision(
-                    subject: port.uid, outcome: "\(port.type.rawValue) \(port.direction.rawValue) on \(port.alsa ?? "no PCM"), availability \(availability.rawValue)",
+                    subject: port.uid, outcome: "\(port.type.rawValue) \(port.direction.rawValue) on \(port.alsa?.description ?? "no PCM"), availability \(availability.rawValue)",
                     signal: signal))
         }
         return result
@@ -336,14 +336,10 @@ public struct UdevPortState: Sendable {
 
     /// `hw:<card>,<device>` (UCM's usual PlaybackPCM/CapturePCM), `hw:<card>` (device 0) or
     /// `hw:CARD=<card>,DEV=<device>` through dmix (output), dsnoop (input) or plughw
-    /// (exclusive); any other PCM as it is.
-    static func sharedPCM(_ pcm: String, direction: PortDirection, exclusive: Bool) -> String {
-        guard pcm.hasPrefix("hw:"), let device = UCMCard.pcmDevice(pcm) else { return pcm }
-        var card = String(pcm.dropFirst(3).split(separator: ",", omittingEmptySubsequences: false)[0])
-        if card.hasPrefix("CARD=") { card.removeFirst(5) }
-        guard !card.isEmpty, !card.contains("=") else { return pcm }
-        let plugin = CardClassifier.sharedPlugin(output: direction == .output, exclusive: exclusive)
-        return "\(plugin):CARD=\(card),DEV=\(device)"
+    /// (exclusive); any other PCM (a subdevice, another plugin) as it is.
+    static func sharedPCM(_ pcm: ALSADevice, direction: PortDirection, exclusive: Bool) -> ALSADevice {
+        guard let hardware = pcm.cardPCM, hardware.plugin == .hw, hardware.otherArguments.isEmpty else { return pcm }
+        return .card(hardware.through(CardClassifier.sharedPlugin(output: direction == .output, exclusive: exclusive)))
     }
 
     /// Records `ports` as what `cardSyspath` has announced, and their uids as its own.
