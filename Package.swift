@@ -48,14 +48,18 @@ let package = Package(
         // The v1 D-Bus contract, once: names, signatures, errors, the wire encoding of ports,
         // routes and sessions. Used by the daemon and by clients.
         .target(name: "AudioRouteIPC", dependencies: ["AudioRouteCore", "AudioRouteDBus", "AudioRouteSystem"]),
+        // The UCM helper's client: one `audioroute-ucm` process for every card, asked for each
+        // card's ports (by the udev watcher) and told each route's verb and devices (by the
+        // daemon's UCM applier). No libasound here: the helper links it.
+        .target(name: "AudioRouteUCMHelper", dependencies: ["AudioRouteCore", "AudioRouteSystem", log]),
         // The hardware, as ports: Udev/ (libudev, evdev) and Bluetooth/ (BlueZ over sd-bus).
         .target(
             name: "AudioRouteWatchers",
-            dependencies: ["AudioRouteCore", "AudioRouteSystem", "AudioRouteDBus", "CUdev", "CBluetooth", log]
+            dependencies: ["AudioRouteCore", "AudioRouteSystem", "AudioRouteDBus", "AudioRouteUCMHelper", "CUdev", "CBluetooth", log]
         ),
         // alsa-info.sh reports as the watcher's records (docs/alsa-info.md): pure Swift, no C, no
         // Foundation; the classifier and the jack-control rule are the watchers' own.
-        .target(name: "AudioRouteALSAInfo", dependencies: ["AudioRouteCore", "AudioRouteWatchers", "AudioRouteSystem"]),
+        .target(name: "AudioRouteALSAInfo", dependencies: ["AudioRouteCore", "AudioRouteWatchers", "AudioRouteUCMHelper", "AudioRouteSystem"]),
         // libasound, for clients: configuration trees, PCMs, the player's output engine. The
         // daemon, which never plays audio, does not load it. The player moves through the ALSA
         // plugin's own mover (AudioRoutePlugin's ar_follower_open): one mover for both.
@@ -75,11 +79,11 @@ let package = Package(
         .target(
             name: "AudioRouteDaemon",
             dependencies: [
-                "AudioRouteCore", "AudioRouteWatchers", "AudioRouteIPC", "AudioRouteDBus", "AudioRouteSystem",
+                "AudioRouteCore", "AudioRouteWatchers", "AudioRouteUCMHelper", "AudioRouteIPC", "AudioRouteDBus", "AudioRouteSystem",
                 log, lifecycle,
             ]
         ),
-        .executableTarget(name: "audiorouted", dependencies: ["AudioRouteDaemon", "AudioRouteSystem", log, lifecycle]),
+        .executableTarget(name: "audiorouted", dependencies: ["AudioRouteDaemon", "AudioRouteUCMHelper", "AudioRouteWatchers", "AudioRouteSystem", log, lifecycle]),
         // One UCM card's helper (docs/ucm.md): libasound's snd_use_case_* in a process of its
         // own, beside the daemon, on stdin/stdout. No ArgumentParser: it stays small.
         .executableTarget(name: "audioroute-ucm", dependencies: ["AudioRouteALSA", "AudioRouteCore", "AudioRouteSystem", log]),
@@ -101,7 +105,7 @@ let package = Package(
         .executableTarget(
             name: "audioroute",
             dependencies: [
-                "AudioRouteCore", "AudioSession", "AudioRouteIPC", "AudioRouteWatchers", "AudioRouteALSAInfo", "AudioRouteDemo", "AudioRouteSystem",
+                "AudioRouteCore", "AudioSession", "AudioRouteIPC", "AudioRouteWatchers", "AudioRouteUCMHelper", "AudioRouteALSAInfo", "AudioRouteDemo", "AudioRouteSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"), log,
             ]
         ),
@@ -150,7 +154,7 @@ let package = Package(
         .testTarget(name: "AudioRouteIPCTests", dependencies: ["AudioRouteIPC", "AudioRouteCore", "AudioRouteTestKit"]),
         .testTarget(
             name: "AudioRouteWatchersTests",
-            dependencies: ["AudioRouteWatchers", "AudioRouteCore", "AudioRouteDBus", "AudioRouteSystem", "AudioRouteTestKit", log]
+            dependencies: ["AudioRouteWatchers", "AudioRouteUCMHelper", "AudioRouteCore", "AudioRouteDBus", "AudioRouteSystem", "AudioRouteTestKit", log]
         ),
         // The report parser per section, its errors, the fuzzed reports, the public corpus
         // (Tests/Fixtures/alsa-info) through the classifier, the fake card's configuration.

@@ -6,6 +6,7 @@ import AudioRouteCore
 import AudioRouteSystem
 import AudioRouteWatchers
 import Logging
+import AudioRouteUCMHelper
 
 /// How a report's cards are given to the UCM helper.
 public struct ReportUCM: Sendable {
@@ -61,7 +62,7 @@ public struct ReportMachine: Sendable {
             let helpers = UCMHelpers(
                 executable: ucm.helper, ucmRoot: ucm.ucmRoot,
                 environment: ["ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:" + directory + "/fake-cards.conf"], logger: logger)
-            for event in try helpers.answers(for: state.ucmCandidates) { _ = state.apply(event) }
+            for answer in try helpers.answers(for: state.ucmCandidates) { _ = state.apply(.ucm(syspath: answer.syspath, card: answer.card)) }
         }
         explanations = state.explanations()
         ports = state.ports

@@ -6,6 +6,7 @@ import AudioRouteDBus
 import AudioRouteWatchers
 import Logging
 import ServiceLifecycle
+import AudioRouteUCMHelper
 
 /// A command line that cannot be used, said plainly.
 public struct UsageError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -167,7 +168,8 @@ public enum Daemon {
         let stateService = StateService(store: store, initial: initial, sleep: sleep ?? StateService.taskSleep, logger: logger)
         let writer = AlsaRouteConfigWriter(runtimeDirectory: paths.runtimeDirectory, directoryMode: paths.system ? 0o755 : 0o700)
         let routeService = RouteService(
-            stateService: stateService, initialState: initial, alsa: writer, watchers: watchers.map(\.name), ucm: ucm,
+            stateService: stateService, initialState: initial, alsa: writer, watchers: watchers.map(\.name),
+            appliers: ucm.map { [UCMApplier(helpers: $0)] } ?? [],
             sleep: sleep ?? StateService.taskSleep, logger: logger,
             onReady: { notify("READY=1", logger: logger); logger.notice("ready", metadata: ["alsa": "\(writer.path)"]) },
             onStopping: { notify("STOPPING=1", logger: logger) })

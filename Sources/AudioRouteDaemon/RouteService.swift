@@ -63,10 +63,10 @@ public actor RouteService: Service {
     private var state: DaemonState
     private var stateVersion: UInt64 = 0
     private let stateService: StateService
-    private let alsa: AlsaRouteConfigWriter
-    /// The UCM helper, told the state each route needs on each card with a profile (docs/ucm.md).
-    private let ucm: UCMHelpers?
-    private var written: AlsaRouteConfig?
+    /// What puts each outcome into effect: the route file first, then the others given (the UCM
+    /// helper's requests). The service decides; they act (Appliers.swift).
+    private var routeFile: RouteFileApplier
+    private var appliers: [any RouteApplier]
     /// Watchers whose ports present at start are still arriving: those ports are
     /// restored (they keep their remembered sequence), later ones are new plugs.
     private var enumerating: Set<String>
@@ -100,7 +100,7 @@ public actor RouteService: Service {
     ///   - onStopping: called when graceful shutdown begins.
     public init(
         stateService: StateService, initialState: DaemonState, alsa: AlsaRouteConfigWriter,
-        watchers: [String] = [], ucm: UCMHelpers? = nil, readyTimeout: Duration = .seconds(1),
+        watchers: [String] = [], appliers: [any RouteApplier] = [], readyTimeout: Duration = .seconds(1),
         sleep: @escaping @Sendable (Duration) async throws -> Void = StateService.taskSleep,
         logger: Logger,
         onReady: @escaping @Sendable () -> Void = {}, onStopping: @escaping @Sendable () -> Void = {}
@@ -111,8 +111,8 @@ public actor RouteService: Service {
         // No session and no port yet: nothing to announce.
         if initialState.silentMode { _ = tower.setSilentMode(true) }
         self.tower = tower
-        self.alsa = alsa
-        self.ucm = ucm
+        self.routeFile = RouteFileApplier(writer: alsa, logger: logger)
+        self.appliers = appliers
         self.enumerating = Set(watchers)
         self.readyTimeout = readyTimeout
         self.sleep = sleep
@@ -152,7 +152,7 @@ public actor RouteService: Service {
     // MARK: Service
 
     public func run() async throws {
-        writeALSA(RoutePorts(tower.route, describe: tower.port), force: true)
+        routeFile.apply(AppliedRoute(moment: .start, route: tower.route, ports: RoutePorts(tower.route, describe: tower.port)))
         await waitForEnumerations()
         onReady()
         // Parked until SIGTERM/SIGINT: no timers, no wake-ups while idle. The
@@ -389,12 +389,17 @@ public actor RouteService: Service {
         // unplug's routeDisconnected interruption holds before it hears of the new route, so it
         // never plays a frame on the speaker (the ALSA plugin moves on RouteChanged).
         for event in outcome.events { events.send(.session(event)) }
-        // The UCM devices too (a request for each card with a profile, which the helper switches at
-        // once), and after every outcome: a call on the speaker changes the verb, not the route.
-        ucm?.apply(route: tower.route, configuration: tower.controllingSession?.configuration)
+        // The appliers (the UCM devices: a request for each card with a profile, which the helper
+        // switches at once), after every outcome: a call on the speaker changes the verb, not the
+        // route. Then the route file, before the announcement: a client that reacts to it opens
+        // the new route.
+        let applied = AppliedRoute(
+            moment: .outcome(routeChanged: outcome.change != nil), route: tower.route,
+            ports: outcome.change?.currentPorts ?? RoutePorts(tower.route, describe: tower.port),
+            configuration: tower.controllingSession?.configuration)
+        for index in appliers.indices { appliers[index].apply(applied) }
+        routeFile.apply(applied)
         if let change = outcome.change {
-            // The file first: a client that reacts to the announcement opens the new route.
-            writeALSA(change.currentPorts, force: false)
             logger.info("route changed", metadata: ["reason": "\(change.reason.rawValue)", "route": "\(change.current)"])
             events.send(.routeChanged(change))
         }
@@ -421,15 +426,4 @@ public actor RouteService: Service {
         announcedPorts = now
     }
 
-    private func writeALSA(_ route: RoutePorts, force: Bool) {
-        let config = AlsaRouteConfig(route: route)
-        guard force || config != written else { return }
-        for problem in config.problems { logger.warning("\(problem)") }
-        do throws(Errno) {
-            try alsa.write(config)
-            written = config
-        } catch {
-            logger.error("cannot write the ALSA route file", metadata: ["path": "\(alsa.path)", "error": "\(error)"])
-        }
-    }
 }

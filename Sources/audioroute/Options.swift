@@ -4,6 +4,7 @@ import AudioRouteSystem
 import AudioRouteWatchers
 import AudioSession
 import Logging
+import AudioRouteUCMHelper
 
 /// Options shared by the commands that read hardware.
 struct HardwareOptions: ParsableArguments {

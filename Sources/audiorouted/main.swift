@@ -6,6 +6,7 @@ import AudioRouteSystem
 import AudioRouteDBus
 import AudioRouteWatchers
 import Logging
+import AudioRouteUCMHelper
 
 private func fail(_ message: String, status: Int32) -> Never {
     StandardStream.error.write("audiorouted: \(message)\n" + (status == 2 ? DaemonOptions.usage + "\n" : ""))

@@ -8,6 +8,7 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import AudioRouteUCMHelper
 @testable import AudioRouteWatchers
 
 @Suite struct UCMHelpersTests {
@@ -46,15 +47,12 @@ import Testing
 
     /// The events delivered, in order.
     final class Events: Sendable {
-        let list = Mutex<[HardwareEvent]>([])
-        func deliver(_ event: HardwareEvent) { list.withLock { $0.append(event) } }
+        let list = Mutex<[UCMAnswer]>([])
+        func deliver(_ answer: UCMAnswer) { list.withLock { $0.append(answer) } }
         /// The cards' answers: syspath and whether it had ports.
         var answers: [String] {
-            list.withLock { events in
-                events.compactMap { event in
-                    guard case .ucm(let syspath, let card) = event else { return nil }
-                    return "\(syspath) \(card == nil ? "none" : "ports")"
-                }
+            list.withLock { answers in
+                answers.map { "\($0.syspath) \($0.card == nil ? "none" : "ports")" }
             }
         }
         /// Waits up to 10 s for `condition`.

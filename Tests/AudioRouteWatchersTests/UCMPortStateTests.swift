@@ -1,6 +1,7 @@
 import AudioRouteCore
 import Testing
 
+@testable import AudioRouteUCMHelper
 @testable import AudioRouteWatchers
 
 /// Cards whose ports come from the UCM helper (docs/ucm.md): every card is asked about;

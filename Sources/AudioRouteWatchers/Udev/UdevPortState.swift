@@ -2,6 +2,7 @@ import AudioRouteSystem
 import AudioRouteDBus
 import AudioRouteCore
 import Logging
+import AudioRouteUCMHelper
 
 /// A card, its jacks, and how they were classified.
 public struct CardExplanation: Sendable, Hashable {

@@ -2,6 +2,7 @@ import AudioRouteSystem
 import AudioRouteCore
 import Logging
 import Synchronization
+import AudioRouteUCMHelper
 
 /// The udev watcher: sound cards (USB audio, internal codecs, GPU HDMI audio)
 /// and the jack switch devices of their codecs become ports.
@@ -106,7 +107,7 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
             for portEvent in state.apply(event) { await deliver(portEvent) }
             // Only a card's arrival, change or removal (or a helper's answer) changes which cards want one.
             if let ucmHelpers, let reader, event.changesCards {
-                ucmHelpers.reconcile(wanted: state.ucmCandidates, loop: reader, deliver: inject)
+                ucmHelpers.reconcile(wanted: state.ucmCandidates, loop: reader) { inject(.ucm(syspath: $0.syspath, card: $0.card)) }
             }
             if case .enumerated = event { enumerationHeld = true }
             if enumerationHeld && state.ucmPending.isEmpty {
@@ -136,7 +137,7 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
         var state = makeState()
         for event in events { _ = state.apply(event) }
         guard let ucmHelpers else { return state }
-        for event in try ucmHelpers.answers(for: state.ucmCandidates) { _ = state.apply(event) }
+        for answer in try ucmHelpers.answers(for: state.ucmCandidates) { _ = state.apply(.ucm(syspath: answer.syspath, card: answer.card)) }
         return state
     }
 

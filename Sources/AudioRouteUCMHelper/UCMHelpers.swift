@@ -9,6 +9,18 @@ import AudioRouteSystem
 import Logging
 import Synchronization
 
+/// The helper's answer about one card: its profile's ports (`card`), or nil when it has no
+/// profile, failed, or the helper ended (the card's ports are udev's again).
+public struct UCMAnswer: Sendable, Hashable {
+    public let syspath: String
+    public let card: UCMCard?
+
+    public init(syspath: String, card: UCMCard?) {
+        self.syspath = syspath
+        self.card = card
+    }
+}
+
 /// A card the UCM helper is asked about: the name it opens (`hw:<card number>`), the uid base its
 /// ports take (the one udev's classification gives the card: docs/ports.md, "Uids"), and what
 /// the card says of itself, when read (a card with the same driver, names and components as one
@@ -155,9 +167,9 @@ public final class UCMHelpers: Sendable {
 
     /// Asks the helper about each card of `wanted` not yet asked (starting it if need be),
     /// tells it to forget those no longer wanted, and stops it when no card is left. The
-    /// answers reach `deliver` as `.ucm(syspath:card:)` (nil: no profile, or it failed), from
+    /// answers reach `deliver` as `UCMAnswer`s (a nil card: no profile, or it failed), from
     /// `loop`, which reads the helper.
-    func reconcile(wanted: [String: UCMCardRequest], loop: any PollLoop, deliver: @escaping @Sendable (HardwareEvent) -> Void) {
+    package func reconcile(wanted: [String: UCMCardRequest], loop: any PollLoop, deliver: @escaping @Sendable (UCMAnswer) -> Void) {
         var known: [String] = []
         let (helper, lines, start, stop): (UCMHelper?, [JSON], [String], UCMHelper?) = registry.withLock { registry in
             var lines: [JSON] = []
@@ -188,7 +200,7 @@ public final class UCMHelpers: Sendable {
         stop?.stop()
         for syspath in known {
             logger.debug("no UCM profile, as for a card that said the same of itself", metadata: ["card": "\(wanted[syspath]!.name)"])
-            deliver(.ucm(syspath: syspath, card: nil))
+            deliver(UCMAnswer(syspath: syspath, card: nil))
         }
         guard !lines.isEmpty else { return }
         var running = helper
@@ -252,7 +264,7 @@ public final class UCMHelpers: Sendable {
     }
 
     /// One line from the helper, or its end (nil).
-    private func handle(_ line: [UInt8]?, from helper: UCMHelper, deliver: @Sendable (HardwareEvent) -> Void) {
+    private func handle(_ line: [UInt8]?, from helper: UCMHelper, deliver: @Sendable (UCMAnswer) -> Void) {
         guard let line else {
             failAll(helper: helper, deliver: deliver)
             return
@@ -270,12 +282,12 @@ public final class UCMHelpers: Sendable {
         }
         switch parsed {
         case .hello(let card):
-            let event: HardwareEvent? = registry.withLock { registry in
+            let event: UCMAnswer? = registry.withLock { registry in
                 guard let syspath = registry.entry(named: card.card, answer: true), let entry = registry.entries[syspath] else { return nil }
                 registry.answered(syspath, now: MonotonicClock.nanoseconds())
                 let named = card.withPublicUIDs(base: entry.request.base)
                 registry.entries[syspath]?.card = named
-                return .ucm(syspath: syspath, card: named)
+                return UCMAnswer(syspath: syspath, card: named)
             }
             guard let event else { return }
             logger.info(
@@ -300,16 +312,16 @@ public final class UCMHelpers: Sendable {
             }
             guard let syspath, let message else { return }
             logger.info("no UCM profile: the card keeps udev's ports", metadata: ["card": "\(name)", "reason": "\(message)"])
-            deliver(.ucm(syspath: syspath, card: nil))
+            deliver(UCMAnswer(syspath: syspath, card: nil))
             stopIfIdle()
         case .jack(let name, let control, let plugged):
-            let event: HardwareEvent? = registry.withLock { registry in
+            let event: UCMAnswer? = registry.withLock { registry in
                 guard let syspath = registry.entry(named: name, answer: false), var card = registry.entries[syspath]?.card,
                     card.jacks[control] != plugged
                 else { return nil }
                 card.jacks[control] = plugged
                 registry.entries[syspath]?.card = card
-                return .ucm(syspath: syspath, card: card)
+                return UCMAnswer(syspath: syspath, card: card)
             }
             logger.debug("UCM jack", metadata: ["card": "\(name)", "jack": "\(control)", "plugged": "\(plugged)"])
             if let event { deliver(event) }
@@ -333,7 +345,7 @@ public final class UCMHelpers: Sendable {
 
     /// The helper ended (or could not start): every card asked of it keeps udev's ports, until
     /// it goes.
-    private func failAll(helper: UCMHelper?, deliver: @Sendable (HardwareEvent) -> Void) {
+    private func failAll(helper: UCMHelper?, deliver: @Sendable (UCMAnswer) -> Void) {
         let failed: [String] = registry.withLock { registry in
             guard registry.helper === helper else { return [] }
             registry.forgetHelper()
@@ -342,7 +354,7 @@ public final class UCMHelpers: Sendable {
             registry.entries = [:]
             return syspaths
         }
-        for syspath in failed { deliver(.ucm(syspath: syspath, card: nil)) }
+        for syspath in failed { deliver(UCMAnswer(syspath: syspath, card: nil)) }
     }
 
     /// Stops the helper when no card is open or being opened in it.
@@ -392,7 +404,7 @@ public final class UCMHelpers: Sendable {
     /// answer (its `.ucm` event: the profile's ports, or nil) or `helloTimeout` has passed (the
     /// helper is then killed: the cards without an answer have none). Then stops the helper. For
     /// a one-time look (`audioroute ports --direct`, `--alsa-info`), not for the daemon.
-    public func answers(for wanted: [String: UCMCardRequest]) throws(Errno) -> [HardwareEvent] {
+    public func answers(for wanted: [String: UCMCardRequest]) throws(Errno) -> [UCMAnswer] {
         guard !wanted.isEmpty else { return [] }
         let thread = try PollThread(name: "audioroute-ucm")
         defer {
@@ -405,11 +417,11 @@ public final class UCMHelpers: Sendable {
                 helper.reap()
             }
         }
-        let events = Mutex<[HardwareEvent]>([])
+        let events = Mutex<[UCMAnswer]>([])
         reconcile(wanted: wanted, loop: thread) { event in events.withLock { $0.append(event) } }
         func answered() -> Bool {
             let syspaths = events.withLock { events in
-                Set(events.compactMap { event -> String? in if case .ucm(let syspath, _) = event { syspath } else { nil } })
+                Set(events.map(\.syspath))
             }
             return Set(wanted.keys).isSubset(of: syspaths)
         }

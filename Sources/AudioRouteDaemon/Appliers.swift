@@ -1,0 +1,73 @@
+// Putting the tower's choice into effect, apart from choosing it (WirePlumber's split of policy
+// and action): the route service decides, and hands each outcome to its appliers, in order. The
+// route file is always one (clients read it); the UCM helper's requests are another, where cards
+// have profiles; a sound server's would be a third.
+import AudioRouteCore
+import AudioRouteIPC
+import AudioRouteSystem
+import AudioRouteUCMHelper
+import Logging
+
+/// What the route service hands its appliers.
+public struct AppliedRoute: Sendable {
+    /// When: the daemon's start (before it is ready), or an outcome of the tower.
+    public enum Moment: Sendable, Equatable {
+        case start
+        /// `routeChanged`: the route itself changed (a call on the same speaker changes only
+        /// the controlling session's configuration).
+        case outcome(routeChanged: Bool)
+    }
+
+    public var moment: Moment
+    public var route: Route
+    /// The route's ports as the tower describes them (their ALSA names, for the route file).
+    public var ports: RoutePorts
+    /// The configuration of the session that controls the route, if any.
+    public var configuration: SessionConfiguration?
+}
+
+/// One way of putting a route into effect. Called on the route service's actor, never concurrently.
+public protocol RouteApplier: Sendable {
+    mutating func apply(_ applied: AppliedRoute)
+}
+
+/// The route file (`asound.conf`, docs/alsa.md): written at the start, then when the route
+/// changes, and only when its text would change.
+public struct RouteFileApplier: RouteApplier {
+    public let writer: AlsaRouteConfigWriter
+    let logger: Logger
+    private var written: AlsaRouteConfig?
+
+    public init(writer: AlsaRouteConfigWriter, logger: Logger) {
+        self.writer = writer
+        self.logger = logger
+    }
+
+    public mutating func apply(_ applied: AppliedRoute) {
+        let force = applied.moment == .start
+        guard force || applied.moment == .outcome(routeChanged: true) else { return }
+        let config = AlsaRouteConfig(route: applied.ports)
+        guard force || config != written else { return }
+        for problem in config.problems { logger.warning("\(problem)") }
+        do throws(Errno) {
+            try writer.write(config)
+            written = config
+        } catch {
+            logger.error("cannot write the ALSA route file", metadata: ["path": "\(writer.path)", "error": "\(error)"])
+        }
+    }
+}
+
+/// The UCM helper's requests (docs/ucm.md): after every outcome, each card with a profile is
+/// told the verb and devices the route and the controlling session's configuration need (a call
+/// on the speaker changes the verb, not the route); a card already in that state is not asked.
+public struct UCMApplier: RouteApplier {
+    public let helpers: UCMHelpers
+
+    public init(helpers: UCMHelpers) { self.helpers = helpers }
+
+    public func apply(_ applied: AppliedRoute) {
+        guard case .outcome = applied.moment else { return }
+        helpers.apply(route: applied.route, configuration: applied.configuration)
+    }
+}
