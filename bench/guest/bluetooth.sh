@@ -1,6 +1,6 @@
 # The Bluetooth bench's init, after the boot: the system bus as Debian runs it (system.conf with
 # bluez's and BlueALSA's policy files), btvirt, bluetoothd, BlueALSA on both sides, the ear.
-# The host replaces @BT_MODULES@.
+# The host fills in the name between at-signs: BT_MODULES (guest_init).
 # bluetoothd logs through syslog: busybox's syslogd keeps it (errors and notices: with -d, its
 # debug lines would take minutes to send at the end; --explore's shell can restart it with -d).
 syslogd -n -O /run/syslog.log &

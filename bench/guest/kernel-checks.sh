@@ -1,5 +1,5 @@
-# The guest's init, part 3 for scripts/test-real-kernel: its phases. The host replaces @UCM_ROOT@
-# and @CAPTURE_SLOT@ (realkernel.harness.kernel_init).
+# The guest's init, part 3 for scripts/test-real-kernel: its phases. The host fills in the names
+# between at-signs: UCM_ROOT and CAPTURE_SLOT (guest_init).
 # The daemon asks its UCM helper about every card, with the system's UCM tree (alsa-ucm-conf, all
 # of /usr/share/alsa in the initramfs) as on a Debian machine: the host reports what it answered.
 say stock-ucm $(ls /usr/share/alsa/ucm2/ucm.conf /usr/share/alsa/ucm2/conf.d/HDA-Intel/HDA-Intel.conf /usr/share/alsa/ucm2/conf.d/USB-Audio/USB-Audio.conf 2>&1 | tr '\n' ' ')
