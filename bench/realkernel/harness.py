@@ -329,6 +329,15 @@ def die_with_parent(own_group=True):
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+def report_lines(text):
+    """The guest's reports in its console's text: the `say` lines (AUDIOROUTE-GUEST ...), without
+    their prefix and without the clock's ticks."""
+    # QEMU writes the console a character at a time: the last line may not be whole yet.
+    complete = text[:text.rfind("\n") + 1]
+    return [line[len("AUDIOROUTE-GUEST "):].strip() for line in complete.splitlines()
+            if line.startswith("AUDIOROUTE-GUEST ") and not line.startswith("AUDIOROUTE-GUEST tick ")]
+
+
 class Guest:
     """QEMU running the guest: its console (a file the guest's init writes markers to) and
     QMP (hot-plug). Killed with its process group, whatever happens."""
@@ -385,10 +394,7 @@ class Guest:
 
     def lines(self):
         text = open(self.console, errors="replace").read() if os.path.exists(self.console) else ""
-        # QEMU writes the console a character at a time: the last line may not be whole yet.
-        complete = text[:text.rfind("\n") + 1]
-        return [line[len("AUDIOROUTE-GUEST "):].strip() for line in complete.splitlines()
-                if line.startswith("AUDIOROUTE-GUEST ") and not line.startswith("AUDIOROUTE-GUEST tick ")]
+        return report_lines(text)
 
     def wait_for(self, words, seconds):
         """The guest's first report starting with `words`, waiting up to `seconds`; a Failure
