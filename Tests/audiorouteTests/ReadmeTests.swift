@@ -37,7 +37,7 @@ import Testing
         for name in directoryEntries(Self.root + "/Sources/AudioRouteWatchers") where Self.isDirectory(Self.root + "/Sources/AudioRouteWatchers/\(name)") {
             if !table.contains("`\(name)/`") { missing.append("Sources/AudioRouteWatchers/\(name)") }
         }
-        for folder in ["scripts", "docs", "examples", "udev-rules", "systemd", "dbus", "Tests", "Benchmarks"] where Self.isDirectory(Self.root + "/" + folder) {
+        for folder in ["scripts", "bench", "docs", "examples", "udev-rules", "systemd", "dbus", "Tests", "Benchmarks"] where Self.isDirectory(Self.root + "/" + folder) {
             if !table.contains("`\(folder)/`") { missing.append(folder + "/") }
         }
         // share/ is named by its parts: what the plugin installs, what the demo loads.

@@ -1,0 +1,74 @@
+"""scripts/test-real-bluetooth: its options and its phases in order."""
+import os, shutil, signal, sys, tempfile, time
+
+from .bluetooth import build_image, check_logs, check_run, fetch_bluez, print_timing
+from .common import Failure, phase, run
+from .harness import Guest, build_programs, fetch_kernel
+
+
+def main():
+    """The bench, as scripts/test-real-bluetooth runs it."""
+    args = sys.argv[1:]
+    keep = args[args.index("--keep-logs") + 1] if "--keep-logs" in args else None
+    # What the run needs from the host beyond test-real-kernel's, each with the package
+    # scripts/bootstrap installs: BlueALSA runs in the guest as the host has it.
+    alsa_plugins = os.path.join(run(["pkg-config", "--variable=libdir", "alsa"], 30, "pkg-config alsa").strip(), "alsa-lib")
+    needs = [("/usr/bin/bluealsa", "bluez-alsa-utils"), ("/usr/bin/bluealsa-aplay", "bluez-alsa-utils"),
+             ("/etc/alsa/conf.d/20-bluealsa.conf", "bluez-alsa-utils"), ("/etc/dbus-1/system.d/bluealsa.conf", "bluez-alsa-utils"),
+             (os.path.join(alsa_plugins, "libasound_module_pcm_bluealsa.so"), "libasound2-plugin-bluez"),
+             ("/usr/bin/dbus-send", "dbus-bin"), ("/usr/bin/dbus-monitor", "dbus-bin"),
+             ("/usr/share/dbus-1/system.conf", "dbus-system-bus-common"), ("/usr/include/systemd/sd-bus.h", "libsystemd-dev"),
+             ("/usr/bin/qemu-system-x86_64", "qemu-system-x86"), ("/bin/busybox", "busybox-static")]
+    missing = [f"{path} (package {package})" for path, package in needs if not os.path.exists(path)]
+    if missing:
+        print("test-real-bluetooth: cannot run, not installed: " + ", ".join(missing) + "; scripts/bootstrap installs them",
+              file=sys.stderr)
+        return 1
+    def interrupted(number, frame):
+        raise Failure(f"stopped by signal {signal.Signals(number).name}")
+    signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGHUP, interrupted)
+    work = tempfile.mkdtemp(prefix="audioroute-real-bluetooth-")
+    ok, guest = False, None
+    try:
+        with phase("kernel", 900):
+            root, release, kernel = fetch_kernel()
+        with phase("bluez", 600):
+            bluez = fetch_bluez()
+        with phase("builds", 1800):
+            build_programs()
+        with phase("initramfs", 300):
+            image = build_image(root, release, work, bluez, explore="--explore" in args)
+            print(f"    {os.path.getsize(image) // 1024} KiB")
+        shell_socket = os.path.join(work, "shell.sock")
+        cycles = int(args[args.index("--cycles") + 1]) if "--cycles" in args else 5
+        guest = Guest(kernel, image, work, cycles, extra_argv=[
+            "-chardev", f"socket,id=shell,path={shell_socket},server=on,wait=off", "-serial", "chardev:shell"])
+        with phase("boot", 300):
+            guest.wait_for("booted", 300)
+        if "--explore" in args:
+            guest.wait_for("explore-shell", 60)
+            print(f"test-real-bluetooth: the guest's shell is on {shell_socket}; its console {guest.console}", flush=True)
+            guest.qemu.wait()
+            return 0
+        headset = check_run(guest, cycles)
+        lines = guest.lines()
+        problems = check_logs(lines, cycles, headset)
+        print_timing(lines, headset, cycles)
+        if problems:
+            raise Failure(f"{len(problems)} checks failed: " + "; ".join(problems))
+        ok = True
+        return 0
+    except Failure as failure:
+        print(f"test-real-bluetooth: {failure}", file=sys.stderr)
+        return 1
+    finally:
+        if guest is not None:
+            if not ok:
+                time.sleep(1)
+            guest.kill()
+        if not ok or keep:
+            logs = keep or work + "-logs"
+            shutil.copytree(work, logs, dirs_exist_ok=True, ignore=shutil.ignore_patterns("initramfs", "*.cpio", "*.sock"))
+            print(f"test-real-bluetooth: the guest's logs are in {logs}", file=sys.stderr)
+        shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,233 @@
+"""The hot-plug cycles: `audioroute play` (the player) and `aplay -D audioroute` (the plugin) follow
+the USB card as it comes and goes, frame by frame."""
+import time
+
+from .analysis import frames_at_move, left, locate, signed_frames, timeline_breaks
+from .common import Failure, phase
+from .harness import plug_usb
+from .reports import aplay_session, port_uids
+from .signals import RATE
+
+
+def run_cycles(guest, cycles, bits):
+    """`audioroute play` follows the route: per cycle, the ports, the player's state, and, as in the
+    plugin's cycles, the signal's places in the HDA card's file before the add and in the USB
+    card's file after it, frame by frame; after the removal, what reached either card."""
+    files, adds, moves, usb_uid = guest.files, [], [], None
+    speaker = None
+    for n in range(1, cycles + 1):
+        with phase(f"cycle {n}", 180):
+            files.capture("hda")
+            guest.wait_for(f"ready {n}", 60)
+            files.capture("usb")
+            added_at = time.monotonic()
+            plug_usb(guest)
+            added = guest.wait_for(f"added {n}", 120)
+            at_add, usb_at_add = files.mark("hda"), files.mark("usb")
+            onset = files.first_onset("usb", added_at)
+            guest.command("device_del", id="usbcard")
+            removed = guest.wait_for(f"removed {n}", 120)
+            hda, usb = left(files.take("hda")), left(files.take("usb"))
+            player = guest.wait_for(f"player {n}", 30)
+
+            with_usb, without = port_uids(added, f"added {n}"), port_uids(removed, f"removed {n}")
+            if speaker is None:
+                speaker = without
+            extra = [u for u in with_usb if u not in speaker]
+            print(f"    ports with the USB card: {with_usb}")
+            if len(extra) != 1 or sorted(speaker + extra) != with_usb:
+                raise Failure(f"cycle {n}: with the USB card the outputs are {with_usb}, expected {speaker} and one USB port")
+            if without != speaker:
+                raise Failure(f"cycle {n}: after the removal the outputs are {without}, expected exactly {speaker}")
+            if usb_uid is not None and extra[0] != usb_uid:
+                raise Failure(f"cycle {n}: the re-added USB card's port is {extra[0]}, not {usb_uid} as before")
+            usb_uid = extra[0]
+            if not player.startswith(f"player {n} running") or not player.endswith("paused"):
+                raise Failure(f"cycle {n}: after the removal the player should be there and paused: {player}")
+            before, after = locate(hda[:at_add], bits), locate(hda[at_add:], bits)
+            on_usb, usb_after = locate(usb[:usb_at_add], bits), locate(usb[usb_at_add:], bits)
+            played, on_usb_frames = sum(r[2] for r in before), sum(r[2] for r in on_usb)
+            reached, usb_reached = sum(r[2] for r in after), sum(r[2] for r in usb_after)
+            if played < RATE // 2:
+                raise Failure(f"cycle {n}: the HDA card's file has {played / RATE:.2f} s of the player's signal before the add, "
+                              f"expected at least 0.5 s: the player did not start there")
+            if on_usb_frames < RATE:
+                raise Failure(f"cycle {n}: the USB card's file has {on_usb_frames / RATE:.2f} s of the player's signal while "
+                              f"plugged: the player did not follow the route")
+            first, last, moved = frames_at_move(before, after, on_usb, f"cycle {n}", "the player")
+            jumps, glitches = timeline_breaks(on_usb)
+            if jumps or len(glitches) > 2:
+                raise Failure(f"cycle {n}: on the USB card the player's signal skipped or repeated frames {jumps + glitches} while plugged")
+            if glitches:
+                print(f"    glitches on the USB card, the timeline kept: {glitches} frames replaced")
+            print_old_card_breaks(before)
+            moves.append(moved)
+            print(f"    the player's signal: HDA {played / RATE:.2f} s up to frame {last}; USB {on_usb_frames / RATE:.2f} s "
+                  f"from frame {first}: {'lost ' + str(moved) if moved >= 0 else 'played twice ' + str(-moved)} frames "
+                  f"({abs(moved) * 1000 / RATE:.1f} ms) at the move; after the removal HDA +{reached / RATE:.2f} s, "
+                  f"USB +{usb_reached / RATE:.2f} s")
+            # As for the plugin: a move's frames are reported (the timing phase sums them up), and
+            # fail only beyond a buffer (0.5 s), where the plugin's cycles fail too.
+            if abs(moved) > RATE // 2:
+                raise Failure(f"cycle {n}: {abs(moved)} frames {'lost' if moved > 0 else 'played twice'} at the player's move, "
+                              f"more than a buffer (0.5 s)")
+            # From the removal on, the player holds then pauses: the speaker must not take over.
+            # 0.1 s allows what the WAV files' stdio buffers held back.
+            if reached > RATE // 10:
+                raise Failure(f"cycle {n}: the HDA card played {reached / RATE:.2f} s of the player's signal after the USB card went")
+            if usb_reached > RATE // 10:
+                raise Failure(f"cycle {n}: the USB card's file gained {usb_reached / RATE:.2f} s after its removal")
+            # The gap's ends, as the plugin's: (iii) this first USB frame, read on the host; (ii), in
+            # cycle_timings, the RouteChanged `audioroute monitor` received (a client on the same bus,
+            # its line stamped on arrival), not the player's own: the player does not log when its
+            # RouteChanged arrived.
+            adds.append((added_at, None if onset is None else files.guest_time(onset)))
+    return adds, moves, speaker, usb_uid
+
+
+def print_old_card_breaks(before):
+    """Skips and repeats on the HDA card before the move, while the USB card was being added:
+    printed, never failed (what a move does is counted at the move). A skip of exactly 2048
+    frames with nothing missing in the file is QEMU's: its HDA codec drops its whole 8 KiB ring
+    when the ring overruns (hw/audio/hda-codec.c, hda_audio_output_cb), as under TCG when the
+    guest stalls."""
+    jumps, glitches = timeline_breaks(before)
+    if jumps or glitches:
+        print(f"    on the HDA card before the move, the signal skipped (+) or repeated (-) {jumps} frames; "
+              f"glitches, the timeline kept: {glitches}")
+
+
+def run_plugin_cycles(guest, cycles, bits, tower):
+    """`aplay -D audioroute` follows the route: per cycle, the signal's places in the HDA card's
+    file before the add and in the USB card's file after it, frame by frame; after the removal,
+    what reached the speaker (with the tower: nothing, the stream is interrupted)."""
+    files, adds, moves, problems, traces = guest.files, [], [], [], []
+    for m in range(1, cycles + 1):
+        with phase(f"plugin follows {m}", 180):
+            files.capture("hda")
+            ready = guest.wait_for(f"plugin-ready {m}", 60)
+            session = aplay_session(guest.wait_for(f"plugin-sessions-ready {m}", 30), f"plugin-sessions-ready {m}")
+            files.capture("usb")
+            added_at = time.monotonic()
+            plug_usb(guest)
+            added = guest.wait_for(f"plugin-added {m}", 120)
+            at_add = files.mark("hda")
+            on_usb_session = aplay_session(guest.wait_for(f"plugin-sessions-added {m}", 30), f"plugin-sessions-added {m}")
+            onset = files.first_onset("usb", added_at)
+            usb = left(files.take("usb"))
+            guest.command("device_del", id="usbcard")
+            removed = guest.wait_for(f"plugin-removed {m}", 120)
+            hda = left(files.take("hda"))
+            held_session = aplay_session(guest.wait_for(f"plugin-sessions-removed {m}", 30), f"plugin-sessions-removed {m}")
+            replug = replug_usb(guest, m) if m == cycles else None
+            if added.split()[2:3] != ["alive"]:
+                raise Failure(f"plugin cycle {m}: aplay -D audioroute did not outlive the add: {added}; it said: "
+                              + " | ".join(plugin_trace(guest, m)))
+            before, on_usb, after = locate(hda[:at_add], bits), locate(usb, bits), locate(hda[at_add:], bits)
+            played = sum(r[2] for r in before)
+            if played < RATE // 2:
+                raise Failure(f"plugin cycle {m}: the HDA card's file has {played / RATE:.2f} s of aplay's signal before the add, "
+                              f"expected at least 0.5 s")
+            if sum(r[2] for r in on_usb) < RATE:
+                raise Failure(f"plugin cycle {m}: the USB card's file has {sum(r[2] for r in on_usb) / RATE:.2f} s of aplay's "
+                              f"signal while plugged: the stream did not follow the route")
+            # The same session throughout: the stream moved, it was not opened again.
+            if not session["active"] or on_usb_session["path"] != session["path"] or not on_usb_session["active"]:
+                raise Failure(f"plugin cycle {m}: aplay's session should be the same one, active, before and after the "
+                              f"add: {session} then {on_usb_session}")
+            # The HDA file's last 4 KiB may reach the file only when the card plays again (QEMU
+            # writes it through stdio): after the removal, so frames_at_move counts the runs placed
+            # before the USB card's first frame wherever they are.
+            first, last, moved = frames_at_move(before, after, on_usb, f"plugin cycle {m}", "aplay")
+            # While plugged, the stream goes on from where it was: each run starts where the last
+            # ended. Glitches that keep the card's timeline, up to 10 ms twice a cycle, are
+            # reported, not failed. A skip or repeat that moves the timeline is the plugin's and fails.
+            jumps, glitches = timeline_breaks(on_usb)
+            if jumps or len(glitches) > 2:
+                raise Failure(f"plugin cycle {m}: on the USB card the signal skipped or repeated frames {jumps + glitches} while plugged")
+            if glitches:
+                print(f"    glitches on the USB card, the timeline kept: {glitches} frames replaced")
+            print_old_card_breaks(before)
+            moves.append(moved)
+            state = removed.split()[2] if len(removed.split()) > 2 else "?"
+            reached = sum(r[2] for r in after)
+            print(f"    aplay's signal: HDA {played / RATE:.2f} s up to frame {last}; USB {sum(r[2] for r in on_usb) / RATE:.2f} s "
+                  f"from frame {first}: {'lost ' + str(moved) if moved >= 0 else 'played twice ' + str(-moved)} frames "
+                  f"({abs(moved) * 1000 / RATE:.1f} ms) at the move; after the removal HDA +{reached / RATE:.2f} s, aplay {state}; "
+                  f"its session {session['path']} ({session['category']}) active {session['active']}, after the add "
+                  f"{on_usb_session['active']}, after the removal {held_session['active']}")
+            # What the old device held when it went is allowed (docs/testing.md): aplay's buffer, at most 0.5 s.
+            if abs(moved) > RATE // 2:
+                raise Failure(f"plugin cycle {m}: {abs(moved)} frames {'lost' if moved > 0 else 'played twice'} at the move, "
+                              f"more than a buffer (0.5 s)")
+            trace = plugin_trace(guest, m)
+            if state != "alive":
+                raise Failure(f"plugin cycle {m}: after the removal aplay should still be there: {removed}; it said: "
+                              + " | ".join(trace))
+            # With the tower: the unplug interrupts the stream (routeDisconnected), nothing reaches
+            # the speaker. 0.1 s allows what the WAV files' stdio buffers held back. Collected, so
+            # that the cycles and the timing still run.
+            if tower and (held_session["path"] != session["path"] or held_session["active"]):
+                problems.append(f"plugin cycle {m}: after the removal aplay's session should be the same one, "
+                                f"interrupted (inactive): {held_session}")
+                print("    " + problems[-1])
+            if tower and reached > RATE // 10:
+                problems.append(f"plugin cycle {m}: {reached / RATE:.2f} s of aplay's signal reached the HDA card after "
+                                f"the USB card went: the stream was not interrupted")
+                print("    " + problems[-1])
+            adds.append((added_at, None if onset is None else files.guest_time(onset)))
+            traces.append(trace)
+            if replug is not None:
+                check_replug(replug, on_usb, session, bits, trace)
+    return adds, moves, problems, traces
+
+
+def replug_usb(guest, m):
+    """The USB card plugged back under the aplay its removal held (the last plugin cycle): what the
+    guest said, and the USB card's file while it was there."""
+    files = guest.files
+    guest.wait_for(f"plugin-replug-ready {m}", 60)
+    files.capture("usb")
+    plug_usb(guest)
+    replugged = guest.wait_for(f"plugin-replugged {m}", 120)
+    session = aplay_session(guest.wait_for(f"plugin-sessions-replugged {m}", 30), f"plugin-sessions-replugged {m}")
+    usb = left(files.take("usb"))
+    guest.command("device_del", id="usbcard")
+    guest.wait_for(f"plugin-replug-removed {m}", 120)
+    return replugged, session, usb
+
+
+def check_replug(replug, before_unplug, session, bits, trace):
+    """The held aplay went on on the card plugged back, by itself: alive, its session the same one
+    and active again, and the signal on the card from where it stopped (what the card held when
+    it went is lost with it), not from the start."""
+    replugged, again, usb = replug
+    runs = locate(usb, bits)
+    heard = sum(r[2] for r in runs)
+    stopped = max(r[1] + r[2] for r in before_unplug)
+    if replugged.split()[2:3] != ["alive"]:
+        raise Failure(f"plugin re-plug: aplay did not outlive the re-plug: {replugged}; it said: " + " | ".join(trace))
+    if again["path"] != session["path"] or not again["active"]:
+        raise Failure(f"plugin re-plug: aplay's session should be the same one, active again: {session} then {again}")
+    if heard < RATE:
+        raise Failure(f"plugin re-plug: the USB card's file has {heard / RATE:.2f} s of aplay's signal after it came back, "
+                      f"expected at least 1 s: the held stream did not go on (it said: {' | '.join(trace[-6:])})")
+    resumed = runs[0][1]
+    skipped = signed_frames(resumed - stopped)
+    print(f"    re-plugged: aplay went on on the USB card from frame {resumed}, {skipped} frames after its last on the card "
+          f"before the unplug ({skipped * 1000 / RATE:.1f} ms: what the card held when it went); {heard / RATE:.2f} s heard")
+    if skipped < 0 or skipped > RATE // 2:
+        raise Failure(f"plugin re-plug: the stream went on {skipped} frames from where it stopped: "
+                      f"{'repeated' if skipped < 0 else 'more than a buffer lost'}")
+
+
+def plugin_trace(guest, m):
+    """What aplay said in plugin cycle m: the plugin's AUDIOROUTE_DEBUG trace, and any error."""
+    guest.wait_for(f"plugin-trace-end {m}", 30)
+    prefix = f"plugin-trace {m} "
+    trace = [l[len(prefix):] for l in guest.lines() if l.startswith(prefix)]
+    stuck = [l for l in guest.lines() if l.startswith(f"stuck plugin-cycle-{m} ")]
+    if stuck:
+        raise Failure(f"plugin cycle {m}: aplay outlived its SIGTERM by 5 s ({stuck[0][6:]}); "
+                      f"its last words: {' | '.join(trace[-8:])}")
+    return trace

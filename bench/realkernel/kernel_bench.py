@@ -1,0 +1,212 @@
+"""scripts/test-real-kernel: its options, its phases in order, --shell and --explore."""
+import os, shutil, signal, sys, tempfile, time
+
+from .boot import check_boot
+from .capture import check_capture
+from .common import Failure, phase
+from .cycles import run_cycles, run_plugin_cycles
+from .harness import APLAY, CAPTURE_MODULES, MODULE_TREES, Guest, build_initramfs, build_programs, fetch_kernel, kernel_init
+from .jack import check_jack
+from .routes import check_route_changes
+from .signals import sequence_bits
+from .surround import check_surround
+from .timing import cycle_timings, print_gaps, print_split, print_timings
+from .tower import check_call, check_duck, check_silent, check_tower_lost
+from .ucm import check_ucm_controls, print_memory, report_stock_ucm, run_ucm, run_ucm_usb_cycles
+
+
+def shell(kernel, image, work, keep, bits):
+    """--shell: the same guest, by hand. The cards' WAV files are kept when it powers off."""
+    kept = keep or work + "-shell"
+    print(f"""test-real-kernel --shell: the guest's console follows (boot takes about 20 s).
+  hot-add the USB card:  Ctrl-a c, then  device_add usb-audio,id=usbcard,bus=xhci.0,port=1,audiodev=usb
+  remove it:             device_del usbcard          (Ctrl-a c again returns to the console)
+  the cards' WAV files are kept in {kept} when the guest powers off (exit, or Ctrl-a x)""", flush=True)
+    guest = Guest(kernel, image, work, 0, shell=True, mic=True, bits=bits)
+    try:
+        guest.qemu.wait()
+    finally:
+        guest.kill()
+    os.makedirs(kept, exist_ok=True)
+    for name, path in guest.wavs.items():
+        if os.path.exists(path):
+            shutil.copy(path, kept)
+    print(f"test-real-kernel: the cards' WAV files are in {kept}")
+    return 0
+
+
+def explore_guest(kernel, image, work, bits):
+    """--explore: the guest booted with the daemon running, and a shell on a socket for scripts
+    (GuestShell, or socat); the cards' WAV files grow on the host as it plays. QEMU runs until
+    the guest powers off (`poweroff -f`) or the script ends (Ctrl-C)."""
+    shell_socket = os.path.join(work, "shell.sock")
+    guest = Guest(kernel, image, work, 0, mic=True, bits=bits, extra_argv=[
+        "-chardev", f"socket,id=shell,path={shell_socket},server=on,wait=off", "-serial", "chardev:shell"])
+    try:
+        guest.wait_for("explore-shell", 300)
+        print(f"test-real-kernel: the guest's shell is on {shell_socket} (e.g. socat - UNIX-CONNECT:{shell_socket});\n"
+              f"  its console {guest.console}; the HDA card's WAV file {guest.wavs['hda']}", flush=True)
+        try:
+            guest.qemu.wait()
+        except (KeyboardInterrupt, Failure):  # Ctrl-C, SIGTERM: how an exploration ends
+            pass
+    finally:
+        guest.kill()
+    return 0
+
+
+def main(usage):
+    """The bench, as scripts/test-real-kernel runs it; `usage` is what --help prints."""
+    args = sys.argv[1:]
+    # Before anything else: an unknown flag is ignored, so without this --help ran the whole bench.
+    if "--help" in args or "-h" in args:
+        print(usage.strip())
+        return 0
+    keep = args[args.index("--keep-logs") + 1] if "--keep-logs" in args else None
+    cycles = int(args[args.index("--cycles") + 1]) if "--cycles" in args else 5
+    plugin = "--no-plugin" not in args
+    tower = plugin and "--no-plugin-tower" not in args
+    # What the run needs from the host, each with the Debian package scripts/bootstrap installs.
+    needs = [("qemu-system-x86_64", "qemu-system-x86"), ("/bin/busybox", "busybox-static"), ("depmod", "kmod"),
+             ("dpkg-deb", "dpkg"), ("apt-get", "apt"), ("/lib/systemd/systemd-udevd", "udev"),
+             ("dbus-daemon", "dbus-daemon"), ("alsactl", "alsa-utils"), (APLAY, "alsa-utils"),
+             ("/usr/bin/amixer", "alsa-utils"), ("/usr/bin/alsaucm", "alsa-utils"), ("pkg-config", "pkg-config")]
+    missing = [f"{tool} (package {package})" for tool, package in needs
+               if not (os.path.exists(tool) if tool.startswith("/") else shutil.which(tool))]
+    if missing:
+        print("test-real-kernel: cannot run, not installed: " + ", ".join(missing) + "; scripts/bootstrap installs them",
+              file=sys.stderr)
+        return 1
+    # SIGTERM (a CI timeout) and SIGHUP end the run through the same clean-up as a failure.
+    def interrupted(number, frame):
+        raise Failure(f"stopped by signal {signal.Signals(number).name}")
+    signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGHUP, interrupted)
+    work = tempfile.mkdtemp(prefix="audioroute-real-kernel-")
+    ok = False
+    guest = None
+    try:
+        with phase("kernel", 900):
+            root, release, kernel = fetch_kernel()
+            print(f"    Debian kernel {release}")
+        with phase("builds", 1800):
+            build_programs()
+        with phase("initramfs", 300):
+            bits = sequence_bits()
+            explore = "--explore" in args
+            image = build_initramfs(root, release, work, bits, init=kernel_init(explore=True) if explore else None,
+                                    module_trees=MODULE_TREES + CAPTURE_MODULES)
+            print(f"    {os.path.getsize(image) // 1024} KiB")
+        if "--shell" in args:
+            return shell(kernel, image, work, keep, bits)
+        if explore:
+            return explore_guest(kernel, image, work, bits)
+        jack = "--no-jack" not in args
+        ucm = "--no-ucm" not in args
+        surround = "--no-surround" not in args
+        capture = "--no-capture" not in args
+        # The mic's codec is there with or without the capture phase: every phase sees one card.
+        guest = Guest(kernel, image, work, cycles, debug="--debug" in args, jack=jack, plugin=plugin, tower=tower, ucm=ucm,
+                      surround=surround, mic=True, capture=capture, bits=bits)
+        with phase("boot", 300):
+            guest.wait_for("booted", 300)
+            mic = check_boot(guest.lines())
+        adds, player_moves, speaker, usb = run_cycles(guest, cycles, bits)
+        plugin_adds, problems = [], []
+        if plugin:
+            plugin_adds, moves, problems, traces = run_plugin_cycles(guest, cycles, bits, tower)
+        headphones = None
+        if jack:
+            with phase("headphone jack", 300):
+                headphones = check_jack(guest, speaker)
+        surround_uid = None
+        if surround:
+            with phase("surround", 420):
+                surround_uid = check_surround(guest)
+        if capture:
+            with phase("capture", 300):
+                check_capture(guest, bits, mic, speaker)
+        if tower:
+            # Each of the tower's phases is checked on its own: one failing does not hide the others.
+            for name, check in (("duck", check_duck), ("silent mode", check_silent), ("call", check_call)):
+                try:
+                    with phase(name, 120):
+                        check(guest)
+                except Failure as failure:
+                    if str(failure).startswith(("the guest: ", "the guest did not say", "QEMU exited")):
+                        raise
+                    problems.append(str(failure))
+                    print("    " + problems[-1])
+        ucm_adds = []
+        if ucm:
+            ucm_adds, ucm_memory = run_ucm_usb_cycles(guest, cycles, run_ucm(guest))
+        if tower:
+            try:
+                with phase("tower lost", 120):
+                    check_tower_lost(guest)
+            except Failure as failure:
+                if str(failure).startswith(("the guest: ", "the guest did not say", "QEMU exited")):
+                    raise
+                problems.append(str(failure))
+                print("    " + problems[-1])
+        guest.wait_for("end", 60)
+        guest.wait_exit(60)
+        with phase("route changes", 1):
+            # The plugin's last cycle plugs the USB card back once under the held aplay.
+            check_route_changes(guest.lines(), cycles * (2 if plugin else 1) + (1 if plugin else 0), speaker, usb, headphones,
+                                surround_uid, capture)
+        with phase("stock UCM", 1):
+            report_stock_ucm(guest.lines())
+        with phase("timing", 1):
+            rows = cycle_timings(guest.lines(), adds + plugin_adds)
+            print("    audioroute play (AudioPlayer):")
+            print_timings(rows[:cycles])
+            if plugin:
+                print("    aplay -D audioroute (the ALSA plugin):")
+                print_timings(rows[cycles:])
+            # Before the UCM cycles, card1 was also added by the plugin's re-plug of the USB card
+            # by the surround phase's multichannel card, and by the capture phase.
+            ucm_rows = cycle_timings(guest.lines(), ucm_adds, monitor="monitor-ucm",
+                                     first=len(adds + plugin_adds) + (1 if plugin_adds else 0) + (1 if surround_uid else 0)
+                                     + (1 if capture else 0))
+            if ucm:
+                print("    audioroute play, the USB card a UCM card (the UCM phase's daemon, --ucm-root):")
+                print_timings(ucm_rows)
+            print_gaps([("audioroute play", rows[:cycles])] + ([("aplay -D audioroute", rows[cycles:])] if plugin else [])
+                       + ([("play, USB card UCM", ucm_rows)] if ucm else []))
+            print(f"    frames lost (+) or played twice (-) at the player's moves: {player_moves}")
+            player_traces = []
+            for n in range(1, cycles + 1):
+                guest.wait_for(f"player-trace-end {n}", 30)
+                prefix = f"player-trace {n} "
+                player_traces.append([l[len(prefix):] for l in guest.lines() if l.startswith(prefix)])
+            print_split(player_traces, rows[:cycles], who="the player")
+            if plugin:
+                print(f"    frames lost (+) or played twice (-) at the plugin's moves: {moves}")
+                print_split(traces, rows[cycles:])
+            spread, step = guest.files.precision()
+            print(f"    (iii) is read on the host: the guest's clock through its console (ticks spread {spread * 1000:.0f} ms "
+                  f"past their smallest offset) and the WAV files, which typically grew {step:.0f} bytes at a time "
+                  f"({step / 192:.0f} ms at 48 kHz stereo; read every 5 ms)")
+        if ucm:
+            with phase("UCM controls", 1):
+                check_ucm_controls(guest.lines())
+            with phase("UCM memory", 1):
+                print_memory(ucm_memory, guest.lines())
+        if problems:
+            raise Failure(f"{len(problems)} of the tower's checks on the plugin's streams failed: " + "; ".join(problems))
+        ok = True
+        return 0
+    except Failure as failure:
+        print(f"test-real-kernel: {failure}", file=sys.stderr)
+        return 1
+    finally:
+        if guest is not None:
+            if not ok:
+                time.sleep(1)  # what the guest's logs still had on their way to the second port
+            guest.kill()
+        if not ok or keep:
+            logs = keep or work + "-logs"
+            shutil.copytree(work, logs, dirs_exist_ok=True, ignore=shutil.ignore_patterns("initramfs", "*.cpio", "*.sock"))
+            print(f"test-real-kernel: the guest's logs are in {logs}", file=sys.stderr)
+        shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,69 @@
+"""The guest's reports (`say WORDS ...` lines on its console) read into values: ports, sessions,
+fields, memory."""
+import json
+
+from .common import Failure
+
+
+def usable_output(port):
+    """An output the route can take: a port whose jack reads unplugged is listed, unavailable."""
+    return port.get("direction") == "output" and port.get("availability") != "unavailable"
+
+
+def port_uids(line, words):
+    """The uids of the usable outputs in a `<words> <audioroute ports --json>` report."""
+    text = line[len(words):].strip()
+    try:
+        ports = json.loads(text)
+    except ValueError:
+        raise Failure(f"'{words}': `audioroute ports --json` printed no JSON: {text[:300]}")
+    return sorted(p["uid"] for p in ports if usable_output(p))
+
+
+def aplay_session(line, words):
+    """aplay's one session in a `<words> <audioroute status --json>` report (the plugin names a
+    session after its process)."""
+    text = line[len(words):].strip()
+    try:
+        sessions = [s for s in json.loads(text).get("sessions", []) if s.get("app") == "aplay"]
+    except ValueError:
+        raise Failure(f"'{words}': `audioroute status --json` printed no JSON: {text[:300]}")
+    if len(sessions) != 1:
+        raise Failure(f"'{words}': expected one session of aplay's in the daemon, found {sessions}")
+    return sessions[0]
+
+
+def report_fields(line, words):
+    """A report's key=value fields before its JSON (an object or an array), and the JSON."""
+    text = line[len(words):]
+    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=len(text))
+    fields = dict(f.split("=", 1) for f in text[:start].split() if "=" in f)
+    try:
+        return fields, json.loads(text[start:])
+    except ValueError:
+        raise Failure(f"'{words}': no JSON from the CLI: {text[start:300]}")
+
+
+def memory_report(line):
+    """[(program, {VmRSS, VmHWM, RssAnon in kB})] from a `ucm-usb-memory` report."""
+    processes = []
+    for entry in line.split()[1:]:
+        name, *fields = entry.split(",")
+        if "[" in name and fields:
+            processes.append((name[:name.index("[")], {k: int(v) for k, v in (f.split("=") for f in fields)}))
+    return processes
+
+
+def route_uids(status, side):
+    """The uids of a side ("inputs", "outputs") of the route in `audioroute status --json`."""
+    return [p.get("uid") for p in status.get("route", {}).get(side, [])]
+
+
+def capture_report(line, words):
+    """A capture report's fields before its `audioroute status --json`, and that status."""
+    text = line[len(words):].strip()
+    head, brace, rest = text.partition("{")
+    try:
+        return head.split(), json.loads(brace + rest)
+    except ValueError:
+        raise Failure(f"'{words}': `audioroute status --json` printed no JSON: {text[:300]}")

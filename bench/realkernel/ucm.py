@@ -1,0 +1,248 @@
+"""The UCM phase: the bench's configuration on the HDA card, the daemon's call to the speaker and
+back, the USB card as a UCM card, the helper's answers with the system's tree, the daemon's memory."""
+import array, json, time
+
+from .analysis import left, levels_between
+from .common import Failure, median, phase
+from .harness import plug_usb
+from .reports import memory_report, report_fields, usable_output
+from .signals import CALL_HZ, MUSIC_HZ, RATE, WINDOW
+
+
+# The UCM phase (Tests/Fixtures/ucm2-bench): the Speaker is the Master amp's left channel, the
+# Earpiece its right one; each verb sets the amp's volume, which QEMU applies linearly.
+UCM_VOLUME = {"HiFi": "74,74", "Voice Call": "37,37"}
+UCM_GAIN = {"HiFi": 1.0, "Voice Call": 0.5}
+UCM_SWITCH = {"builtInSpeaker": "on,off", "builtInReceiver": "off,on"}
+# The daemon's steps: (report, verb, output, mic on). Music (mixable) plays throughout; the
+# call's player is interrupted while `audioroute override speaker`'s session holds.
+UCM_STEPS = [("music", "HiFi", "builtInSpeaker", False), ("call", "Voice Call", "builtInReceiver", True),
+             ("speaker", "Voice Call", "builtInSpeaker", True), ("back", "Voice Call", "builtInReceiver", True),
+             ("ended", "HiFi", "builtInSpeaker", False)]
+
+
+def ucm_capture(guest, words, seconds=90):
+    """Like capture_reports, both channels: (left, right), marks, lines."""
+    files = guest.files
+    files.capture("hda")
+    marks, lines = {}, {}
+    for w in words:
+        lines[w] = guest.wait_for(w, seconds)
+        marks[w] = files.mark("hda")
+    data = files.take("hda")
+    samples = array.array("h", bytes(data[:len(data) - len(data) % 4]))
+    return (samples[0::2], samples[1::2]), marks, lines
+
+
+def ucm_controls(line):
+    """switch, volume and capture from a `ucm-STEP switch=.. volume=.. capture=.. [status]` report."""
+    fields = dict(f.split("=", 1) for f in line.split()[1:4] if "=" in f)
+    return fields.get("switch"), fields.get("volume"), fields.get("capture")
+
+
+def ucm_levels(channels, marks, step, frequency=MUSIC_HZ):
+    """The tone's median level on the left and right channels between ucm-STEP and ucm-STEP-end."""
+    return tuple(median(levels_between(c, marks, f"ucm-{step}", f"ucm-{step}-end", frequency) or [0]) for c in channels)
+
+
+def ucm_check_step(name, line, levels, reference, verb, output, mic):
+    """One step: the controls as the verb and devices set them, and the tone on the output's
+    channel only, at the verb's volume."""
+    switch, volume, capture = ucm_controls(line)
+    expected = (UCM_SWITCH[output], UCM_VOLUME[verb], "on,on" if mic else "off,off")
+    left_level, right_level = levels
+    loud, quiet = (left_level, right_level) if output == "builtInSpeaker" else (right_level, left_level)
+    print(f"    {name}: switch {switch} volume {volume} capture {capture}; music (500 Hz) left {left_level:.0f}, right {right_level:.0f} "
+          f"({loud / max(reference, 1):.2f}x on the {'left (Speaker)' if output == 'builtInSpeaker' else 'right (Earpiece)'})")
+    if (switch, volume, capture) != expected:
+        raise Failure(f"UCM {name}: the controls are switch {switch}, volume {volume}, capture {capture}; expected {verb} with "
+                      f"{'Speaker' if output == 'builtInSpeaker' else 'Earpiece'}{' and Mic' if mic else ''}: switch {expected[0]}, "
+                      f"volume {expected[1]}, capture {expected[2]}")
+    if quiet > reference * 0.02:
+        raise Failure(f"UCM {name}: the tone is on the other channel too ({quiet:.0f} against {reference:.0f}): both outputs sound")
+    if not 0.75 * UCM_GAIN[verb] <= loud / max(reference, 1) <= 1.25 * UCM_GAIN[verb]:
+        raise Failure(f"UCM {name}: the tone is at {loud / max(reference, 1):.2f}x on the expected channel, expected {UCM_GAIN[verb]} ({verb})")
+
+
+def run_ucm(guest):
+    """The UCM phase: the configuration by itself (alsaucm), then the daemon's call to the speaker
+    and back. Returns the uids of the daemon's outputs from the HDA card's profile."""
+    with phase("UCM configuration", 120):
+        channels, marks, lines = ucm_capture(guest, ["ucm-config-speaker", "ucm-config-speaker-end",
+                                                     "ucm-config-earpiece", "ucm-config-earpiece-end"])
+        speaker = ucm_levels(channels, marks, "config-speaker")
+        reference = speaker[0]
+        if reference < 100:
+            raise Failure(f"UCM configuration: no tone on the left channel with HiFi and Speaker set by alsaucm (level {reference:.0f})")
+        ucm_check_step("alsaucm HiFi + Speaker", lines["ucm-config-speaker"], speaker, reference, "HiFi", "builtInSpeaker", False)
+        ucm_check_step("alsaucm Voice Call + Earpiece + Mic", lines["ucm-config-earpiece"], ucm_levels(channels, marks, "config-earpiece"),
+                       reference, "Voice Call", "builtInReceiver", True)
+    with phase("UCM call", 480):
+        # The daemon with --ucm-root answers (ucm-ports), or the guest fails naming why.
+        ports = json.loads(guest.wait_for("ucm-ports", 240)[len("ucm-ports "):])
+        kinds = sorted((p.get("type"), p.get("uid")) for p in ports if usable_output(p))
+        print(f"    outputs with UCM: {kinds}")
+        if not {"builtInSpeaker", "builtInReceiver"} <= {k for k, _ in kinds}:
+            raise Failure(f"UCM: the daemon's outputs are {kinds}: no speaker and earpiece from the card's UCM configuration")
+        words = [w for step, *_ in UCM_STEPS for w in (f"ucm-{step}", f"ucm-{step}-end")]
+        channels, marks, lines = ucm_capture(guest, words)
+        music = ucm_levels(channels, marks, "music")
+        reference = music[0]
+        for step, verb, output, mic in UCM_STEPS:
+            line = lines[f"ucm-{step}"]
+            status = line[line.find("{"):] if "{" in line else "{}"
+            try:
+                route = [p.get("type") for p in json.loads(status).get("route", {}).get("outputs", [])]
+            except ValueError:
+                route = None
+            call = ucm_levels(channels, marks, step, CALL_HZ)
+            print(f"    {step}: the route's outputs {route}; the call (900 Hz) left {call[0]:.0f}, right {call[1]:.0f}")
+            if route != [output]:
+                raise Failure(f"UCM {step}: the route's outputs are {route}, expected [{output}]")
+            ucm_check_step(step, line, ucm_levels(channels, marks, step), reference, verb, output, mic)
+        # Never both outputs at once, in the file: frames with the tone on both channels. Frame by
+        # frame, not by window: when the daemon switches within one of QEMU's audio ticks, the
+        # left channel stops and the right one starts on the same frame, and a window holding
+        # that frame has both (seen with a stand-in that never had both on).
+        start, end = marks["ucm-music"], marks["ucm-ended-end"]
+        threshold = reference * 0.05
+        both = [i for i in range(start, min(end, len(channels[0]), len(channels[1])))
+                if abs(channels[0][i]) > threshold and abs(channels[1][i]) > threshold]
+        print(f"    frames with the tone on both channels, from the music step to the end: {len(both)}")
+        if len(both) > 24:  # 0.5 ms: a state of both on shows as most of its frames
+            raise Failure(f"UCM: the speaker and the earpiece both sounded, {len(both)} frames "
+                          f"({len(both) * 1000 / RATE:.1f} ms; the first {(both[0] - start) / RATE:.2f} s after the music step)")
+        if guest.wait_for("ucm-alive", 30).split()[1:2] != ["alive"]:
+            raise Failure("UCM: the music's player did not play through the call")
+    return sorted(uid for _, uid in kinds)
+
+
+# The USB card's profile on the bench (Tests/Fixtures/ucm2-bench/USB-Audio/QEMU): HiFi mutes the
+# output and sets its volume to 128, which QEMU applies as 128/255 of the samples; the Headphones
+# device unmutes it. The tone (write_tone) is at 16384.
+UCM_USB_VOLUME = "128,128"
+UCM_USB_GAIN = 128 / 255
+TONE_LEVEL = 16384
+
+
+def run_ucm_usb_cycles(guest, cycles, hda_outputs):
+    """The USB card as a UCM card (its bench profile), hot-plugged on the UCM phase's daemon with
+    the HDA card's profile in the same helper: per cycle, the USB card's one port is the profile's
+    headphones on its PCM, the route goes to it and the HDA card's devices go off, the tone is in
+    the USB card's file at the level the profile's verb sets (only once its device is enabled), and
+    after the removal the HDA card's speaker is back. Returns the moments for the timing and the
+    daemon's and the helper's memory, read in the guest with both cards up."""
+    files, adds, memory, usb_uid = guest.files, [], [], None
+    for n in range(1, cycles + 1):
+        with phase(f"UCM USB cycle {n}", 180):
+            guest.wait_for(f"ucm-usb-ready {n}", 120)
+            files.capture("usb")
+            added_at = time.monotonic()
+            plug_usb(guest)
+            added = guest.wait_for(f"ucm-usb-added {n}", 120)
+            onset = files.first_onset("usb", added_at)
+            usb = left(files.take("usb"))
+            memory.append(memory_report(guest.wait_for(f"ucm-usb-memory {n}", 30)))
+            guest.command("device_del", id="usbcard")
+            removed = guest.wait_for(f"ucm-usb-removed {n}", 120)
+            fields, status = report_fields(added, f"ucm-usb-added {n}")
+            outputs = [p for p in status.get("ports", []) if usable_output(p)]
+            usb_ports = [p for p in outputs if p.get("uid") not in hda_outputs]
+            route = [p.get("uid") for p in status.get("route", {}).get("outputs", [])]
+            print(f"    the USB card's ports: {[(p.get('type'), p.get('uid'), p.get('alsa')) for p in usb_ports]}; the route {route}")
+            if len(usb_ports) != 1 or sorted(p.get("uid") for p in outputs if p not in usb_ports) != hda_outputs:
+                raise Failure(f"UCM USB cycle {n}: the outputs are {[p.get('uid') for p in outputs]}, expected {hda_outputs} and one USB port")
+            port = usb_ports[0]
+            # The profile's Headphones on its PlaybackPCM, hw:Audio,0, shared through dmix as every
+            # card's; udev's classification would give a usbAudio port (uid .../output).
+            if port.get("type") != "headphones" or port.get("alsa") != "dmix:CARD=Audio,DEV=0" or not port["uid"].endswith("/headphones"):
+                raise Failure(f"UCM USB cycle {n}: the USB card's port is {port}: not the profile's Headphones (type headphones, "
+                              f"uid .../headphones, alsa dmix:CARD=Audio,DEV=0)")
+            if usb_uid is not None and port["uid"] != usb_uid:
+                raise Failure(f"UCM USB cycle {n}: the re-added USB card's port is {port['uid']}, not {usb_uid} as before")
+            usb_uid = port["uid"]
+            if route != [usb_uid]:
+                raise Failure(f"UCM USB cycle {n}: the route's outputs are {route}, expected [{usb_uid}]")
+            controls = (fields.get("usb-switch"), fields.get("usb-volume"), fields.get("switch"))
+            # The tone's level in 20 ms windows of the USB card's file: the verb's volume once the
+            # device is on. Windows above 0.7 are frames played before the verb's volume was set.
+            peaks = [max(abs(x) for x in usb[i:i + WINDOW]) for i in range(0, len(usb) - WINDOW + 1, WINDOW)]
+            loud = [p for p in peaks if p > 1000]
+            level = median(loud) / TONE_LEVEL if loud else 0.0
+            early = sum(1 for p in loud if p > 0.7 * TONE_LEVEL)
+            print(f"    USB card: switch {controls[0]}, volume {controls[1]}; the tone at {level:.2f} of its level over "
+                  f"{len(loud) * WINDOW / RATE:.2f} s (the profile's volume: {UCM_USB_GAIN:.2f}), {early} windows above 0.7; "
+                  f"HDA card: switch {controls[2]}")
+            if len(loud) * WINDOW < RATE:
+                raise Failure(f"UCM USB cycle {n}: the USB card's file has {len(loud) * WINDOW / RATE:.2f} s of the tone: "
+                              f"the player did not follow the route, or the Headphones device was not enabled")
+            if not 0.9 * UCM_USB_GAIN <= level <= 1.1 * UCM_USB_GAIN:
+                raise Failure(f"UCM USB cycle {n}: the tone is at {level:.2f} of its level in the USB card's file, expected "
+                              f"{UCM_USB_GAIN:.2f}, the volume the profile's HiFi sets")
+            # The USB card's verb and device on; nothing of the route on the HDA card, so its devices off.
+            if controls != ("on", UCM_USB_VOLUME, "off,off"):
+                raise Failure(f"UCM USB cycle {n}: the USB card's switch and volume and the HDA card's switch are {controls}, "
+                              f"expected ('on', '{UCM_USB_VOLUME}', 'off,off'): HiFi and Headphones on the USB card, no device on the HDA card")
+            fields, after = report_fields(removed, f"ucm-usb-removed {n}")
+            left_outputs = sorted(p.get("uid") for p in after if usable_output(p))
+            if left_outputs != hda_outputs or fields.get("switch") != "on,off":
+                raise Failure(f"UCM USB cycle {n}: after the removal the outputs are {left_outputs} and the HDA card's switch "
+                              f"{fields.get('switch')}, expected {hda_outputs} and on,off (its Speaker again)")
+            helpers = [name for name, _ in memory[-1] if name == "audioroute-ucm"]
+            if len(helpers) != 1:
+                raise Failure(f"UCM USB cycle {n}: {len(helpers)} audioroute-ucm processes with both cards up, expected one for both")
+            adds.append((added_at, None if onset is None else files.guest_time(onset)))
+    memory.append(memory_report(guest.wait_for("ucm-usb-memory-end", 60)))
+    return adds, memory
+
+
+def print_memory(memory, lines):
+    """The daemon's and the helper's memory with both cards up (the UCM USB cycles), MiB, after
+    the first daemon's (udev's ports, no helper running) for comparison."""
+    print("    the daemon and its UCM helper in the guest, MiB (the daemon's budget: 9 MiB of RSS):")
+    print("    when                                          audiorouted VmRSS (anon, peak)   audioroute-ucm VmRSS (anon, peak)")
+    firsts = [(when, next((l for l in lines if l.startswith(words + " ")), None))
+              for when, words in (("first daemon, udev's ports, at start", "daemon-memory-start"),
+                                  ("first daemon, after the player's cycles", "daemon-memory"))]
+    rows = [(when, memory_report(line)) for when, line in firsts if line] \
+        + [(f"UCM cards, cycle {n}, the USB card up", m) for n, m in enumerate(memory[:-1], 1)] \
+        + [("UCM cards, after the last removal", memory[-1])]
+    for when, processes in rows:
+        cells = []
+        for program in ("audiorouted", "audioroute-ucm"):
+            values = next((v for name, v in processes if name == program), None)
+            cells.append("-" if values is None else
+                         f"{values['VmRSS'] / 1024:.2f} ({values['RssAnon'] / 1024:.2f}, {values['VmHWM'] / 1024:.2f})")
+        print(f"    {when:<45} {cells[0]:<32} {cells[1]}")
+
+
+def report_stock_ucm(lines):
+    """What the first daemon's helper answered with the system's UCM tree (alsa-ucm-conf 1.2.8):
+    the HDA card and each USB plug asked, every one without a profile, so udev's ports."""
+    stock = next((l for l in lines if l.startswith("stock-ucm ")), "")
+    if "No such file" in stock or not stock:
+        raise Failure(f"the guest lacks alsa-ucm-conf's tree (/usr/share/alsa/ucm2): {stock}")
+    log = [l[len("log daemon "):] for l in lines if l.startswith("log daemon ")]
+    started = sum(1 for l in log if "UCM helper started" in l)
+    crashed = [l for l in log if "UCM helper ended" in l and "termination=signalled" in l]
+    refused = {}
+    for l in log:
+        if "no UCM profile" in l and "card=" in l:
+            card = l.split("card=")[1].split()[0]
+            refused[card] = refused.get(card, 0) + 1
+    print(f"    the first daemon (the system's UCM tree): the helper started {started} times; answers without a profile "
+          f"{refused or 'none'}; ended by a signal {len(crashed)} times")
+    for l in crashed:
+        print(f"      {l[:200]}")
+
+
+def check_ucm_controls(lines):
+    """Every state of the card's controls while the daemon ran on UCM (guest-controls, read at
+    each control event): never the Speaker and the Earpiece both on."""
+    states = [l.split()[3:] for l in lines if l.startswith("log controls-ucm controls ")]
+    both = [s for s in states if "switch=on,on" in s]  # s: the time (ns), then the controls
+    print(f"    {len(states)} states of the controls, read at each control event: " + "; ".join(" ".join(s) for s in states[:40]))
+    if not states:
+        raise Failure("UCM: guest-controls recorded no state of the card's controls")
+    if both:
+        raise Failure(f"UCM: the controls had the Speaker and the Earpiece both on ({len(both)} of {len(states)} states)")

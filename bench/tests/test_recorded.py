@@ -1,0 +1,143 @@
+"""The phases' checks on a recorded guest console (fixtures/quick-run.console, fixtures/README.md):
+what they read from the guest's reports, and what they make of a report changed to a fault. The
+expected values are read off the recorded lines (the kernel's tools, udev's and the monitor's
+stamps), quoted beside each."""
+import unittest
+
+from fake_guest import quietly, recorded
+from realkernel.boot import check_boot
+from realkernel.common import Failure
+from realkernel.reports import aplay_session, port_uids
+from realkernel.routes import check_route_changes
+from realkernel.timing import cycle_timings
+from realkernel.ucm import report_stock_ucm
+
+SPEAKER = "pci-0000:00:04.0/speaker"
+USB = "usb-QEMU_QEMU_USB_Audio_1-0000:00:05.0-1-00/output"
+
+
+def replaced(lines, old, new):
+    """The lines with the first that starts with `old` rewritten to start with `new`."""
+    index = next(i for i, line in enumerate(lines) if line.startswith(old))
+    return lines[:index] + [new + lines[index][len(old):]] + lines[index + 1:]
+
+
+class Boot(unittest.TestCase):
+    lines = recorded("quick-run.console")
+
+    def test_the_card_as_the_kernels_tools_print_it(self):
+        mic, printed = quietly(check_boot, self.lines)
+        # arecord -l: "card 0: Intel [HDA Intel], device 0: Generic Analog", the first capture PCM.
+        self.assertEqual(mic["alsa"], "dsnoop:CARD=Intel,DEV=0")
+        # /proc/asound/cards "0 [Intel ]: HDA-Intel - HDA Intel"; amixer "Mixer name: 'QEMU Generic'";
+        # the codec files' four Pin Complex nodes (0x03 and 0x05 on codecs 0 and 1).
+        self.assertIn("card0 Intel [HDA Intel] driver HDA-Intel, mixer 'QEMU Generic'", printed)
+        self.assertIn("4 HDA pins: as the kernel's tools say", printed)
+        self.assertIn("the speaker's: dmix:CARD=Intel,DEV=2", printed)
+
+    def test_a_mixer_name_the_watcher_did_not_read_fails(self):
+        lines = replaced(self.lines, "amixer Mixer name\t: 'QEMU Generic'", "amixer Mixer name\t: 'Realtek ALC269VB'")
+        with self.assertRaisesRegex(Failure, "mixerName: 'QEMU Generic' read, 'Realtek ALC269VB' in the kernel's"):
+            quietly(check_boot, lines)
+
+    def test_a_pin_the_watcher_did_not_read_fails(self):
+        lines = replaced(self.lines, "codec 1 Pin Default 0x00a05020", "codec 1 Pin Default 0x00a05030")
+        with self.assertRaisesRegex(Failure, "the HDA pins the watcher read"):
+            quietly(check_boot, lines)
+
+    def test_a_speaker_on_another_pcm_fails(self):
+        lines = replaced(self.lines, "aplay card 0: Intel [HDA Intel], device 2:", "aplay card 0: Intel [HDA Intel], device 3:")
+        with self.assertRaisesRegex(Failure, "PCM names the watcher read"):
+            quietly(check_boot, lines)
+
+    def test_a_mic_port_on_another_pcm_than_arecords_first_fails(self):
+        lines = [line.replace("dsnoop:CARD=Intel,DEV=0", "dsnoop:CARD=Intel,DEV=2") if line.startswith("ports ") else line
+                 for line in self.lines]
+        with self.assertRaisesRegex(Failure, "the mic port opens dsnoop:CARD=Intel,DEV=2"):
+            quietly(check_boot, lines)
+
+    def test_a_channel_map_with_channels_played_nowhere_unsaid_fails(self):
+        lines = replaced(self.lines, "chmaps ", "chmaps query FIXED FL FR|get FL FR| query FIXED FL FR|get FL FR FC LFE RL RR|")
+        with self.assertRaisesRegex(Failure, "channel maps on the HDA card"):
+            quietly(check_boot, lines)
+
+
+class Reports(unittest.TestCase):
+    lines = recorded("quick-run.console")
+
+    def test_the_outputs_and_aplays_session(self):
+        added = next(line for line in self.lines if line.startswith("added 1 "))
+        self.assertEqual(port_uids(added, "added 1"), [SPEAKER, USB])
+        ready = next(line for line in self.lines if line.startswith("plugin-sessions-ready 1 "))
+        session = aplay_session(ready, "plugin-sessions-ready 1")
+        self.assertEqual((session["category"], session["active"]), ("playback", True))
+
+    def test_a_report_without_json_fails_by_name(self):
+        with self.assertRaisesRegex(Failure, "'added 1': `audioroute ports --json` printed no JSON"):
+            port_uids("added 1 Error: the daemon is not running", "added 1")
+
+
+class RouteChanges(unittest.TestCase):
+    lines = recorded("quick-run.console")
+
+    def test_to_the_usb_card_and_back_three_times(self):
+        # One player cycle, one plugin cycle and its re-plug: the monitor's six routeChange lines.
+        _, printed = quietly(check_route_changes, self.lines, 3, [SPEAKER], USB, None)
+        self.assertIn("6 route changes, as expected", printed)
+
+    def test_a_missing_or_extra_change_fails(self):
+        with self.assertRaisesRegex(Failure, "the client's route changes were"):
+            quietly(check_route_changes, self.lines, 2, [SPEAKER], USB, None)
+        with self.assertRaisesRegex(Failure, "the client's route changes were"):
+            quietly(check_route_changes, self.lines, 3, [SPEAKER], USB, "pci-0000:00:04.0/headphones")
+
+
+class Timing(unittest.TestCase):
+    lines = recorded("quick-run.console")
+
+    def test_the_moments_from_the_kernels_add(self):
+        # KERNEL[20.050741] add .../sound/card1; UDEV [20.718808] change .../sound/card1, then
+        # SOUND_INITIALIZED=1; the monitor's newDeviceAvailable at monotonicNs 21241223185.
+        # The second add: KERNEL[29.086819], UDEV [29.480453], newDeviceAvailable 29474638495.
+        rows = cycle_timings(self.lines, [(0.0, 21.4), (0.0, 29.6)])
+        expected = [(20.718808 - 20.050741, 21.241223185 - 20.050741, 21.4 - 20.050741, 20.050741),
+                    (29.480453 - 29.086819, 29.474638495 - 29.086819, 29.6 - 29.086819, 29.086819)]
+        for row, want in zip(rows, expected):
+            for value, wanted in zip(row, want):
+                self.assertAlmostEqual(value, wanted, places=6)
+
+    def test_only_newDeviceAvailable_is_the_route_change_of_an_add(self):
+        # A route change for another reason between the add and newDeviceAvailable is not (ii).
+        other = ('log monitor {"monotonicNs": 21000000000, "event": "routeChange", "reason": "categoryChange", '
+                 '"previous": {"inputs": [], "outputs": ["%s"]}, "current": {"inputs": [], "outputs": ["%s"]}}' % (SPEAKER, SPEAKER))
+        lines = list(self.lines)
+        lines.insert(lines.index(next(l for l in lines if "newDeviceAvailable" in l)), other)
+        (row,) = cycle_timings(lines, [(0.0, 21.4)])
+        self.assertAlmostEqual(row[1], 21.241223185 - 20.050741, places=6)
+
+    def test_a_cycle_without_its_first_frame_or_its_add_fails(self):
+        with self.assertRaisesRegex(Failure, "cycle 1: missing a moment"):
+            cycle_timings(self.lines, [(0.0, None)])
+        # Three adds of card1 in the log (the player's, the plugin's, the re-plug): no fourth.
+        with self.assertRaisesRegex(Failure, "cycle 4: no kernel add uevent"):
+            cycle_timings(self.lines, [(0.0, 40.0)], first=3)
+
+
+class StockUCM(unittest.TestCase):
+    lines = recorded("quick-run.console")
+
+    def test_what_the_helper_answered(self):
+        # The daemon's log: "UCM helper started" twice; "no UCM profile" for card=hw:0, then hw:1;
+        # "termination=exited(0)" both times.
+        _, printed = quietly(report_stock_ucm, self.lines)
+        self.assertIn("the helper started 2 times; answers without a profile {'hw:0': 1, 'hw:1': 1}; ended by a signal 0 times",
+                      printed)
+
+    def test_a_guest_without_alsa_ucm_conf_fails(self):
+        lines = replaced(self.lines, "stock-ucm ", "stock-ucm ls: /usr/share/alsa/ucm2/ucm.conf: No such file or directory ")
+        with self.assertRaisesRegex(Failure, "the guest lacks alsa-ucm-conf's tree"):
+            quietly(report_stock_ucm, lines)
+
+
+if __name__ == "__main__":
+    unittest.main()
