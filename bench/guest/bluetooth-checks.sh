@@ -1,19 +1,5 @@
 # The Bluetooth bench's init, last: its checks. The host reads the speaker (the HDA card's WAV
 # file) between the reports.
-alive() { kill -0 $1 2>/dev/null && echo alive || echo exited; }
-# Stops a player: SIGTERM, then SIGKILL if it is still there 5 s later, which is said (a bench
-# run once waited for ever on an aplay that outlived its SIGTERM, in sleep, 0 CPU: aplay's
-# handler closes the PCM from the signal, where anything the close needs may be locked).
-stop() {
-  kill -TERM $1 2>/dev/null
-  i=0
-  while kill -0 $1 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-  if kill -0 $1 2>/dev/null; then
-    say stuck $2 "$(cat /proc/$1/wchan 2>/dev/null)" "$(cut -c1-60 /proc/$1/syscall 2>/dev/null)"
-    kill -KILL $1 2>/dev/null
-  fi
-  wait $1 2>/dev/null
-}
 # AR_BUS: the daemon the checks ask (--system in the system instance's phase).
 AR_BUS=
 headset_ports() { audioroute ports $AR_BUS --json 2>/dev/null | grep -o '"uid": "bt:'"$H" | wc -l; }

@@ -46,19 +46,6 @@ done
 # The first daemon after the cycles (as at its start): no card has a profile in the system's tree,
 # so no helper runs.
 say daemon-memory $(memory)
-alive() { kill -0 $1 2>/dev/null && echo alive || echo exited; }
-# SIGTERM, as a user stops an app; one that outlives it by 5 s is reported and killed, so that a
-# held app that cannot be stopped fails the run by name rather than hanging it.
-stop() {
-  kill -TERM $1 2>/dev/null
-  i=0
-  while kill -0 $1 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-  if kill -0 $1 2>/dev/null; then
-    say stuck $2 "$(cat /proc/$1/wchan 2>/dev/null)" "$(cut -d' ' -f1-3 /proc/$1/syscall 2>/dev/null)" "$(grep SigBlk /proc/$1/status 2>/dev/null)"
-    kill -KILL $1 2>/dev/null
-  fi
-  wait $1 2>/dev/null
-}
 # The plugin's cycles: a plain `aplay -D audioroute` (the ALSA plugin) of a signal the host can
 # place frame by frame, started on the HDA card; the host hot-adds, then removes, the USB card.
 # The same aplay runs through the whole cycle: it is never restarted.
