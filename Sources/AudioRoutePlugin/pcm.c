@@ -460,6 +460,13 @@ static int open_pcm(snd_pcm_t **pcmp, const char *name, snd_pcm_stream_t stream,
 		goto fail;
 	}
 	p->bus_fd = p->bus != NULL ? ar_bus_fd(p->bus) : -1;
+	// The route was read before the session's signals (and the file's watch) were there: a change
+	// in between, another app's session bringing the mic into the route, would be missed until
+	// the next one (on the real kernel, a reader recorded 2.4 s of silence so). So the file is read
+	// again at the first boundary; the same device moves nothing. Not for a follower, which
+	// moves only when its client's session says so.
+	if (!p->follower)
+		p->tower.route_changed = 1;
 	ar_update_readiness(p);
 	p->io.version = SND_PCM_IOPLUG_VERSION;
 	p->io.name = "AudioRoute: follows the current route";
