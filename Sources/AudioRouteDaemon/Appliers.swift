@@ -13,15 +13,16 @@ public struct AppliedRoute: Sendable {
     /// When: the daemon's start (before it is ready), or an outcome of the tower.
     public enum Moment: Sendable, Equatable {
         case start
-        /// `routeChanged`: the route itself changed (a call on the same speaker changes only
-        /// the controlling session's configuration).
-        case outcome(routeChanged: Bool)
+        /// An outcome of the tower; `ports` says whether the route itself changed (a call on the
+        /// same speaker changes only the controlling session's configuration).
+        case outcome
     }
 
     public var moment: Moment
     public var route: Route
-    /// The route's ports as the tower describes them (their ALSA names, for the route file).
-    public var ports: RoutePorts
+    /// The route's ports as the tower describes them (their ALSA names, for the route file), at
+    /// the start and when the route changed; nil when it did not (nothing to describe again).
+    public var ports: RoutePorts?
     /// The configuration of the session that controls the route, if any.
     public var configuration: SessionConfiguration?
 }
@@ -45,8 +46,8 @@ public struct RouteFileApplier: RouteApplier {
 
     public mutating func apply(_ applied: AppliedRoute) {
         let force = applied.moment == .start
-        guard force || applied.moment == .outcome(routeChanged: true) else { return }
-        let config = AlsaRouteConfig(route: applied.ports)
+        guard let ports = applied.ports else { return }
+        let config = AlsaRouteConfig(route: ports)
         guard force || config != written else { return }
         for problem in config.problems { logger.warning("\(problem)") }
         do throws(Errno) {

@@ -394,8 +394,8 @@ public actor RouteService: Service {
         // route. Then the route file, before the announcement: a client that reacts to it opens
         // the new route.
         let applied = AppliedRoute(
-            moment: .outcome(routeChanged: outcome.change != nil), route: tower.route,
-            ports: outcome.change?.currentPorts ?? RoutePorts(tower.route, describe: tower.port),
+            moment: .outcome, route: tower.route,
+            ports: outcome.change?.currentPorts,
             configuration: tower.controllingSession?.configuration)
         for index in appliers.indices { appliers[index].apply(applied) }
         routeFile.apply(applied)
