@@ -1,9 +1,9 @@
 """scripts/test-real-bluetooth: its options and its phases in order."""
-import os, shutil, signal, sys, tempfile, time
+import os, signal, sys, tempfile
 
 from .bluetooth import build_image, check_logs, check_run, fetch_bluez, print_timing
 from .common import Failure, phase, run
-from .harness import Guest, build_programs, fetch_kernel
+from .harness import Guest, build_programs, fetch_kernel, finish_run
 
 
 def main():
@@ -63,12 +63,4 @@ def main():
         print(f"test-real-bluetooth: {failure}", file=sys.stderr)
         return 1
     finally:
-        if guest is not None:
-            if not ok:
-                time.sleep(1)
-            guest.kill()
-        if not ok or keep:
-            logs = keep or work + "-logs"
-            shutil.copytree(work, logs, dirs_exist_ok=True, ignore=shutil.ignore_patterns("initramfs", "*.cpio", "*.sock"))
-            print(f"test-real-bluetooth: the guest's logs are in {logs}", file=sys.stderr)
-        shutil.rmtree(work, ignore_errors=True)
+        finish_run("test-real-bluetooth", guest, work, keep, ok)

@@ -1,6 +1,6 @@
 """The bench's machine: Debian's kernel, the builds, the guest's parts (bench/guest/), the initramfs,
 QEMU with its cards, QMP (hot-plug), the guest's shell on a socket."""
-import array, ctypes, json, os, shutil, signal, socket, subprocess, tempfile, time
+import array, ctypes, json, os, shutil, signal, socket, subprocess, sys, tempfile, time
 
 from .common import Failure, run
 from .files import Files
@@ -494,3 +494,18 @@ def plug_usb(guest):
     """Hot-adds the USB card, always into the same socket, as a user re-plugging into it: QEMU
     derives the device's USB serial number from its port, and the port's uid from that."""
     guest.command("device_add", driver="usb-audio", id="usbcard", bus="xhci.0", port="1", audiodev="usb")
+
+
+def finish_run(bench, guest, work, keep, ok):
+    """A bench's end, passed or not: the guest stopped (after a second for what its logs still
+    had on their way to the second port, when it failed), its work directory kept as
+    WORK-logs (or KEEP) when it failed or was asked for, then removed."""
+    if guest is not None:
+        if not ok:
+            time.sleep(1)
+        guest.kill()
+    if not ok or keep:
+        logs = keep or work + "-logs"
+        shutil.copytree(work, logs, dirs_exist_ok=True, ignore=shutil.ignore_patterns("initramfs", "*.cpio", "*.sock"))
+        print(f"{bench}: the guest's logs are in {logs}", file=sys.stderr)
+    shutil.rmtree(work, ignore_errors=True)

@@ -1,11 +1,11 @@
 """scripts/test-real-kernel: its options, its phases in order, --shell and --explore."""
-import os, shutil, signal, sys, tempfile, time
+import os, shutil, signal, sys, tempfile
 
 from .boot import check_boot
 from .capture import check_capture
 from .common import Failure, phase
 from .cycles import run_cycles, run_plugin_cycles
-from .harness import APLAY, CAPTURE_MODULES, MODULE_TREES, Guest, build_initramfs, build_programs, fetch_kernel, kernel_init
+from .harness import APLAY, CAPTURE_MODULES, MODULE_TREES, Guest, build_initramfs, build_programs, fetch_kernel, kernel_init, finish_run
 from .jack import check_jack
 from .routes import check_route_changes
 from .signals import sequence_bits
@@ -201,12 +201,4 @@ def main(usage):
         print(f"test-real-kernel: {failure}", file=sys.stderr)
         return 1
     finally:
-        if guest is not None:
-            if not ok:
-                time.sleep(1)  # what the guest's logs still had on their way to the second port
-            guest.kill()
-        if not ok or keep:
-            logs = keep or work + "-logs"
-            shutil.copytree(work, logs, dirs_exist_ok=True, ignore=shutil.ignore_patterns("initramfs", "*.cpio", "*.sock"))
-            print(f"test-real-kernel: the guest's logs are in {logs}", file=sys.stderr)
-        shutil.rmtree(work, ignore_errors=True)
+        finish_run("test-real-kernel", guest, work, keep, ok)
