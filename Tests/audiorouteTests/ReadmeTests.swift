@@ -80,4 +80,35 @@ import Testing
         }
         #expect(found.isEmpty, "issue numbers in reference pages: \(found)")
     }
+
+    /// A dated figure is history: it belongs to lab-notes.md, or to benchmarks.md's tables of
+    /// current figures, which say when they were measured. A day written YYYY-MM-DD anywhere else
+    /// (the README included) is one.
+    @Test func onlyTheBenchmarksAndTheLabNotesCarryDates() throws {
+        var found: [String] = []
+        let pages = directoryEntries(Self.root + "/docs").filter { $0.hasSuffix(".md") && $0 != "lab-notes.md" && $0 != "benchmarks.md" }
+            .map { "docs/" + $0 } + ["README.md"]
+        for page in pages {
+            for (number, line) in try readText(Self.root + "/" + page).split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where Self.containsDay(line.utf8) {
+                found.append("\(page):\(number + 1): \(line)")
+            }
+        }
+        #expect(found.isEmpty, "dates in reference pages: \(found)")
+    }
+
+    /// Whether the text has four digits, '-', two digits, '-', two digits.
+    static func containsDay(_ text: Substring.UTF8View) -> Bool {
+        let bytes = Array(text)
+        let shape: [Bool] = [true, true, true, true, false, true, true, false, true, true]  // true: a digit
+        guard bytes.count >= shape.count else { return false }
+        for start in 0...(bytes.count - shape.count) {
+            let matches = shape.indices.allSatisfy { i in
+                let byte = bytes[start + i]
+                return shape[i] ? (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) : byte == UInt8(ascii: "-")
+            }
+            if matches { return true }
+        }
+        return false
+    }
 }
