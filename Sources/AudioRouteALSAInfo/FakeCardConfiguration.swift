@@ -1,3 +1,4 @@
+import AudioRouteSystem
 import AudioRouteWatchers
 
 // A report's card as the UCM tests' fake card (Sources/AudioRouteFakeCard/fake-card-ctl.c, read its
@@ -25,7 +26,7 @@ public struct FakeCardConfiguration: Sendable, Hashable {
     public static let maxChannels = 16
 
     public static func render(_ card: ALSAInfoCardHardware) -> FakeCardConfiguration {
-        let info = card.record.info ?? CardInfo(id: card.record.attributes["id"] ?? card.record.sysname)
+        let info = card.record.info ?? ALSACardInfo(id: card.record.attributes["id"] ?? card.record.sysname)
         var skipped: [String] = []
         var lines: [String] = []
         lines.append("# \(comment(info.id)): from an alsa-info.sh report (audioroute ALSAInfo FakeCardConfiguration).")

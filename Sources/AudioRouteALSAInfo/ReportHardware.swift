@@ -51,7 +51,7 @@ extension ALSAInfoReport {
         let syspath = "/sys/class/sound/card\(card.number)"
         if cards.isEmpty, !card.name.isEmpty { from("card name \"\(card.name)\"", "Aplay/Arecord output card line (no cards section in the report)") }
         let mixer = mixers.first { $0.cardID == card.id }
-        let info = CardInfo(
+        let info = ALSACardInfo(
             id: card.id, driver: card.driver, name: card.name, longName: card.longName.isEmpty ? (mixer?.longName ?? "") : card.longName,
             mixerName: mixer?.mixerName ?? "", components: mixer?.components ?? "")
 

@@ -11,7 +11,8 @@ extension Errno.Code {
 }
 
 /// What CARD_INFO says of a card (`struct snd_ctl_card_info`; what `/proc/asound/cards` and
-/// `amixer info` print).
+/// `amixer info` print): what ALSA UCM's top-level lookup matches (`${CardDriver}`,
+/// `${CardName}`, `${CardLongName}`, `${CardComponents}`). A card record holds it.
 public struct ALSACardInfo: Sendable, Hashable {
     /// The card's index (`card<n>`).
     public var card: Int32
@@ -28,7 +29,7 @@ public struct ALSACardInfo: Sendable, Hashable {
     /// `HDA:10ec0289,10280990,00100004`, `cfg-spk:4 hs:rt711 spk:rt1308`.
     public var components: String
 
-    public init(card: Int32 = 0, id: String, driver: String, name: String, longName: String, mixerName: String, components: String) {
+    public init(card: Int32 = 0, id: String = "", driver: String = "", name: String = "", longName: String = "", mixerName: String = "", components: String = "") {
         self.card = card
         self.id = id
         self.driver = driver

@@ -1,6 +1,7 @@
 // A report's cards as the watcher's records: uid base, bus, parent, jacks from controls.
 @testable import AudioRouteALSAInfo
 import AudioRouteCore
+import AudioRouteSystem
 @testable import AudioRouteWatchers
 import Testing
 
@@ -15,7 +16,7 @@ import Testing
         #expect(card.record.attributes == ["id": "sofsoundwire", "number": "0"])
         #expect(
             card.record.info
-                == CardInfo(
+                == ALSACardInfo(
                     id: "sofsoundwire", driver: "sof-soundwire", name: "sof-soundwire", longName: "Intel Soundwire SOF", mixerName: "Intel Kabylake HDMI",
                     components: "HDA:8086280b,80860101,00100000 cfg-spk:4 cfg-amp:2 hs:rt711 spk:rt1308 mic:rt715"))
         #expect(card.record.pcms.map { "\($0.device)\($0.playback ? "p" : "c") \($0.id ?? "")" } == ["0p Jack Out (*)", "1c Jack In (*)", "2p Speaker (*)", "4c Microphone (*)", "5p HDMI1 (*)"])

@@ -1,4 +1,5 @@
 import AudioRouteCore
+import AudioRouteSystem
 import Foundation
 import Testing
 
@@ -22,7 +23,7 @@ enum SaidCards {
                 pcm(5, true, "HDMI 1 (*)"), pcm(6, true, "HDMI 2 (*)"), pcm(7, true, "HDMI 3 (*)"),
             ],
             parent: CardParent(subsystem: "platform", driver: "sof_sdw"),
-            info: CardInfo(
+            info: ALSACardInfo(
                 id: "sofsoundwire", driver: "sof-soundwire", name: "sof-soundwire", longName: "Intel Soundwire SOF", mixerName: "Intel Kabylake HDMI",
                 components: "HDA:8086280b,80860101,00100000 cfg-spk:4 cfg-amp:2 hs:rt711 spk:rt1308 mic:rt715"))
     }
@@ -44,7 +45,7 @@ enum SaidCards {
     }
 
     /// A device-tree card (a board's) of `pcms`.
-    static func board(_ id: String, node: String, compatible: [String], driver: String, _ pcms: [PCMDevice], info: CardInfo? = nil) -> CardRecord {
+    static func board(_ id: String, node: String, compatible: [String], driver: String, _ pcms: [PCMDevice], info: ALSACardInfo? = nil) -> CardRecord {
         CardRecord(
             syspath: "/sys/devices/platform/\(node)/sound/card0", properties: ["ID_PATH": "platform-\(node)"], attributes: ["id": id, "number": "0"],
             pcms: pcms, parent: CardParent(subsystem: "platform", driver: driver, ofName: node, ofCompatible: compatible), info: info)
@@ -184,14 +185,14 @@ enum SaidCards {
         let pi = SaidCards.board(
             "Headphones", node: "soc/soc:audio/bcm2835_audio", compatible: [], driver: "bcm2835_audio",
             [SaidCards.pcm(0, true, "bcm2835 Headphones", name: "bcm2835 Headphones")],
-            info: CardInfo(id: "Headphones", driver: "bcm2835_headpho", name: "bcm2835 Headphones", longName: "bcm2835 Headphones"))
+            info: ALSACardInfo(id: "Headphones", driver: "bcm2835_headpho", name: "bcm2835 Headphones", longName: "bcm2835 Headphones"))
         let piResult = CardClassifier.classify(pi)
         #expect(SaidCards.ports(piResult) == ["headphones headphones dmix:CARD=Headphones,DEV=0"])
         #expect(piResult.ports.first?.device == "platform-soc/soc:audio/bcm2835_audio/jack")
         #expect(piResult.availability.values.allSatisfy { $0 == .present })
         let neo = SaidCards.board(
             "Codec", node: "soc/1c22c00.codec", compatible: ["allwinner,sun8i-h3-codec"], driver: "sun4i-codec", [SaidCards.pcm(0, true, "CDC PCM Codec-0")],
-            info: CardInfo(id: "Codec", name: "H3 Audio Codec"))
+            info: ALSACardInfo(id: "Codec", name: "H3 Audio Codec"))
         let neoResult = CardClassifier.classify(neo)
         #expect(SaidCards.ports(neoResult) == ["line-out lineOut dmix:CARD=Codec,DEV=0"])
         #expect(neoResult.decisions.first?.outcome == "board: no jack detection and no speaker named")
@@ -332,7 +333,7 @@ enum SaidCards {
         func card(_ id: String, name: String = "", driver: String = "", _ pcms: [PCMDevice]) -> CardRecord {
             CardRecord(
                 syspath: "/sys/class/sound/card0", attributes: ["id": id, "number": "0"], pcms: pcms,
-                info: CardInfo(id: id, driver: driver, name: name, longName: ""))
+                info: ALSACardInfo(id: id, driver: driver, name: name, longName: ""))
         }
         // HP Chromebook 11 G5 (alsa-devel, 2022-12-23): SOF's rt5650 card, nothing says where it is.
         let setzer = card("rt5650", name: "sof-bytcht rt5650", [SaidCards.pcm(0, true, "PCM (*)"), SaidCards.pcm(1, true, "PCM Deep Buffer (*)")])

@@ -97,10 +97,8 @@ final class ControlJackDevice {
     }
 
     /// What the card says of itself (CARD_INFO), as the records hold it.
-    func cardInfo() throws(Errno) -> CardInfo {
-        let info = try device.cardInfo()
-        return CardInfo(
-            id: info.id, driver: info.driver, name: info.name, longName: info.longName, mixerName: info.mixerName, components: info.components)
+    func cardInfo() throws(Errno) -> ALSACardInfo {
+        try device.cardInfo()
     }
 
     /// The id and name of every stream of every PCM device (PCM_NEXT_DEVICE, PCM_INFO).

@@ -2,6 +2,7 @@
 // loop (the only code here that calls C) fills them in; classification and the
 // port-set state work on them alone, so both can be unit-tested without udev.
 import AudioRouteCore
+import AudioRouteSystem
 
 /// One PCM device of a card: `pcmC<n>D<m>p` (playback) or `pcmC<n>D<m>c` (capture).
 public struct PCMDevice: Sendable, Hashable, Comparable {
@@ -76,33 +77,6 @@ public struct CardParent: Sendable, Hashable {
     }
 }
 
-/// What a card's control device says of the card (`SNDRV_CTL_IOCTL_CARD_INFO`, libasound's
-/// `snd_ctl_card_info`; `/proc/asound/cards` and `amixer info` print the same): what ALSA UCM's
-/// top-level lookup matches (`${CardDriver}`, `${CardName}`, `${CardLongName}`, `${CardComponents}`).
-public struct CardInfo: Sendable, Hashable {
-    /// The card id (`PCH`, `sofsoundwire`, `Headphones`).
-    public var id: String
-    /// The driver's name for the card (`HDA-Intel`, `USB-Audio`, `sof-soundwire`, `bcm2835_alsa`).
-    public var driver: String
-    /// The short name (`HDA Intel PCH`, `sof-soundwire`, `bcm2835 Headphones`).
-    public var name: String
-    /// The long name (`HDA Intel PCH at 0xf7f10000 irq 32`, `LENOVO-20XX-ThinkPad X1 Carbon`).
-    public var longName: String
-    /// The mixer's name (`Realtek ALC289`).
-    public var mixerName: String
-    /// The components string (`HDA:10ec0289,10280990,00100004`, `cfg-spk:2 hs:rt711 spk:rt1316`, `USB0b05:1a20`).
-    public var components: String
-
-    public init(id: String = "", driver: String = "", name: String = "", longName: String = "", mixerName: String = "", components: String = "") {
-        self.id = id
-        self.driver = driver
-        self.name = name
-        self.longName = longName
-        self.mixerName = mixerName
-        self.components = components
-    }
-}
-
 /// One pin of an HDA codec, as its default configuration describes the wiring (the firmware's
 /// word, `Pin Default 0x90170110: [Fixed] Speaker at Int N/A` in `/proc/asound/card<n>/codec#<m>`):
 /// a fixed speaker or mic is built in, a jack is plugged into, an unconnected pin is not there.
@@ -161,7 +135,7 @@ public struct CardRecord: Sendable, Hashable {
     public var faults: [String]
     /// What its control device says of it, when the control device could be read (nil: not read,
     /// as under umockdev or without permission).
-    public var info: CardInfo?
+    public var info: ALSACardInfo?
     /// The pins of its HDA codecs (empty: not an HDA card, or not read).
     public var hdaPins: [HDAPin]
     /// The PCM devices its `ELD` controls name (interface PCM, one per HDMI/DP stream: HDA's HDMI
@@ -177,7 +151,7 @@ public struct CardRecord: Sendable, Hashable {
     public init(
         syspath: String, sysname: String? = nil, properties: [String: String] = [:], attributes: [String: String] = [:],
         pcms: [PCMDevice] = [], hasControl: Bool = true, parent: CardParent = CardParent(), faults: [String] = [],
-        info: CardInfo? = nil, hdaPins: [HDAPin] = [], eldDevices: [Int] = [], phantomJacks: [String] = [],
+        info: ALSACardInfo? = nil, hdaPins: [HDAPin] = [], eldDevices: [Int] = [], phantomJacks: [String] = [],
         usbPlayback: [Int: USBPlaybackFormat] = [:]
     ) {
         self.syspath = syspath

@@ -74,7 +74,7 @@ final class UdevEventLoop: @unchecked Sendable {
         /// What the card's control device says of the card, of each PCM stream and of its HDMI/DP
         /// streams (`ELD` controls): read when the control device is opened, nil / empty when it
         /// cannot be.
-        var info: CardInfo?
+        var info: ALSACardInfo?
         var pcmNames: [PCMKey: (id: String, name: String)] = [:]
         var eldDevices: [Int] = []
         var phantomJacks: [String] = []
