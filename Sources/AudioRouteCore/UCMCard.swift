@@ -81,11 +81,11 @@ extension UCMCard {
     /// The longest hello line the daemon reads: a phone's has a dozen ports (about 3 KiB).
     public static let maximumHelloBytes = UCMLineSplitter.maximumLineLength
 
-    /// Parses the helper's hello line. Names the fault: an `error` member (the helper
-    /// could not open the card), malformed JSON, a bad port.
-    public static func parseHello(_ bytes: [UInt8]) throws(ScenarioError) -> UCMCard {
+    /// One of the helper's lines as JSON, its size checked before it is decoded; `what` names
+    /// the line in the error.
+    static func helperLineRoot(_ bytes: [UInt8], _ what: String) throws(ScenarioError) -> Node {
         guard bytes.count <= maximumHelloBytes else {
-            throw ScenarioError(path: "", message: "hello line of \(bytes.count) bytes (at most \(maximumHelloBytes))")
+            throw ScenarioError(path: "", message: "\(what) of \(bytes.count) bytes (at most \(maximumHelloBytes))")
         }
         let json: JSON
         do {
@@ -93,7 +93,13 @@ extension UCMCard {
         } catch {
             throw ScenarioError(path: "", message: "invalid JSON: \(error)")
         }
-        let root = Node(json, "")
+        return Node(json, "")
+    }
+
+    /// Parses the helper's hello line. Names the fault: an `error` member (the helper
+    /// could not open the card), malformed JSON, a bad port.
+    public static func parseHello(_ bytes: [UInt8]) throws(ScenarioError) -> UCMCard {
+        let root = try helperLineRoot(bytes, "hello line")
         if let error = try root.optional("error") { throw ScenarioError(path: "", message: try error.string()) }
         try root.allowOnly(["card", "verbs", "ports", "jacks", "notes"])
         let card = try root.required("card").identifier()
@@ -155,16 +161,7 @@ public enum UCMHelperLine: Sendable, Hashable {
 
     /// Parses one line; names the fault of a line that is none of these.
     public static func parse(_ bytes: [UInt8]) throws(ScenarioError) -> UCMHelperLine {
-        guard bytes.count <= UCMCard.maximumHelloBytes else {
-            throw ScenarioError(path: "", message: "line of \(bytes.count) bytes (at most \(UCMCard.maximumHelloBytes))")
-        }
-        let json: JSON
-        do {
-            json = try JSON.parse(bytes, maxDepth: 8)
-        } catch {
-            throw ScenarioError(path: "", message: "invalid JSON: \(error)")
-        }
-        let root = Node(json, "")
+        let root = try UCMCard.helperLineRoot(bytes, "line")
         guard let cardNode = try root.optional("card") else {
             guard let message = try root.optional("error") else { throw ScenarioError(path: "", message: "a line without \"card\" or \"error\"") }
             return .error(try message.string())
