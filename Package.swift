@@ -96,10 +96,13 @@ let package = Package(
         ),
         // NotificationCenter bridging with iOS names and userInfo keys; the only client code that imports Foundation.
         .target(name: "AudioSessionNotifications", dependencies: ["AudioSession", "AudioRouteCore"]),
+        // A private bus and audiorouted on it, once for the tests (AudioRouteTestKit) and the demo:
+        // no Foundation, libc only through AudioRouteSystem (the demo ships in the CLI).
+        .target(name: "AudioRouteTestbed", dependencies: ["AudioRouteSystem"]),
         // `audioroute demo`: a simulated phone, the real daemon, the player through a story.
         .target(
             name: "AudioRouteDemo",
-            dependencies: ["AudioSession", "AudioRouteCore", "AudioRouteALSA", "AudioRouteIPC", "AudioRouteSystem"]
+            dependencies: ["AudioSession", "AudioRouteCore", "AudioRouteALSA", "AudioRouteIPC", "AudioRouteSystem", "AudioRouteTestbed"]
         ),
         // The CLI: the daemon's client (AudioSession), the watchers in-process for --direct, the demo.
         .executableTarget(
@@ -134,7 +137,8 @@ let package = Package(
         .target(
             name: "AudioRouteTestKit",
             dependencies: [
-                "AudioRouteCore", "AudioRouteSystem", "AudioRouteDBus", "AudioRouteWatchers", "AudioRouteDaemon", "AudioSession", "CLinux", log,
+                "AudioRouteCore", "AudioRouteSystem", "AudioRouteDBus", "AudioRouteWatchers", "AudioRouteDaemon", "AudioSession",
+                "AudioRouteTestbed", "CLinux", log,
             ],
             path: "Tests/AudioRouteTestKit"
         ),
@@ -179,7 +183,7 @@ let package = Package(
             name: "AudioRouteDaemonTests",
             dependencies: [
                 "AudioRouteDaemon", "AudioRouteIPC", "AudioRouteWatchers", "AudioRouteDBus", "AudioRouteSystem",
-                "AudioRouteALSA", "AudioRouteTestKit", "CLinux", log, lifecycle,
+                "AudioRouteALSA", "AudioRouteTestKit", "AudioRouteTestbed", "CLinux", log, lifecycle,
                 "AudioRouteDemo",  // GeneratedALSAConfigTests loads the demo's ALSA configuration
             ]
         ),

@@ -5,7 +5,9 @@ umockdev-wrapper with Debian's /usr/bin/python3 (it needs gi); the daemon runs
 under umockdev-wrapper against it, with DBUS_SYSTEM_BUS_ADDRESS pointing
 nowhere (the BlueZ watcher reports no bus and the daemon goes on).
 """
-import bisect, ctypes, json, os, shutil, select, threading, signal, socket, statistics, struct, subprocess, sys, tempfile, time
+import bisect, ctypes, json, os, shutil, select, threading, signal, statistics, struct, subprocess, sys, tempfile, time
+
+import testbed  # scripts/testbed.py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -546,7 +548,10 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def start(binary, emitter, d, notify, extra=None):
+def start(binary, emitter, d, notify=True, extra=None):
+    """audiorouted under umockdev-wrapper on the emitter's testbed, on a private session bus of
+    its own in `d` (scripts/testbed.py); notify: READY=1 on its own socket (`daemon.notify`).
+    (the daemon, the inotify watch of its runtime directory, the route file's path)."""
     # The runtime directory on tmpfs, as $XDG_RUNTIME_DIR is (/run/user/UID): the
     # route file's fsyncs then cost what they cost there. State stays on disk.
     run = tempfile.mkdtemp(prefix="audioroute-bench-run-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
@@ -554,15 +559,9 @@ def start(binary, emitter, d, notify, extra=None):
     os.makedirs(os.path.join(run, "audioroute"), mode=0o700)
     watch = Inotify(os.path.join(run, "audioroute"))
     # The daemon serves its D-Bus API on the session bus: a private one per run.
-    bus = subprocess.Popen(["dbus-daemon", "--config-file=/usr/share/dbus-1/session.conf", "--nofork", "--nopidfile",
-                            "--print-address=1", "--address=unix:path=" + os.path.join(d, "bus")],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    bus = testbed.Bus(d)
     BUSES.append(bus)
-    address = bus.stdout.readline().decode().strip()
-    env = dict(os.environ, NOTIFY_SOCKET=notify, UMOCKDEV_DIR=emitter.root, DBUS_SESSION_BUS_ADDRESS=address,
-               DBUS_SYSTEM_BUS_ADDRESS="unix:path=" + os.path.join(d, "no-system-bus"))
-    LAST_ENV.clear()
-    LAST_ENV.update(env)
+    env = {"UMOCKDEV_DIR": emitter.root}
     state = os.path.join(d, "state")
     if os.environ.get("BENCH_STATE_ON_TMPFS"):
         # To see what the state file's fsyncs on disk cost the route service.
@@ -573,16 +572,17 @@ def start(binary, emitter, d, notify, extra=None):
         open(os.path.join(d, "stderr"), "w").close()  # reopened below: the same inode
         info = os.stat(os.path.join(d, "stderr"))
         env["JOURNAL_STREAM"] = "%d:%d" % (info.st_dev, info.st_ino)
-    t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-    process = subprocess.Popen(
+    daemon = testbed.Daemon(
         # The daemon's default log level (notice, as the systemd units run it): the logging code
         # is part of what the daemon maps, and a quieter level would hide it until a first warning.
         # No UCM helper: a umockdev card has no control device a UCM profile could open, and
         # libasound's card lookup aborts inside umockdev's preload (docs/decisions.md); the UCM
         # helper's memory is scripts/bench-ucm-helper's, and the real kernel's bench measures both.
-        ["umockdev-wrapper", binary, "--state-dir", state, "--runtime-dir", run] + (extra or ["--ucm-helper", "none"]),
-        env=env, stderr=open(os.path.join(d, "stderr"), "w"))
-    return process, watch, t0, os.path.join(run, "audioroute", "asound.conf")
+        binary, d, bus.address, arguments=extra or ["--ucm-helper", "none"], wrapper=["umockdev-wrapper"], environment=env,
+        state_dir=state, runtime_dir=run, notify=notify, stderr=open(os.path.join(d, "stderr"), "w"))
+    LAST_ENV.clear()
+    LAST_ENV.update(daemon.environment)
+    return daemon, watch, os.path.join(run, "audioroute", "asound.conf")
 
 
 def main(argv):
@@ -590,8 +590,7 @@ def main(argv):
         run(argv)
     finally:
         for bus in BUSES:
-            bus.kill()
-            bus.wait()
+            bus.stop()
         for directory in RUNTIME_DIRS:
             shutil.rmtree(directory, ignore_errors=True)
 
@@ -607,22 +606,22 @@ def run(argv):
     # Start-up, RUNS times, each with a fresh testbed holding the laptop.
     for _ in range(runs):
         emitter = Emitter()
+        daemon = None
         with tempfile.TemporaryDirectory() as d:
             try:
                 for command in ("jackdev /dev/input/event8 40 0 HDA_Intel_Line_Out", "jackdev /dev/input/event9 4 0 HDA_Intel_Front_Headphone",
                                 "jackdev /dev/input/event10 10 0 HDA_Intel_Front_Mic", "load " + LAPTOP):
                     emitter.send(command)
-                sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-                sock.bind(os.path.join(d, "notify"))
-                process, watch, t0, conf = start(binary, emitter, d, os.path.join(d, "notify"))
+                daemon, watch, conf = start(binary, emitter, d)
+                t0 = daemon.started_ns
                 # READY=1 and the rewrites, timed as they arrive (select on both).
                 ready = first = speaker = None
                 deadline = time.monotonic() + 20
                 while (ready is None or speaker is None) and time.monotonic() < deadline:
-                    readable = select.select([sock, watch.fd], [], [], 1)[0]
+                    readable = select.select([daemon.notify, watch.fd], [], [], 1)[0]
                     now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-                    if sock in readable:
-                        assert sock.recv(64) == b"READY=1"
+                    if daemon.notify in readable:
+                        daemon.ready()
                         ready = now
                     if watch.fd in readable and watch.wait("asound.conf", 0.001) is not None:
                         first = first or now
@@ -633,12 +632,12 @@ def run(argv):
                 first_ms.append((first - t0) / 1e6)
                 speaker_ms.append((speaker - t0) / 1e6)
                 time.sleep(3)  # past the 2 s restore window, start-up threads retired
-                rss_start.append(kib(process.pid))
-                own_start.append(rss_by_mapping(process.pid, binary))
-                process.send_signal(signal.SIGTERM)
-                assert process.wait(timeout=10) == 0
-                sock.close()
+                rss_start.append(kib(daemon.pid))
+                own_start.append(rss_by_mapping(daemon.pid, binary))
+                daemon.stop()
             finally:
+                if daemon is not None:
+                    daemon.close()
                 emitter.close()
 
     print("%d runs of %s under umockdev (laptop fixture: speaker, mic, 3 jack switches)" % (runs, binary))
@@ -658,17 +657,17 @@ def run(argv):
 
     # One long run: idle wake-ups, plug/unplug storm with RSS samples, latency.
     emitter = Emitter()
-    process = None
+    daemon = None
     with tempfile.TemporaryDirectory() as d:
         try:
             for command in ("jackdev /dev/input/event8 40 0 HDA_Intel_Line_Out", "jackdev /dev/input/event9 4 0 HDA_Intel_Front_Headphone",
                             "jackdev /dev/input/event10 10 0 HDA_Intel_Front_Mic", "load " + LAPTOP):
                 emitter.send(command)
-            process, watch, t0, conf = start(binary, emitter, d, "")
+            daemon, watch, conf = start(binary, emitter, d, notify=False)
             while pcm(conf) != SPEAKER_PCM:
                 assert watch.wait("asound.conf", 20) is not None
             time.sleep(3)
-            pid = process.pid
+            pid = daemon.pid
             print("threads after start: %s" % status(pid)["Threads"])
             total, rows = idle_wakeups(pid, idle)
             print("context switches in %.0f s idle after start, per thread (voluntary+nonvoluntary): total %d; %s"
@@ -709,9 +708,7 @@ def run(argv):
             own, testbed, largest = rss_by_mapping(pid, binary)
             print("  of which the daemon's own mappings: %.2f MiB; the testbed's preload libraries: %.2f MiB; largest (KiB): %s"
                   % (own / 1024, testbed / 1024, ", ".join("%s %d" % kv for kv in largest.items())))
-            process.send_signal(signal.SIGTERM)
-            code = process.wait(timeout=30)
-            print("exit status after SIGTERM: %d" % code)
+            print("exit status after SIGTERM: %d" % daemon.stop(timeout=30))
             with open(os.path.join(d, "stderr")) as f:
                 err = f.read()
             refused = err.count("port event refused")
@@ -733,6 +730,6 @@ def run(argv):
             if loud:
                 print("first warnings:\n" + "\n".join(loud[:5]))
         finally:
-            if process is not None and process.poll() is None:
-                process.kill()
+            if daemon is not None:
+                daemon.close()
             emitter.close()

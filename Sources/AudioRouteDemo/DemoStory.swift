@@ -1,5 +1,6 @@
 import AudioRouteCore
 import AudioRouteSystem
+import AudioRouteTestbed
 import AudioSession
 import Synchronization
 
@@ -203,8 +204,7 @@ struct DemoStory {
         let daemon = try startDaemon(dir, next: selfPath, testbed: testbed, emitter: emitter, busAddress: busAddress, systemBus: systemBus)
         let bus = AudioSession.Bus.address(busAddress)
         let music = AudioSession(bus: bus, appName: "music")
-        try await waitForDaemon(music)
-        timeline.event("daemon", ["pid": .integer(Int64(daemon.pid))], "audiorouted is up (pid \(daemon.pid))")
+        timeline.event("daemon", ["pid": .integer(Int64(daemon.process.pid))], "audiorouted is up (pid \(daemon.process.pid))")
 
         let routeFile = dir + "/run/audioroute/asound.conf"
         if let benchCycles, let readers {
@@ -220,14 +220,13 @@ struct DemoStory {
         withExtendedLifetime((sessionBus, bluez, emitter, daemon)) {}
     }
 
-    /// A private session bus (dbus-daemon), and its address.
-    func startSessionBus(_ dir: String) throws -> (DemoChild, String) {
-        let sessionBus = try DemoChild(
-            "dbus-daemon", ["dbus-daemon", "--session", "--nofork", "--print-address=1", "--address=unix:path=\(dir)/session_bus"],
-            log: dir + "/logs/dbus-daemon.log")
-        let busAddress = try sessionBus.readLine()
-        timeline.event("sessionBus", ["address": .string(busAddress)], "private session bus at \(busAddress)")
-        return (sessionBus, busAddress)
+    /// A private session bus (AudioRouteTestbed's dbus-daemon), and its address.
+    func startSessionBus(_ dir: String) throws -> (PrivateBusDaemon, String) {
+        let sessionBus = try PrivateBusDaemon(
+            socket: dir + "/session_bus", log: .open(dir + "/logs/dbus-daemon.log", [.writeOnly, .create, .append]), seconds: 20,
+            started: { demoRegistry.add($0) })
+        timeline.event("sessionBus", ["address": .string(sessionBus.address)], "private session bus at \(sessionBus.address)")
+        return (sessionBus, sessionBus.address)
     }
 
     /// A private system bus with the BlueZ mock and its adapter hci0; the mock and the bus's address.
@@ -256,26 +255,28 @@ struct DemoStory {
         return (emitter, testbed)
     }
 
-    /// The real audiorouted next to this executable, in the testbed, on the private buses.
-    func startDaemon(_ dir: String, next selfPath: String, testbed: String, emitter: DemoChild, busAddress: String, systemBus: String) throws -> DemoChild {
+    /// The real audiorouted next to this executable, in the testbed, on the private buses
+    /// (AudioRouteTestbed's launch), once it has said READY=1.
+    func startDaemon(_ dir: String, next selfPath: String, testbed: String, emitter: DemoChild, busAddress: String, systemBus: String) throws -> LaunchedDaemon {
         let daemonPath = String(selfPath[..<(selfPath.lastIndex(of: "/") ?? selfPath.startIndex)]) + "/audiorouted"
         guard FileInfo.isExecutable(daemonPath) else { throw DemoError("no audiorouted next to \(selfPath): build every product first (swift build)") }
-        let daemon = try DemoChild(
-            // No UCM helper: the phone is a umockdev record, whose card has no control device for
-            // a UCM profile to open (libasound's card lookup aborts inside umockdev's preload).
-            "audiorouted", ["umockdev-wrapper", daemonPath, "--state-dir", dir + "/state", "--runtime-dir", dir + "/run", "--ucm-helper", "none"],
-            environment: ["UMOCKDEV_DIR": testbed, "DBUS_SESSION_BUS_ADDRESS": busAddress, "DBUS_SYSTEM_BUS_ADDRESS": systemBus],
-            log: dir + "/logs/audiorouted.log")
-        emitter.send("adopt \(daemon.pid)")
+        var launch = DaemonLaunch(binary: daemonPath, directory: dir, sessionBus: busAddress)
+        launch.systemBus = systemBus
+        launch.wrapper = ["umockdev-wrapper"]
+        // No UCM helper: the phone is a umockdev record, whose card has no control device for
+        // a UCM profile to open (libasound's card lookup aborts inside umockdev's preload).
+        launch.arguments = ["--ucm-helper", "none"]
+        launch.environment = ["UMOCKDEV_DIR": testbed]
+        let daemon = try launch.start(
+            standardInput: .open("/dev/null", .readOnly), standardOutput: .open("/dev/null", .writeOnly),
+            standardError: .open(dir + "/logs/audiorouted.log", [.writeOnly, .create, .append]), started: { demoRegistry.add($0) })
+        emitter.send("adopt \(daemon.process.pid)")
         _ = try emitter.readLine()
-        return daemon
-    }
-
-    func waitForDaemon(_ session: AudioSession) async throws {
-        for _ in 0..<300 {
-            if (try? await session.currentRoute) != nil { return }
-            try await Task.sleep(for: .milliseconds(50))
+        do {
+            try daemon.waitUntilReady(seconds: 15)
+        } catch {
+            throw DemoError("\(error) (see its log)")
         }
-        throw DemoError("audiorouted did not answer within 15 s (see its log)")
+        return daemon
     }
 }

@@ -3,6 +3,7 @@ import AudioRouteCore
 import AudioRouteIPC
 import AudioRouteDaemon
 import AudioRouteSystem
+import AudioRouteTestbed
 import AudioRouteDBus
 import AudioRouteWatchers
 import Logging
@@ -109,29 +110,23 @@ private func notify(_ state: String, socket: String?) throws(Errno) -> Bool {
 @Suite struct AudioroutedEndToEndTests {
     static let binary = productsDirectory + "/audiorouted"
 
-    /// Starts the daemon with its real watchers kept off the machine: udev under an
-    /// empty umockdev testbed in `dir` (no sound cards, whatever the machine has)
-    /// and a system bus address that does not exist (no BlueZ).
-    static func start(_ arguments: [String], in dir: String, environment: [String: String] = [:], binary: String = binary) throws -> ChildProcess {
-        let testbed = dir + "/testbed"
-        guard mkdir(testbed, 0o700) == 0 else { throw TestFailure("mkdir \(testbed): errno \(errno)") }
-        var environment = environment
-        environment["UMOCKDEV_DIR"] = testbed
-        environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=\(dir)/no-system-bus"
-        return try ChildProcess("/usr/bin/umockdev-wrapper", [binary] + arguments, environment: environment)
-    }
-
-    /// `start` with temporary state and runtime directories under `dir`, a private
-    /// session bus and a notification socket: (socket, bus, daemon). Close the bus.
+    /// Starts the daemon (AudioRouteTestbed's launch) with temporary state and runtime
+    /// directories under `dir`, a private session bus and a notification socket, and its real
+    /// watchers kept off the machine: udev under an empty umockdev testbed in `dir` (no sound
+    /// cards, whatever the machine has) and a system bus address that does not exist (no
+    /// BlueZ): (socket, bus, daemon). Close the bus.
     static func startOnPrivateBus(
         _ arguments: [String] = [], in dir: String, binary: String = binary
     ) throws -> (NotifySocket, PrivateBus, ChildProcess) {
-        let socket = try NotifySocket(path: dir + "/notify")
+        let testbed = dir + "/testbed"
+        guard mkdir(testbed, 0o700) == 0 else { throw TestFailure("mkdir \(testbed): errno \(errno)") }
         let bus = try PrivateBus()
         do {
-            let child = try start(
-                ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run"] + arguments, in: dir,
-                environment: ["NOTIFY_SOCKET": socket.name, "DBUS_SESSION_BUS_ADDRESS": bus.address], binary: binary)
+            var launch = DaemonLaunch(binary: binary, directory: dir, sessionBus: bus.address)
+            launch.wrapper = ["/usr/bin/umockdev-wrapper"]
+            launch.environment = ["UMOCKDEV_DIR": testbed]
+            launch.arguments = arguments
+            let (child, socket) = try start(launch)
             return (socket, bus, child)
         } catch {
             bus.close()

@@ -2,6 +2,7 @@
 // away fails with EPIPE instead of killing it).
 import AudioRouteIPC
 import AudioRouteDaemon
+import AudioRouteTestbed
 import Testing
 
 #if canImport(Glibc)
@@ -17,27 +18,19 @@ import Glibc
         try await withTemporaryDirectory { dir in
             let bus = try PrivateBus()
             defer { bus.close() }
-            let socket = try NotifySocket(path: dir + "/notify")
             var errPipe: [Int32] = [0, 0]
             #expect(pipe(&errPipe) == 0)
             // Close-on-exec: no other test's child may keep the read end open (dup2 clears it on fd 2).
             for fd in errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-            let result = spawn(
-                AudioroutedEndToEndTests.binary,
-                ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run", "--log-level", "debug"],
-                environment: [
-                    "NOTIFY_SOCKET": socket.name, "DBUS_SESSION_BUS_ADDRESS": bus.address,
-                    "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(dir)/no-system-bus",
-                ],
-                actions: &actions)
+            var launch = DaemonLaunch(binary: AudioroutedEndToEndTests.binary, directory: dir, sessionBus: bus.address)
+            launch.arguments = ["--log-level", "debug"]
+            let result = Result { () throws(LaunchError) in try launch.start(standardError: .duplicate(errPipe[1])) }
             // The reader goes before the daemon writes its first line.
             close(errPipe[0])
             close(errPipe[1])
-            guard case .success(let pid) = result else { throw TestFailure("cannot start audiorouted: \(result)") }
+            let launched = try result.get()
+            let pid = launched.process.pid
+            let socket = NotifySocket(launched.notify)
             var reaped = false
             defer {
                 if !reaped {

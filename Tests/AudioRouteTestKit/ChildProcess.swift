@@ -1,6 +1,7 @@
 // The one way tests start a child process without Foundation: posix_spawn with pipes,
 // nothing inherited past 0-2, killed and reaped if the test forgets. Subprocess.run,
-// run(_:_:environment:), ScriptedProcess and PrivateBus are small layers over it.
+// run(_:_:environment:) and ScriptedProcess are small layers over it; the daemon's launch
+// (AudioRouteTestbed) starts its child itself and is adopted.
 import CLinux
 import Glibc
 
@@ -62,6 +63,32 @@ public final class ChildProcess {
         stderr = errPipe[0]
         stdin = inPipe[1]
         if stderr >= 0 { _ = fcntl(stderr, F_SETFL, fcntl(stderr, F_GETFL) | O_NONBLOCK) }
+    }
+
+    /// A child another layer starts (AudioRouteTestbed's daemon launch): `start` gets the write
+    /// ends of the standard output and error pipes to give the child, and returns its pid.
+    /// Standard input is inherited.
+    public init(startingWith start: (_ standardOutput: Int32, _ standardError: Int32) throws -> pid_t) throws {
+        var outPipe: [Int32] = [0, 0]
+        var errPipe: [Int32] = [0, 0]
+        guard cloexecPipe(&outPipe) else { throw TestFailure("pipe: errno \(errno)") }
+        guard cloexecPipe(&errPipe) else {
+            for fd in outPipe { close(fd) }
+            throw TestFailure("pipe: errno \(errno)")
+        }
+        let started: pid_t
+        do {
+            started = try start(outPipe[1], errPipe[1])
+        } catch {
+            for fd in outPipe + errPipe { close(fd) }
+            throw error
+        }
+        close(outPipe[1])
+        close(errPipe[1])
+        pid = started
+        stdout = outPipe[0]
+        stderr = errPipe[0]
+        _ = fcntl(stderr, F_SETFL, fcntl(stderr, F_GETFL) | O_NONBLOCK)
     }
 
     public func signal(_ number: Int32) { if exitStatus == nil { Glibc.kill(pid, number) } }

@@ -1,6 +1,7 @@
 // Driving the D-Bus API from tests: scripted client processes, a running daemon.
 import AudioRouteIPC
 import AudioRouteDaemon
+import AudioRouteTestbed
 import Glibc
 
 /// A child process driven line by line: commands on its standard input, answers
@@ -158,10 +159,10 @@ public final class RunningDaemon {
         guard access(binary, X_OK) == 0 else { throw TestFailure("no daemon at \(binary) (scripts/build-daemon makes the shipped one)") }
         self.bus = try bus ?? PrivateBus()
         directory = try makeTemporaryDirectory()
-        var env = environment
-        env["DBUS_SESSION_BUS_ADDRESS"] = env["DBUS_SESSION_BUS_ADDRESS"] ?? self.bus.address
         let daemonArguments = (logLevel.map { ["--log-level", $0] } ?? []) + arguments
-        child = try launchDaemon(binary, daemonArguments, directory: directory, environment: env, wrapper: wrapper, seconds: 30)
+        child = try launchDaemon(
+            binary, daemonArguments, directory: directory, bus: environment["DBUS_SESSION_BUS_ADDRESS"] ?? self.bus.address,
+            environment: environment, wrapper: wrapper, seconds: 30)
     }
 
     deinit {
@@ -195,26 +196,39 @@ public func makeSystemBus(in directory: String) throws -> PrivateBus {
     return try PrivateBus(configuration: configuration)
 }
 
-/// Starts `binary` (audiorouted) with its state and runtime directories in `directory`, no
-/// system bus unless `environment` names one, and waits up to `seconds` for READY=1 on a
-/// notify socket: the one way the tests start a daemon.
+/// Starts `binary` (audiorouted) as AudioRouteTestbed's `DaemonLaunch` does (its state and
+/// runtime directories in `directory`, `bus` as its session bus, no system bus unless
+/// `environment` names one) and waits up to `seconds` for READY=1 on its notification socket:
+/// the one way the tests start a daemon.
 func launchDaemon(
-    _ binary: String, _ arguments: [String], directory: String, environment: [String: String], wrapper: String?, seconds: Double
+    _ binary: String, _ arguments: [String], directory: String, bus: String, environment: [String: String], wrapper: String?, seconds: Double
 ) throws -> ChildProcess {
-    let socket = try NotifySocket(path: directory + "/notify-\(UInt32.random(in: 0...UInt32.max))")
-    var env = environment
-    env["NOTIFY_SOCKET"] = socket.name
-    env["DBUS_SYSTEM_BUS_ADDRESS"] = env["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unix:path=\(directory)/no-system-bus"
-    var all = ["--state-dir", directory + "/state", "--runtime-dir", directory + "/run"] + arguments
+    var launch = DaemonLaunch(binary: binary, directory: directory, sessionBus: bus)
+    launch.environment = environment
+    launch.systemBus = environment["DBUS_SYSTEM_BUS_ADDRESS"]
+    launch.wrapper = wrapper.map { [$0] } ?? []
+    launch.arguments = arguments
     // Under umockdev the cards have no control device a UCM profile could open, and libasound's
     // card lookup aborts inside the preload: no UCM helper, unless the test asks for one.
-    if wrapper != nil, !arguments.contains(where: { $0.hasPrefix("--ucm-helper") }) { all += ["--ucm-helper", "none"] }
-    let child = try wrapper.map { try ChildProcess($0, [binary] + all, environment: env) } ?? ChildProcess(binary, all, environment: env)
-    guard socket.receive(seconds: seconds) == "READY=1" else {
+    if wrapper != nil, !arguments.contains(where: { $0.hasPrefix("--ucm-helper") }) { launch.arguments += ["--ucm-helper", "none"] }
+    let (child, notify) = try start(launch)
+    guard notify.receive(seconds: seconds) == "READY=1" else {
         child.kill()
         throw TestFailure("audiorouted did not get ready: \(child.availableStderr())")
     }
     return child
+}
+
+/// Starts `launch` (not waiting for READY=1) as a `ChildProcess` whose standard output and
+/// error are pipes; its notification socket.
+public func start(_ launch: DaemonLaunch) throws -> (ChildProcess, NotifySocket) {
+    var launched: LaunchedDaemon?
+    let child = try ChildProcess { output, errors in
+        let daemon = try launch.start(standardOutput: .duplicate(output), standardError: .duplicate(errors))
+        launched = daemon
+        return daemon.process.pid
+    }
+    return (child, NotifySocket(launched!.notify))
 }
 
 /// The built audiorouted on a bus and in a directory the test owns (RunningDaemon owns
@@ -228,10 +242,10 @@ public final class RealDaemon: @unchecked Sendable {
     ///     `UMOCKDEV_DIR` set, so its udev watcher sees the testbed's devices.
     public init(address: String, directory: String, testbed: String? = nil) throws {
         self.directory = directory
-        var environment = ["DBUS_SESSION_BUS_ADDRESS": address]
+        var environment: [String: String] = [:]
         environment["UMOCKDEV_DIR"] = testbed
         process = try launchDaemon(
-            productsDirectory + "/audiorouted", ["--log-level", "debug"], directory: directory, environment: environment,
+            productsDirectory + "/audiorouted", ["--log-level", "debug"], directory: directory, bus: address, environment: environment,
             wrapper: testbed == nil ? nil : "/usr/bin/umockdev-wrapper", seconds: 20)
     }
 

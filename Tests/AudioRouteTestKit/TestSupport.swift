@@ -49,43 +49,25 @@ public let productsDirectory: String = {
     return String(path[..<path.lastIndex(of: "/")!])
 }()
 
-/// A datagram socket standing in for systemd's notification socket.
+/// A datagram socket standing in for systemd's notification socket (AudioRouteSystem's
+/// `NotifyReceiver`, which the testbed's daemon launch uses too).
 public final class NotifySocket {
-    public let fd: Int32
+    public let receiver: NotifyReceiver
     /// The NOTIFY_SOCKET value: a path, or "@name" for an abstract socket.
-    public let name: String
+    public var name: String { receiver.name }
 
     public init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        name = path
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(path.utf8)
-        let abstract = bytes.first == UInt8(ascii: "@")
-        if abstract { bytes[0] = 0 }
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in for (index, byte) in bytes.enumerated() { buffer[index] = byte } }
-        let length = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count + (abstract ? 0 : 1))
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard bound == 0 else {
-            close(fd)
-            throw TestFailure("bind \(path): errno \(errno)")
+        do {
+            receiver = try NotifyReceiver(path: path)
+        } catch {
+            throw TestFailure("\(error)")
         }
     }
 
-    /// The next datagram within `seconds`, or nil.
-    public func receive(seconds: Double) -> String? {
-        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, Int32(seconds * 1000)) == 1 else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard count >= 0 else { return nil }
-        return String(decoding: buffer[0..<count], as: UTF8.self)
-    }
+    public init(_ receiver: NotifyReceiver) { self.receiver = receiver }
 
-    deinit {
-        close(fd)
-        if !name.hasPrefix("@") { unlink(name) }
-    }
+    /// The next datagram within `seconds`, or nil.
+    public func receive(seconds: Double) -> String? { (try? receiver.receive(milliseconds: Int32(seconds * 1000))) ?? nil }
 }
 
 /// A process's resident memory, in KiB: VmRSS and VmHWM from /proc/PID/status, and the RSS
