@@ -33,7 +33,7 @@ public struct BluealsaPCM: Sendable, Hashable {
 }
 
 /// BlueALSA's PCMs, by object path.
-public struct BluealsaPCMs: Sendable, Hashable {
+public struct BluealsaPCMs: ObjectManagerModel, Sendable, Hashable {
     public var pcms: [String: BluealsaPCM] = [:]
 
     public static let serviceName = "org.bluealsa"
@@ -41,16 +41,6 @@ public struct BluealsaPCMs: Sendable, Hashable {
     public static let pcmInterface = "org.bluealsa.PCM1"
 
     public init() {}
-
-    /// GetManagedObjects' body on /org/bluealsa.
-    public mutating func applyManagedObjects(_ body: DBusValue) -> [BluezFault] {
-        guard let objects = body.stringKeyed else {
-            return [BluezFault(.malformedMessage, Self.managerPath, "GetManagedObjects returned \(body.typeName), not a{oa{sa{sv}}}")]
-        }
-        var faults: [BluezFault] = []
-        for (path, interfaces) in objects { faults += applyInterfacesAdded(path: path, interfaces: interfaces) }
-        return faults
-    }
 
     public mutating func applyInterfacesAdded(path: String, interfaces: DBusValue) -> [BluezFault] {
         guard let byInterface = interfaces.stringKeyed else {

@@ -6,6 +6,27 @@ import AudioRouteSystem
 import AudioRouteDBus
 import AudioRouteCore
 
+/// A model built from a D-Bus object manager's objects (BlueZ's, BlueALSA's): what
+/// GetManagedObjects returns is InterfacesAdded for each of its objects.
+public protocol ObjectManagerModel {
+    /// The object manager's path, named by a fault in its reply.
+    static var managerPath: String { get }
+    /// InterfacesAdded's `a{sa{sv}}` (also one object of GetManagedObjects).
+    mutating func applyInterfacesAdded(path: String, interfaces: DBusValue) -> [BluezFault]
+}
+
+extension ObjectManagerModel {
+    /// GetManagedObjects' reply body, `a{oa{sa{sv}}}`.
+    public mutating func applyManagedObjects(_ body: DBusValue) -> [BluezFault] {
+        guard let objects = body.stringKeyed else {
+            return [BluezFault(.malformedMessage, Self.managerPath, "GetManagedObjects returned \(body.typeName), not a{oa{sa{sv}}}")]
+        }
+        var faults: [BluezFault] = []
+        for (path, interfaces) in objects { faults += applyInterfacesAdded(path: path, interfaces: interfaces) }
+        return faults
+    }
+}
+
 /// Something wrong in BlueZ's data. The watcher logs each distinct fault once and ignores the datum.
 public struct BluezFault: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable {
@@ -168,7 +189,10 @@ public struct BluezTransport: Sendable, Hashable {
 }
 
 /// The mirrored BlueZ object tree: adapters, devices and transports by object path.
-public struct BluezObjects: Sendable, Hashable {
+public struct BluezObjects: ObjectManagerModel, Sendable, Hashable {
+    /// Where BlueZ's object manager is.
+    public static let managerPath = "/"
+
     /// Local controllers by object path.
     public var adapters: [String: BluezAdapter] = [:]
     public var devices: [String: BluezDevice] = [:]
@@ -184,16 +208,6 @@ public struct BluezObjects: Sendable, Hashable {
     public static let maximumNameBytes = 248
 
     // MARK: Applying BlueZ's messages
-
-    /// GetManagedObjects' reply body, `a{oa{sa{sv}}}`.
-    public mutating func applyManagedObjects(_ body: DBusValue) -> [BluezFault] {
-        guard let objects = body.stringKeyed else {
-            return [BluezFault(.malformedMessage, "/", "GetManagedObjects returned \(body.typeName), not a{oa{sa{sv}}}")]
-        }
-        var faults: [BluezFault] = []
-        for (path, interfaces) in objects { faults += applyInterfacesAdded(path: path, interfaces: interfaces) }
-        return faults
-    }
 
     /// InterfacesAdded's `a{sa{sv}}` (also one object of GetManagedObjects).
     public mutating func applyInterfacesAdded(path: String, interfaces: DBusValue) -> [BluezFault] {
