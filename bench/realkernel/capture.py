@@ -7,6 +7,9 @@ from .harness import CAPTURE_SLOT, plug_usb
 from .reports import capture_report, route_uids
 from .signals import RATE
 
+# The phase's guest part (bench/guest/).
+GUEST_SCRIPT = "kernel/capture.sh"
+
 
 # The capture phase's two readers' sessions, as `audioroute status --json` lists them.
 CAPTURE_SESSIONS = [("aplay", "playAndRecord", []), ("aplay", "playAndRecord", ["mixWithOthers"])]

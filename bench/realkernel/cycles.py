@@ -8,6 +8,10 @@ from .harness import plug_usb
 from .reports import aplay_session, port_uids
 from .signals import RATE
 
+# The phases' guest parts (bench/guest/): the player's cycles, and the plugin's.
+GUEST_SCRIPT = "kernel/cycles.sh"
+PLUGIN_GUEST_SCRIPT = "kernel/plugin.sh"
+
 
 def run_cycles(guest, cycles, bits):
     """`audioroute play` follows the route: per cycle, the ports, the player's state, and, as in the

@@ -6,11 +6,14 @@ from .common import Failure
 from .events import Event, ports_field
 from .reports import usable_output
 
+# The phase's guest part (bench/guest/).
+GUEST_SCRIPT = "kernel/jack.sh"
+
 
 @dataclass(frozen=True)
 class JackPorts(Event):
     """The daemon's ports (`audioroute ports --json`) at a step of the phase."""
-    script: ClassVar[str] = "kernel-checks.sh"
+    script: ClassVar[str] = GUEST_SCRIPT
     ports: list
 
     @classmethod

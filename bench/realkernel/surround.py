@@ -5,6 +5,9 @@ from .analysis import goertzel
 from .common import Failure, median
 from .signals import RATE, SURROUND_HZ, SURROUND_LEVEL, SURROUND_SECONDS, SURROUND_STEREO_HZ
 
+# The phase's guest part (bench/guest/).
+GUEST_SCRIPT = "kernel/surround.sh"
+
 
 def surround_header(path):
     """The card's WAV file's channels, rate and where its data starts (alsa-lib's file plugin

@@ -4,6 +4,10 @@ from .common import Failure, median
 from .signals import AMBIENT_HZ, CALL_HZ, MUSIC_HZ, PROMPT_HZ, RATE, WINDOW
 from .ucm import ucm_capture
 
+# The phases' guest parts (bench/guest/): duck, silent mode and call; the tower lost, after the UCM phase.
+GUEST_SCRIPT = "kernel/tower.sh"
+LOST_GUEST_SCRIPT = "kernel/lost.sh"
+
 
 def capture_reports(guest, words, seconds=60):
     """Captures the HDA card's file over a phase's reports: the samples, each report's line

@@ -8,6 +8,9 @@ from .harness import plug_usb
 from .reports import memory_report, report_fields, usable_output
 from .signals import CALL_HZ, MUSIC_HZ, RATE, WINDOW
 
+# The phase's guest part (bench/guest/).
+GUEST_SCRIPT = "kernel/ucm.sh"
+
 
 # The UCM phase (Tests/Fixtures/ucm2-bench): the Speaker is the Master amp's left channel, the
 # Earpiece its right one; each verb sets the amp's volume, which QEMU applies linearly.
