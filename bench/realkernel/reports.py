@@ -1,8 +1,10 @@
 """The guest's reports (`say WORDS ...` lines on its console) read into values: ports, sessions,
-fields, memory."""
+fields, memory; the shapes several phases' events share; the card's file over a phase's reports."""
 import json
+from dataclasses import dataclass
 
 from .common import Failure
+from .events import Report
 
 
 def usable_output(port):
@@ -67,3 +69,40 @@ def capture_report(line, words):
         return head.split(), json.loads(brace + rest)
     except ValueError:
         raise Failure(f"'{words}': `audioroute status --json` printed no JSON: {text[:300]}")
+
+
+@dataclass(frozen=True)
+class Alive(Report):
+    """`WORDS alive|exited`: whether a phase's app (the music's aplay, a player) is still there."""
+    alive: bool
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line, cls.fields(line)[:1] == ["alive"])
+
+
+@dataclass(frozen=True)
+class Exited(Report):
+    """`WORDS STATUS [LAST-LINES]`: an aplay that ended: its exit status, then what it said last."""
+    exited: str
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line, " ".join(cls.fields(line)))
+
+    @property
+    def ok(self):
+        """It exited 0."""
+        return self.exited.split()[:1] == ["0"]
+
+
+def capture_reports(guest, events, seconds=60):
+    """Captures the HDA card's file over a phase's reports, in order: its data (S16 stereo bytes),
+    each report's place in it (frames, by the event's words) and each event (by its class)."""
+    files = guest.files
+    files.capture("hda")
+    marks, reports = {}, {}
+    for event in events:
+        reports[event] = event.wait(guest, seconds)
+        marks[event.words] = files.mark("hda")
+    return files.take("hda"), marks, reports

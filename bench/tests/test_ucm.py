@@ -7,15 +7,15 @@ import unittest
 from fake_guest import quietly, recorded
 from realkernel.common import Failure
 from realkernel.reports import memory_report
-from realkernel.ucm import check_ucm_controls, print_memory, ucm_check_step, ucm_controls
+from realkernel.ucm import STEP_EVENTS, check_ucm_controls, print_memory, ucm_check_step
 
 REFERENCE = 10000  # the music's level on the Speaker with HiFi
-CALL = "ucm-call switch=off,on volume=37,37 capture=on,on {}"
+CALL = STEP_EVENTS["call"][0].parse("ucm-call switch=off,on volume=37,37 capture=on,on {}")
 
 
 class Step(unittest.TestCase):
     def test_voice_call_on_the_earpiece_at_half_volume(self):
-        self.assertEqual(ucm_controls(CALL), ("off,on", "37,37", "on,on"))
+        self.assertEqual((CALL.switch, CALL.volume, CALL.capture, CALL.status), ("off,on", "37,37", "on,on", {}))
         _, printed = quietly(ucm_check_step, "call", CALL, (0, 5000), REFERENCE, "Voice Call", "builtInReceiver", True)
         self.assertIn("(0.50x on the right (Earpiece))", printed)
 
@@ -28,10 +28,10 @@ class Step(unittest.TestCase):
             quietly(ucm_check_step, "call", CALL, (0, 10000), REFERENCE, "Voice Call", "builtInReceiver", True)
 
     def test_controls_not_the_verbs_fail(self):
-        line = "ucm-call switch=on,on volume=37,37 capture=on,on {}"
+        line = STEP_EVENTS["call"][0].parse("ucm-call switch=on,on volume=37,37 capture=on,on {}")
         with self.assertRaisesRegex(Failure, "expected Voice Call with Earpiece and Mic: switch off,on, volume 37,37, capture on,on"):
             quietly(ucm_check_step, "call", line, (0, 5000), REFERENCE, "Voice Call", "builtInReceiver", True)
-        line = "ucm-music switch=on,off volume=74,74 capture=on,on {}"
+        line = STEP_EVENTS["music"][0].parse("ucm-music switch=on,off volume=74,74 capture=on,on {}")
         with self.assertRaisesRegex(Failure, "capture on,on"):
             quietly(ucm_check_step, "music", line, (10000, 0), REFERENCE, "HiFi", "builtInSpeaker", False)
 
