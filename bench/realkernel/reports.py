@@ -4,7 +4,7 @@ import json
 from dataclasses import dataclass
 
 from .common import Failure
-from .events import Report
+from .events import Report, ports_field
 
 
 def usable_output(port):
@@ -79,6 +79,26 @@ class Alive(Report):
     @classmethod
     def parse(cls, line):
         return cls(line, cls.fields(line)[:1] == ["alive"])
+
+
+@dataclass(frozen=True)
+class Text(Report):
+    """`WORDS TEXT`: what a command printed, as one field (its lines joined by |)."""
+    text: str
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line, line[len(cls.words):].strip())
+
+
+@dataclass(frozen=True)
+class Ports(Report):
+    """`WORDS PORTS`: the daemon's ports (`audioroute ports --json`)."""
+    ports: list
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line, ports_field(line, cls.words))
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ from dataclasses import dataclass
 
 from .analysis import left, levels_between
 from .common import Failure, median, phase
-from .events import Mark, Report, ports_field
+from .events import Mark, Report
 from .harness import plug_usb
-from .reports import Alive, capture_reports, memory_report, report_fields, usable_output
+from .reports import Alive, Ports, capture_reports, memory_report, report_fields, usable_output
 from .signals import CALL_HZ, MUSIC_HZ, RATE, WINDOW
 
 # The phase's guest part (bench/guest/).
@@ -70,15 +70,9 @@ class UcmConfigEarpieceEnd(Mark):
     words, script = "ucm-config-earpiece-end", GUEST_SCRIPT
 
 
-@dataclass(frozen=True)
-class UcmPorts(Report):
-    """`ucm-ports PORTS`: the daemon with --ucm-root answers: its ports (`audioroute ports --json`)."""
+class UcmPorts(Ports):
+    """`ucm-ports PORTS`: the daemon with --ucm-root answers: its ports."""
     words, script = "ucm-ports", GUEST_SCRIPT
-    ports: list
-
-    @classmethod
-    def parse(cls, line):
-        return cls(line, ports_field(line, cls.words))
 
 
 class UcmStep(UcmControls):
