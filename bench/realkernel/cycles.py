@@ -1,16 +1,152 @@
 """The hot-plug cycles: `audioroute play` (the player) and `aplay -D audioroute` (the plugin) follow
 the USB card as it comes and goes, frame by frame."""
 import time
+from dataclasses import dataclass
 
 from .analysis import frames_at_move, left, locate, signed_frames, timeline_breaks
 from .common import Failure, phase
+from .events import Report
 from .harness import plug_usb
-from .reports import aplay_session, port_uids
+from .reports import CycleReport, aplay_session, port_uids
 from .signals import RATE
 
 # The phases' guest parts (bench/guest/): the player's cycles, and the plugin's.
 GUEST_SCRIPT = "kernel/cycles.sh"
 PLUGIN_GUEST_SCRIPT = "kernel/plugin.sh"
+
+
+@dataclass(frozen=True)
+class CyclePorts(CycleReport):
+    """`WORDS N PORTS`: the uids of the daemon's usable outputs (`audioroute ports --json`) in cycle N."""
+    outputs: list
+
+    @classmethod
+    def parse(cls, line):
+        cycle, text = cls.numbered(line)
+        return cls(line, cycle, text, port_uids(line, f"{cls.words} {cycle}"))
+
+
+@dataclass(frozen=True)
+class CycleSession(CycleReport):
+    """`WORDS N STATUS`: aplay's one session in `audioroute status --json`, in plugin cycle N."""
+    session: dict
+
+    @classmethod
+    def parse(cls, line):
+        cycle, text = cls.numbered(line)
+        return cls(line, cycle, text, aplay_session(line, f"{cls.words} {cycle}"))
+
+
+# The player's cycles (`audioroute play`).
+class Ready(CycleReport):
+    """`ready N`: the player plays on the HDA card; the host hot-adds the USB card."""
+    words, script = "ready", GUEST_SCRIPT
+
+
+class Added(CyclePorts):
+    """`added N PORTS`: the player plays on the USB card; the host removes it."""
+    words, script = "added", GUEST_SCRIPT
+
+
+class Removed(CyclePorts):
+    """`removed N PORTS`: the USB card gone."""
+    words, script = "removed", GUEST_SCRIPT
+
+
+class Player(CycleReport):
+    """`player N running LAST-LINE` or `player N exited STATUS LAST-LINES TRACE`: the player after the removal."""
+    words, script = "player", GUEST_SCRIPT
+
+
+class PlayerTrace(CycleReport):
+    """`player-trace N LINE`: a line of the player's mover's trace (AUDIOROUTE_DEBUG)."""
+    words, script = "player-trace", GUEST_SCRIPT
+
+
+class PlayerTraceEnd(CycleReport):
+    """`player-trace-end N`: after the cycle's trace."""
+    words, script = "player-trace-end", GUEST_SCRIPT
+
+
+# The plugin's cycles (`aplay -D audioroute`).
+class PluginReady(CycleReport):
+    """`plugin-ready M PID`: aplay runs on the HDA card."""
+    words, script = "plugin-ready", PLUGIN_GUEST_SCRIPT
+
+
+class PluginSessionsReady(CycleSession):
+    """`plugin-sessions-ready M STATUS`: then; the host hot-adds the USB card."""
+    words, script = "plugin-sessions-ready", PLUGIN_GUEST_SCRIPT
+
+
+class PluginAdded(CycleReport):
+    """`plugin-added M alive|exited`: aplay, with the USB card up."""
+    words, script = "plugin-added", PLUGIN_GUEST_SCRIPT
+
+
+class PluginSessionsAdded(CycleSession):
+    """`plugin-sessions-added M STATUS`: then; the host removes the USB card."""
+    words, script = "plugin-sessions-added", PLUGIN_GUEST_SCRIPT
+
+
+class PluginRemoved(CycleReport):
+    """`plugin-removed M alive|exited`: aplay, the USB card gone."""
+    words, script = "plugin-removed", PLUGIN_GUEST_SCRIPT
+
+
+class PluginSessionsRemoved(CycleSession):
+    """`plugin-sessions-removed M STATUS`: then."""
+    words, script = "plugin-sessions-removed", PLUGIN_GUEST_SCRIPT
+
+
+class PluginReplugReady(CycleReport):
+    """`plugin-replug-ready M`: the last cycle: the host plugs the USB card back under the held aplay."""
+    words, script = "plugin-replug-ready", PLUGIN_GUEST_SCRIPT
+
+
+class PluginReplugged(CycleReport):
+    """`plugin-replugged M alive|exited`: aplay, the USB card back."""
+    words, script = "plugin-replugged", PLUGIN_GUEST_SCRIPT
+
+
+class PluginSessionsReplugged(CycleSession):
+    """`plugin-sessions-replugged M STATUS`: then; the host removes the card again."""
+    words, script = "plugin-sessions-replugged", PLUGIN_GUEST_SCRIPT
+
+
+class PluginReplugRemoved(CycleReport):
+    """`plugin-replug-removed M alive|exited`: aplay, the card gone again."""
+    words, script = "plugin-replug-removed", PLUGIN_GUEST_SCRIPT
+
+
+class PluginTrace(CycleReport):
+    """`plugin-trace M LINE`: a line aplay said in plugin cycle M (the plugin's AUDIOROUTE_DEBUG trace, any error)."""
+    words, script = "plugin-trace", PLUGIN_GUEST_SCRIPT
+
+
+class PluginTraceEnd(CycleReport):
+    """`plugin-trace-end M`: after the cycle's trace."""
+    words, script = "plugin-trace-end", PLUGIN_GUEST_SCRIPT
+
+
+class Stuck(Report):
+    """`stuck NAME WCHAN SYSCALL SIGBLK`: an app that outlived its SIGTERM by 5 s (session.sh's stop)."""
+    words, script = "stuck", "session.sh"
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line)
+
+
+EVENTS = (Ready, Added, Removed, Player, PlayerTrace, PlayerTraceEnd, PluginReady, PluginSessionsReady, PluginAdded,
+          PluginSessionsAdded, PluginRemoved, PluginSessionsRemoved, PluginReplugReady, PluginReplugged,
+          PluginSessionsReplugged, PluginReplugRemoved, PluginTrace, PluginTraceEnd, Stuck)
+
+
+def trace(guest, trace, end, n):
+    """The lines of cycle n's trace (its `trace` events, once the guest said `end`)."""
+    end.wait(guest, 30, n)
+    return [e.text for e in (trace.parse(l) for l in guest.lines() if l.startswith(f"{trace.words} {n} "))]
 
 
 def run_cycles(guest, cycles, bits):
@@ -22,19 +158,19 @@ def run_cycles(guest, cycles, bits):
     for n in range(1, cycles + 1):
         with phase(f"cycle {n}", 180):
             files.capture("hda")
-            guest.wait_for(f"ready {n}", 60)
+            Ready.wait(guest, 60, n)
             files.capture("usb")
             added_at = time.monotonic()
             plug_usb(guest)
-            added = guest.wait_for(f"added {n}", 120)
+            added = Added.wait(guest, 120, n)
             at_add, usb_at_add = files.mark("hda"), files.mark("usb")
             onset = files.first_onset("usb", added_at)
             guest.command("device_del", id="usbcard")
-            removed = guest.wait_for(f"removed {n}", 120)
+            removed = Removed.wait(guest, 120, n)
             hda, usb = left(files.take("hda")), left(files.take("usb"))
-            player = guest.wait_for(f"player {n}", 30)
+            player = Player.wait(guest, 30, n)
 
-            with_usb, without = port_uids(added, f"added {n}"), port_uids(removed, f"removed {n}")
+            with_usb, without = added.outputs, removed.outputs
             if speaker is None:
                 speaker = without
             extra = [u for u in with_usb if u not in speaker]
@@ -46,8 +182,8 @@ def run_cycles(guest, cycles, bits):
             if usb_uid is not None and extra[0] != usb_uid:
                 raise Failure(f"cycle {n}: the re-added USB card's port is {extra[0]}, not {usb_uid} as before")
             usb_uid = extra[0]
-            if not player.startswith(f"player {n} running") or not player.endswith("paused"):
-                raise Failure(f"cycle {n}: after the removal the player should be there and paused: {player}")
+            if player.state != "running" or not player.report.endswith("paused"):
+                raise Failure(f"cycle {n}: after the removal the player should be there and paused: {player.report}")
             before, after = locate(hda[:at_add], bits), locate(hda[at_add:], bits)
             on_usb, usb_after = locate(usb[:usb_at_add], bits), locate(usb[usb_at_add:], bits)
             played, on_usb_frames = sum(r[2] for r in before), sum(r[2] for r in on_usb)
@@ -109,23 +245,23 @@ def run_plugin_cycles(guest, cycles, bits, tower):
     for m in range(1, cycles + 1):
         with phase(f"plugin follows {m}", 180):
             files.capture("hda")
-            ready = guest.wait_for(f"plugin-ready {m}", 60)
-            session = aplay_session(guest.wait_for(f"plugin-sessions-ready {m}", 30), f"plugin-sessions-ready {m}")
+            PluginReady.wait(guest, 60, m)
+            session = PluginSessionsReady.wait(guest, 30, m).session
             files.capture("usb")
             added_at = time.monotonic()
             plug_usb(guest)
-            added = guest.wait_for(f"plugin-added {m}", 120)
+            added = PluginAdded.wait(guest, 120, m)
             at_add = files.mark("hda")
-            on_usb_session = aplay_session(guest.wait_for(f"plugin-sessions-added {m}", 30), f"plugin-sessions-added {m}")
+            on_usb_session = PluginSessionsAdded.wait(guest, 30, m).session
             onset = files.first_onset("usb", added_at)
             usb = left(files.take("usb"))
             guest.command("device_del", id="usbcard")
-            removed = guest.wait_for(f"plugin-removed {m}", 120)
+            removed = PluginRemoved.wait(guest, 120, m)
             hda = left(files.take("hda"))
-            held_session = aplay_session(guest.wait_for(f"plugin-sessions-removed {m}", 30), f"plugin-sessions-removed {m}")
+            held_session = PluginSessionsRemoved.wait(guest, 30, m).session
             replug = replug_usb(guest, m) if m == cycles else None
-            if added.split()[2:3] != ["alive"]:
-                raise Failure(f"plugin cycle {m}: aplay -D audioroute did not outlive the add: {added}; it said: "
+            if added.state != "alive":
+                raise Failure(f"plugin cycle {m}: aplay -D audioroute did not outlive the add: {added.report}; it said: "
                               + " | ".join(plugin_trace(guest, m)))
             before, on_usb, after = locate(hda[:at_add], bits), locate(usb, bits), locate(hda[at_add:], bits)
             played = sum(r[2] for r in before)
@@ -153,7 +289,7 @@ def run_plugin_cycles(guest, cycles, bits, tower):
                 print(f"    glitches on the USB card, the timeline kept: {glitches} frames replaced")
             print_old_card_breaks(before)
             moves.append(moved)
-            state = removed.split()[2] if len(removed.split()) > 2 else "?"
+            state = removed.state
             reached = sum(r[2] for r in after)
             print(f"    aplay's signal: HDA {played / RATE:.2f} s up to frame {last}; USB {sum(r[2] for r in on_usb) / RATE:.2f} s "
                   f"from frame {first}: {'lost ' + str(moved) if moved >= 0 else 'played twice ' + str(-moved)} frames "
@@ -166,7 +302,7 @@ def run_plugin_cycles(guest, cycles, bits, tower):
                               f"more than a buffer (0.5 s)")
             trace = plugin_trace(guest, m)
             if state != "alive":
-                raise Failure(f"plugin cycle {m}: after the removal aplay should still be there: {removed}; it said: "
+                raise Failure(f"plugin cycle {m}: after the removal aplay should still be there: {removed.report}; it said: "
                               + " | ".join(trace))
             # With the tower: the unplug interrupts the stream (routeDisconnected), nothing reaches
             # the speaker. 0.1 s allows what the WAV files' stdio buffers held back. Collected, so
@@ -190,14 +326,14 @@ def replug_usb(guest, m):
     """The USB card plugged back under the aplay its removal held (the last plugin cycle): what the
     guest said, and the USB card's file while it was there."""
     files = guest.files
-    guest.wait_for(f"plugin-replug-ready {m}", 60)
+    PluginReplugReady.wait(guest, 60, m)
     files.capture("usb")
     plug_usb(guest)
-    replugged = guest.wait_for(f"plugin-replugged {m}", 120)
-    session = aplay_session(guest.wait_for(f"plugin-sessions-replugged {m}", 30), f"plugin-sessions-replugged {m}")
+    replugged = PluginReplugged.wait(guest, 120, m)
+    session = PluginSessionsReplugged.wait(guest, 30, m).session
     usb = left(files.take("usb"))
     guest.command("device_del", id="usbcard")
-    guest.wait_for(f"plugin-replug-removed {m}", 120)
+    PluginReplugRemoved.wait(guest, 120, m)
     return replugged, session, usb
 
 
@@ -209,8 +345,8 @@ def check_replug(replug, before_unplug, session, bits, trace):
     runs = locate(usb, bits)
     heard = sum(r[2] for r in runs)
     stopped = max(r[1] + r[2] for r in before_unplug)
-    if replugged.split()[2:3] != ["alive"]:
-        raise Failure(f"plugin re-plug: aplay did not outlive the re-plug: {replugged}; it said: " + " | ".join(trace))
+    if replugged.state != "alive":
+        raise Failure(f"plugin re-plug: aplay did not outlive the re-plug: {replugged.report}; it said: " + " | ".join(trace))
     if again["path"] != session["path"] or not again["active"]:
         raise Failure(f"plugin re-plug: aplay's session should be the same one, active again: {session} then {again}")
     if heard < RATE:
@@ -227,11 +363,9 @@ def check_replug(replug, before_unplug, session, bits, trace):
 
 def plugin_trace(guest, m):
     """What aplay said in plugin cycle m: the plugin's AUDIOROUTE_DEBUG trace, and any error."""
-    guest.wait_for(f"plugin-trace-end {m}", 30)
-    prefix = f"plugin-trace {m} "
-    trace = [l[len(prefix):] for l in guest.lines() if l.startswith(prefix)]
-    stuck = [l for l in guest.lines() if l.startswith(f"stuck plugin-cycle-{m} ")]
+    said = trace(guest, PluginTrace, PluginTraceEnd, m)
+    stuck = Stuck.find(guest.lines(), f"plugin-cycle-{m}")
     if stuck:
-        raise Failure(f"plugin cycle {m}: aplay outlived its SIGTERM by 5 s ({stuck[0][6:]}); "
-                      f"its last words: {' | '.join(trace[-8:])}")
-    return trace
+        raise Failure(f"plugin cycle {m}: aplay outlived its SIGTERM by 5 s ({stuck.report[6:]}); "
+                      f"its last words: {' | '.join(said[-8:])}")
+    return said

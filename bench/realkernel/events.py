@@ -25,9 +25,10 @@ class Event:
         return cls.parse(guest.wait_for(" ".join([cls.words, *map(str, key)]), seconds))
 
     @classmethod
-    def find(cls, lines):
-        """This event's first report in a run's reports (Guest.lines()), or None."""
-        line = next((l for l in lines if l == cls.words or l.startswith(cls.words + " ")), None)
+    def find(cls, lines, *key):
+        """This event's first report in a run's reports (Guest.lines()), or None; `key` as for wait."""
+        words = " ".join([cls.words, *map(str, key)])
+        line = next((l for l in lines if l == words or l.startswith(words + " ")), None)
         return None if line is None else cls.parse(line)
 
 

@@ -4,7 +4,7 @@ import os, shutil, signal, sys, tempfile
 from .boot import check_boot
 from .capture import check_capture
 from .common import Failure, phase
-from .cycles import run_cycles, run_plugin_cycles
+from .cycles import PlayerTrace, PlayerTraceEnd, run_cycles, run_plugin_cycles, trace
 from .harness import APLAY, CAPTURE_MODULES, MODULE_TREES, Guest, build_initramfs, build_programs, fetch_kernel, kernel_init, finish_run
 from .jack import check_jack
 from .routes import check_route_changes
@@ -175,11 +175,7 @@ def main(usage):
             print_gaps([("audioroute play", rows[:cycles])] + ([("aplay -D audioroute", rows[cycles:])] if plugin else [])
                        + ([("play, USB card UCM", ucm_rows)] if ucm else []))
             print(f"    frames lost (+) or played twice (-) at the player's moves: {player_moves}")
-            player_traces = []
-            for n in range(1, cycles + 1):
-                guest.wait_for(f"player-trace-end {n}", 30)
-                prefix = f"player-trace {n} "
-                player_traces.append([l[len(prefix):] for l in guest.lines() if l.startswith(prefix)])
+            player_traces = [trace(guest, PlayerTrace, PlayerTraceEnd, n) for n in range(1, cycles + 1)]
             print_split(player_traces, rows[:cycles], who="the player")
             if plugin:
                 print(f"    frames lost (+) or played twice (-) at the plugin's moves: {moves}")

@@ -102,6 +102,31 @@ class Ports(Report):
 
 
 @dataclass(frozen=True)
+class CycleReport(Report):
+    """`WORDS N [TEXT]`: a report of a hot-plug cycle, its number first; `text`, what follows it."""
+    cycle: int
+    text: str
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line, *cls.numbered(line))
+
+    @classmethod
+    def numbered(cls, line):
+        """The report's cycle number and its text after it."""
+        head, _, text = line[len(cls.words):].strip().partition(" ")
+        try:
+            return int(head), text
+        except ValueError:
+            raise Failure(f"'{cls.words}': no cycle number: {line[:300]}")
+
+    @property
+    def state(self):
+        """The first field after the number (`alive` or `exited` where the guest says alive()), or ?."""
+        return (self.text.split() or ["?"])[0]
+
+
+@dataclass(frozen=True)
 class Exited(Report):
     """`WORDS STATUS [LAST-LINES]`: an aplay that ended: its exit status, then what it said last."""
     exited: str

@@ -5,13 +5,13 @@ import re
 import unittest
 
 from fake_guest import FakeGuest, quietly, recorded
-from realkernel import capture, jack, surround, tower, ucm
+from realkernel import capture, cycles, jack, surround, tower, ucm
 from realkernel.common import Failure
 from realkernel.events import Event
 from realkernel.harness import guest_text
 
 # The phases with typed events.
-PHASES = (capture, jack, surround, tower, ucm)
+PHASES = (capture, cycles, jack, surround, tower, ucm)
 SPEAKER = "pci-0000:00:04.0/speaker"
 HEADPHONES = "pci-0000:00:04.0/headphones"
 
