@@ -36,17 +36,15 @@ class CaptureState(Report):
 
 
 @dataclass(frozen=True)
-class CaptureMoment(Report):
+class CaptureMoment(CaptureState):
     """`WORDS UPTIME alive|exited alive|exited STATUS`: the guest's uptime (s), then as CaptureState."""
     at: float
-    readers: list
-    status: dict
 
     @classmethod
     def parse(cls, line):
         fields, status = capture_report(line, cls.words)
         try:
-            return cls(line, float(fields[0]), fields[1:], status)
+            return cls(line, fields[1:], status, float(fields[0]))
         except (IndexError, ValueError):
             raise Failure(f"'{cls.words}': no uptime before the readers: {line[:300]}")
 

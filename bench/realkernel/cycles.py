@@ -7,7 +7,7 @@ from .analysis import frames_at_move, left, locate, signed_frames, timeline_brea
 from .common import Failure, phase
 from .events import Report
 from .harness import plug_usb
-from .reports import CycleReport, aplay_session, port_uids
+from .reports import CycleReport, aplay_session, numbered, one_more_output, port_uids
 from .signals import RATE
 
 # The phases' guest parts (bench/guest/): the player's cycles, and the plugin's.
@@ -15,26 +15,27 @@ GUEST_SCRIPT = "kernel/cycles.sh"
 PLUGIN_GUEST_SCRIPT = "kernel/plugin.sh"
 
 
+class CycleRead(CycleReport):
+    """`WORDS N JSON`: a cycle's report whose last field its class's `read` makes of the CLI's JSON."""
+
+    @classmethod
+    def parse(cls, line):
+        cycle, text = numbered(line, cls.words)
+        return cls(line, cycle, text, cls.read(line, f"{cls.words} {cycle}"))
+
+
 @dataclass(frozen=True)
-class CyclePorts(CycleReport):
+class CyclePorts(CycleRead):
     """`WORDS N PORTS`: the uids of the daemon's usable outputs (`audioroute ports --json`) in cycle N."""
+    read = staticmethod(port_uids)
     outputs: list
 
-    @classmethod
-    def parse(cls, line):
-        cycle, text = cls.numbered(line)
-        return cls(line, cycle, text, port_uids(line, f"{cls.words} {cycle}"))
-
 
 @dataclass(frozen=True)
-class CycleSession(CycleReport):
+class CycleSession(CycleRead):
     """`WORDS N STATUS`: aplay's one session in `audioroute status --json`, in plugin cycle N."""
+    read = staticmethod(aplay_session)
     session: dict
-
-    @classmethod
-    def parse(cls, line):
-        cycle, text = cls.numbered(line)
-        return cls(line, cycle, text, aplay_session(line, f"{cls.words} {cycle}"))
 
 
 # The player's cycles (`audioroute play`).
@@ -173,15 +174,12 @@ def run_cycles(guest, cycles, bits):
             with_usb, without = added.outputs, removed.outputs
             if speaker is None:
                 speaker = without
-            extra = [u for u in with_usb if u not in speaker]
             print(f"    ports with the USB card: {with_usb}")
-            if len(extra) != 1 or sorted(speaker + extra) != with_usb:
-                raise Failure(f"cycle {n}: with the USB card the outputs are {with_usb}, expected {speaker} and one USB port")
-            if without != speaker:
-                raise Failure(f"cycle {n}: after the removal the outputs are {without}, expected exactly {speaker}")
-            if usb_uid is not None and extra[0] != usb_uid:
-                raise Failure(f"cycle {n}: the re-added USB card's port is {extra[0]}, not {usb_uid} as before")
-            usb_uid = extra[0]
+            extra = one_more_output(with_usb, without, speaker, f"cycle {n}: with the USB card", f"cycle {n}: after the removal",
+                                    "one USB port")
+            if usb_uid is not None and extra != usb_uid:
+                raise Failure(f"cycle {n}: the re-added USB card's port is {extra}, not {usb_uid} as before")
+            usb_uid = extra
             if player.state != "running" or not player.report.endswith("paused"):
                 raise Failure(f"cycle {n}: after the removal the player should be there and paused: {player.report}")
             before, after = locate(hda[:at_add], bits), locate(hda[at_add:], bits)
@@ -194,23 +192,14 @@ def run_cycles(guest, cycles, bits):
             if on_usb_frames < RATE:
                 raise Failure(f"cycle {n}: the USB card's file has {on_usb_frames / RATE:.2f} s of the player's signal while "
                               f"plugged: the player did not follow the route")
-            first, last, moved = frames_at_move(before, after, on_usb, f"cycle {n}", "the player")
-            jumps, glitches = timeline_breaks(on_usb)
-            if jumps or len(glitches) > 2:
-                raise Failure(f"cycle {n}: on the USB card the player's signal skipped or repeated frames {jumps + glitches} while plugged")
-            if glitches:
-                print(f"    glitches on the USB card, the timeline kept: {glitches} frames replaced")
-            print_old_card_breaks(before)
+            first, last, moved = check_move(before, after, on_usb, f"cycle {n}", "the player", "the player's signal")
             moves.append(moved)
             print(f"    the player's signal: HDA {played / RATE:.2f} s up to frame {last}; USB {on_usb_frames / RATE:.2f} s "
-                  f"from frame {first}: {'lost ' + str(moved) if moved >= 0 else 'played twice ' + str(-moved)} frames "
-                  f"({abs(moved) * 1000 / RATE:.1f} ms) at the move; after the removal HDA +{reached / RATE:.2f} s, "
+                  f"from frame {first}: {move_words(moved)} at the move; after the removal HDA +{reached / RATE:.2f} s, "
                   f"USB +{usb_reached / RATE:.2f} s")
             # As for the plugin: a move's frames are reported (the timing phase sums them up), and
             # fail only beyond a buffer (0.5 s), where the plugin's cycles fail too.
-            if abs(moved) > RATE // 2:
-                raise Failure(f"cycle {n}: {abs(moved)} frames {'lost' if moved > 0 else 'played twice'} at the player's move, "
-                              f"more than a buffer (0.5 s)")
+            check_buffer(f"cycle {n}", moved, "the player's move")
             # From the removal on, the player holds then pauses: the speaker must not take over.
             # 0.1 s allows what the WAV files' stdio buffers held back.
             if reached > RATE // 10:
@@ -223,6 +212,35 @@ def run_cycles(guest, cycles, bits):
             # RouteChanged arrived.
             adds.append((added_at, None if onset is None else files.guest_time(onset)))
     return adds, moves, speaker, usb_uid
+
+
+def check_move(before, after, on_usb, what, client, signal):
+    """A move's frames (frames_at_move: the first on the USB card, the last on the HDA card, those
+    lost or played twice); the signal on the USB card while plugged, and the breaks on the HDA
+    card before the move, printed. While plugged, the stream goes on from where it was: each run
+    starts where the last ended. Glitches that keep the card's timeline, up to 10 ms twice a
+    cycle, are reported, not failed; a skip or repeat that moves the timeline fails."""
+    first, last, moved = frames_at_move(before, after, on_usb, what, client)
+    jumps, glitches = timeline_breaks(on_usb)
+    if jumps or len(glitches) > 2:
+        raise Failure(f"{what}: on the USB card {signal} skipped or repeated frames {jumps + glitches} while plugged")
+    if glitches:
+        print(f"    glitches on the USB card, the timeline kept: {glitches} frames replaced")
+    print_old_card_breaks(before)
+    return first, last, moved
+
+
+def move_words(moved):
+    """A move's frames, lost (+) or played twice (-), as the cycles print them."""
+    return (f"{'lost ' + str(moved) if moved >= 0 else 'played twice ' + str(-moved)} frames "
+            f"({abs(moved) * 1000 / RATE:.1f} ms)")
+
+
+def check_buffer(what, moved, move):
+    """A move loses or repeats at most a buffer (0.5 s): what the old device held when it went."""
+    if abs(moved) > RATE // 2:
+        raise Failure(f"{what}: {abs(moved)} frames {'lost' if moved > 0 else 'played twice'} at {move}, "
+                      f"more than a buffer (0.5 s)")
 
 
 def print_old_card_breaks(before):
@@ -278,28 +296,16 @@ def run_plugin_cycles(guest, cycles, bits, tower):
             # The HDA file's last 4 KiB may reach the file only when the card plays again (QEMU
             # writes it through stdio): after the removal, so frames_at_move counts the runs placed
             # before the USB card's first frame wherever they are.
-            first, last, moved = frames_at_move(before, after, on_usb, f"plugin cycle {m}", "aplay")
-            # While plugged, the stream goes on from where it was: each run starts where the last
-            # ended. Glitches that keep the card's timeline, up to 10 ms twice a cycle, are
-            # reported, not failed. A skip or repeat that moves the timeline is the plugin's and fails.
-            jumps, glitches = timeline_breaks(on_usb)
-            if jumps or len(glitches) > 2:
-                raise Failure(f"plugin cycle {m}: on the USB card the signal skipped or repeated frames {jumps + glitches} while plugged")
-            if glitches:
-                print(f"    glitches on the USB card, the timeline kept: {glitches} frames replaced")
-            print_old_card_breaks(before)
+            first, last, moved = check_move(before, after, on_usb, f"plugin cycle {m}", "aplay", "the signal")
             moves.append(moved)
             state = removed.state
             reached = sum(r[2] for r in after)
             print(f"    aplay's signal: HDA {played / RATE:.2f} s up to frame {last}; USB {sum(r[2] for r in on_usb) / RATE:.2f} s "
-                  f"from frame {first}: {'lost ' + str(moved) if moved >= 0 else 'played twice ' + str(-moved)} frames "
-                  f"({abs(moved) * 1000 / RATE:.1f} ms) at the move; after the removal HDA +{reached / RATE:.2f} s, aplay {state}; "
+                  f"from frame {first}: {move_words(moved)} at the move; after the removal HDA +{reached / RATE:.2f} s, aplay {state}; "
                   f"its session {session['path']} ({session['category']}) active {session['active']}, after the add "
                   f"{on_usb_session['active']}, after the removal {held_session['active']}")
             # What the old device held when it went is allowed (docs/testing.md): aplay's buffer, at most 0.5 s.
-            if abs(moved) > RATE // 2:
-                raise Failure(f"plugin cycle {m}: {abs(moved)} frames {'lost' if moved > 0 else 'played twice'} at the move, "
-                              f"more than a buffer (0.5 s)")
+            check_buffer(f"plugin cycle {m}", moved, "the move")
             trace = plugin_trace(guest, m)
             if state != "alive":
                 raise Failure(f"plugin cycle {m}: after the removal aplay should still be there: {removed.report}; it said: "

@@ -55,6 +55,19 @@ def explore_guest(kernel, image, work, bits):
     return 0
 
 
+def collect(problems, name, check, guest):
+    """One of the tower's phases, checked on its own: its failure goes to `problems`, so that one
+    failing does not hide the others; the guest's own failure ends the run."""
+    try:
+        with phase(name, 120):
+            check(guest)
+    except Failure as failure:
+        if str(failure).startswith(("the guest: ", "the guest did not say", "QEMU exited")):
+            raise
+        problems.append(str(failure))
+        print("    " + problems[-1])
+
+
 def main(usage):
     """The bench, as scripts/test-real-kernel runs it; `usage` is what --help prints."""
     args = sys.argv[1:]
@@ -127,28 +140,13 @@ def main(usage):
             with phase("capture", 300):
                 check_capture(guest, bits, mic, speaker)
         if tower:
-            # Each of the tower's phases is checked on its own: one failing does not hide the others.
             for name, check in (("duck", check_duck), ("silent mode", check_silent), ("call", check_call)):
-                try:
-                    with phase(name, 120):
-                        check(guest)
-                except Failure as failure:
-                    if str(failure).startswith(("the guest: ", "the guest did not say", "QEMU exited")):
-                        raise
-                    problems.append(str(failure))
-                    print("    " + problems[-1])
+                collect(problems, name, check, guest)
         ucm_adds = []
         if ucm:
             ucm_adds, ucm_memory = run_ucm_usb_cycles(guest, cycles, run_ucm(guest))
         if tower:
-            try:
-                with phase("tower lost", 120):
-                    check_tower_lost(guest)
-            except Failure as failure:
-                if str(failure).startswith(("the guest: ", "the guest did not say", "QEMU exited")):
-                    raise
-                problems.append(str(failure))
-                print("    " + problems[-1])
+            collect(problems, "tower lost", check_tower_lost, guest)
         guest.wait_for("end", 60)
         guest.wait_exit(60)
         with phase("route changes", 1):

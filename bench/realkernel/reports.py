@@ -35,6 +35,18 @@ def aplay_session(line, words):
     return sessions[0]
 
 
+def one_more_output(with_port, without, base, when_with, when_without, which):
+    """The one output a port (the USB card's, the headphones') adds to `base`, the outputs before
+    it (sorted uids); a Failure unless `with_port` is base and that one, and `without` base again.
+    `when_with` and `when_without` begin the failure's sentence; `which`, the port expected."""
+    extra = [u for u in with_port if u not in base]
+    if len(extra) != 1 or sorted(base + extra) != with_port:
+        raise Failure(f"{when_with} the outputs are {with_port}, expected {base} and {which}")
+    if without != base:
+        raise Failure(f"{when_without} the outputs are {without}, expected exactly {base}")
+    return extra[0]
+
+
 def report_fields(line, words):
     """A report's key=value fields before its JSON (an object or an array), and the JSON."""
     text = line[len(words):]
@@ -101,6 +113,15 @@ class Ports(Report):
         return cls(line, ports_field(line, cls.words))
 
 
+def numbered(line, words):
+    """A cycle's report's number, after its words, and its text after that."""
+    head, _, text = line[len(words):].strip().partition(" ")
+    try:
+        return int(head), text
+    except ValueError:
+        raise Failure(f"'{words}': no cycle number: {line[:300]}")
+
+
 @dataclass(frozen=True)
 class CycleReport(Report):
     """`WORDS N [TEXT]`: a report of a hot-plug cycle, its number first; `text`, what follows it."""
@@ -109,16 +130,7 @@ class CycleReport(Report):
 
     @classmethod
     def parse(cls, line):
-        return cls(line, *cls.numbered(line))
-
-    @classmethod
-    def numbered(cls, line):
-        """The report's cycle number and its text after it."""
-        head, _, text = line[len(cls.words):].strip().partition(" ")
-        try:
-            return int(head), text
-        except ValueError:
-            raise Failure(f"'{cls.words}': no cycle number: {line[:300]}")
+        return cls(line, *numbered(line, cls.words))
 
     @property
     def state(self):

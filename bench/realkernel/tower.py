@@ -135,6 +135,14 @@ def tower_capture(guest, events):
     return left(data), marks, reports
 
 
+def check_heard(what, during, loud, ended, why=""):
+    """The stream over the music (the prompt, the call) heard for 1 s (`during`: its windows; `loud`:
+    its level), its aplay exited 0 (`ended`)."""
+    if not ended.ok or len(during) * WINDOW < RATE:
+        raise Failure(f"{what} was not heard for 1 s ({len(during) * WINDOW / RATE:.2f} s, level {loud:.0f}; its aplay "
+                      f"exited {ended.exited}){why}")
+
+
 def check_duck(guest):
     samples, marks, reports = tower_capture(guest, (DuckBefore, DuckPrompt, DuckAfter, DuckEnd))
     before = median(levels_between(samples, marks, "duck-before", "duck-prompt", MUSIC_HZ) or [0])
@@ -146,9 +154,7 @@ def check_duck(guest):
           f"{len(during) * WINDOW / RATE:.2f} s; {after:.0f} after ({after / max(before, 1):.2f}x); prompt (1250 Hz) {loud:.0f}")
     if before < 100:
         raise Failure(f"duck: the music's tone is not in the HDA card's file before the prompt (level {before:.0f})")
-    if not reports[DuckAfter].ok or len(during) * WINDOW < RATE:
-        raise Failure(f"duck: the prompt was not heard for 1 s ({len(during) * WINDOW / RATE:.2f} s, level {loud:.0f}; its aplay "
-                      f"exited {reports[DuckAfter].exited}): two streams on one card need a mixing device (dmix)")
+    check_heard("duck: the prompt", during, loud, reports[DuckAfter], ": two streams on one card need a mixing device (dmix)")
     if loud < before / 2:
         raise Failure(f"duck: the prompt's level {loud:.0f} is under half the music's {before:.0f}")
     if not 0.2 <= ducked / before <= 0.4:
@@ -192,9 +198,7 @@ def check_call(guest):
           f"{len(playing) * WINDOW * 1000 // RATE} ms ({len(held) * WINDOW * 1000 // RATE} ms after the first 0.5 s); after {after:.0f}")
     if before < 100:
         raise Failure(f"call: the music's tone is not in the HDA card's file before the call (level {before:.0f})")
-    if not reports[CallAfter].ok or len(during) * WINDOW < RATE:
-        raise Failure(f"call: the call was not heard for 1 s ({len(during) * WINDOW / RATE:.2f} s, level {loud:.0f}; its aplay "
-                      f"exited {reports[CallAfter].exited})")
+    check_heard("call: the call", during, loud, reports[CallAfter])
     if held:
         raise Failure(f"call: the music plays on during the call ({len(held) * WINDOW * 1000 // RATE} ms of it after the "
                       f"call's first 0.5 s): not interrupted")

@@ -7,7 +7,7 @@ from .analysis import left, levels_between
 from .common import Failure, median, phase
 from .events import Mark, Report
 from .harness import plug_usb
-from .reports import Alive, Ports, capture_reports, memory_report, report_fields, usable_output
+from .reports import Alive, CycleReport, Ports, capture_reports, memory_report, numbered, report_fields, usable_output
 from .signals import CALL_HZ, MUSIC_HZ, RATE, WINDOW
 
 # The phase's guest part (bench/guest/).
@@ -103,44 +103,36 @@ class UcmAlive(Alive):
     words, script = "ucm-alive", GUEST_SCRIPT
 
 
-@dataclass(frozen=True)
-class UcmUsbReady(Report):
+class UcmUsbReady(CycleReport):
     """`ucm-usb-ready N`: cycle N's player plays on the speaker; the host hot-adds the USB card."""
     words, script = "ucm-usb-ready", GUEST_SCRIPT
+
+
+@dataclass(frozen=True)
+class UcmUsbFields(Report):
+    """`WORDS N KEY=VALUE... JSON`: a UCM USB cycle's controls, then what the CLI printed."""
     cycle: int
+    controls: dict
 
     @classmethod
     def parse(cls, line):
-        return cls(line, int(cls.fields(line)[0]))
+        cycle, _ = numbered(line, cls.words)
+        return cls(line, cycle, *report_fields(line, f"{cls.words} {cycle}"))
 
 
 @dataclass(frozen=True)
-class UcmUsbAdded(Report):
+class UcmUsbAdded(UcmUsbFields):
     """`ucm-usb-added N usb-switch=.. usb-volume=.. switch=.. STATUS`: the USB card's output switch
     and volume, the HDA card's Master switch, and `audioroute status --json`."""
     words, script = "ucm-usb-added", GUEST_SCRIPT
-    cycle: int
-    controls: dict
     status: dict
-
-    @classmethod
-    def parse(cls, line):
-        cycle = int(cls.fields(line)[0])
-        return cls(line, cycle, *report_fields(line, f"{cls.words} {cycle}"))
 
 
 @dataclass(frozen=True)
-class UcmUsbRemoved(Report):
+class UcmUsbRemoved(UcmUsbFields):
     """`ucm-usb-removed N switch=.. PORTS`: the HDA card's Master switch and the ports after the removal."""
     words, script = "ucm-usb-removed", GUEST_SCRIPT
-    cycle: int
-    controls: dict
     ports: list
-
-    @classmethod
-    def parse(cls, line):
-        cycle = int(cls.fields(line)[0])
-        return cls(line, cycle, *report_fields(line, f"{cls.words} {cycle}"))
 
 
 @dataclass(frozen=True)
