@@ -171,17 +171,7 @@ def run_cycles(guest, cycles, bits):
             hda, usb = left(files.take("hda")), left(files.take("usb"))
             player = Player.wait(guest, 30, n)
 
-            with_usb, without = added.outputs, removed.outputs
-            if speaker is None:
-                speaker = without
-            print(f"    ports with the USB card: {with_usb}")
-            extra = one_more_output(with_usb, without, speaker, f"cycle {n}: with the USB card", f"cycle {n}: after the removal",
-                                    "one USB port")
-            if usb_uid is not None and extra != usb_uid:
-                raise Failure(f"cycle {n}: the re-added USB card's port is {extra}, not {usb_uid} as before")
-            usb_uid = extra
-            if player.state != "running" or not player.report.endswith("paused"):
-                raise Failure(f"cycle {n}: after the removal the player should be there and paused: {player.report}")
+            speaker, usb_uid = check_cycle_reports(added, removed, player, speaker, usb_uid)
             before, after = locate(hda[:at_add], bits), locate(hda[at_add:], bits)
             on_usb, usb_after = locate(usb[:usb_at_add], bits), locate(usb[usb_at_add:], bits)
             played, on_usb_frames = sum(r[2] for r in before), sum(r[2] for r in on_usb)
@@ -243,6 +233,33 @@ def check_buffer(what, moved, move):
                       f"more than a buffer (0.5 s)")
 
 
+def check_cycle_reports(added, removed, player, speaker, usb_uid):
+    """A player's cycle's reports: one USB port more while the card is there, the outputs before
+    it (`speaker`; the first cycle's after the removal when None) after; the same USB port as
+    before (`usb_uid`, when not None); the player there and paused. Returns the speaker's outputs
+    and the USB port."""
+    n = added.cycle
+    with_usb, without = added.outputs, removed.outputs
+    if speaker is None:
+        speaker = without
+    print(f"    ports with the USB card: {with_usb}")
+    extra = one_more_output(with_usb, without, speaker, f"cycle {n}: with the USB card", f"cycle {n}: after the removal",
+                            "one USB port")
+    if usb_uid is not None and extra != usb_uid:
+        raise Failure(f"cycle {n}: the re-added USB card's port is {extra}, not {usb_uid} as before")
+    if player.state != "running" or not player.report.endswith("paused"):
+        raise Failure(f"cycle {n}: after the removal the player should be there and paused: {player.report}")
+    return speaker, extra
+
+
+def check_plugin_sessions(m, session, on_usb_session):
+    """aplay's session the same one, active, before and after the add: the stream moved, it was
+    not opened again."""
+    if not session["active"] or on_usb_session["path"] != session["path"] or not on_usb_session["active"]:
+        raise Failure(f"plugin cycle {m}: aplay's session should be the same one, active, before and after the "
+                      f"add: {session} then {on_usb_session}")
+
+
 def print_old_card_breaks(before):
     """Skips and repeats on the HDA card before the move, while the USB card was being added:
     printed, never failed (what a move does is counted at the move). A skip of exactly 2048
@@ -289,10 +306,7 @@ def run_plugin_cycles(guest, cycles, bits, tower):
             if sum(r[2] for r in on_usb) < RATE:
                 raise Failure(f"plugin cycle {m}: the USB card's file has {sum(r[2] for r in on_usb) / RATE:.2f} s of aplay's "
                               f"signal while plugged: the stream did not follow the route")
-            # The same session throughout: the stream moved, it was not opened again.
-            if not session["active"] or on_usb_session["path"] != session["path"] or not on_usb_session["active"]:
-                raise Failure(f"plugin cycle {m}: aplay's session should be the same one, active, before and after the "
-                              f"add: {session} then {on_usb_session}")
+            check_plugin_sessions(m, session, on_usb_session)
             # The HDA file's last 4 KiB may reach the file only when the card plays again (QEMU
             # writes it through stdio): after the removal, so frames_at_move counts the runs placed
             # before the USB card's first frame wherever they are.

@@ -4,7 +4,8 @@ expected values are read off the recorded lines (the kernel's tools, udev's and 
 stamps), quoted beside each."""
 import unittest
 
-from fake_guest import quietly, recorded
+from fake_guest import FakeGuest, quietly, recorded
+from realkernel import cycles
 from realkernel.boot import check_boot
 from realkernel.common import Failure
 from realkernel.reports import aplay_session, port_uids
@@ -75,6 +76,74 @@ class Reports(unittest.TestCase):
     def test_a_report_without_json_fails_by_name(self):
         with self.assertRaisesRegex(Failure, "'added 1': `audioroute ports --json` printed no JSON"):
             port_uids("added 1 Error: the daemon is not running", "added 1")
+
+
+class Cycles(unittest.TestCase):
+    """The player's and the plugin's cycle 1: their reports as events, and the checks of them."""
+    lines = recorded("quick-run.console")
+
+    def reports(self, lines=None):
+        lines = self.lines if lines is None else lines
+        return [event.find(lines, 1) for event in (cycles.Added, cycles.Removed, cycles.Player)]
+
+    def test_every_report_of_cycle_1_reads_into_its_event(self):
+        # Each of the cycles' reports but `stuck` (nothing outlived its SIGTERM) is there for cycle 1.
+        for event in cycles.EVENTS:
+            with self.subTest(event.__name__):
+                report = event.find(self.lines, *(() if event is cycles.Stuck else (1,)))
+                self.assertEqual(report is None, event is cycles.Stuck)
+        # "plugin-removed 1 alive"; "player 1 running 0:05/0:40 Speaker paused".
+        self.assertEqual(cycles.PluginRemoved.find(self.lines, 1).state, "alive")
+        self.assertEqual(cycles.Player.find(self.lines, 1).text, "running 0:05/0:40 Speaker paused")
+
+    def test_one_usb_port_while_plugged_and_the_player_paused_after(self):
+        # added 1: the speaker, the mic (an input) and the USB card's output; removed 1: the speaker and the mic.
+        (speaker, usb), printed = quietly(cycles.check_cycle_reports, *self.reports(), None, None)
+        self.assertEqual((speaker, usb), ([SPEAKER], USB))
+        self.assertIn(f"ports with the USB card: {[SPEAKER, USB]}", printed)
+        self.assertEqual(quietly(cycles.check_cycle_reports, *self.reports(), [SPEAKER], USB)[0], ([SPEAKER], USB))
+
+    def test_a_player_that_exited_or_plays_on_fails(self):
+        for player in ("player 1 exited 1 Error: no route|", "player 1 running 0:05/0:40 Speaker playing"):
+            with self.subTest(player):
+                added, removed, _ = self.reports()
+                with self.assertRaisesRegex(Failure, "cycle 1: after the removal the player should be there and paused"):
+                    quietly(cycles.check_cycle_reports, added, removed, cycles.Player.parse(player), None, None)
+
+    def test_the_usb_port_left_after_the_removal_fails(self):
+        added, _, player = self.reports()
+        removed = cycles.Removed.parse(added.report.replace("added 1", "removed 1", 1))
+        with self.assertRaisesRegex(Failure, r"cycle 1: after the removal the outputs are .*, expected exactly \['pci"):
+            quietly(cycles.check_cycle_reports, added, removed, player, [SPEAKER], None)
+
+    def test_no_usb_port_or_another_one_than_before_fails(self):
+        added, removed, player = self.reports()
+        with self.assertRaisesRegex(Failure, "cycle 1: with the USB card the outputs are .*, expected .* and one USB port"):
+            quietly(cycles.check_cycle_reports, cycles.Added.parse(removed.report.replace("removed 1", "added 1", 1)), removed,
+                    player, None, None)
+        with self.assertRaisesRegex(Failure, f"cycle 1: the re-added USB card's port is {USB}, not usb-other/output as before"):
+            quietly(cycles.check_cycle_reports, added, removed, player, [SPEAKER], "usb-other/output")
+
+    def test_the_plugins_session_moved_with_the_stream(self):
+        # plugin-sessions-ready 1 and -added 1: aplay's session /org/audioroute/AudioRoute1/session/4, active both times.
+        ready, added = (event.find(self.lines, 1).session for event in (cycles.PluginSessionsReady, cycles.PluginSessionsAdded))
+        cycles.check_plugin_sessions(1, ready, added)
+        for changed in ({**added, "path": "/org/audioroute/AudioRoute1/session/5"}, {**added, "active": False}):
+            with self.subTest(changed), self.assertRaisesRegex(Failure, "plugin cycle 1: aplay's session should be the same one"):
+                cycles.check_plugin_sessions(1, ready, changed)
+
+    def test_the_traces(self):
+        # Six `player-trace 1` lines, 18 `plugin-trace 1` lines, the first as quoted; not another cycle's.
+        guest = FakeGuest([(b"", line) for line in self.lines + ["player-trace 2 audioroute 40.0: the route names hw:9"]])
+        player = cycles.trace(guest, cycles.PlayerTrace, cycles.PlayerTraceEnd, 1)
+        self.assertEqual(len(player), 6)
+        self.assertEqual(player[0], "audioroute 18.018552: open on dmix:CARD=Intel,DEV=2, category playback; following its client's session")
+        self.assertEqual(len(quietly(cycles.plugin_trace, guest, 1)[0]), 18)
+
+    def test_an_aplay_that_outlived_its_sigterm_fails(self):
+        lines = self.lines + ["stuck plugin-cycle-1 do_wait 61 0x0 SigBlk: 0000000000000000"]
+        with self.assertRaisesRegex(Failure, r"plugin cycle 1: aplay outlived its SIGTERM by 5 s \(plugin-cycle-1 do_wait"):
+            quietly(cycles.plugin_trace, FakeGuest([(b"", line) for line in lines]), 1)
 
 
 class RouteChanges(unittest.TestCase):
