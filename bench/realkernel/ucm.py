@@ -268,6 +268,55 @@ UCM_USB_GAIN = 128 / 255
 TONE_LEVEL = 16384
 
 
+def usb_controls(added):
+    """The USB card's output switch and volume and the HDA card's Master switch, as `ucm-usb-added` says them."""
+    return added.controls.get("usb-switch"), added.controls.get("usb-volume"), added.controls.get("switch")
+
+
+def check_ucm_usb_port(added, hda_outputs, usb_uid):
+    """A UCM USB cycle's ports with the card up (`ucm-usb-added`): the HDA card's profile's outputs and
+    one USB port, the USB profile's Headphones, the same as before (`usb_uid`, when not None), the
+    route's output. Returns its uid."""
+    n, status = added.cycle, added.status
+    outputs = [p for p in status.get("ports", []) if usable_output(p)]
+    usb_ports = [p for p in outputs if p.get("uid") not in hda_outputs]
+    route = [p.get("uid") for p in status.get("route", {}).get("outputs", [])]
+    print(f"    the USB card's ports: {[(p.get('type'), p.get('uid'), p.get('alsa')) for p in usb_ports]}; the route {route}")
+    if len(usb_ports) != 1 or sorted(p.get("uid") for p in outputs if p not in usb_ports) != hda_outputs:
+        raise Failure(f"UCM USB cycle {n}: the outputs are {[p.get('uid') for p in outputs]}, expected {hda_outputs} and one USB port")
+    port = usb_ports[0]
+    # The profile's Headphones on its PlaybackPCM, hw:Audio,0, shared through dmix as every
+    # card's; udev's classification would give a usbAudio port (uid .../output).
+    if port.get("type") != "headphones" or port.get("alsa") != "dmix:CARD=Audio,DEV=0" or not port["uid"].endswith("/headphones"):
+        raise Failure(f"UCM USB cycle {n}: the USB card's port is {port}: not the profile's Headphones (type headphones, "
+                      f"uid .../headphones, alsa dmix:CARD=Audio,DEV=0)")
+    if usb_uid is not None and port["uid"] != usb_uid:
+        raise Failure(f"UCM USB cycle {n}: the re-added USB card's port is {port['uid']}, not {usb_uid} as before")
+    usb_uid = port["uid"]
+    if route != [usb_uid]:
+        raise Failure(f"UCM USB cycle {n}: the route's outputs are {route}, expected [{usb_uid}]")
+    return usb_uid
+
+
+def check_ucm_usb_after(added, removed, processes, hda_outputs):
+    """A UCM USB cycle's controls with the card up (the USB card's verb and device on, the HDA
+    card's devices off), the outputs and the HDA card's switch after the removal, and one helper
+    for both cards (`processes`: ucm-usb-memory's)."""
+    n, controls = added.cycle, usb_controls(added)
+    # The USB card's verb and device on; nothing of the route on the HDA card, so its devices off.
+    if controls != ("on", UCM_USB_VOLUME, "off,off"):
+        raise Failure(f"UCM USB cycle {n}: the USB card's switch and volume and the HDA card's switch are {controls}, "
+                      f"expected ('on', '{UCM_USB_VOLUME}', 'off,off'): HiFi and Headphones on the USB card, no device on the HDA card")
+    fields, after = removed.controls, removed.ports
+    left_outputs = sorted(p.get("uid") for p in after if usable_output(p))
+    if left_outputs != hda_outputs or fields.get("switch") != "on,off":
+        raise Failure(f"UCM USB cycle {n}: after the removal the outputs are {left_outputs} and the HDA card's switch "
+                      f"{fields.get('switch')}, expected {hda_outputs} and on,off (its Speaker again)")
+    helpers = [name for name, _ in processes if name == "audioroute-ucm"]
+    if len(helpers) != 1:
+        raise Failure(f"UCM USB cycle {n}: {len(helpers)} audioroute-ucm processes with both cards up, expected one for both")
+
+
 def run_ucm_usb_cycles(guest, cycles, hda_outputs):
     """The USB card as a UCM card (its bench profile), hot-plugged on the UCM phase's daemon with
     the HDA card's profile in the same helper: per cycle, the USB card's one port is the profile's
@@ -288,25 +337,8 @@ def run_ucm_usb_cycles(guest, cycles, hda_outputs):
             memory.append(UcmUsbMemory.wait(guest, 30, n).processes)
             guest.command("device_del", id="usbcard")
             removed = UcmUsbRemoved.wait(guest, 120, n)
-            fields, status = added.controls, added.status
-            outputs = [p for p in status.get("ports", []) if usable_output(p)]
-            usb_ports = [p for p in outputs if p.get("uid") not in hda_outputs]
-            route = [p.get("uid") for p in status.get("route", {}).get("outputs", [])]
-            print(f"    the USB card's ports: {[(p.get('type'), p.get('uid'), p.get('alsa')) for p in usb_ports]}; the route {route}")
-            if len(usb_ports) != 1 or sorted(p.get("uid") for p in outputs if p not in usb_ports) != hda_outputs:
-                raise Failure(f"UCM USB cycle {n}: the outputs are {[p.get('uid') for p in outputs]}, expected {hda_outputs} and one USB port")
-            port = usb_ports[0]
-            # The profile's Headphones on its PlaybackPCM, hw:Audio,0, shared through dmix as every
-            # card's; udev's classification would give a usbAudio port (uid .../output).
-            if port.get("type") != "headphones" or port.get("alsa") != "dmix:CARD=Audio,DEV=0" or not port["uid"].endswith("/headphones"):
-                raise Failure(f"UCM USB cycle {n}: the USB card's port is {port}: not the profile's Headphones (type headphones, "
-                              f"uid .../headphones, alsa dmix:CARD=Audio,DEV=0)")
-            if usb_uid is not None and port["uid"] != usb_uid:
-                raise Failure(f"UCM USB cycle {n}: the re-added USB card's port is {port['uid']}, not {usb_uid} as before")
-            usb_uid = port["uid"]
-            if route != [usb_uid]:
-                raise Failure(f"UCM USB cycle {n}: the route's outputs are {route}, expected [{usb_uid}]")
-            controls = (fields.get("usb-switch"), fields.get("usb-volume"), fields.get("switch"))
+            usb_uid = check_ucm_usb_port(added, hda_outputs, usb_uid)
+            controls = usb_controls(added)
             # The tone's level in 20 ms windows of the USB card's file: the verb's volume once the
             # device is on. Windows above 0.7 are frames played before the verb's volume was set.
             peaks = [max(abs(x) for x in usb[i:i + WINDOW]) for i in range(0, len(usb) - WINDOW + 1, WINDOW)]
@@ -322,18 +354,7 @@ def run_ucm_usb_cycles(guest, cycles, hda_outputs):
             if not 0.9 * UCM_USB_GAIN <= level <= 1.1 * UCM_USB_GAIN:
                 raise Failure(f"UCM USB cycle {n}: the tone is at {level:.2f} of its level in the USB card's file, expected "
                               f"{UCM_USB_GAIN:.2f}, the volume the profile's HiFi sets")
-            # The USB card's verb and device on; nothing of the route on the HDA card, so its devices off.
-            if controls != ("on", UCM_USB_VOLUME, "off,off"):
-                raise Failure(f"UCM USB cycle {n}: the USB card's switch and volume and the HDA card's switch are {controls}, "
-                              f"expected ('on', '{UCM_USB_VOLUME}', 'off,off'): HiFi and Headphones on the USB card, no device on the HDA card")
-            fields, after = removed.controls, removed.ports
-            left_outputs = sorted(p.get("uid") for p in after if usable_output(p))
-            if left_outputs != hda_outputs or fields.get("switch") != "on,off":
-                raise Failure(f"UCM USB cycle {n}: after the removal the outputs are {left_outputs} and the HDA card's switch "
-                              f"{fields.get('switch')}, expected {hda_outputs} and on,off (its Speaker again)")
-            helpers = [name for name, _ in memory[-1] if name == "audioroute-ucm"]
-            if len(helpers) != 1:
-                raise Failure(f"UCM USB cycle {n}: {len(helpers)} audioroute-ucm processes with both cards up, expected one for both")
+            check_ucm_usb_after(added, removed, memory[-1], hda_outputs)
             adds.append((added_at, None if onset is None else files.guest_time(onset)))
     memory.append(UcmUsbMemoryEnd.wait(guest, 60).processes)
     return adds, memory
