@@ -1,6 +1,6 @@
 """Typed guest events: a report the guest says on its console (`say WORDS FIELDS...` in one of
 bench/guest/'s scripts) read into a value by its class, instead of a string each check splits.
-A phase declares its events beside its check (jack.py is the first); bench/tests checks that the
+A phase declares its events beside its check, as its module's EVENTS; bench/tests checks that the
 guest's script says each event's words."""
 import json
 from dataclasses import dataclass, field
