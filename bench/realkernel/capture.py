@@ -103,21 +103,17 @@ def mic_reads(guest):
     return sorted(os.path.join(directory, f) for f in os.listdir(directory) if f == name or f.startswith(name + "."))
 
 
-def check_capture(guest, bits, mic, speaker):
-    """Two readers of `audioroute_capture` (dsnoop on the HDA mic) while the output-only USB
-    card comes and goes: the route's input stays the mic, and each recording is the mic's
-    signal, contiguous, from a stated start. QEMU read the signal file at the guest's pace."""
-    mic_uid = mic["uid"]
-    ready = CaptureReady.wait(guest, 600)
-    route = CaptureRoute.wait(guest, 5).text
-    hw = CaptureHw.wait(guest, 5).text
+def check_capture_ready(ready, route, hw, mic):
+    """With the readers started (`capture-ready`, `capture-route`, `capture-hw`): both run, the
+    route's input is the mic, the route file's input PCM the mic port's dsnoop, one hardware
+    capture stream runs, and both sessions are active."""
     print(f"    the route file's input: {route}")
     print(f"    the card's capture PCMs: {hw}")
     alive, status = ready.readers, ready.status
     if alive != ["alive", "alive"]:
         raise Failure(f"capture: the readers did not run: {alive} (guest logs capture-*.log)")
-    if route_uids(status, "inputs") != [mic_uid]:
-        raise Failure(f"capture: the route's input is {route_uids(status, 'inputs')}, expected the HDA mic {mic_uid}")
+    if route_uids(status, "inputs") != [mic["uid"]]:
+        raise Failure(f"capture: the route's input is {route_uids(status, 'inputs')}, expected the HDA mic {mic['uid']}")
     # dsnoop: the plugin's slave is the route's input PCM, the mic port's dsnoop; one hardware
     # stream runs (two readers could not share a hw PCM).
     mic_alsa = mic.get("alsa")
@@ -127,14 +123,11 @@ def check_capture(guest, bits, mic, speaker):
     if len(running) != 1:
         raise Failure(f"capture: expected one running hardware capture stream under two dsnoop readers, found {running}: {hw}")
     print(f"    sessions: {check_capture_sessions(status, 'with the readers started')}")
-    # The stream runs: the open of the mic's PCM it reads through is the last one so far.
-    opens = mic_reads(guest)
-    if not opens:
-        raise Failure(f"capture: QEMU never opened the mic's PCM ({guest.mic_read} missing)")
-    if route_uids(status, "outputs") != speaker:
-        raise Failure(f"capture: the route's outputs are {route_uids(status, 'outputs')}, expected the speaker {speaker}")
-    plug_usb(guest)
-    added = CaptureAdded.wait(guest, 180)
+
+
+def check_capture_added(added, mic_uid, speaker):
+    """With the USB card plugged: both readers run, both sessions active, the route's output the
+    USB card's and its input still the mic."""
     alive, status = added.readers, added.status
     if alive != ["alive", "alive"]:
         raise Failure(f"capture: with the USB card plugged the readers are {alive}")
@@ -143,16 +136,41 @@ def check_capture(guest, bits, mic, speaker):
     print(f"    with the USB card: outputs {route_uids(status, 'outputs')}, inputs {route_uids(status, 'inputs')}")
     if not usb or route_uids(status, "inputs") != [mic_uid]:
         raise Failure(f"capture: with the USB card the route is {status.get('route')}, expected the USB output and the HDA mic {mic_uid}")
-    guest.command("device_del", id="usbcard")
-    removed = CaptureRemoved.wait(guest, 180)
+
+
+def check_capture_removed(removed, mic_uid, speaker):
+    """After the USB card left: both readers run, both sessions active, the route the speaker and the mic."""
     alive, status = removed.readers, removed.status
     if alive != ["alive", "alive"]:
         raise Failure(f"capture: after the USB card left the readers are {alive}")
     check_capture_sessions(status, "after the USB card left")
-    # The readers still run: no other open of the mic's PCM since capture-ready.
-    reopened = mic_reads(guest)[len(opens):]
     if route_uids(status, "outputs") != speaker or route_uids(status, "inputs") != [mic_uid]:
         raise Failure(f"capture: after the removal the route is {status.get('route')}, expected {speaker} and {mic_uid}")
+
+
+def check_capture(guest, bits, mic, speaker):
+    """Two readers of `audioroute_capture` (dsnoop on the HDA mic) while the output-only USB
+    card comes and goes: the route's input stays the mic, and each recording is the mic's
+    signal, contiguous, from a stated start. QEMU read the signal file at the guest's pace."""
+    mic_uid = mic["uid"]
+    ready = CaptureReady.wait(guest, 600)
+    route = CaptureRoute.wait(guest, 5).text
+    hw = CaptureHw.wait(guest, 5).text
+    check_capture_ready(ready, route, hw, mic)
+    status = ready.status
+    # The stream runs: the open of the mic's PCM it reads through is the last one so far.
+    opens = mic_reads(guest)
+    if not opens:
+        raise Failure(f"capture: QEMU never opened the mic's PCM ({guest.mic_read} missing)")
+    if route_uids(status, "outputs") != speaker:
+        raise Failure(f"capture: the route's outputs are {route_uids(status, 'outputs')}, expected the speaker {speaker}")
+    plug_usb(guest)
+    check_capture_added(CaptureAdded.wait(guest, 180), mic_uid, speaker)
+    guest.command("device_del", id="usbcard")
+    removed = CaptureRemoved.wait(guest, 180)
+    # The readers still run: no other open of the mic's PCM since capture-ready.
+    reopened = mic_reads(guest)[len(opens):]
+    check_capture_removed(removed, mic_uid, speaker)
     done = CaptureDone.wait(guest, 120)
     sizes = done.sizes
     print(f"    the readers' exit statuses after SIGTERM: {done.statuses}")

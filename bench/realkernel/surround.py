@@ -134,6 +134,34 @@ def check_channels(what, chans, frequencies):
             raise Failure(f"surround: card channel {c} is not silent during the {what} (peak {peak})")
 
 
+def check_surround_port(added, ports):
+    """The multichannel card's output port (`surround-ports`): dmix at the channels of the widest
+    playback altset its stream file lists (`surround-added`). Returns those channels and the port."""
+    stream = added.text
+    print("    the card's /proc/asound/card1/stream0: " + stream)
+    # The widest playback altset the kernel lists (QEMU's 7.1, hw/usb/dev-audio.c: 8 channels).
+    counts, _ = added.playback()
+    if not counts:
+        raise Failure(f"surround: the card's stream file lists no playback channels: {stream}")
+    widest = max(counts)
+    outputs = [p for p in ports.ports if p.get("type") == "usbAudio" and p.get("direction") == "output"]
+    expected = f",CHANNELS={widest}"
+    if len(outputs) != 1 or not outputs[0].get("alsa", "").endswith(expected):
+        raise Failure(f"surround: the multichannel card's output port is {outputs}, expected one whose ALSA name ends with {expected}")
+    print(f"    its output port: {outputs[0]['alsa']}")
+    return widest, outputs[0]
+
+
+def check_surround_chmaps(added, chmaps):
+    """The plugin offers the card's channel map of its widest altset (`surround-chmaps`)."""
+    counts, maps = added.playback()
+    widest = max(counts)
+    print(f"    the plugin's channel maps, 6 and 2 channels: {chmaps.text}")
+    wide_map = maps[counts.index(widest)].strip() if len(maps) == len(counts) else None
+    if wide_map is not None and f"query FIXED {wide_map}|" not in chmaps.text:
+        raise Failure(f"surround: the plugin does not offer the card's {widest}-channel map ({wide_map}): {chmaps.text}")
+
+
 def check_surround(guest):
     """The multichannel USB card: its port's ALSA name (dmix at the channels its stream file says),
     the plugin's channel maps on it, then a 6-channel stream and a stereo one, read per channel
@@ -141,26 +169,10 @@ def check_surround(guest):
     SurroundReady.wait(guest, 300)
     guest.command("device_add", driver="usb-audio", id="usbsurround", bus="xhci.0", port="2", audiodev="surround", multi=True)
     added = SurroundAdded.wait(guest, 180)
-    stream = added.text
-    print("    the card's /proc/asound/card1/stream0: " + stream)
-    # The widest playback altset the kernel lists (QEMU's 7.1, hw/usb/dev-audio.c: 8 channels).
-    counts, maps = added.playback()
-    if not counts:
-        raise Failure(f"surround: the card's stream file lists no playback channels: {stream}")
-    widest = max(counts)
-    ports = SurroundPorts.wait(guest, 60).ports
-    outputs = [p for p in ports if p.get("type") == "usbAudio" and p.get("direction") == "output"]
-    expected = f",CHANNELS={widest}"
-    if len(outputs) != 1 or not outputs[0].get("alsa", "").endswith(expected):
-        raise Failure(f"surround: the multichannel card's output port is {outputs}, expected one whose ALSA name ends with {expected}")
-    print(f"    its output port: {outputs[0]['alsa']}")
+    widest, port = check_surround_port(added, SurroundPorts.wait(guest, 60))
     for event in (SurroundExplain, SurroundRoute):
         print(f"    {event.words[len('surround-'):]}: " + event.wait(guest, 60).text)
-    chmaps = SurroundChmaps.wait(guest, 60).text
-    print(f"    the plugin's channel maps, 6 and 2 channels: {chmaps}")
-    wide_map = maps[counts.index(widest)].strip() if len(maps) == len(counts) else None
-    if wide_map is not None and f"query FIXED {wide_map}|" not in chmaps:
-        raise Failure(f"surround: the plugin does not offer the card's {widest}-channel map ({wide_map}): {chmaps}")
+    check_surround_chmaps(added, SurroundChmaps.wait(guest, 60))
     path = guest.surround_wav
     SurroundSix.wait(guest, 120)
     channels, rate, offset = surround_header(path)
@@ -178,4 +190,4 @@ def check_surround(guest):
     removed = SurroundRemoved.wait(guest, 180).ports
     if any(p.get("type") == "usbAudio" for p in removed):
         raise Failure(f"surround: a USB port is still listed after the card left: {removed}")
-    return outputs[0]["uid"]
+    return port["uid"]
