@@ -107,6 +107,7 @@ def check_capture_ready(ready, route, hw, mic):
     """With the readers started (`capture-ready`, `capture-route`, `capture-hw`): both run, the
     route's input is the mic, the route file's input PCM the mic port's dsnoop, one hardware
     capture stream runs, and both sessions are active."""
+    route, hw = route.text, hw.text
     print(f"    the route file's input: {route}")
     print(f"    the card's capture PCMs: {hw}")
     alive, status = ready.readers, ready.status
@@ -154,9 +155,7 @@ def check_capture(guest, bits, mic, speaker):
     signal, contiguous, from a stated start. QEMU read the signal file at the guest's pace."""
     mic_uid = mic["uid"]
     ready = CaptureReady.wait(guest, 600)
-    route = CaptureRoute.wait(guest, 5).text
-    hw = CaptureHw.wait(guest, 5).text
-    check_capture_ready(ready, route, hw, mic)
+    check_capture_ready(ready, CaptureRoute.wait(guest, 5), CaptureHw.wait(guest, 5), mic)
     status = ready.status
     # The stream runs: the open of the mic's PCM it reads through is the last one so far.
     opens = mic_reads(guest)

@@ -1,11 +1,13 @@
-"""The phases' checks on a recorded guest console (fixtures/quick-run.console, fixtures/README.md):
+"""The phases' checks on recorded guest consoles (fixtures/quick-run.console, fixtures/surround-capture.console;
+fixtures/README.md):
 what they read from the guest's reports, and what they make of a report changed to a fault. The
 expected values are read off the recorded lines (the kernel's tools, udev's and the monitor's
 stamps), quoted beside each."""
+import json
 import unittest
 
 from fake_guest import FakeGuest, quietly, recorded
-from realkernel import cycles
+from realkernel import capture, cycles, surround
 from realkernel.boot import check_boot
 from realkernel.common import Failure
 from realkernel.reports import aplay_session, port_uids
@@ -144,6 +146,92 @@ class Cycles(unittest.TestCase):
         lines = self.lines + ["stuck plugin-cycle-1 do_wait 61 0x0 SigBlk: 0000000000000000"]
         with self.assertRaisesRegex(Failure, r"plugin cycle 1: aplay outlived its SIGTERM by 5 s \(plugin-cycle-1 do_wait"):
             quietly(cycles.plugin_trace, FakeGuest([(b"", line) for line in lines]), 1)
+
+
+class SurroundReports(unittest.TestCase):
+    """The surround phase's reports, recorded: the multichannel card's port and the plugin's channel maps."""
+    lines = recorded("surround-capture.console")
+
+    def test_every_report_reads_into_its_event(self):
+        for event in surround.EVENTS:
+            with self.subTest(event.__name__):
+                self.assertIsNotNone(event.find(self.lines))
+
+    def test_dmix_at_the_widest_altsets_channels(self):
+        # surround-added: stream0's playback altsets have 2, 6 and 8 channels (QEMU's usb-audio with
+        # multi=on), the 8's map FL FR FC LFE RL RR SL SR; surround-ports: the card's one output
+        # usb-..05.0-2-00/output on dmix:CARD=Audio,DEV=0,CHANNELS=8.
+        added, ports = surround.SurroundAdded.find(self.lines), surround.SurroundPorts.find(self.lines)
+        self.assertEqual(added.playback(), ([2, 6, 8], ["FL FR", "FL FR FC LFE RL RR", "FL FR FC LFE RL RR SL SR"]))
+        (widest, port), printed = quietly(surround.check_surround_port, added, ports)
+        self.assertEqual((widest, port["uid"], port["alsa"]),
+                         (8, "usb-QEMU_QEMU_USB_Audio_1-0000:00:05.0-2-00/output", "dmix:CARD=Audio,DEV=0,CHANNELS=8"))
+        self.assertIn("its output port: dmix:CARD=Audio,DEV=0,CHANNELS=8", printed)
+        quietly(surround.check_surround_chmaps, added, surround.SurroundChmaps.find(self.lines))
+
+    def test_a_port_not_at_the_cards_channels_fails(self):
+        added, ports = surround.SurroundAdded.find(self.lines), surround.SurroundPorts.find(self.lines)
+        six = surround.SurroundPorts.parse(ports.report.replace("CHANNELS=8", "CHANNELS=6"))
+        with self.assertRaisesRegex(Failure, "expected one whose ALSA name ends with ,CHANNELS=8"):
+            quietly(surround.check_surround_port, added, six)
+        none = surround.SurroundAdded.parse(added.report.replace("Channels: ", "Voices: "))
+        with self.assertRaisesRegex(Failure, "the card's stream file lists no playback channels"):
+            quietly(surround.check_surround_port, none, ports)
+
+    def test_channel_maps_without_the_cards_fail(self):
+        added, chmaps = surround.SurroundAdded.find(self.lines), surround.SurroundChmaps.find(self.lines)
+        stereo = surround.SurroundChmaps.parse(chmaps.report.replace("FIXED FL FR FC LFE RL RR SL SR", "FIXED FL FR"))
+        with self.assertRaisesRegex(Failure, r"the plugin does not offer the card's 8-channel map \(FL FR FC LFE RL RR SL SR\)"):
+            quietly(surround.check_surround_chmaps, added, stereo)
+
+
+class CaptureReports(unittest.TestCase):
+    """The capture phase's reports, recorded: two readers of the mic while the USB card comes and goes."""
+    lines = recorded("surround-capture.console")
+    # The boot's ports: the mic, pci-0000:00:04.0/mic on dsnoop:CARD=Intel,DEV=0.
+    mic = next(p for p in json.loads(lines[0][len("ports "):]) if p["direction"] == "input")
+
+    def reports(self):
+        return [event.find(self.lines) for event in (capture.CaptureReady, capture.CaptureRoute, capture.CaptureHw)]
+
+    def test_every_report_reads_into_its_event(self):
+        for event in capture.EVENTS:
+            with self.subTest(event.__name__):
+                self.assertIsNotNone(event.find(self.lines))
+        # capture-ready 114.69 ...; capture-removed 120.08 ...; capture-done 1 1 1920000 1920000 (10 s each).
+        self.assertEqual(capture.CaptureReady.find(self.lines).at, 114.69)
+        self.assertEqual(capture.CaptureRemoved.find(self.lines).at, 120.08)
+        self.assertEqual(capture.CaptureDone.find(self.lines).sizes, [1920000, 1920000])
+
+    def test_the_readers_on_the_mics_dsnoop_through_the_usb_cards_visit(self):
+        self.assertEqual((self.mic["uid"], self.mic["alsa"]), ("pci-0000:00:04.0/mic", "dsnoop:CARD=Intel,DEV=0"))
+        _, printed = quietly(capture.check_capture_ready, *self.reports(), self.mic)
+        self.assertIn("sessions: [('aplay', 'playAndRecord', [], True), ('aplay', 'playAndRecord', ['mixWithOthers'], True)]", printed)
+        _, printed = quietly(capture.check_capture_added, capture.CaptureAdded.find(self.lines), self.mic["uid"], [SPEAKER])
+        self.assertIn(f"with the USB card: outputs ['{USB}'], inputs ['pci-0000:00:04.0/mic']", printed)
+        capture.check_capture_removed(capture.CaptureRemoved.find(self.lines), self.mic["uid"], [SPEAKER])
+
+    def test_a_reader_that_stopped_two_hardware_streams_or_another_pcm_fail(self):
+        ready, route, hw = self.reports()
+        cases = [(capture.CaptureReady.parse(ready.report.replace("alive alive", "alive exited")), route, hw, "the readers did not run"),
+                 (ready, route, capture.CaptureHw.parse(hw.report.replace("closed", "state: RUNNING")), "found \\[\\('0', '0'\\), \\('2', '0'\\)\\]"),
+                 (ready, capture.CaptureRoute.parse(route.report.replace("DEV=0", "DEV=2")), hw, "not the mic port's dsnoop PCM"),
+                 (capture.CaptureReady.parse(ready.report.replace('"active": true', '"active": false', 1)), route, hw,
+                  "with the readers started, the sessions are")]
+        for ready_, route_, hw_, message in cases:
+            with self.subTest(message), self.assertRaisesRegex(Failure, message):
+                quietly(capture.check_capture_ready, ready_, route_, hw_, self.mic)
+
+    def test_the_route_not_moved_or_the_mic_lost_fails(self):
+        added, removed = capture.CaptureAdded.find(self.lines), capture.CaptureRemoved.find(self.lines)
+        with self.assertRaisesRegex(Failure, "expected the USB output and the HDA mic"):
+            quietly(capture.check_capture_added, added, self.mic["uid"], [SPEAKER, USB])
+        lost = capture.CaptureRemoved.parse(removed.report.replace('"uid": "pci-0000:00:04.0/mic"', '"uid": "pci-0000:00:04.0/other"', 1))
+        with self.assertRaisesRegex(Failure, "after the removal the route is"):
+            capture.check_capture_removed(lost, self.mic["uid"], [SPEAKER])
+        with self.assertRaisesRegex(Failure, "after the USB card left the readers are \\['exited', 'alive'\\]"):
+            capture.check_capture_removed(capture.CaptureRemoved.parse(removed.report.replace("alive alive", "exited alive")),
+                                          self.mic["uid"], [SPEAKER])
 
 
 class RouteChanges(unittest.TestCase):
