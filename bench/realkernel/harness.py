@@ -34,6 +34,8 @@ HDA_CODEC = os.environ.get("AUDIOROUTE_HDA_CODEC", "hda-micro")
 # The guest's parts are files in bench/guest/: the shell fragments of its init (boot.sh and
 # session.sh shared with scripts/test-real-bluetooth, then a bench's phases) and small C programs.
 GUEST = os.path.join(ROOT, "bench", "guest")
+# Where the guest has this bench's phase scripts (bench/guest/kernel/, sourced by kernel-checks.sh).
+GUEST_PHASES = "/usr/share/audioroute-bench/kernel"
 
 
 def guest_text(name):
@@ -54,7 +56,15 @@ def kernel_init(explore=False):
     """This bench's init: the boot, the session, then its phases (or --explore's shell)."""
     if explore:
         return guest_init("boot.sh", "session.sh", "explore.sh")
-    return guest_init("boot.sh", "session.sh", "kernel-checks.sh", UCM_ROOT=GUEST_UCM_ROOT, CAPTURE_SLOT=str(CAPTURE_SLOT))
+    return guest_init("boot.sh", "session.sh", "kernel-checks.sh", PHASES=GUEST_PHASES, UCM_ROOT=GUEST_UCM_ROOT,
+                      CAPTURE_SLOT=str(CAPTURE_SLOT))
+
+
+def kernel_phase_files():
+    """The phases' guest scripts (bench/guest/kernel/), which kernel-checks.sh sources: (host path,
+    guest path) pairs for the initramfs."""
+    folder = os.path.join(GUEST, "kernel")
+    return [(os.path.join(folder, name), f"{GUEST_PHASES}/{name}") for name in sorted(os.listdir(folder)) if name.endswith(".sh")]
 
 
 def fetch_kernel():
@@ -202,10 +212,11 @@ def write_cpio(entries, path):
 
 
 def build_initramfs(root, release, work, bits, init=None, module_trees=None, extras=()):
-    """The guest's initramfs. Another bench (scripts/test-real-bluetooth) passes its own init,
-    more module trees, and extras: (host path, guest path) pairs, programs among them with their
-    libraries."""
-    init = kernel_init() if init is None else init
+    """The guest's initramfs: by default this bench's init and its phase scripts. Another bench
+    (scripts/test-real-bluetooth) passes its own init, more module trees, and extras: (host path,
+    guest path) pairs, programs among them with their libraries."""
+    if init is None:
+        init, extras = kernel_init(), [*extras, *kernel_phase_files()]
     module_trees = MODULE_TREES if module_trees is None else module_trees
     stage = os.path.join(work, "initramfs")
     modules = os.path.join(stage, "lib", "modules", release)

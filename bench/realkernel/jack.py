@@ -4,13 +4,16 @@ from typing import ClassVar
 
 from .common import Failure
 from .events import Event, ports_field
-from .reports import usable_output
+from .reports import one_more_output, usable_output
+
+# The phase's guest part (bench/guest/).
+GUEST_SCRIPT = "kernel/jack.sh"
 
 
 @dataclass(frozen=True)
 class JackPorts(Event):
     """The daemon's ports (`audioroute ports --json`) at a step of the phase."""
-    script: ClassVar[str] = "kernel-checks.sh"
+    script: ClassVar[str] = GUEST_SCRIPT
     ports: list
 
     @classmethod
@@ -42,14 +45,11 @@ def check_jack(guest, speaker):
     none after; returns its uid."""
     on_event, off_event = JackOn.wait(guest, 120), JackOff.wait(guest, 120)
     on, off = on_event.outputs(), off_event.outputs()
-    extra = [u for u in on if u not in speaker]
     print(f"    outputs with the jack on: {on}")
-    if len(extra) != 1 or sorted(speaker + extra) != on:
-        raise Failure(f"with the Headphone Jack control on, the outputs are {on}, expected {speaker} and one headphones port")
-    if off != speaker:
-        raise Failure(f"with the Headphone Jack control off again, the outputs are {off}, expected exactly {speaker}")
+    headphones = one_more_output(on, off, speaker, "with the Headphone Jack control on,",
+                                 "with the Headphone Jack control off again,", "one headphones port")
     # A jack that reads unplugged keeps its port, listed unavailable (never routed).
     listed = {p.get("uid"): p.get("availability") for p in off_event.ports}
-    if listed.get(extra[0]) != "unavailable":
-        raise Failure(f"with the Headphone Jack control off again, {extra[0]} is listed {listed.get(extra[0])}, expected unavailable")
-    return extra[0]
+    if listed.get(headphones) != "unavailable":
+        raise Failure(f"with the Headphone Jack control off again, {headphones} is listed {listed.get(headphones)}, expected unavailable")
+    return headphones

@@ -4,7 +4,7 @@ import os, shutil, signal, sys, tempfile
 from .boot import check_boot
 from .capture import check_capture
 from .common import Failure, phase
-from .cycles import run_cycles, run_plugin_cycles
+from .cycles import PlayerTrace, PlayerTraceEnd, run_cycles, run_plugin_cycles, trace
 from .harness import APLAY, CAPTURE_MODULES, MODULE_TREES, Guest, build_initramfs, build_programs, fetch_kernel, kernel_init, finish_run
 from .jack import check_jack
 from .routes import check_route_changes
@@ -53,6 +53,19 @@ def explore_guest(kernel, image, work, bits):
     finally:
         guest.kill()
     return 0
+
+
+def collect(problems, name, check, guest):
+    """One of the tower's phases, checked on its own: its failure goes to `problems`, so that one
+    failing does not hide the others; the guest's own failure ends the run."""
+    try:
+        with phase(name, 120):
+            check(guest)
+    except Failure as failure:
+        if str(failure).startswith(("the guest: ", "the guest did not say", "QEMU exited")):
+            raise
+        problems.append(str(failure))
+        print("    " + problems[-1])
 
 
 def main(usage):
@@ -127,28 +140,13 @@ def main(usage):
             with phase("capture", 300):
                 check_capture(guest, bits, mic, speaker)
         if tower:
-            # Each of the tower's phases is checked on its own: one failing does not hide the others.
             for name, check in (("duck", check_duck), ("silent mode", check_silent), ("call", check_call)):
-                try:
-                    with phase(name, 120):
-                        check(guest)
-                except Failure as failure:
-                    if str(failure).startswith(("the guest: ", "the guest did not say", "QEMU exited")):
-                        raise
-                    problems.append(str(failure))
-                    print("    " + problems[-1])
+                collect(problems, name, check, guest)
         ucm_adds = []
         if ucm:
             ucm_adds, ucm_memory = run_ucm_usb_cycles(guest, cycles, run_ucm(guest))
         if tower:
-            try:
-                with phase("tower lost", 120):
-                    check_tower_lost(guest)
-            except Failure as failure:
-                if str(failure).startswith(("the guest: ", "the guest did not say", "QEMU exited")):
-                    raise
-                problems.append(str(failure))
-                print("    " + problems[-1])
+            collect(problems, "tower lost", check_tower_lost, guest)
         guest.wait_for("end", 60)
         guest.wait_exit(60)
         with phase("route changes", 1):
@@ -175,11 +173,7 @@ def main(usage):
             print_gaps([("audioroute play", rows[:cycles])] + ([("aplay -D audioroute", rows[cycles:])] if plugin else [])
                        + ([("play, USB card UCM", ucm_rows)] if ucm else []))
             print(f"    frames lost (+) or played twice (-) at the player's moves: {player_moves}")
-            player_traces = []
-            for n in range(1, cycles + 1):
-                guest.wait_for(f"player-trace-end {n}", 30)
-                prefix = f"player-trace {n} "
-                player_traces.append([l[len(prefix):] for l in guest.lines() if l.startswith(prefix)])
+            player_traces = [trace(guest, PlayerTrace, PlayerTraceEnd, n) for n in range(1, cycles + 1)]
             print_split(player_traces, rows[:cycles], who="the player")
             if plugin:
                 print(f"    frames lost (+) or played twice (-) at the plugin's moves: {moves}")

@@ -1,9 +1,69 @@
 """The surround phase: a multichannel USB card, its port, and a 6-channel and a stereo stream in its file."""
-import array, json, os, re, struct
+import array, os, re, struct
 
 from .analysis import goertzel
 from .common import Failure, median
+from .events import Mark
+from .reports import Ports, Text
 from .signals import RATE, SURROUND_HZ, SURROUND_LEVEL, SURROUND_SECONDS, SURROUND_STEREO_HZ
+
+# The phase's guest part (bench/guest/).
+GUEST_SCRIPT = "kernel/surround.sh"
+
+
+class SurroundReady(Mark):
+    """`surround-ready`: the host hot-adds the multichannel card."""
+    words, script = "surround-ready", GUEST_SCRIPT
+
+
+class SurroundAdded(Text):
+    """`surround-added STREAM0`: the card is up and the route names its CHANNELS; its
+    /proc/asound/card1/stream0."""
+    words, script = "surround-added", GUEST_SCRIPT
+
+    def playback(self):
+        """The channel counts of the playback altsets the kernel lists, and their channel maps."""
+        return ([int(x) for x in re.findall(r"Channels: (\d+)", self.text.split("|Capture:")[0])],
+                re.findall(r"Channel map: ([A-Z ]+)", self.text))
+
+
+class SurroundPorts(Ports):
+    """`surround-ports PORTS`: the ports with the card up."""
+    words, script = "surround-ports", GUEST_SCRIPT
+
+
+class SurroundExplain(Text):
+    """`surround-explain TEXT`: the card's lines of `audioroute ports --direct --explain`."""
+    words, script = "surround-explain", GUEST_SCRIPT
+
+
+class SurroundRoute(Text):
+    """`surround-route TEXT`: the route file's first slave.pcm."""
+    words, script = "surround-route", GUEST_SCRIPT
+
+
+class SurroundChmaps(Text):
+    """`surround-chmaps SIX TWO`: the plugin's channel maps for a 6-channel and a stereo stream (chmap-probe)."""
+    words, script = "surround-chmaps", GUEST_SCRIPT
+
+
+class SurroundSix(Mark):
+    """`surround-six`: 1 s after the 6-channel stream's aplay ended."""
+    words, script = "surround-six", GUEST_SCRIPT
+
+
+class SurroundStereo(Mark):
+    """`surround-stereo`: 1 s after the stereo stream's aplay ended."""
+    words, script = "surround-stereo", GUEST_SCRIPT
+
+
+class SurroundRemoved(Ports):
+    """`surround-removed PORTS`: the card gone and the route without CHANNELS."""
+    words, script = "surround-removed", GUEST_SCRIPT
+
+
+EVENTS = (SurroundReady, SurroundAdded, SurroundPorts, SurroundExplain, SurroundRoute, SurroundChmaps, SurroundSix,
+          SurroundStereo, SurroundRemoved)
 
 
 def surround_header(path):
@@ -74,35 +134,47 @@ def check_channels(what, chans, frequencies):
             raise Failure(f"surround: card channel {c} is not silent during the {what} (peak {peak})")
 
 
-def check_surround(guest):
-    """The multichannel USB card: its port's ALSA name (dmix at the channels its stream file says),
-    the plugin's channel maps on it, then a 6-channel stream and a stereo one, read per channel
-    from the card's own WAV file; then it is removed."""
-    guest.wait_for("surround-ready", 300)
-    guest.command("device_add", driver="usb-audio", id="usbsurround", bus="xhci.0", port="2", audiodev="surround", multi=True)
-    stream = guest.wait_for("surround-added", 180)[len("surround-added"):].strip()
+def check_surround_port(added, ports):
+    """The multichannel card's output port (`surround-ports`): dmix at the channels of the widest
+    playback altset its stream file lists (`surround-added`). Returns those channels and the port."""
+    stream = added.text
     print("    the card's /proc/asound/card1/stream0: " + stream)
     # The widest playback altset the kernel lists (QEMU's 7.1, hw/usb/dev-audio.c: 8 channels).
-    counts = [int(x) for x in re.findall(r"Channels: (\d+)", stream.split("|Capture:")[0])]
-    maps = re.findall(r"Channel map: ([A-Z ]+)", stream)
+    counts, _ = added.playback()
     if not counts:
         raise Failure(f"surround: the card's stream file lists no playback channels: {stream}")
     widest = max(counts)
-    ports = json.loads(guest.wait_for("surround-ports", 60)[len("surround-ports"):])
-    outputs = [p for p in ports if p.get("type") == "usbAudio" and p.get("direction") == "output"]
+    outputs = [p for p in ports.ports if p.get("type") == "usbAudio" and p.get("direction") == "output"]
     expected = f",CHANNELS={widest}"
     if len(outputs) != 1 or not outputs[0].get("alsa", "").endswith(expected):
         raise Failure(f"surround: the multichannel card's output port is {outputs}, expected one whose ALSA name ends with {expected}")
     print(f"    its output port: {outputs[0]['alsa']}")
-    for words in ("surround-explain", "surround-route"):
-        print(f"    {words[len('surround-'):]}: " + guest.wait_for(words, 60)[len(words):].strip())
-    chmaps = guest.wait_for("surround-chmaps", 60)[len("surround-chmaps"):].strip()
-    print(f"    the plugin's channel maps, 6 and 2 channels: {chmaps}")
+    return widest, outputs[0]
+
+
+def check_surround_chmaps(added, chmaps):
+    """The plugin offers the card's channel map of its widest altset (`surround-chmaps`)."""
+    counts, maps = added.playback()
+    widest = max(counts)
+    print(f"    the plugin's channel maps, 6 and 2 channels: {chmaps.text}")
     wide_map = maps[counts.index(widest)].strip() if len(maps) == len(counts) else None
-    if wide_map is not None and f"query FIXED {wide_map}|" not in chmaps:
-        raise Failure(f"surround: the plugin does not offer the card's {widest}-channel map ({wide_map}): {chmaps}")
+    if wide_map is not None and f"query FIXED {wide_map}|" not in chmaps.text:
+        raise Failure(f"surround: the plugin does not offer the card's {widest}-channel map ({wide_map}): {chmaps.text}")
+
+
+def check_surround(guest):
+    """The multichannel USB card: its port's ALSA name (dmix at the channels its stream file says),
+    the plugin's channel maps on it, then a 6-channel stream and a stereo one, read per channel
+    from the card's own WAV file; then it is removed."""
+    SurroundReady.wait(guest, 300)
+    guest.command("device_add", driver="usb-audio", id="usbsurround", bus="xhci.0", port="2", audiodev="surround", multi=True)
+    added = SurroundAdded.wait(guest, 180)
+    widest, port = check_surround_port(added, SurroundPorts.wait(guest, 60))
+    for event in (SurroundExplain, SurroundRoute):
+        print(f"    {event.words[len('surround-'):]}: " + event.wait(guest, 60).text)
+    check_surround_chmaps(added, SurroundChmaps.wait(guest, 60))
     path = guest.surround_wav
-    guest.wait_for("surround-six", 120)
+    SurroundSix.wait(guest, 120)
     channels, rate, offset = surround_header(path)
     six_end = surround_data_size(path, offset)
     print(f"    the card's WAV file: {channels} channels at {rate} Hz, {six_end} bytes of data after the 6-channel stream "
@@ -110,12 +182,12 @@ def check_surround(guest):
     if channels != widest or rate != RATE:
         raise Failure(f"surround: the card's file is {channels} channels at {rate} Hz, expected the port's {widest} at {RATE}")
     check_channels("6-channel stream", surround_frames(path, offset, 0, six_end, channels), SURROUND_HZ)
-    guest.wait_for("surround-stereo", 120)
+    SurroundStereo.wait(guest, 120)
     stereo_end = surround_data_size(path, offset)
     print(f"    {stereo_end - six_end} bytes of data after the stereo stream ({(stereo_end - six_end) / (2 * channels * RATE):.3f} s)")
     check_channels("stereo stream", surround_frames(path, offset, six_end - six_end % (2 * channels), stereo_end, channels), SURROUND_STEREO_HZ)
     guest.command("device_del", id="usbsurround")
-    removed = json.loads(guest.wait_for("surround-removed", 180)[len("surround-removed"):])
+    removed = SurroundRemoved.wait(guest, 180).ports
     if any(p.get("type") == "usbAudio" for p in removed):
         raise Failure(f"surround: a USB port is still listed after the card left: {removed}")
-    return outputs[0]["uid"]
+    return port["uid"]

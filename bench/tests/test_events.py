@@ -1,15 +1,17 @@
-"""Typed guest events (realkernel.events; the jack phase's first): each event's words are said by
-its guest script, a report reads into its value, and the jack phase's check on a recorded phase
+"""Typed guest events (realkernel.events): each phase's events' words are said by its guest script,
+a report reads into its value, and the jack phase's check on a recorded phase
 (fixtures/jack-phase.console) and on reports changed to a fault."""
 import re
 import unittest
 
 from fake_guest import FakeGuest, quietly, recorded
-from realkernel import jack
+from realkernel import capture, cycles, jack, surround, tower, ucm
 from realkernel.common import Failure
 from realkernel.events import Event
 from realkernel.harness import guest_text
 
+# The phases with typed events.
+PHASES = (capture, cycles, jack, surround, tower, ucm)
 SPEAKER = "pci-0000:00:04.0/speaker"
 HEADPHONES = "pci-0000:00:04.0/headphones"
 
@@ -24,10 +26,15 @@ def event_classes(base=Event):
 class Events(unittest.TestCase):
     def test_every_events_words_are_said_by_its_script(self):
         classes = list(event_classes())
-        self.assertEqual(sorted(cls.words for cls in classes), ["jack-off", "jack-on"])
+        # Every event is in its phase's EVENTS, and every phase's are the events there are.
+        phases = [cls for module in PHASES for cls in module.EVENTS]
+        self.assertEqual(sorted(cls.__name__ for cls in classes), sorted(cls.__name__ for cls in phases))
+        self.assertEqual(len(set(cls.words for cls in classes)), len(classes), "two events with the same words")
         for cls in classes:
             with self.subTest(cls.__name__):
-                self.assertRegex(guest_text(cls.script), rf"\bsay {re.escape(cls.words)}\b")
+                # A report whose words a shell function builds (ucm.sh's `step`) says how it says them.
+                said = getattr(cls, "said", cls.words)
+                self.assertRegex(guest_text(cls.script), rf"\bsay {re.escape(said)}(?![\w-])")
 
     def test_a_report_reads_into_its_event(self):
         on_line, off_line = recorded("jack-phase.console")

@@ -1,5 +1,6 @@
 """The guest's parts as the files they are: its C programs build with the host's cc without a
-warning, its init's shell fragments parse in the guest's shell (busybox sh)."""
+warning, its init's shell fragments and the kernel bench's phase scripts parse in the guest's
+shell (busybox sh), and each phase script is its module's, packed and sourced."""
 import os
 import re
 import shutil
@@ -8,7 +9,7 @@ import tempfile
 import unittest
 
 from benchpath import GUEST
-from realkernel import bluetooth, harness
+from realkernel import bluetooth, capture, cycles, harness, jack, surround, tower, ucm
 
 # What each program links, as the benches build it.
 LIBRARIES = {"agent.c": ["-lsystemd"], "jack.c": ["-lasound"], "controls.c": ["-lasound"]}
@@ -31,10 +32,26 @@ class GuestSources(unittest.TestCase):
         self.assertTrue(os.path.exists("/bin/busybox"), "no /bin/busybox (busybox-static) on the host")
         fragments = sorted(name for name in os.listdir(GUEST) if name.endswith(".sh"))
         self.assertIn("kernel-checks.sh", fragments)
+        fragments += sorted(os.path.join("kernel", name) for name in os.listdir(os.path.join(GUEST, "kernel")))
+        self.assertIn(ucm.GUEST_SCRIPT, fragments)
         for name in fragments:
             with self.subTest(name):
                 result = subprocess.run(["/bin/busybox", "sh", "-n", os.path.join(GUEST, name)], capture_output=True, text=True)
                 self.assertEqual(result.returncode, 0, f"busybox sh -n {name}: {result.stderr}")
+
+    def test_each_phase_module_names_its_script_which_is_packed_and_sourced_in_order(self):
+        scripts = [cycles.GUEST_SCRIPT, cycles.PLUGIN_GUEST_SCRIPT, jack.GUEST_SCRIPT, surround.GUEST_SCRIPT,
+                   capture.GUEST_SCRIPT, tower.GUEST_SCRIPT, ucm.GUEST_SCRIPT, tower.LOST_GUEST_SCRIPT]
+        for script in scripts:
+            self.assertTrue(os.path.isfile(os.path.join(GUEST, script)), f"{script}: no such file in bench/guest")
+        # Every phase script is a module's, in the initramfs where kernel-checks.sh sources it, in the
+        # bench's order (the checks wait for the reports in that order).
+        packed = {host: guest for host, guest in harness.kernel_phase_files()}
+        self.assertEqual(sorted(packed), sorted(os.path.join(GUEST, script) for script in scripts))
+        sourced = re.findall(r"^\. \$PHASES/(\S+)$", harness.kernel_init(), re.MULTILINE)
+        self.assertIn(f"PHASES={harness.GUEST_PHASES}\n", harness.kernel_init())
+        self.assertEqual([f"{harness.GUEST_PHASES}/{name}" for name in sourced],
+                         [packed[os.path.join(GUEST, script)] for script in scripts])
 
     def test_the_inits_as_composed_parse_with_every_value_filled(self):
         inits = {"test-real-kernel": harness.kernel_init(), "test-real-kernel --explore": harness.kernel_init(explore=True),
@@ -45,7 +62,9 @@ class GuestSources(unittest.TestCase):
                 self.assertEqual(re.findall(r"@[A-Z_]+@", init), [], "names the host should have filled in")
                 result = subprocess.run(["/bin/busybox", "sh", "-n"], input=init, capture_output=True, text=True)
                 self.assertEqual(result.returncode, 0, f"busybox sh -n, {name}'s init: {result.stderr}")
-        self.assertIn(f"ALSA_CONFIG_UCM2={harness.GUEST_UCM_ROOT} alsaucm", inits["test-real-kernel"])
+        # The values the phase scripts read are set before them.
+        self.assertIn(f"\nUCM_ROOT={harness.GUEST_UCM_ROOT}\nCAPTURE_SLOT={harness.CAPTURE_SLOT}\n", inits["test-real-kernel"])
+        self.assertIn("ALSA_CONFIG_UCM2=$UCM_ROOT alsaucm", harness.guest_text(ucm.GUEST_SCRIPT))
         self.assertIn("for m in bluetooth hci_vhci rfcomm ", inits["test-real-bluetooth"])
 
 

@@ -1,11 +1,13 @@
 """The tower's phases' checks (duck, silent mode, call, the tower lost) on synthesized HDA files:
-the tones at the levels the tower's decisions give, and at levels they must not."""
+the tones at the levels the tower's decisions give, and at levels they must not; and with the
+reports a run recorded (fixtures/tower-phase.console) in place of the written ones."""
 import unittest
 
-from fake_guest import FakeGuest, quietly
+from fake_guest import FakeGuest, quietly, recorded
 from signal_support import mix, silence, stereo, tone
 from realkernel.common import Failure
 from realkernel.signals import AMBIENT_HZ, CALL_HZ, MUSIC_HZ, PROMPT_HZ
+from realkernel import tower
 from realkernel.tower import check_call, check_duck, check_silent, check_tower_lost
 
 LEVEL = 8000  # the tones' level in the card's file
@@ -126,6 +128,43 @@ class Guest(unittest.TestCase):
         guest = FakeGuest([(b"", "duck-before"), (b"", "fail audioroute silent on failed: no bus")])
         with self.assertRaisesRegex(Failure, "the guest: audioroute silent on failed: no bus"):
             quietly(check_duck, guest)
+
+
+class RecordedReports(unittest.TestCase):
+    """The synthesized files with the reports as a run said them."""
+    lines = recorded("tower-phase.console")
+
+    def with_recorded(self, script, lines=None):
+        """The script's card data before each report, the recorded report with the same words."""
+        lines = self.lines if lines is None else lines
+        said = {line.split()[0]: line for line in lines}
+        return [(data, said[line.split()[0]]) for data, line in script]
+
+    def test_every_report_reads_into_its_event(self):
+        for event in tower.EVENTS:
+            with self.subTest(event.__name__):
+                self.assertIsNotNone(event.find(self.lines))
+        # "duck-after 0" (the prompt's aplay said nothing); "lost-end alive music-said=1 call-said=1".
+        self.assertEqual(tower.DuckAfter.find(self.lines).exited, "0")
+        end = tower.LostEnd.find(self.lines)
+        self.assertEqual((end.alive, end.said), (True, {"music-said": "1", "call-said": "1"}))
+
+    def test_the_checks_pass_on_the_recorded_reports(self):
+        for check, script in ((check_duck, duck_script()), (check_silent, silent_script()), (check_call, call_script()),
+                              (check_tower_lost, lost_script())):
+            with self.subTest(check.__name__):
+                quietly(check, FakeGuest(self.with_recorded(script)))
+
+    def test_a_recorded_report_changed_to_a_fault_fails(self):
+        cases = [(check_duck, duck_script(), "duck-after 0", "duck-after 1 aplay: error", "the prompt was not heard for 1 s"),
+                 (check_silent, silent_script(), "silent-on-end alive", "silent-on-end exited", "aplay should run on"),
+                 (check_call, call_script(), "call-during alive", "call-during exited", "should be held during the call"),
+                 (check_tower_lost, lost_script(), "lost-end alive music-said=1", "lost-end alive music-said=0", "should say once")]
+        for check, script, old, new, message in cases:
+            lines = [line.replace(old, new) for line in self.lines]
+            self.assertNotEqual(lines, self.lines)
+            with self.subTest(check.__name__), self.assertRaisesRegex(Failure, message):
+                quietly(check, FakeGuest(self.with_recorded(script, lines)))
 
 
 if __name__ == "__main__":

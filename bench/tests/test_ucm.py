@@ -7,15 +7,19 @@ import unittest
 from fake_guest import quietly, recorded
 from realkernel.common import Failure
 from realkernel.reports import memory_report
-from realkernel.ucm import check_ucm_controls, print_memory, ucm_check_step, ucm_controls
+from realkernel import ucm
+from realkernel.ucm import STEP_EVENTS, check_ucm_controls, print_memory, ucm_check_step
 
 REFERENCE = 10000  # the music's level on the Speaker with HiFi
-CALL = "ucm-call switch=off,on volume=37,37 capture=on,on {}"
+# ucm-ports: the HDA card's profile's outputs (its Speaker and Earpiece).
+HDA_OUTPUTS = ["pci-0000:00:04.0/receiver", "pci-0000:00:04.0/speaker"]
+USB_HEADPHONES = "usb-QEMU_QEMU_USB_Audio_1-0000:00:05.0-1-00/headphones"
+CALL = STEP_EVENTS["call"][0].parse("ucm-call switch=off,on volume=37,37 capture=on,on {}")
 
 
 class Step(unittest.TestCase):
     def test_voice_call_on_the_earpiece_at_half_volume(self):
-        self.assertEqual(ucm_controls(CALL), ("off,on", "37,37", "on,on"))
+        self.assertEqual((CALL.switch, CALL.volume, CALL.capture, CALL.status), ("off,on", "37,37", "on,on", {}))
         _, printed = quietly(ucm_check_step, "call", CALL, (0, 5000), REFERENCE, "Voice Call", "builtInReceiver", True)
         self.assertIn("(0.50x on the right (Earpiece))", printed)
 
@@ -28,10 +32,10 @@ class Step(unittest.TestCase):
             quietly(ucm_check_step, "call", CALL, (0, 10000), REFERENCE, "Voice Call", "builtInReceiver", True)
 
     def test_controls_not_the_verbs_fail(self):
-        line = "ucm-call switch=on,on volume=37,37 capture=on,on {}"
+        line = STEP_EVENTS["call"][0].parse("ucm-call switch=on,on volume=37,37 capture=on,on {}")
         with self.assertRaisesRegex(Failure, "expected Voice Call with Earpiece and Mic: switch off,on, volume 37,37, capture on,on"):
             quietly(ucm_check_step, "call", line, (0, 5000), REFERENCE, "Voice Call", "builtInReceiver", True)
-        line = "ucm-music switch=on,off volume=74,74 capture=on,on {}"
+        line = STEP_EVENTS["music"][0].parse("ucm-music switch=on,off volume=74,74 capture=on,on {}")
         with self.assertRaisesRegex(Failure, "capture on,on"):
             quietly(ucm_check_step, "music", line, (10000, 0), REFERENCE, "HiFi", "builtInSpeaker", False)
 
@@ -66,6 +70,67 @@ class RecordedPhase(unittest.TestCase):
         self.assertRegex(printed, r"first daemon, udev's ports, at start +9\.68 \(1\.21, 11\.08\) +-\n")
         # ucm-usb-memory 1: the daemon's 9576 kB and the helper's VmRSS=5892, RssAnon=788.
         self.assertRegex(printed, r"UCM cards, cycle 1, the USB card up +9\.35 \(1\.21, 9\.35\) +5\.75 \(0\.77, 5\.75\)\n")
+
+
+class RecordedUsbCycle(unittest.TestCase):
+    """The UCM phase's USB cycle 1, recorded (fixtures/ucm-phase.console): its reports' checks."""
+    lines = recorded("ucm-phase.console")
+
+    def reports(self, lines=None):
+        lines = self.lines if lines is None else lines
+        return [event.find(lines, 1) for event in (ucm.UcmUsbAdded, ucm.UcmUsbRemoved, ucm.UcmUsbMemory)]
+
+    def test_every_report_of_the_phase_reads_into_its_event(self):
+        # The phase's reports, cycle 1 for the numbered ones; stock-ucm is not in this recording.
+        for event in ucm.EVENTS:
+            with self.subTest(event.__name__):
+                key = (1,) if event in (ucm.UcmUsbReady, ucm.UcmUsbAdded, ucm.UcmUsbRemoved, ucm.UcmUsbMemory) else ()
+                self.assertEqual(event.find(self.lines, *key) is None, event is ucm.StockUcm)
+        # "ucm-usb-added 1 usb-switch=on usb-volume=128,128 switch=off,off {...}"; "ucm-usb-removed 1 switch=on,off [...]".
+        added, removed, _ = self.reports()
+        self.assertEqual(ucm.usb_controls(added), ("on", "128,128", "off,off"))
+        self.assertEqual(removed.controls, {"switch": "on,off"})
+
+    def test_the_profiles_headphones_routed_and_the_speaker_back_after(self):
+        # ucm-usb-added 1: the speaker, the receiver and the USB card's headphones on dmix:CARD=Audio,DEV=0,
+        # the route on the headphones; one audioroute-ucm in ucm-usb-memory 1.
+        added, removed, memory = self.reports()
+        uid, printed = quietly(ucm.check_ucm_usb_port, added, HDA_OUTPUTS, None)
+        self.assertEqual(uid, USB_HEADPHONES)
+        self.assertIn(f"the route ['{USB_HEADPHONES}']", printed)
+        self.assertEqual(quietly(ucm.check_ucm_usb_port, added, HDA_OUTPUTS, USB_HEADPHONES)[0], USB_HEADPHONES)
+        ucm.check_ucm_usb_after(added, removed, memory.processes, HDA_OUTPUTS)
+
+    def test_a_usb_port_not_the_profiles_headphones_fails(self):
+        added, _, _ = self.reports()
+        for old, new in (('"type": "headphones"', '"type": "usbAudio"'), ("/headphones", "/output")):
+            with self.subTest(new):
+                changed = ucm.UcmUsbAdded.parse(added.report.replace(old, new))
+                with self.assertRaisesRegex(Failure, "not the profile's Headphones"):
+                    quietly(ucm.check_ucm_usb_port, changed, HDA_OUTPUTS, None)
+        with self.assertRaisesRegex(Failure, "the re-added USB card's port is .*, not usb-other/headphones as before"):
+            quietly(ucm.check_ucm_usb_port, added, HDA_OUTPUTS, "usb-other/headphones")
+
+    def test_the_route_left_on_the_speaker_fails(self):
+        added, _, _ = self.reports()
+        status = added.report[added.report.index("{"):]
+        route = status[:status.index(', "ports"')]
+        changed = ucm.UcmUsbAdded.parse(added.report.replace(route, '{"route": {"inputs": [], "outputs": [{"uid": "pci-0000:00:04.0/speaker"}]}'))
+        with self.assertRaisesRegex(Failure, r"the route's outputs are \['pci-0000:00:04.0/speaker'\], expected \[usb"):
+            quietly(ucm.check_ucm_usb_port, changed, HDA_OUTPUTS, None)
+
+    def test_controls_a_helper_or_outputs_not_as_the_profiles_fail(self):
+        added, removed, memory = self.reports()
+        cases = [(ucm.UcmUsbAdded.parse(added.report.replace("switch=off,off", "switch=on,off")), removed, memory.processes,
+                  "the USB card's switch and volume and the HDA card's switch are"),
+                 (added, ucm.UcmUsbRemoved.parse(removed.report.replace("switch=on,off", "switch=off,off")), memory.processes,
+                  "and the HDA card's switch off,off, expected"),
+                 (added, ucm.UcmUsbRemoved.parse(removed.report.replace('[{"uid": ', f'[{{"uid": "{USB_HEADPHONES}", "direction": "output"}}, {{"uid": ', 1)),
+                  memory.processes, "after the removal the outputs are"),
+                 (added, removed, memory.processes * 2, "2 audioroute-ucm processes with both cards up")]
+        for added_, removed_, processes, message in cases:
+            with self.subTest(message), self.assertRaisesRegex(Failure, message):
+                ucm.check_ucm_usb_after(added_, removed_, processes, HDA_OUTPUTS)
 
 
 if __name__ == "__main__":
