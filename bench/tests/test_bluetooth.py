@@ -5,7 +5,8 @@ import re
 import unittest
 
 from fake_guest import quietly, recorded
-from realkernel.bluetooth import check_logs, ear_at, first_ear_after, loud_between
+from realkernel.bluetooth.logs import ear_at, first_ear_after, loud_between
+from realkernel.bluetooth_bench import check_logs
 
 HEADSET = "00:AA:01:01:00:01"  # "addresses computer 00:AA:01:00:00:00 headset 00:AA:01:01:00:01"
 A2DP = f"bt:{HEADSET}:a2dp"

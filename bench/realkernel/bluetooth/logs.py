@@ -1,0 +1,131 @@
+"""What the Bluetooth phases read from the guest's console besides their reports, in one place:
+the guest's logs (`log NAME LINE`, as finish() sends them), the daemon's monitor, the headset's
+ear (guest-ear's `ear FILE NS FRAMES LOUD`) and the system bus's signals (dbus-monitor's log)."""
+import json
+
+from ..common import Failure
+
+
+def logged(lines, name):
+    """The lines of one guest log, as finish() sent them (`log NAME LINE`)."""
+    prefix = f"log {name} "
+    return [line[len(prefix):] for line in lines if line.startswith(prefix)]
+
+
+def events(lines, monitor="monitor"):
+    """The daemon's events from `audioroute monitor --json --timestamps` (the session daemon's;
+    monitor-system: the system instance's)."""
+    result = []
+    for text in logged(lines, monitor):
+        try:
+            result.append(json.loads(text))
+        except ValueError:
+            pass
+    return result
+
+
+def route_changes(lines):
+    """The session daemon's route changes: (reason, current outputs)."""
+    return [(e.get("reason"), e.get("current", {}).get("outputs")) for e in events(lines) if e.get("event") == "routeChange"]
+
+
+def index_of(lines, words):
+    for i, line in enumerate(lines):
+        if line == words or line.startswith(words + " "):
+            return i
+    raise Failure(f"the guest never said '{words}'")
+
+
+def ear_at(lines, upto):
+    """What had reached the headset by the line `upto`: (frames, loud frames), over every file."""
+    last = {}
+    for line in lines[:upto]:
+        fields = line.split()
+        if len(fields) == 5 and fields[0] == "ear":
+            last[fields[1]] = (int(fields[3]), int(fields[4]))
+    return sum(f for f, _ in last.values()), sum(l for _, l in last.values())
+
+
+def loud_between(lines, start, end):
+    """Seconds of loud audio (48 kHz frames) the headset received between two reports."""
+    return (ear_at(lines, index_of(lines, end))[1] - ear_at(lines, index_of(lines, start))[1]) / 48000
+
+
+def first_ear_after(lines, after):
+    """The guest time of the first report of loud frames at the headset after `after` (s)."""
+    previous = {}
+    for line in lines:
+        fields = line.split()
+        if len(fields) == 5 and fields[0] == "ear":
+            name, at, loud = fields[1], int(fields[2]) / 1e9, int(fields[4])
+            if at > after and loud > previous.get(name, loud):
+                return at
+            previous[name] = loud
+    return None
+
+
+def bus_signals(lines):
+    """dbus-monitor's signals (its log btsignals) as (CLOCK_MONOTONIC seconds, path, name, value):
+    a property that PropertiesChanged changed, with its variant's text (`boolean true`, `string
+    "active"`), or ("pcm", "A2DP-source") for BlueALSA's A2DP-source PCM added. dbus-monitor stamps
+    the wall clock; guest-ear's pair of clocks maps it."""
+    clocks = next((l.split() for l in lines if l.startswith("clocks ")), None)
+    if clocks is None:
+        raise Failure("guest-ear never printed its clocks")
+    offset = (int(clocks[1]) - int(clocks[2])) / 1e9
+    result = []
+    stamp, path, member, changed = None, None, None, None
+    for text in logged(lines, "btsignals"):
+        fields = text.split()
+        if fields and fields[0] == "signal":
+            stamp = float(next(f for f in fields if f.startswith("time="))[5:])
+            path = next((f[5:].rstrip(";") for f in fields if f.startswith("path=")), None)
+            member = next((f[7:].rstrip(";") for f in fields if f.startswith("member=")), None)
+            changed = None
+        elif member == "PropertiesChanged" and text.startswith('string "') and changed is None:
+            changed = text[8:-1]  # the interface's name first, then each property's
+        elif member == "PropertiesChanged" and text.startswith("variant"):
+            result.append((stamp - offset, path, changed, " ".join(fields[1:])))
+        elif member == "PropertiesChanged" and text.startswith('string "'):
+            changed = text[8:-1]
+        elif member == "InterfacesAdded" and 'string "A2DP-source"' in text:
+            result.append((stamp - offset, path, "pcm", "A2DP-source"))
+            member = None
+    return result
+
+
+def signal_times(lines, device_path):
+    """CLOCK_MONOTONIC seconds of BlueZ's and BlueALSA's signals about the headset: (Connected=true
+    times, ServicesResolved=true times, BlueALSA A2DP-source PCM added times)."""
+    signals = bus_signals(lines)
+    on = lambda name: [t for t, path, what, value in signals if path == device_path and what == name and value == "boolean true"]
+    return on("Connected"), on("ServicesResolved"), [t for t, _, what, _ in signals if what == "pcm"]
+
+
+def transport_active_times(lines, prefix):
+    """When an A2DP transport under `prefix` (a device's path, or an adapter's) went active: its
+    stream started (BlueZ's MediaTransport1.State)."""
+    return [t for t, path, what, value in bus_signals(lines)
+            if path and path.startswith(prefix) and what == "State" and value == 'string "active"']
+
+
+def headset_ports(line, words, headset, computer):
+    """The headset's ports (by type) in the `audioroute ports --json` a report carries after its
+    words; a Failure when it carries no JSON, or when the computer itself has ports."""
+    text = line[len(words):].strip()
+    try:
+        ports = json.loads(text)
+    except ValueError:
+        raise Failure(f"'{words}': `audioroute ports --json` printed no JSON: {text[:300]}")
+    mine = {p["type"]: p for p in ports if p["uid"].startswith("bt:")}
+    if any(computer in p["uid"] for p in mine.values()):
+        raise Failure(f"'{words}': the computer itself (hci1's view of hci0, {computer}) has ports: {sorted(mine)}")
+    return mine
+
+
+def check_ports(mine, words, headset):
+    """The headset's two ports, each with its BlueALSA PCM."""
+    expected = {"bluetoothA2DP": f"bluealsa:DEV={headset},PROFILE=a2dp", "bluetoothHFP": f"bluealsa:DEV={headset},PROFILE=sco"}
+    got = {kind: port.get("alsa") for kind, port in mine.items()}
+    if got != expected:
+        raise Failure(f"'{words}': the headset's ports are {got}, expected {expected}")
