@@ -1,15 +1,39 @@
-"""The Bluetooth bench's checks of its logs (check_logs) on a recorded run
+"""The Bluetooth bench's phases: each names its guest script, which parses and which the image
+packs where bluetooth-checks.sh sources it; the checks of its logs (check_logs) on a recorded run
 (fixtures/bluetooth-run.console) and on reports changed to a fault; what reached the headset
 from guest-ear's reports."""
+import os
 import re
+import subprocess
 import unittest
 
+from benchpath import GUEST
 from fake_guest import quietly, recorded
+from realkernel.bluetooth import image, pairing
 from realkernel.bluetooth.logs import ear_at, first_ear_after, loud_between
 from realkernel.bluetooth_bench import check_logs
 
 HEADSET = "00:AA:01:01:00:01"  # "addresses computer 00:AA:01:00:00:00 headset 00:AA:01:01:00:01"
 A2DP = f"bt:{HEADSET}:a2dp"
+
+
+class GuestScripts(unittest.TestCase):
+    def test_each_phase_names_its_guest_script_which_parses(self):
+        for phase in (pairing, *image.PHASES):
+            with self.subTest(phase.__name__):
+                path = os.path.join(GUEST, phase.SCRIPT)
+                self.assertTrue(os.path.isfile(path), f"{phase.__name__}.SCRIPT: no {path}")
+                result = subprocess.run(["/bin/busybox", "sh", "-n", path], capture_output=True, text=True)
+                self.assertEqual(result.returncode, 0, f"busybox sh -n {phase.SCRIPT}: {result.stderr}")
+
+    def test_the_checks_source_the_scripts_the_image_packs_in_the_phases_order(self):
+        packed = image.phase_files()
+        # The order the guest ran them in when they were one script.
+        self.assertEqual([os.path.basename(host) for host, _ in packed],
+                         ["bluetooth-cycles.sh", "bluetooth-floor.sh", "bluetooth-plugin.sh", "bluetooth-calls.sh",
+                          "bluetooth-restart.sh", "bluetooth-system.sh"])
+        self.assertEqual(re.findall(r"^\. (\S+)$", image.bluetooth_init(), re.M), [target for _, target in packed])
+        self.assertNotIn("@BT_PHASES@", image.bluetooth_init())
 
 
 class Ear(unittest.TestCase):

@@ -4,6 +4,9 @@ apps (the call phase), then with plain aplay through the plugin (the plugin call
 from ..common import Failure
 from .logs import logged, loud_between
 
+# The phase's part in the guest, which the image packs (bench/guest/).
+SCRIPT = "bluetooth-calls.sh"
+
 
 def check_call(guest):
     """`audioroute play` as the call: nothing on the speaker while it lasts; its end printed."""

@@ -4,6 +4,9 @@ headset's, alternately; the last cycle kills the headset's bluealsa)."""
 from ..common import Failure
 from .logs import check_ports, headset_ports, loud_between
 
+# The phase's part in the guest, which the image packs (bench/guest/).
+SCRIPT = "bluetooth-cycles.sh"
+
 HOW = {"computer": "Disconnect on the computer's side", "headset": "Disconnect on the headset's side",
        "bluealsa-killed": "the headset's bluealsa killed"}
 

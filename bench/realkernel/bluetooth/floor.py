@@ -2,6 +2,9 @@
 by a client when it hears RouteChanged (the moment the player moves); timing reads its reports."""
 from ..common import Failure
 
+# The phase's part in the guest, which the image packs (bench/guest/).
+SCRIPT = "bluetooth-floor.sh"
+
 
 def check_floor(guest, cycles, headset):
     """Each of the floor's aplays still plays 4 s after its start."""

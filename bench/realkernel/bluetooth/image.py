@@ -5,6 +5,7 @@ from .. import harness
 from ..common import Failure, run
 from ..harness import CACHE, GUEST, ROOT, build_guest_program, build_initramfs, guest_init
 from ..signals import sequence_bits
+from . import calls, cycles, floor, pairing, plugin, restart, system
 
 
 BLUEZ_PACKAGES = ["bluez", "bluez-test-tools"]
@@ -12,6 +13,10 @@ BLUEZ_PACKAGES = ["bluez", "bluez-test-tools"]
 # emulated controllers use through AF_ALG (without it: "Failed to open Virtual HCI device").
 BT_MODULES = ["bluetooth", "hci_vhci", "rfcomm", "af_alg", "algif_hash", "algif_skcipher", "cmac", "ecb", "ecdh_generic"]
 MODULE_TREES = harness.MODULE_TREES + ["kernel/net/bluetooth", "kernel/drivers/bluetooth/hci_vhci.ko", "kernel/crypto"]
+# The phases after the pairing, in the order bluetooth-checks.sh sources their guest scripts from
+# GUEST_PHASES (where the image packs them).
+PHASES = (cycles, floor, plugin, calls, restart, system)
+GUEST_PHASES = "/usr/share/audioroute-bench/bluetooth"
 
 
 def fetch_bluez():
@@ -36,14 +41,19 @@ def fetch_bluez():
 
 def bluetooth_init(explore=False):
     """This bench's init (bench/guest/): the boot, the system bus and Bluetooth, the session, the
-    pairing, then its checks (or --explore's shell)."""
-    return guest_init("boot.sh", "bluetooth.sh", "session.sh", "bluetooth-pair.sh", "explore.sh" if explore else "bluetooth-checks.sh",
-                      BT_MODULES=" ".join(BT_MODULES))
+    pairing, then its phases (or --explore's shell)."""
+    return guest_init("boot.sh", "bluetooth.sh", "session.sh", pairing.SCRIPT, "explore.sh" if explore else "bluetooth-checks.sh",
+                      BT_MODULES=" ".join(BT_MODULES), BT_PHASES=GUEST_PHASES)
+
+
+def phase_files():
+    """The phases' guest scripts, as build_image packs them: (host path, guest path) pairs."""
+    return [(os.path.join(GUEST, phase.SCRIPT), f"{GUEST_PHASES}/{phase.SCRIPT}") for phase in PHASES]
 
 
 def build_image(root, release, work, bluez, explore=False):
     """The initramfs: test-real-kernel's, with this bench's init, Bluetooth's modules, bluez,
-    BlueALSA and the guest's Bluetooth programs (agent.c, ear.c, stamp.c)."""
+    BlueALSA, the guest's Bluetooth programs (agent.c, ear.c, stamp.c) and its phases' scripts."""
     init = bluetooth_init(explore)
     ear = build_guest_program(work, "guest-ear", os.path.join(GUEST, "ear.c"))
     agent = build_guest_program(work, "guest-agent", os.path.join(GUEST, "agent.c"), ["-lsystemd"])
@@ -74,5 +84,6 @@ def build_image(root, release, work, bluez, explore=False):
         # in /usr/share/dbus-1/system.d once the user it names exists, then reloads the bus.
         (os.path.join(ROOT, "dbus", "org.audioroute.AudioRoute1.conf"), "/usr/share/audioroute-bench/dbus/org.audioroute.AudioRoute1.conf"),
         (policy, "/etc/dbus-1/system.d/bluealsa-sink.conf"),
+        *phase_files(),
     ]
     return build_initramfs(root, release, work, sequence_bits(), init=init, module_trees=MODULE_TREES, extras=extras)

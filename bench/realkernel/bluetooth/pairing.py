@@ -1,6 +1,9 @@
 """The pairing phase: the computer (hci0) discovers and pairs the headset (hci1), with BlueZ
 5.66's AVDTP quirk worked around (bluetooth-pair.sh)."""
 
+# The phase's part in the guest's init (bench/guest/).
+SCRIPT = "bluetooth-pair.sh"
+
 
 def check_pairing(guest):
     """The two addresses, the pairing, and the quirk's attempt (printed); returns (headset, computer)."""

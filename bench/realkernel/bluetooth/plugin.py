@@ -2,6 +2,9 @@
 from ..common import Failure
 from .logs import loud_between
 
+# The phase's part in the guest, which the image packs (bench/guest/).
+SCRIPT = "bluetooth-plugin.sh"
+
 
 def check_plugin(guest):
     """aplay lives, and nothing of it reaches the speaker."""

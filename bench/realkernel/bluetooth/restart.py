@@ -3,6 +3,9 @@ daemon lives on."""
 from ..common import Failure
 from .logs import check_ports, headset_ports
 
+# The phase's part in the guest, which the image packs (bench/guest/).
+SCRIPT = "bluetooth-restart.sh"
+
 
 def check_restart(guest, headset, computer):
     """The headset's ports back after the restart, and the daemon answering."""

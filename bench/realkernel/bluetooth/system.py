@@ -9,6 +9,9 @@ from .logs import logged, loud_between
 # The two players, by the words their reports start with.
 PLAYERS = (("audioroute play --system", "sys-play"), ("aplay -D audioroute", "sys-aplay"))
 
+# The phase's part in the guest, which the image packs (bench/guest/).
+SCRIPT = "bluetooth-system.sh"
+
 
 def check_system(guest):
     """`audiorouted --system` alone: `audioroute play --system`, then `aplay -D audioroute`, each
