@@ -1,11 +1,12 @@
-"""Typed guest events (realkernel.events; the jack phase's first): each event's words are said by
-its guest script, a report reads into its value, and the jack phase's check on a recorded phase
-(fixtures/jack-phase.console) and on reports changed to a fault."""
+"""Typed guest events (realkernel.events; the jack phase's first, then the Bluetooth phases'): each
+event's words are said by its guest script, a report reads into its value, and the jack phase's
+check on a recorded phase (fixtures/jack-phase.console) and on reports changed to a fault."""
 import re
 import unittest
 
 from fake_guest import FakeGuest, quietly, recorded
 from realkernel import jack
+from realkernel.bluetooth import image as bluetooth_image, pairing as bluetooth_pairing
 from realkernel.common import Failure
 from realkernel.events import Event
 from realkernel.harness import guest_text
@@ -24,10 +25,16 @@ def event_classes(base=Event):
 class Events(unittest.TestCase):
     def test_every_events_words_are_said_by_its_script(self):
         classes = list(event_classes())
-        self.assertEqual(sorted(cls.words for cls in classes), ["jack-off", "jack-on"])
+        self.assertEqual(sorted(cls.words for cls in jack.EVENTS), ["jack-off", "jack-on"])
+        # Each phase's events are among those found, each declared once, with words of its own.
+        declared = [cls for phase in (jack, bluetooth_pairing, *bluetooth_image.PHASES) for cls in phase.EVENTS]
+        self.assertEqual(len(declared), len(set(declared)))
+        self.assertLessEqual(set(declared), set(classes))
+        self.assertEqual(len({cls.words for cls in classes}), len(classes))
         for cls in classes:
             with self.subTest(cls.__name__):
-                self.assertRegex(guest_text(cls.script), rf"\bsay {re.escape(cls.words)}\b")
+                # Said by `say`, or by guest-stamp (the moment a program starts: stamp.c).
+                self.assertRegex(guest_text(cls.script), rf"\b(say|guest-stamp) {re.escape(cls.words)}\b")
 
     def test_a_report_reads_into_its_event(self):
         on_line, off_line = recorded("jack-phase.console")

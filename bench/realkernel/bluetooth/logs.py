@@ -1,9 +1,59 @@
-"""What the Bluetooth phases read from the guest's console besides their reports, in one place:
-the guest's logs (`log NAME LINE`, as finish() sends them), the daemon's monitor, the headset's
-ear (guest-ear's `ear FILE NS FRAMES LOUD`) and the system bus's signals (dbus-monitor's log)."""
+"""What the Bluetooth phases read from the guest's console, in one place: their reports' common
+form (Report: each phase declares its own), the guest's logs (`log NAME LINE`, as finish() sends
+them), the daemon's monitor, the headset's ear (guest-ear's `ear FILE NS FRAMES LOUD`) and the
+system bus's signals (dbus-monitor's log)."""
 import json
 
 from ..common import Failure
+from ..events import Event
+
+
+class Report(Event):
+    """A Bluetooth phase's report. A numbered one (the cycle's number after its words: `bt-ready
+    2 ...`) is waited for and found by its number, `n`."""
+
+    @classmethod
+    def key(cls, n=None):
+        """The words a report starts with: its words, and its number when it has one."""
+        return cls.words if n is None else f"{cls.words} {n}"
+
+    @classmethod
+    def wait(cls, guest, seconds, n=None):
+        return cls.parse(guest.wait_for(cls.key(n), seconds))
+
+    @classmethod
+    def find(cls, lines, n=None):
+        """The first such report in a console's lines; a Failure when the guest never said it."""
+        return cls.parse(lines[index_of(lines, cls.key(n))])
+
+    @classmethod
+    def every(cls, lines):
+        """Each such report in a console's lines, in order."""
+        return [cls.parse(line) for line in lines if line == cls.words or line.startswith(cls.words + " ")]
+
+
+def fields(line, count, words):
+    """A report's fields after its words, at least `count` of them; a Failure naming the report."""
+    said = line.split()[1:]
+    if len(said) < count:
+        raise Failure(f"'{words}': {count} fields expected after the words, the guest said: {line[:200]}")
+    return said
+
+
+def seconds(text, words, nanoseconds=False):
+    """A report's time field in seconds: /proc/uptime's seconds, or CLOCK_MONOTONIC's nanoseconds."""
+    try:
+        return int(text) / 1e9 if nanoseconds else float(text)
+    except ValueError:
+        raise Failure(f"'{words}': a time expected, the guest said '{text[:60]}'")
+
+
+def ports_json(text, words):
+    """The `audioroute ports --json` a report carries, or a Failure naming the report."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise Failure(f"'{words}': `audioroute ports --json` printed no JSON: {text[:300]}")
 
 
 def logged(lines, name):
@@ -109,14 +159,9 @@ def transport_active_times(lines, prefix):
             if path and path.startswith(prefix) and what == "State" and value == 'string "active"']
 
 
-def headset_ports(line, words, headset, computer):
-    """The headset's ports (by type) in the `audioroute ports --json` a report carries after its
-    words; a Failure when it carries no JSON, or when the computer itself has ports."""
-    text = line[len(words):].strip()
-    try:
-        ports = json.loads(text)
-    except ValueError:
-        raise Failure(f"'{words}': `audioroute ports --json` printed no JSON: {text[:300]}")
+def headset_ports(ports, words, headset, computer):
+    """The headset's ports (by type) among a report's ports; a Failure when the computer itself
+    has ports."""
     mine = {p["type"]: p for p in ports if p["uid"].startswith("bt:")}
     if any(computer in p["uid"] for p in mine.values()):
         raise Failure(f"'{words}': the computer itself (hci1's view of hci0, {computer}) has ports: {sorted(mine)}")

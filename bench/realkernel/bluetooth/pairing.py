@@ -1,14 +1,58 @@
 """The pairing phase: the computer (hci0) discovers and pairs the headset (hci1), with BlueZ
 5.66's AVDTP quirk worked around (bluetooth-pair.sh)."""
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .logs import Report, fields
 
 # The phase's part in the guest's init (bench/guest/).
 SCRIPT = "bluetooth-pair.sh"
 
 
+@dataclass(frozen=True)
+class Addresses(Report):
+    """`addresses computer C headset H`: the two controllers' addresses, once bluetoothd exports them."""
+    words: ClassVar[str] = "addresses"
+    script: ClassVar[str] = "bluetooth.sh"
+    computer: str
+    headset: str
+
+    @classmethod
+    def parse(cls, line):
+        said = fields(line, 4, cls.words)
+        return cls(said[1], said[3])
+
+
+@dataclass(frozen=True)
+class Paired(Report):
+    """`paired UPTIME`: both sides know and trust each other."""
+    words: ClassVar[str] = "paired"
+    script: ClassVar[str] = SCRIPT
+
+    @classmethod
+    def parse(cls, line):
+        return cls()
+
+
+@dataclass(frozen=True)
+class Quirk(Report):
+    """`quirk STATUS attempt N OUTPUT`: the headset's side's ConnectProfile(A2DP Source), the
+    quirk's workaround (it fails; printed as said)."""
+    words: ClassVar[str] = "quirk"
+    script: ClassVar[str] = SCRIPT
+    line: str
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line)
+
+
+EVENTS = (Addresses, Paired, Quirk)
+
+
 def check_pairing(guest):
     """The two addresses, the pairing, and the quirk's attempt (printed); returns (headset, computer)."""
-    line = guest.wait_for("addresses", 120)
-    headset, computer = line.split()[4], line.split()[2]
-    guest.wait_for("paired", 240)
-    print("    " + guest.wait_for("quirk", 60)[:200])
-    return headset, computer
+    addresses = Addresses.wait(guest, 120)
+    Paired.wait(guest, 240)
+    print("    " + Quirk.wait(guest, 60).line[:200])
+    return addresses.headset, addresses.computer

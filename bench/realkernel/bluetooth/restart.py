@@ -1,21 +1,74 @@
 """bluetoothd restarted: the headset's ports go, and come back once it is connected again; the
 daemon lives on."""
+from dataclasses import dataclass
+from typing import ClassVar
+
 from ..common import Failure
-from .logs import check_ports, headset_ports
+from .cycles import HfpRetry
+from .logs import Report, check_ports, headset_ports, ports_json
 
 # The phase's part in the guest, which the image packs (bench/guest/).
 SCRIPT = "bluetooth-restart.sh"
 
 
+@dataclass(frozen=True)
+class BtdStopped(Report):
+    """`btd-stopped PORTS`: bluetoothd killed, and the headset's ports gone."""
+    words: ClassVar[str] = "btd-stopped"
+    script: ClassVar[str] = SCRIPT
+
+    @classmethod
+    def parse(cls, line):
+        return cls()
+
+
+@dataclass(frozen=True)
+class Stuck(Report):
+    """`stuck NAME WCHAN SYSCALL SIGBLK`: an app that outlived its SIGTERM by 5 s, killed (session.sh's stop)."""
+    words: ClassVar[str] = "stuck"
+    script: ClassVar[str] = "session.sh"
+    said: str
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line[len(cls.words):].strip())
+
+
+@dataclass(frozen=True)
+class BtdBack(Report):
+    """`btd-back PORTS`: bluetoothd restarted, the headset found and connected again."""
+    words: ClassVar[str] = "btd-back"
+    script: ClassVar[str] = SCRIPT
+    ports: list
+
+    @classmethod
+    def parse(cls, line):
+        return cls(ports_json(line[len(cls.words):].strip(), cls.words))
+
+
+@dataclass(frozen=True)
+class DaemonAfter(Report):
+    """`daemon-after alive|dead`: whether audiorouted answers `audioroute status`."""
+    words: ClassVar[str] = "daemon-after"
+    script: ClassVar[str] = SCRIPT
+    alive: bool
+
+    @classmethod
+    def parse(cls, line):
+        return cls("alive" in line.split()[1:])
+
+
+EVENTS = (BtdStopped, Stuck, BtdBack, DaemonAfter)
+
+
 def check_restart(guest, headset, computer):
     """The headset's ports back after the restart, and the daemon answering."""
-    guest.wait_for("btd-stopped", 60)
-    for stuck in (l for l in guest.lines() if l.startswith("stuck ")):
-        print(f"    note: a player outlived its SIGTERM and was killed: {stuck[len('stuck '):]}")
-    words = "btd-back"
-    line = guest.wait_for(words, 180)
-    for retry in (l for l in guest.lines() if l.startswith("hfp-retry restart ")):
-        print(f"    HFP was not up: ConnectProfile(HF) again, exit status {retry.split()[2]}")
-    check_ports(headset_ports(line, words, headset, computer), words, headset)
-    if "alive" not in guest.wait_for("daemon-after", 30):
+    BtdStopped.wait(guest, 60)
+    for stuck in Stuck.every(guest.lines()):
+        print(f"    note: a player outlived its SIGTERM and was killed: {stuck.said}")
+    line = guest.wait_for(BtdBack.words, 180)
+    HfpRetry.print_for(guest.lines(), "restart")
+    back = BtdBack.parse(line)
+    check_ports(headset_ports(back.ports, back.words, headset, computer), back.words, headset)
+    if not DaemonAfter.wait(guest, 30).alive:
         raise Failure("audiorouted did not answer after bluetoothd restarted")

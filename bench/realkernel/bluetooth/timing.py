@@ -2,7 +2,10 @@
 Device1.Connected to RouteChanged and to the first loud frame at the headset; the first frame
 split, the player's against the floor's; the system instance's players."""
 from ..common import Failure, median, phase
-from .logs import events, first_ear_after, index_of, signal_times, transport_active_times
+from .cycles import BtReady
+from .floor import FloorOpen, FloorReady, FloorTrigger
+from .logs import events, first_ear_after, signal_times, transport_active_times
+from .system import PLAYERS
 
 
 def print_timing(lines, headset, cycles):
@@ -17,7 +20,7 @@ def print_timing(lines, headset, cycles):
         for n in range(1, cycles + 1):
             # The cycle's Connect comes after its bt-ready report (stamped with /proc/uptime, the
             # guest's CLOCK_BOOTTIME: CLOCK_MONOTONIC here, as the guest never suspends).
-            ready = float(lines[index_of(lines, f"bt-ready {n}")].split()[2])
+            ready = BtReady.find(lines, n).at
             at = after(connected, ready)
             if at is None:
                 raise Failure(f"cycle {n}: no Device1.Connected=true from BlueZ after bt-ready (dbus-monitor's log)")
@@ -51,9 +54,9 @@ def print_split(lines, headset, cycles, rows, connected, arrivals, after):
     player, floor = [], []
     for n, at, _, _, change, _ in rows:
         player.append(split(at, change, change))
-        ready = float(lines[index_of(lines, f"floor-ready {n}")].split()[2])
-        opened = int(lines[index_of(lines, f"floor-open {n}")].split()[2]) / 1e9
-        trigger = int(lines[index_of(lines, f"floor-trigger {n}")].split()[2]) / 1e9
+        ready = FloorReady.find(lines, n).at
+        opened = FloorOpen.find(lines, n).at
+        trigger = FloorTrigger.find(lines, n).at
         floor.append(split(after(connected, ready), trigger, opened))
     ms = lambda t: f"{'-' if t is None else f'{t * 1000:.0f}':>9}"
     print("    the first frame, split (ms). player: audioroute play, moving at RouteChanged; floor: a plain "
@@ -75,8 +78,8 @@ def print_split(lines, headset, cycles, rows, connected, arrivals, after):
               f"{medians['floor'][4] * 1000:.0f} ms from aplay's start on BlueALSA: "
               f"{(medians['player'][4] - medians['floor'][4]) * 1000:.0f} ms (medians)"
               + ("" if None in transport else f"; to the computer's transport active, {(transport[0] - transport[1]) * 1000:.0f} ms"))
-    for who, prefix in (("audioroute play --system", "sys-play"), ("aplay -D audioroute", "sys-aplay")):
-        ready = float(lines[index_of(lines, f"{prefix}-ready")].split()[1])
+    for who, _, reported, _, _ in PLAYERS:
+        ready = reported.find(lines).at
         at = after(connected, ready)
         change = None if at is None else next((e["monotonicNs"] / 1e9 for e in events(lines, "monitor-system")
                                                if e.get("event") == "routeChange" and e.get("reason") == "newDeviceAvailable"
