@@ -10,6 +10,7 @@ import unittest
 from benchpath import GUEST
 from fake_guest import FakeGuest, quietly, recorded
 from realkernel.bluetooth import calls, cycles, floor, image, pairing, plugin, restart, system
+from realkernel.bluetooth.timing import print_timing
 from realkernel.common import Failure
 from realkernel.bluetooth.logs import ear_at, first_ear_after, loud_between
 from realkernel.bluetooth_bench import check_logs
@@ -186,6 +187,48 @@ class Phases(unittest.TestCase):
         self.fails(system.check_system, self.replaced("sys-aplay-heard", "alive", "exited"), "aplay -D audioroute exited")
         self.fails(system.check_system, self.replaced("sys-play-after", "paused", "playing"),
                    "after the disconnect the player does not say paused")
+
+
+def connected(wall):
+    """dbus-monitor's lines (its log btsignals) for the headset's Device1.Connected turning true at a wall time."""
+    return [f"log btsignals signal time={wall:.6f} sender=:1.1 -> destination=(null destination) serial=1 "
+            "path=/org/bluez/hci0/dev_00_AA_01_01_00_01; interface=org.freedesktop.DBus.Properties; member=PropertiesChanged",
+            'log btsignals string "org.bluez.Device1"', "log btsignals array [", "log btsignals dict entry(",
+            'log btsignals string "Connected"', "log btsignals variant             boolean true", "log btsignals )", "log btsignals ]"]
+
+
+def arrival(seconds):
+    """The monitor's route change to the headset's A2DP at a CLOCK_MONOTONIC time."""
+    return (f'log monitor {{"monotonicNs": {round(seconds * 1e9)}, "event": "routeChange", "reason": "newDeviceAvailable", '
+            f'"previous": {{"inputs": [], "outputs": []}}, "current": {{"inputs": [], "outputs": ["{A2DP}"]}}}}')
+
+
+class Timing(unittest.TestCase):
+    """The timing on a synthesized one-cycle run: the wall clock is 999999900 s ahead of
+    CLOCK_MONOTONIC (guest-ear's clocks), so dbus-monitor's 1000000010.5 is 110.5 s."""
+    lines = ["clocks 1000000000000000000 100000000000", "ear /run/ear-48000-2.raw 109000000000 0 0",
+             "bt-ready 1 110.00", *connected(1000000010.5), arrival(111.2), "ear /run/ear-48000-2.raw 111500000000 2400 0",
+             "ear /run/ear-48000-2.raw 112000000000 4800 100",
+             "floor-ready 1 120.00", *connected(1000000020.5), "floor-trigger 1 121000000000", "floor-open 1 121100000000",
+             "ear /run/ear-48000-2.raw 122000000000 9600 200", "sys-play-ready 130.0", "sys-aplay-ready 140.0"]
+
+    def test_from_connected_to_the_route_change_and_the_first_frame(self):
+        _, printed = quietly(print_timing, self.lines, HEADSET, 1)
+        # Connected at 110.5 s: no ServicesResolved nor PCM signal; RouteChanged at 111.2 s, the
+        # first loud frame at 112.0 s (at 111.5 s, frames but none loud).
+        self.assertIn("    cycle 1:      -       -     700    1500\n", printed)
+        # The player starts at its RouteChanged: its first frame 800 ms on. The floor's Connected at
+        # 120.5 s, its client's RouteChanged at 121.0 s, aplay's exec at 121.1 s, its first frame at 122.0 s.
+        self.assertIn("    cycle 1  player      700        0        -        -      800\n", printed)
+        self.assertIn("             floor       500      100        -        -      900\n", printed)
+        self.assertIn("ours: RouteChanged -> first frame 800 ms for the player against 900 ms from aplay's start on BlueALSA: "
+                      "-100 ms (medians)\n", printed)
+
+    def test_a_cycle_without_connected_fails(self):
+        # Both Connected signals gone (the floor's would count: it comes after bt-ready 1 too).
+        lines = [line for line in self.lines if not line.startswith("log btsignals ")]
+        with self.assertRaisesRegex(Failure, "cycle 1: no Device1.Connected=true from BlueZ after bt-ready"):
+            quietly(print_timing, lines, HEADSET, 1)
 
 
 class Ear(unittest.TestCase):
