@@ -50,7 +50,7 @@ def check_logs(lines, cycles, headset):
         problems += calls.check_music_back(lines)
         problems += system.check_heard(lines)
         problems += system.check_trace(lines)
-        calls.print_trace(lines)
+        calls.print_call_trace(lines)
         problems += calls.check_sco(lines)
     return problems
 

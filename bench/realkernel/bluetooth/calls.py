@@ -5,20 +5,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..common import Failure
-from .logs import Report, logged, loud_between
+from .logs import Said, logged, loud_between, print_trace, trace
 
 # The phase's part in the guest, which the image packs (bench/guest/).
 SCRIPT = "bluetooth-calls.sh"
-
-
-@dataclass(frozen=True)
-class Said(Report):
-    """A report the check only waits for, or prints as the guest said it."""
-    line: str
-
-    @classmethod
-    def parse(cls, line):
-        return cls(line)
 
 
 @dataclass(frozen=True)
@@ -144,18 +134,13 @@ def check_music_back(lines):
         if heard < 1.0:
             problems.append(f"after the call the music ({who}) did not come back to the headset ({heard:.2f} s)")
             if who == "aplay":
-                print("    the music's trace (AUDIOROUTE_DEBUG), its last lines:")
-                for line in [l for l in logged(lines, "aplay-call-music") if l.startswith("audioroute ")][-12:]:
-                    print("      " + line[:160])
+                print_trace(trace(lines, "aplay-call-music")[-12:], "the music's trace (AUDIOROUTE_DEBUG), its last lines:")
     return problems
 
 
-def print_trace(lines):
+def print_call_trace(lines):
     """The plugin's call, its trace."""
-    trace = [l for l in logged(lines, "aplay-call") if l.startswith("audioroute ")]
-    print("    the plugin's call, its trace (AUDIOROUTE_DEBUG):")
-    for line in trace[:12]:
-        print("      " + line[:160])
+    print_trace(trace(lines, "aplay-call")[:12], "the plugin's call, its trace (AUDIOROUTE_DEBUG):")
 
 
 def check_sco(lines):

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..common import Failure
-from .logs import Report, check_ports, fields, headset_ports, loud_between, ports_json, seconds
+from .logs import Ports, Report, Stamp, check_ports, fields, headset_ports, loud_between, ports_json
 
 # The phase's part in the guest, which the image packs (bench/guest/).
 SCRIPT = "bluetooth-cycles.sh"
@@ -15,17 +15,10 @@ HOW = {"computer": "Disconnect on the computer's side", "headset": "Disconnect o
 
 
 @dataclass(frozen=True)
-class BtReady(Report):
+class BtReady(Stamp):
     """`bt-ready N UPTIME`: the player plays on the speaker; the cycle's Connect comes next."""
     words: ClassVar[str] = "bt-ready"
     script: ClassVar[str] = SCRIPT
-    n: str
-    at: float  # /proc/uptime: the guest's CLOCK_BOOTTIME, CLOCK_MONOTONIC here (it never suspends)
-
-    @classmethod
-    def parse(cls, line):
-        said = fields(line, 2, cls.words)
-        return cls(said[0], seconds(said[1], cls.words))
 
 
 @dataclass(frozen=True)
@@ -50,17 +43,11 @@ class HfpRetry(Report):
 
 
 @dataclass(frozen=True)
-class BtConnected(Report):
+class BtConnected(Ports):
     """`bt-connected N PORTS`: the route on the headset's A2DP, and the daemon's ports."""
     words: ClassVar[str] = "bt-connected"
     script: ClassVar[str] = SCRIPT
-    n: str
-    ports: list
-
-    @classmethod
-    def parse(cls, line):
-        n = fields(line, 1, cls.words)[0]
-        return cls(n, ports_json(line[len(cls.key(n)):].strip(), cls.key(n)))
+    numbered: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)
@@ -107,7 +94,7 @@ def check_cycle(guest, n, headset, computer):
     line = guest.wait_for(BtConnected.key(n), 120)
     HfpRetry.print_for(guest.lines(), n)
     connected = BtConnected.parse(line)
-    check_ports(headset_ports(connected.ports, connected.key(n), headset, computer), connected.key(n), headset)
+    check_ports(headset_ports(connected.ports, BtConnected.key(n), headset, computer), BtConnected.key(n), headset)
     how = BtDisconnect.wait(guest, 60, n).how
     before = guest.files.audible("hda")
     gone = BtDisconnected.wait(guest, 120, n)

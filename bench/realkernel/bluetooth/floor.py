@@ -4,66 +4,40 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..common import Failure
-from .logs import Report, fields, seconds
+from .logs import Alive, Stamp
 
 # The phase's part in the guest, which the image packs (bench/guest/).
 SCRIPT = "bluetooth-floor.sh"
 
 
 @dataclass(frozen=True)
-class FloorReady(Report):
+class FloorReady(Stamp):
     """`floor-ready N UPTIME`: the client's monitor runs; the Connect comes next."""
     words: ClassVar[str] = "floor-ready"
     script: ClassVar[str] = SCRIPT
-    n: str
-    at: float
-
-    @classmethod
-    def parse(cls, line):
-        said = fields(line, 2, cls.words)
-        return cls(said[0], seconds(said[1], cls.words))
 
 
 @dataclass(frozen=True)
-class FloorOpen(Report):
+class FloorOpen(Stamp):
     """`floor-open N NS` (guest-stamp): aplay's exec, on CLOCK_MONOTONIC."""
     words: ClassVar[str] = "floor-open"
     script: ClassVar[str] = SCRIPT
-    n: str
-    at: float
-
-    @classmethod
-    def parse(cls, line):
-        said = fields(line, 2, cls.words)
-        return cls(said[0], seconds(said[1], cls.words, nanoseconds=True))
+    nanoseconds: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)
-class FloorTrigger(Report):
+class FloorTrigger(Stamp):
     """`floor-trigger N NS`: when the client had RouteChanged (its monitor's stamp)."""
     words: ClassVar[str] = "floor-trigger"
     script: ClassVar[str] = SCRIPT
-    n: str
-    at: float
-
-    @classmethod
-    def parse(cls, line):
-        said = fields(line, 2, cls.words)
-        return cls(said[0], seconds(said[1], cls.words, nanoseconds=True))
+    nanoseconds: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)
-class FloorPlaying(Report):
+class FloorPlaying(Alive):
     """`floor-playing N alive|exited`: the floor's aplay, 4 s after its start."""
     words: ClassVar[str] = "floor-playing"
     script: ClassVar[str] = SCRIPT
-    n: str
-    alive: bool
-
-    @classmethod
-    def parse(cls, line):
-        said = fields(line, 1, cls.words)
-        return cls(said[0], "alive" in said[1:])
 
 
 EVENTS = (FloorReady, FloorOpen, FloorTrigger, FloorPlaying)

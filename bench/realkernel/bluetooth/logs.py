@@ -3,6 +3,8 @@ form (Report: each phase declares its own), the guest's logs (`log NAME LINE`, a
 them), the daemon's monitor, the headset's ear (guest-ear's `ear FILE NS FRAMES LOUD`) and the
 system bus's signals (dbus-monitor's log)."""
 import json
+from dataclasses import dataclass
+from typing import ClassVar
 
 from ..common import Failure
 from ..events import Event
@@ -30,6 +32,63 @@ class Report(Event):
     def every(cls, lines):
         """Each such report in a console's lines, in order."""
         return [cls.parse(line) for line in lines if line == cls.words or line.startswith(cls.words + " ")]
+
+
+# The shapes the phases' reports share; each phase's module declares its reports on them.
+@dataclass(frozen=True)
+class Marker(Report):
+    """`WORDS ...`: a report the check only waits for."""
+
+    @classmethod
+    def parse(cls, line):
+        return cls()
+
+
+@dataclass(frozen=True)
+class Said(Report):
+    """`WORDS ...`: a report the check prints, or quotes, as the guest said it."""
+    line: str
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line)
+
+
+@dataclass(frozen=True)
+class Stamp(Report):
+    """`WORDS N TIME`: the cycle's number and a moment, /proc/uptime's seconds (the guest's
+    CLOCK_BOOTTIME, CLOCK_MONOTONIC here as it never suspends), or CLOCK_MONOTONIC's nanoseconds."""
+    nanoseconds: ClassVar[bool] = False
+    n: str
+    at: float
+
+    @classmethod
+    def parse(cls, line):
+        said = fields(line, 2, cls.words)
+        return cls(said[0], seconds(said[1], cls.words, cls.nanoseconds))
+
+
+@dataclass(frozen=True)
+class Alive(Report):
+    """`WORDS [N] alive|exited` (or `dead`): whether a process was still there."""
+    alive: bool
+
+    @classmethod
+    def parse(cls, line):
+        return cls("alive" in line.split()[1:])
+
+
+@dataclass(frozen=True)
+class Ports(Report):
+    """`WORDS [N] PORTS`: the daemon's `audioroute ports --json` (after the cycle's number when
+    `numbered`)."""
+    numbered: ClassVar[bool] = False
+    ports: list
+
+    @classmethod
+    def parse(cls, line):
+        words = cls.key(fields(line, 1, cls.words)[0]) if cls.numbered else cls.words
+        return cls(ports_json(line[len(words):].strip(), words))
 
 
 def fields(line, count, words):
@@ -60,6 +119,18 @@ def logged(lines, name):
     """The lines of one guest log, as finish() sent them (`log NAME LINE`)."""
     prefix = f"log {name} "
     return [line[len(prefix):] for line in lines if line.startswith(prefix)]
+
+
+def trace(lines, name):
+    """The plugin's trace (AUDIOROUTE_DEBUG) in an aplay's log."""
+    return [line for line in logged(lines, name) if line.startswith("audioroute ")]
+
+
+def print_trace(lines, header):
+    """Lines of a trace, printed under their header."""
+    print("    " + header)
+    for line in lines:
+        print("      " + line[:160])
 
 
 def events(lines, monitor="monitor"):

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .logs import Report, fields
+from .logs import Marker, Report, Said, fields
 
 # The phase's part in the guest's init (bench/guest/).
 SCRIPT = "bluetooth-pair.sh"
@@ -24,27 +24,18 @@ class Addresses(Report):
 
 
 @dataclass(frozen=True)
-class Paired(Report):
+class Paired(Marker):
     """`paired UPTIME`: both sides know and trust each other."""
     words: ClassVar[str] = "paired"
     script: ClassVar[str] = SCRIPT
 
-    @classmethod
-    def parse(cls, line):
-        return cls()
-
 
 @dataclass(frozen=True)
-class Quirk(Report):
+class Quirk(Said):
     """`quirk STATUS attempt N OUTPUT`: the headset's side's ConnectProfile(A2DP Source), the
     quirk's workaround (it fails; printed as said)."""
     words: ClassVar[str] = "quirk"
     script: ClassVar[str] = SCRIPT
-    line: str
-
-    @classmethod
-    def parse(cls, line):
-        return cls(line)
 
 
 EVENTS = (Addresses, Paired, Quirk)

@@ -3,33 +3,24 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..common import Failure
-from .logs import Report, loud_between
+from .logs import Alive, Marker, loud_between
 
 # The phase's part in the guest, which the image packs (bench/guest/).
 SCRIPT = "bluetooth-plugin.sh"
 
 
 @dataclass(frozen=True)
-class PluginStart(Report):
+class PluginStart(Marker):
     """`plugin-start`: the route is the headset's A2DP; aplay starts next."""
     words: ClassVar[str] = "plugin-start"
     script: ClassVar[str] = SCRIPT
 
-    @classmethod
-    def parse(cls, line):
-        return cls()
-
 
 @dataclass(frozen=True)
-class PluginPlaying(Report):
+class PluginPlaying(Alive):
     """`plugin-playing alive|exited`: aplay, 4 s after its start."""
     words: ClassVar[str] = "plugin-playing"
     script: ClassVar[str] = SCRIPT
-    alive: bool
-
-    @classmethod
-    def parse(cls, line):
-        return cls("alive" in line.split()[1:])
 
 
 EVENTS = (PluginStart, PluginPlaying)

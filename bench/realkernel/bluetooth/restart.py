@@ -5,21 +5,17 @@ from typing import ClassVar
 
 from ..common import Failure
 from .cycles import HfpRetry
-from .logs import Report, check_ports, headset_ports, ports_json
+from .logs import Alive, Marker, Ports, Report, check_ports, headset_ports
 
 # The phase's part in the guest, which the image packs (bench/guest/).
 SCRIPT = "bluetooth-restart.sh"
 
 
 @dataclass(frozen=True)
-class BtdStopped(Report):
+class BtdStopped(Marker):
     """`btd-stopped PORTS`: bluetoothd killed, and the headset's ports gone."""
     words: ClassVar[str] = "btd-stopped"
     script: ClassVar[str] = SCRIPT
-
-    @classmethod
-    def parse(cls, line):
-        return cls()
 
 
 @dataclass(frozen=True)
@@ -35,27 +31,17 @@ class Stuck(Report):
 
 
 @dataclass(frozen=True)
-class BtdBack(Report):
+class BtdBack(Ports):
     """`btd-back PORTS`: bluetoothd restarted, the headset found and connected again."""
     words: ClassVar[str] = "btd-back"
     script: ClassVar[str] = SCRIPT
-    ports: list
-
-    @classmethod
-    def parse(cls, line):
-        return cls(ports_json(line[len(cls.words):].strip(), cls.words))
 
 
 @dataclass(frozen=True)
-class DaemonAfter(Report):
+class DaemonAfter(Alive):
     """`daemon-after alive|dead`: whether audiorouted answers `audioroute status`."""
     words: ClassVar[str] = "daemon-after"
     script: ClassVar[str] = SCRIPT
-    alive: bool
-
-    @classmethod
-    def parse(cls, line):
-        return cls("alive" in line.split()[1:])
 
 
 EVENTS = (BtdStopped, Stuck, BtdBack, DaemonAfter)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..common import Failure
-from .logs import Report, fields, logged, loud_between, seconds
+from .logs import Report, fields, loud_between, print_trace, seconds, trace
 
 # The phase's part in the guest, which the image packs (bench/guest/).
 SCRIPT = "bluetooth-system.sh"
@@ -195,11 +195,9 @@ def check_heard(lines):
 
 def check_trace(lines):
     """The plugin's open got a session in the system daemon's tower (its trace); the problems."""
-    trace = [l for l in logged(lines, "aplay-system") if l.startswith("audioroute ")]
-    print("    aplay -D audioroute with the system instance, its trace (AUDIOROUTE_DEBUG):")
-    for line in trace[:8]:
-        print("      " + line[:160])
-    if not any("a session in the tower" in l for l in trace[:1]):
+    said = trace(lines, "aplay-system")
+    print_trace(said[:8], "aplay -D audioroute with the system instance, its trace (AUDIOROUTE_DEBUG):")
+    if not any("a session in the tower" in line for line in said[:1]):
         return ["aplay -D audioroute with the system instance: its open did not get a session in the system "
-                f"daemon's tower: {trace[:1]}"]
+                f"daemon's tower: {said[:1]}"]
     return []
