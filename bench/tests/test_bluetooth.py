@@ -257,6 +257,11 @@ class Logs(unittest.TestCase):
         # The monitor's routeChange lines: 14 newDeviceAvailable to the headset's A2DP port.
         self.assertIn(f"newDeviceAvailable to {A2DP}: 14;", printed)
         self.assertIn("cycle 2: 5.43 s of the tone reached the headset", printed)
+        # The plugin's traces, from the logs aplay-system and aplay-call.
+        self.assertIn("    aplay -D audioroute with the system instance, its trace (AUDIOROUTE_DEBUG):\n      audioroute 244.188672: "
+                      "open on dmix:CARD=Intel,DEV=0, category playback; a session in the tower\n", printed)
+        self.assertIn("    the plugin's call, its trace (AUDIOROUTE_DEBUG):\n      audioroute 203.491541: open on "
+                      f"bluealsa:DEV={HEADSET},PROFILE=a2dp, category playAndRecord; a session in the tower\n", printed)
 
     def test_a_missing_arrival_is_a_problem(self):
         arrivals = [i for i, line in enumerate(self.lines)
