@@ -6,6 +6,6 @@ import it (bench/ on sys.path) and run kernel_bench.main and bluetooth_bench.mai
   signals   what the guest plays; analysis: what the cards' files and the recordings hold
   reports   the guest's reports read into values
   boot, cycles, jack, surround, capture, tower, ucm, routes, timing: the phases' checks
-  bluetooth the Bluetooth bench's parts and checks
+  bluetooth the Bluetooth bench's parts: its image, and its phases' checks (a module each)
 The bench's own tests, without QEMU: bench/tests (python3 -m unittest discover -s bench/tests).
 """

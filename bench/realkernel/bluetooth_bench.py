@@ -1,9 +1,58 @@
-"""scripts/test-real-bluetooth: its options and its phases in order."""
+"""scripts/test-real-bluetooth: its options and its phases in order (each in bluetooth/)."""
 import os, signal, sys, tempfile
 
-from .bluetooth import build_image, check_logs, check_run, fetch_bluez, print_timing
+from .bluetooth import calls, cycles as bt_cycles, floor, plugin, restart, system
+from .bluetooth.image import build_image, fetch_bluez
+from .bluetooth.logs import route_changes
+from .bluetooth.pairing import check_pairing
+from .bluetooth.timing import print_timing
 from .common import Failure, phase, run
 from .harness import Guest, build_programs, fetch_kernel, finish_run
+
+
+def check_run(guest, cycles):
+    """The phases, as the guest runs them: follows its reports, and reads the speaker's file at
+    the moments that matter. Returns the headset's address."""
+    with phase("pair", 240):
+        headset, computer = check_pairing(guest)
+    for n in range(1, cycles + 1):
+        with phase(f"cycle {n}", 180):
+            bt_cycles.check_cycle(guest, n, headset, computer)
+    with phase("floor", 60 + 60 * cycles):
+        # A plain aplay on BlueALSA's PCM per Connect (its first frame: print_timing).
+        floor.check_floor(guest, cycles, headset)
+    with phase("plugin", 120):
+        plugin.check_plugin(guest)
+    with phase("call", 120):
+        calls.check_call(guest)
+    with phase("plugin call", 120):
+        calls.check_plugin_call(guest)
+    with phase("bluetoothd restarted", 180):
+        restart.check_restart(guest, headset, computer)
+    with phase("system instance", 240):
+        system.check_system(guest)
+    guest.wait_for("end", 120)
+    guest.wait_exit(60)
+    return headset
+
+
+def check_logs(lines, cycles, headset):
+    """What the guest's logs say, once it has powered off: the route changes, the headset's ear,
+    SCO (each phase's part of them). Returns the problems."""
+    changes = route_changes(lines)
+    problems = []
+    with phase("route changes", 1):
+        problems += bt_cycles.check_arrivals(changes, cycles, headset)
+        problems += calls.check_route_changes(changes, headset)
+    with phase("the headset's ear", 1):
+        problems += bt_cycles.check_heard(lines, cycles)
+        problems += plugin.check_heard(lines)
+        problems += calls.check_music_back(lines)
+        problems += system.check_heard(lines)
+        problems += system.check_trace(lines)
+        calls.print_call_trace(lines)
+        problems += calls.check_sco(lines)
+    return problems
 
 
 def main():

@@ -1,17 +1,20 @@
-"""Typed guest events (realkernel.events): each phase's events' words are said by its guest script,
-a report reads into its value, and the jack phase's check on a recorded phase
-(fixtures/jack-phase.console) and on reports changed to a fault."""
+"""Typed guest events (realkernel.events): each phase's events' words (the kernel bench's and the
+Bluetooth bench's) are said by its guest script, a report reads into its value, and the jack phase's
+check on a recorded phase (fixtures/jack-phase.console) and on reports changed to a fault."""
 import re
 import unittest
 
 from fake_guest import FakeGuest, quietly, recorded
 from realkernel import capture, cycles, jack, surround, tower, ucm
+from realkernel.bluetooth import image as bluetooth_image, pairing as bluetooth_pairing
 from realkernel.common import Failure
 from realkernel.events import Event
 from realkernel.harness import guest_text
 
 # The phases with typed events.
-PHASES = (capture, cycles, jack, surround, tower, ucm)
+KERNEL_PHASES = (capture, cycles, jack, surround, tower, ucm)
+BLUETOOTH_PHASES = (bluetooth_pairing, *bluetooth_image.PHASES)
+PHASES = KERNEL_PHASES + BLUETOOTH_PHASES
 SPEAKER = "pci-0000:00:04.0/speaker"
 HEADPHONES = "pci-0000:00:04.0/headphones"
 
@@ -28,13 +31,18 @@ class Events(unittest.TestCase):
         classes = list(event_classes())
         # Every event is in its phase's EVENTS, and every phase's are the events there are.
         phases = [cls for module in PHASES for cls in module.EVENTS]
+        self.assertEqual(len(phases), len(set(phases)), "an event declared twice")
         self.assertEqual(sorted(cls.__name__ for cls in classes), sorted(cls.__name__ for cls in phases))
-        self.assertEqual(len(set(cls.words for cls in classes)), len(classes), "two events with the same words")
+        # Within a bench, words name one event (the two benches each have a call-start and share stuck).
+        for bench in (KERNEL_PHASES, BLUETOOTH_PHASES):
+            words = [cls.words for module in bench for cls in module.EVENTS]
+            self.assertEqual(len(set(words)), len(words), "two events of one bench with the same words")
         for cls in classes:
             with self.subTest(cls.__name__):
-                # A report whose words a shell function builds (ucm.sh's `step`) says how it says them.
+                # A report whose words a shell function builds (ucm.sh's `step`) says how it says them;
+                # one is said by guest-stamp (the moment a program starts: stamp.c).
                 said = getattr(cls, "said", cls.words)
-                self.assertRegex(guest_text(cls.script), rf"\bsay {re.escape(said)}(?![\w-])")
+                self.assertRegex(guest_text(cls.script), rf"\b(say|guest-stamp) {re.escape(said)}(?![\w-])")
 
     def test_a_report_reads_into_its_event(self):
         on_line, off_line = recorded("jack-phase.console")

@@ -9,7 +9,8 @@ import tempfile
 import unittest
 
 from benchpath import GUEST
-from realkernel import bluetooth, capture, cycles, harness, jack, surround, tower, ucm
+from realkernel import capture, cycles, harness, jack, surround, tower, ucm
+from realkernel.bluetooth import image
 
 # What each program links, as the benches build it.
 LIBRARIES = {"agent.c": ["-lsystemd"], "jack.c": ["-lasound"], "controls.c": ["-lasound"]}
@@ -55,7 +56,7 @@ class GuestSources(unittest.TestCase):
 
     def test_the_inits_as_composed_parse_with_every_value_filled(self):
         inits = {"test-real-kernel": harness.kernel_init(), "test-real-kernel --explore": harness.kernel_init(explore=True),
-                 "test-real-bluetooth": bluetooth.bluetooth_init(), "test-real-bluetooth --explore": bluetooth.bluetooth_init(explore=True)}
+                 "test-real-bluetooth": image.bluetooth_init(), "test-real-bluetooth --explore": image.bluetooth_init(explore=True)}
         for name, init in inits.items():
             with self.subTest(name):
                 self.assertTrue(init.startswith("#!/bin/busybox sh\n"))
