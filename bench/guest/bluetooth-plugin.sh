@@ -8,5 +8,5 @@ AUDIOROUTE_DEBUG=1 aplay -q -D audioroute /root/music.wav > /run/aplay-bt.log 2>
 MUSIC=$!
 sleep 4
 say plugin-playing $(alive $MUSIC)
-kill -TERM $MUSIC 2>/dev/null; wait $MUSIC 2>/dev/null; MUSIC=
+stop $MUSIC plugin-aplay; MUSIC=
 sleep 1
