@@ -1,5 +1,5 @@
 """scripts/test-real-bluetooth: its options and its phases in order (each in bluetooth/)."""
-import os, signal, sys, tempfile
+import os, sys
 
 from .bluetooth import calls, cycles as bt_cycles, floor, plugin, restart, system
 from .bluetooth.image import build_image, fetch_bluez
@@ -7,7 +7,7 @@ from .bluetooth.logs import route_changes
 from .bluetooth.pairing import check_pairing
 from .bluetooth.timing import print_timing
 from .common import Failure, phase, run
-from .harness import Guest, build_programs, fetch_kernel, finish_run
+from .harness import Guest, build_programs, fetch_kernel, finish_run, start_run
 
 
 def check_run(guest, cycles):
@@ -68,16 +68,9 @@ def main():
              ("/usr/bin/dbus-send", "dbus-bin"), ("/usr/bin/dbus-monitor", "dbus-bin"),
              ("/usr/share/dbus-1/system.conf", "dbus-system-bus-common"), ("/usr/include/systemd/sd-bus.h", "libsystemd-dev"),
              ("/usr/bin/qemu-system-x86_64", "qemu-system-x86"), ("/bin/busybox", "busybox-static")]
-    missing = [f"{path} (package {package})" for path, package in needs if not os.path.exists(path)]
-    if missing:
-        print("test-real-bluetooth: cannot run, not installed: " + ", ".join(missing) + "; scripts/bootstrap installs them",
-              file=sys.stderr)
+    work = start_run("test-real-bluetooth", needs)
+    if work is None:
         return 1
-    def interrupted(number, frame):
-        raise Failure(f"stopped by signal {signal.Signals(number).name}")
-    signal.signal(signal.SIGTERM, interrupted)
-    signal.signal(signal.SIGHUP, interrupted)
-    work = tempfile.mkdtemp(prefix="audioroute-real-bluetooth-")
     ok, guest = False, None
     try:
         with phase("kernel", 900):

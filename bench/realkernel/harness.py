@@ -507,6 +507,25 @@ def plug_usb(guest):
     guest.command("device_add", driver="usb-audio", id="usbcard", bus="xhci.0", port="1", audiodev="usb")
 
 
+def start_run(bench, needs):
+    """The entry points' common start: None, with what the host lacks named with the Debian
+    package scripts/bootstrap installs (`needs`: a path or a command, and its package); else
+    SIGTERM (a CI timeout) and SIGHUP made to end the run through the same clean-up as a
+    failure, and the run's new work directory."""
+    missing = [f"{tool} (package {package})" for tool, package in needs
+               if not (os.path.exists(tool) if tool.startswith("/") else shutil.which(tool))]
+    if missing:
+        print(f"{bench}: cannot run, not installed: " + ", ".join(missing) + "; scripts/bootstrap installs them",
+              file=sys.stderr)
+        return None
+
+    def interrupted(number, frame):
+        raise Failure(f"stopped by signal {signal.Signals(number).name}")
+    signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGHUP, interrupted)
+    return tempfile.mkdtemp(prefix=f"audioroute-{bench.removeprefix('test-')}-")
+
+
 def finish_run(bench, guest, work, keep, ok):
     """A bench's end, passed or not: the guest stopped (after a second for what its logs still
     had on their way to the second port, when it failed), its work directory kept as

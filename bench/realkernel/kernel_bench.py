@@ -1,11 +1,12 @@
 """scripts/test-real-kernel: its options, its phases in order, --shell and --explore."""
-import os, shutil, signal, sys, tempfile
+import os, shutil, sys
 
 from .boot import check_boot
 from .capture import check_capture
 from .common import Failure, phase
 from .cycles import PlayerTrace, PlayerTraceEnd, run_cycles, run_plugin_cycles, trace
-from .harness import APLAY, CAPTURE_MODULES, MODULE_TREES, Guest, build_initramfs, build_programs, fetch_kernel, kernel_init, finish_run
+from .harness import (APLAY, CAPTURE_MODULES, MODULE_TREES, Guest, build_initramfs, build_programs, fetch_kernel, finish_run,
+                      kernel_init, start_run)
 from .jack import check_jack
 from .routes import check_route_changes
 from .signals import sequence_bits
@@ -84,18 +85,9 @@ def main(usage):
              ("dpkg-deb", "dpkg"), ("apt-get", "apt"), ("/lib/systemd/systemd-udevd", "udev"),
              ("dbus-daemon", "dbus-daemon"), ("alsactl", "alsa-utils"), (APLAY, "alsa-utils"),
              ("/usr/bin/amixer", "alsa-utils"), ("/usr/bin/alsaucm", "alsa-utils"), ("pkg-config", "pkg-config")]
-    missing = [f"{tool} (package {package})" for tool, package in needs
-               if not (os.path.exists(tool) if tool.startswith("/") else shutil.which(tool))]
-    if missing:
-        print("test-real-kernel: cannot run, not installed: " + ", ".join(missing) + "; scripts/bootstrap installs them",
-              file=sys.stderr)
+    work = start_run("test-real-kernel", needs)
+    if work is None:
         return 1
-    # SIGTERM (a CI timeout) and SIGHUP end the run through the same clean-up as a failure.
-    def interrupted(number, frame):
-        raise Failure(f"stopped by signal {signal.Signals(number).name}")
-    signal.signal(signal.SIGTERM, interrupted)
-    signal.signal(signal.SIGHUP, interrupted)
-    work = tempfile.mkdtemp(prefix="audioroute-real-kernel-")
     ok = False
     guest = None
     try:
