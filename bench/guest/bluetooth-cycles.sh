@@ -34,7 +34,9 @@ while [ $n -le $CYCLES ]; do
   fi
   wait_until 300 count_at_least $n oldDeviceUnavailable /run/monitor.log || fail "cycle $n: no oldDeviceUnavailable within 30 s of the disconnect"
   sleep 2
-  say bt-disconnected $n $(tail -1 /run/play-$n.log | tr '\n' ' ') ports $(audioroute ports --json 2>&1 | tr -d '\n')
+  # The player's last status line (`0:06/0:30 Speaker paused`): BlueALSA's plugin logs to the same
+  # stderr, and a line of its own ("Pausing IO thread") last in the file hid the player's once.
+  say bt-disconnected $n $(grep -E '^[0-9]+:[0-9][0-9]/' /run/play-$n.log | tail -1) ports $(audioroute ports --json 2>&1 | tr -d '\n')
   kill -TERM $PLAYER 2>/dev/null; wait $PLAYER; PLAYER=
   if ! kill -0 $SINK_BLUEALSA 2>/dev/null; then
     bluealsa -B sink -i hci1 -p a2dp-sink -p hfp-hf > /run/bluealsa-sink-$n.log 2>&1 &
