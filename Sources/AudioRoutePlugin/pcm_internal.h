@@ -106,6 +106,11 @@ struct ar_pcm {
 AR_HIDDEN __attribute__((format(printf, 2, 3))) void ar_trace(const struct ar_pcm *p, const char *format, ...);
 AR_HIDDEN void ar_read_bus(struct ar_pcm *p);
 AR_HIDDEN long long ar_now_ms(void);
+
+/// Whether the app called snd_pcm_abort() (ioplug keeps its `nonblock` argument, 2 for an abort):
+/// aplay's handler of SIGINT and SIGTERM does, then waits for its transfer to return. Every wait
+/// of a transfer ends then, with -EINTR, as alsa-lib's own waits end in abort mode.
+static inline int ar_aborted(const struct ar_pcm *p) { return p->io.nonblock == 2; }
 AR_HIDDEN long long ar_now_ns(void);
 
 // Reading the route (route.c).
