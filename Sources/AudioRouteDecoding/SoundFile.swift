@@ -34,7 +34,8 @@ public enum AudioDecodeError: Error, Sendable, Hashable, CustomStringConvertible
             "\(source): \(format) with \(channels) channels; 1 to 8 are played"
         case let .unsupportedSampleRate(source, format, rate):
             "\(source): \(format) at \(rate) Hz; 1 to \(WAVFile.maximumSampleRate) Hz are played"
-        case let .unknownLength(source, format, frames): "\(source): \(format) declares \(frames) frames"
+        case let .unknownLength(source, format, frames):
+            "\(source): \(format): its length cannot be read (\(frames) frames; a truncated or unfinished stream)"
         case let .read(source, format, error): "\(source): \(format): \(error)"
         }
     }
