@@ -33,8 +33,6 @@ static inline ssize_t audioroute_mpg123_memory_read(void *user, void *out, size_
 {
 	struct audioroute_mpg123_memory *memory = user;
 	off_t left = memory->length - memory->position;
-	if (left <= 0)
-		return 0;
 	if ((off_t)count > left)
 		count = (size_t)left;
 	const unsigned char *from = memory->bytes + memory->position;
