@@ -158,9 +158,6 @@ public final class SoundFileDecoder: FrameSource {
     /// Frames read from libsndfile at once (at least): a window of about 0.2 s at 44.1 kHz.
     public static let windowFrames = 8192
 
-    /// Whether the file is MPEG audio (MP3), which `AudioDecoding` hands to libmpg123.
-    public let isMPEG: Bool
-
     private let handle: SoundFileHandle
     /// How samples are read from libsndfile.
     private let reading: Reading
@@ -205,7 +202,6 @@ public final class SoundFileDecoder: FrameSource {
         self.handle = handle
         self.sourceName = sourceName
         self.reading = reading
-        isMPEG = major == Int(SF_FORMAT_MPEG)
         decodedFormat = DecodedFormat(name: name, channels: channels, sampleRate: rate, frameCount: Int(info.frames), downmix: downmix)
         format = WAVFormat(encoding: encoding, channels: min(channels, 2), sampleRate: rate)
     }

@@ -55,10 +55,8 @@ public struct FrameReadError: Error, Sendable, Hashable, CustomStringConvertible
 }
 
 /// Decoded audio the engine plays: frames at a position, in a format of 1 or 2 channels
-/// (a decoder of more maps them onto stereo first, `StereoDownmix`). Its conformances are not
-/// isolated (`SendableMetatype`): a source moves into the player's lock and is read on its
-/// playback thread.
-public protocol FrameSource: SendableMetatype {
+/// (a decoder of more maps them onto stereo first, `StereoDownmix`).
+public protocol FrameSource {
     /// The frames as the engine gets them: mono or stereo.
     var format: WAVFormat { get }
     /// How many frames there are.

@@ -152,8 +152,8 @@ public final class AudioPlayer: Sendable {
         routeFile: String? = AudioPlayer.defaultRouteFile, configurationFiles: [String] = [],
         periodFrames: Int = 1024, latencyMicroseconds: Int = 100_000
     ) throws(AudioPlayerError) {
-        let decoder: any AudioFileDecoder
-        do { decoder = try AudioDecoding.open(contentsOf: path) } catch { throw .file(error) }
+        let decoder: SoundFileDecoder
+        do { decoder = try SoundFileDecoder(contentsOf: path) } catch { throw .file(error) }
         try self.init(decoder: decoder, data: nil, device: device, routeFile: routeFile, configurationFiles: configurationFiles,
                       periodFrames: periodFrames, latencyMicroseconds: latencyMicroseconds)
     }
@@ -164,14 +164,14 @@ public final class AudioPlayer: Sendable {
         routeFile: String? = AudioPlayer.defaultRouteFile, configurationFiles: [String] = [],
         periodFrames: Int = 1024, latencyMicroseconds: Int = 100_000
     ) throws(AudioPlayerError) {
-        let decoder: any AudioFileDecoder
-        do { decoder = try AudioDecoding.open(data: data) } catch { throw .file(error) }
+        let decoder: SoundFileDecoder
+        do { decoder = try SoundFileDecoder(data: data) } catch { throw .file(error) }
         try self.init(decoder: decoder, data: data, device: device, routeFile: routeFile, configurationFiles: configurationFiles,
                       periodFrames: periodFrames, latencyMicroseconds: latencyMicroseconds)
     }
 
     private init(
-        decoder: sending any AudioFileDecoder, data: [UInt8]?, device: String, routeFile: String?, configurationFiles: [String],
+        decoder: sending SoundFileDecoder, data: [UInt8]?, device: String, routeFile: String?, configurationFiles: [String],
         periodFrames: Int, latencyMicroseconds: Int
     ) throws(AudioPlayerError) {
         path = decoder.sourceName
