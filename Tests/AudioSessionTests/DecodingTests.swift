@@ -143,6 +143,10 @@ enum Lossy: String, CaseIterable, Sendable {
             #expect(decoder.format == WAVFormat(encoding: .float32, channels: 2, sampleRate: rate))
             #expect(abs(decoder.frameCount - source.frameCount) <= 1152, "\(decoder.frameCount) frames")
             let bytes = try decodeAll(decoder)
+            // The same bytes from memory decode the same (the shim's memory file).
+            let fromData = try SoundFileDecoder(data: try AtomicFile.read(path))
+            #expect(fromData.frameCount == decoder.frameCount && fromData.decodedFormat.name == decoder.decodedFormat.name)
+            #expect(try decodeAll(fromData) == bytes)
             var reference: [[Double]] = [[], []]
             for frame in 0..<source.frameCount {
                 for channel in 0..<2 { reference[channel].append(source.sample(frame: frame, channel: channel)) }
@@ -239,6 +243,16 @@ enum Lossy: String, CaseIterable, Sendable {
             } catch {
                 #expect(error.frame > 0 && error.frame < 48000 && error.expected == 48000, "\(error)")
                 #expect(error.reason.lowercased().contains("sync") || error.reason.contains("ends early"), "\(error)")
+            }
+            // An MP3 whose audio is garbled after its first 4 KB, from its path and from data:
+            // refused or decoded to its end or to an error, never a crash.
+            try encode("lame", package: "lame", ["--quiet", "-V", "4", "--add-id3v2", "--tt", "t", dir + "/signal.wav", dir + "/good.mp3"])
+            var mp3 = try AtomicFile.read(dir + "/good.mp3")
+            for index in 4096..<mp3.count { mp3[index] ^= 0x55 }
+            try AtomicFile.write(mp3, to: dir + "/garbled.mp3")
+            for decoder in [try? SoundFileDecoder(contentsOf: dir + "/garbled.mp3"), try? SoundFileDecoder(data: mp3)] {
+                guard let decoder else { continue }
+                _ = try? decodeAll(decoder)
             }
             // A seek into the missing half fails, by name.
             let again = try SoundFileDecoder(contentsOf: dir + "/half.flac")
