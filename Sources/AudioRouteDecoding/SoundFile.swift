@@ -55,29 +55,31 @@ public struct DecodedFormat: Sendable, Hashable {
     public var downmix: StereoDownmix
 }
 
-/// An open libsndfile handle, closed in deinit, with what it reads through (a descriptor, or
-/// bytes in memory), released after it.
+/// An open libsndfile handle, closed in deinit, with the bytes in memory it reads through (for
+/// `init(data:)`), released after it.
 struct SoundFileHandle: ~Copyable {
     let file: OpaquePointer
-    private let descriptor: FileDescriptor?
     private let memory: UnsafeMutablePointer<audioroute_sf_memory>?
     private let bytes: UnsafeMutableRawBufferPointer?
 
     /// Opens `path` for reading.
     static func open(path: String, info: inout SF_INFO) throws(AudioDecodeError) -> SoundFileHandle {
-        let descriptor: FileDescriptor
+        // Opened here first only to tell a missing or unreadable file from an undecodable one.
         do {
-            descriptor = try FileDescriptor.open(path)
+            _ = try FileDescriptor.open(path)
         } catch {
             if error.code == .noSuchFileOrDirectory { throw .missing(path: path) }
             throw .unreadable(error)
         }
-        // libsndfile does not close the descriptor (SF_FALSE): its owner does, after sf_close.
-        guard let file = sf_open_fd(descriptor.rawValue, Int32(SFM_READ), &info, Int32(SF_FALSE)) else {
+        // libsndfile opens the file itself and closes it in sf_close, or before it returns NULL.
+        // Not sf_open_fd with our descriptor: libsndfile 1.2.0 closes the descriptor of an open
+        // that fails even when told not to (SF_FALSE, measured), and its owner would then close
+        // the number a second time.
+        guard let file = sf_open(path, Int32(SFM_READ), &info) else {
             let reason = Self.lastError()
             throw .undecodable(source: path, format: Self.sniff(path: path), reason: reason)
         }
-        return SoundFileHandle(file: file, descriptor: descriptor, memory: nil, bytes: nil)
+        return SoundFileHandle(file: file, memory: nil, bytes: nil)
     }
 
     /// Opens `data` (copied: libsndfile reads it after the caller's array may be gone).
@@ -92,12 +94,11 @@ struct SoundFileHandle: ~Copyable {
             bytes.deallocate()
             throw .undecodable(source: "data", format: Self.sniff(Array(data.prefix(12))), reason: Self.lastError())
         }
-        return SoundFileHandle(file: file, descriptor: nil, memory: memory, bytes: bytes)
+        return SoundFileHandle(file: file, memory: memory, bytes: bytes)
     }
 
-    private init(file: OpaquePointer, descriptor: consuming FileDescriptor?, memory: UnsafeMutablePointer<audioroute_sf_memory>?, bytes: UnsafeMutableRawBufferPointer?) {
+    private init(file: OpaquePointer, memory: UnsafeMutablePointer<audioroute_sf_memory>?, bytes: UnsafeMutableRawBufferPointer?) {
         self.file = file
-        self.descriptor = descriptor
         self.memory = memory
         self.bytes = bytes
     }
@@ -106,7 +107,6 @@ struct SoundFileHandle: ~Copyable {
         sf_close(file)
         memory?.deallocate()
         bytes?.deallocate()
-        // `descriptor` closes after this.
     }
 
     /// The last error of this handle.
