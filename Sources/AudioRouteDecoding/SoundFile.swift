@@ -188,7 +188,9 @@ public final class SoundFileDecoder: FrameSource {
         let rate = Int(info.samplerate)
         let major = Int(info.format) & Int(SF_FORMAT_TYPEMASK)
         let order: ChannelOrder = major == Int(SF_FORMAT_OGG) ? .vorbis : .wave
-        guard let downmix = StereoDownmix(channels: channels, order: order) else {
+        guard let downmix = Self.channelMap(handle.file, channels: channels).flatMap(StereoDownmix.init(positions:))
+            ?? StereoDownmix(channels: channels, order: order)
+        else {
             throw .unsupportedChannelCount(source: sourceName, format: name, channels: channels)
         }
         guard rate > 0 && rate <= WAVFile.maximumSampleRate else {
@@ -204,6 +206,34 @@ public final class SoundFileDecoder: FrameSource {
         self.reading = reading
         decodedFormat = DecodedFormat(name: name, channels: channels, sampleRate: rate, frameCount: Int(info.frames), downmix: downmix)
         format = WAVFormat(encoding: encoding, channels: min(channels, 2), sampleRate: rate)
+    }
+
+    /// The file's own channel positions (a WAVE_FORMAT_EXTENSIBLE mask, a CAF layout), when it has
+    /// them, has more than two channels, and each is one the downmix places; nil otherwise (the
+    /// count's default order applies).
+    private static func channelMap(_ file: OpaquePointer, channels: Int) -> [SpeakerPosition]? {
+        guard channels > 2 && channels <= 8 else { return nil }
+        var map = [Int32](repeating: 0, count: channels)
+        let found = map.withUnsafeMutableBytes {
+            sf_command(file, Int32(SFC_GET_CHANNEL_MAP_INFO), $0.baseAddress, Int32($0.count))
+        }
+        guard found == SF_TRUE else { return nil }
+        var positions: [SpeakerPosition] = []
+        for value in map {
+            switch Int(value) {
+            case Int(SF_CHANNEL_MAP_LEFT), Int(SF_CHANNEL_MAP_FRONT_LEFT): positions.append(.frontLeft)
+            case Int(SF_CHANNEL_MAP_RIGHT), Int(SF_CHANNEL_MAP_FRONT_RIGHT): positions.append(.frontRight)
+            case Int(SF_CHANNEL_MAP_CENTER), Int(SF_CHANNEL_MAP_FRONT_CENTER): positions.append(.frontCenter)
+            case Int(SF_CHANNEL_MAP_LFE): positions.append(.lowFrequency)
+            case Int(SF_CHANNEL_MAP_REAR_LEFT): positions.append(.backLeft)
+            case Int(SF_CHANNEL_MAP_REAR_RIGHT): positions.append(.backRight)
+            case Int(SF_CHANNEL_MAP_REAR_CENTER): positions.append(.backCenter)
+            case Int(SF_CHANNEL_MAP_SIDE_LEFT): positions.append(.sideLeft)
+            case Int(SF_CHANNEL_MAP_SIDE_RIGHT): positions.append(.sideRight)
+            default: return nil
+            }
+        }
+        return positions
     }
 
     /// The encoding given to the engine for a libsndfile subtype, and how it is read: integer

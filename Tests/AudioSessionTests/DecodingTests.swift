@@ -182,6 +182,17 @@ enum Lossy: String, CaseIterable, Sendable {
             #expect(l.count == frames && r.count == frames)
             #expect(l.allSatisfy { abs($0 - left) < 1e-6 }, "\(l.first ?? 0) ≠ \(left)")
             #expect(r.allSatisfy { abs($0 - right) < 1e-6 }, "\(r.first ?? 0) ≠ \(right)")
+            // Four channels whose WAVE_FORMAT_EXTENSIBLE mask says FL FR FC LFE (0x0F), not the
+            // count's default (quad): mixed by the mask, the third channel a centre.
+            var four = WAVFile.encode(
+                (0..<frames).flatMap { _ in [0.1, 0.2, 0.3, 0.4] }, format: WAVFormat(encoding: .signed16, channels: 4, sampleRate: rate),
+                extensible: true)
+            four.replaceSubrange(40..<44, with: [0x0F, 0, 0, 0])
+            try AtomicFile.write(four, to: dir + "/four.wav")
+            let masked = try decodeAll(try SoundFileDecoder(contentsOf: dir + "/four.wav"))
+            let centre = q(0.3) / 2.0.squareRoot()
+            #expect(floats(masked, channel: 0).allSatisfy { abs($0 - (q(0.1) + centre)) < 1e-6 })
+            #expect(floats(masked, channel: 1).allSatisfy { abs($0 - (q(0.2) + centre)) < 1e-6 }, "\(floats(masked, channel: 1).first ?? 0)")
             // Nine channels: no rule, refused by name.
             try AtomicFile.write(
                 WAVFile.encode([Double](repeating: 0, count: 9 * 10), format: WAVFormat(encoding: .signed16, channels: 9, sampleRate: rate)),

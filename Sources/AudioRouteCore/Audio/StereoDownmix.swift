@@ -69,6 +69,13 @@ public struct StereoDownmix: Sendable, Hashable {
     /// The rule for `count` channels (1…8) stored in `order`; nil for another count.
     public init?(channels count: Int, order: ChannelOrder = .wave) {
         guard let positions = order.positions(count) else { return nil }
+        self.init(positions: positions)
+    }
+
+    /// The rule for channels at `positions` (1…8 of them, as a file's own channel map says;
+    /// `mono` only alone); nil otherwise.
+    public init?(positions: [SpeakerPosition]) {
+        guard (1...8).contains(positions.count), positions.count == 1 || !positions.contains(.mono) else { return nil }
         self.positions = positions
         var assignments: [ChannelAssignment] = []
         for (channel, position) in positions.enumerated() {
