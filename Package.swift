@@ -37,6 +37,8 @@ let package = Package(
         // libbluetooth: bdaddr helpers, HCI adapter probe.
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        // libsndfile, and its memory file for sf_open_virtual.
+        .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         // The Swift runtime's executor hooks (the one-thread executor).
         .systemLibrary(name: "CSwiftConcurrency"),
 
@@ -64,6 +66,9 @@ let package = Package(
         // daemon, which never plays audio, does not load it. The player moves through the ALSA
         // plugin's own mover (AudioRoutePlugin's ar_follower_open): one mover for both.
         .target(name: "AudioRouteALSA", dependencies: ["AudioRouteCore", "AudioRouteSystem", "AudioRouteMix", "AudioRoutePlugin", "CALSA"]),
+        // libsndfile, for clients: the player's decoder (WAV, AIFF, CAF, FLAC, Ogg Vorbis, Opus,
+        // MP3), streamed a window at a time into the engine's `FrameSource`.
+        .target(name: "AudioRouteDecoding", dependencies: ["AudioRouteCore", "AudioRouteSystem", "CSndfile"]),
         // Gain and silence on samples, in C: the ALSA plugin compiles the same file into its .so
         // (scripts/build-alsa-plugin), the player calls it through AudioRouteALSA. No libasound.
         .target(name: "AudioRouteMix"),
@@ -92,7 +97,9 @@ let package = Package(
         // player. No Foundation, no hardware watchers.
         .target(
             name: "AudioSession",
-            dependencies: ["AudioRouteCore", "AudioRouteIPC", "AudioRouteDBus", "AudioRouteALSA", "AudioRouteMix", "AudioRouteSystem", log]
+            dependencies: [
+                "AudioRouteCore", "AudioRouteIPC", "AudioRouteDBus", "AudioRouteALSA", "AudioRouteDecoding", "AudioRouteMix", "AudioRouteSystem", log,
+            ]
         ),
         // NotificationCenter bridging with iOS names and userInfo keys; the only client code that imports Foundation.
         .target(name: "AudioSessionNotifications", dependencies: ["AudioSession", "AudioRouteCore"]),
@@ -190,7 +197,7 @@ let package = Package(
         .testTarget(
             name: "AudioSessionTests",
             dependencies: [
-                "AudioSession", "AudioSessionNotifications", "AudioRouteIPC", "AudioRouteCore", "AudioRouteALSA",
+                "AudioSession", "AudioSessionNotifications", "AudioRouteIPC", "AudioRouteCore", "AudioRouteALSA", "AudioRouteDecoding",
                 "AudioRouteSystem", "AudioRouteTestKit", "AudioRouteMix",
             ]
         ),

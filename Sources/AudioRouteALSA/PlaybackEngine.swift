@@ -1,5 +1,6 @@
-// The player's output engine: a WAV file, a position, gains, and one open
-// PCM. It writes a period at a time from the position. Following the route, the PCM is the ALSA
+// The player's output engine: a frame source (a WAV file in memory, or a decoder streaming a
+// file), a position, gains, and one open PCM. It writes a period at a time from the position,
+// asking the source for that period's frames only. Following the route, the PCM is the ALSA
 // plugin's mover (PCM(followingRoute:)): the engine tells it when the route changed and it moves
 // at the next write, with the plugin's own rules (make before break, the old device played out,
 // none lost or repeated). Not thread-safe: one thread drives it (the player's playback thread);
@@ -54,14 +55,27 @@ public struct RerouteReport: Sendable, Hashable {
     }
 }
 
-/// Plays a `WAVFile` through an ALSA PCM, one period per `writeNextPeriod`.
+/// Why a period could not be written: the device failed, or the source could not decode it.
+public enum PlaybackEngineError: Error, Sendable, Hashable, CustomStringConvertible {
+    case output(ALSAError)
+    case decode(FrameReadError)
+
+    public var description: String {
+        switch self {
+        case .output(let error): error.description
+        case .decode(let error): error.description
+        }
+    }
+}
+
+/// Plays a `FrameSource` through an ALSA PCM, one period per `writeNextPeriod`.
 ///
-/// The PCM is opened in the file's own sample format and rate, stereo (a mono
-/// file goes to both sides), so that at unity gain the device gets the file's
+/// The PCM is opened in the source's own sample format and rate, stereo (a mono
+/// source goes to both sides), so that at unity gain the device gets the file's
 /// bits; a `plug` PCM converts for the hardware.
 public final class PlaybackEngine {
     /// What is played.
-    public let file: WAVFile
+    public let source: any FrameSource
     /// The PCM currently open.
     public let deviceName: String
     /// Volume and pan (and `OutputGains.gain`), applied to every period written from now on.
@@ -76,7 +90,7 @@ public final class PlaybackEngine {
     public private(set) var position: Int = 0
     /// Playback speed in source frames per output frame: finite and > 0 (a
     /// precondition; the player keeps it within 0.5…2). At 1 the device gets the file's frames as they are; at
-    /// other rates they are resampled (`WAVFile.renderVarispeed`, linear
+    /// other rates they are resampled (`PCMFrames.renderVarispeed`, linear
     /// interpolation: speed and pitch change together). Applies from the next
     /// period.
     public var rate: Double {
@@ -98,19 +112,30 @@ public final class PlaybackEngine {
 
     /// The encoding written: the file's, except 64-bit float, which goes as 32-bit float
     /// (the ALSA plugin's mover, like most devices, takes no FLOAT64).
-    public var outputEncoding: SampleEncoding { file.format.encoding == .float64 ? .float32 : file.format.encoding }
+    public var outputEncoding: SampleEncoding { source.format.encoding == .float64 ? .float32 : source.format.encoding }
 
     /// The ALSA sample format the PCM is opened with.
     public var pcmFormat: PCMFormat { PCMFormat(outputEncoding) }
 
     /// Opens `device` for `file`. Throws libasound's error if the PCM cannot
     /// be opened or cannot take the file's format, rate and stereo.
-    public init(
+    public convenience init(
         file: WAVFile, device: String, configuration: consuming PCMConfigurationSource = .system,
         periodFrames: Int = 1024, latencyMicroseconds: Int = 100_000
     ) throws(ALSAError) {
+        try self.init(
+            source: file, device: device, configuration: configuration, periodFrames: periodFrames,
+            latencyMicroseconds: latencyMicroseconds)
+    }
+
+    /// Opens `device` for `source`. Throws libasound's error if the PCM cannot
+    /// be opened or cannot take the source's format, rate and stereo.
+    public init(
+        source: any FrameSource, device: String, configuration: consuming PCMConfigurationSource = .system,
+        periodFrames: Int = 1024, latencyMicroseconds: Int = 100_000
+    ) throws(ALSAError) {
         precondition(periodFrames > 0)
-        self.file = file
+        self.source = source
         self.deviceName = device
         self.periodFrames = periodFrames
         self.latencyMicroseconds = latencyMicroseconds
@@ -121,13 +146,13 @@ public final class PlaybackEngine {
     private func open(_ device: String) throws(ALSAError) -> PCM {
         var pcm = try configuration.openPlayback(device)
         try pcm.configure(
-            format: pcmFormat, channels: WAVFile.outputChannels, rate: file.format.sampleRate,
+            format: pcmFormat, channels: WAVFile.outputChannels, rate: source.format.sampleRate,
             latencyMicroseconds: latencyMicroseconds)
         return pcm
     }
 
     /// Whether every frame has been written.
-    public var isAtEnd: Bool { position >= file.frameCount }
+    public var isAtEnd: Bool { position >= source.frameCount }
 
     /// Whether a PCM is open (false after `close`).
     public var isOpen: Bool { pcm != nil }
@@ -137,28 +162,37 @@ public final class PlaybackEngine {
 
     /// Renders the next period (fewer at the end) with the current gains and
     /// writes it, blocking while the device's buffer is full. Returns the
-    /// frames written: 0 at the end of the file.
+    /// frames written: 0 at the end of the source.
     @discardableResult
-    public func writeNextPeriod() throws(ALSAError) -> Int {
-        guard position < file.frameCount else { return 0 }
-        if pcm == nil { pcm = try open(deviceName) }
+    public func writeNextPeriod() throws(PlaybackEngineError) -> Int {
+        let total = source.frameCount
+        guard position < total else { return 0 }
+        if pcm == nil {
+            do { pcm = try open(deviceName) } catch { throw .output(error) }
+        }
         if step.isUnity && fraction != 0 {
             // Back at rate 1 between two frames: to the nearest frame, so that
             // the device gets the file's own bytes again (at most half a frame
             // skipped or repeated, once).
             if fraction >= 1 << 31 { position += 1 }
             fraction = 0
-            guard position < file.frameCount else { return 0 }
+            guard position < total else { return 0 }
         }
         let start = sourcePosition
         scratch.removeAll(keepingCapacity: true)
+        // The source frames this period reads: at rate 1 a period's; at another rate up to the
+        // frame after the last output frame's position (its interpolation partner), so that
+        // only the source's real end stands in for a missing next frame.
+        let last = (UInt64(start.fraction) + UInt64(periodFrames - 1) * step.raw) >> 32
+        let needed = step.isUnity ? periodFrames : Int(min(last + 2, UInt64(total)))
+        let window: PCMBuffer
+        do { window = try source.frames(position..<min(total, position + needed)) } catch { throw .decode(error) }
         if step.isUnity {
-            // The file's frames as they are (bytes copied at unity gain).
-            let frames = min(periodFrames, file.frameCount - position)
-            file.render(frames: position..<(position + frames), as: outputEncoding, gains: gains, into: &scratch)
+            // The source's frames as they are (bytes copied at unity gain).
+            window.render(frames: 0..<window.frameCount, as: outputEncoding, gains: gains, into: &scratch)
         } else {
-            var end = start
-            file.renderVarispeed(
+            var end = SourcePosition(frame: 0, fraction: start.fraction)
+            window.renderVarispeed(
                 from: &end, step: step, maxFrames: periodFrames, as: outputEncoding, gains: gains, into: &scratch)
         }
         if sessionGain != 1 {
@@ -167,7 +201,8 @@ public final class PlaybackEngine {
                 ar_mix_apply(format.mixFormat, bytes.baseAddress, bytes.count / format.bytesPerSample, gain)
             }
         }
-        let frames = try pcm!.write(scratch)
+        let frames: Int
+        do { frames = try pcm!.write(scratch) } catch { throw .output(error) }
         if let moved = pcm!.takeMove() {
             lastMove = RerouteReport(from: moved.from, to: moved.to, replayedFrames: moved.replayedFrames, resumeFrame: start.frame)
         }
@@ -192,8 +227,8 @@ public final class PlaybackEngine {
 
     /// Sets the position, past the end clamped to the end.
     private func move(to target: SourcePosition) {
-        if target.frame >= file.frameCount {
-            position = file.frameCount
+        if target.frame >= source.frameCount {
+            position = source.frameCount
             fraction = 0
         } else {
             position = target.frame
@@ -235,7 +270,7 @@ public final class PlaybackEngine {
             // A dropped PCM must be prepared before it takes frames again.
             try pcm!.prepare()
         }
-        position = max(0, min(frame, file.frameCount))
+        position = max(0, min(frame, source.frameCount))
         fraction = 0
     }
 }

@@ -8,9 +8,11 @@ import AudioSession
 struct Play: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
-        abstract: "Play a WAV file on the current route, following route changes, interruptions and ducking.",
+        abstract: "Play an audio file on the current route, following route changes, interruptions and ducking.",
         discussion: """
-            Opens a session with the category (playback by default), activates it and plays FILE on \
+            Opens a session with the category (playback by default), activates it and plays FILE (a path \
+            or a file:// URL; WAV, AIFF, CAF, FLAC, Ogg Vorbis, Opus, MP3 or another format libsndfile \
+            reads, 1 to 8 channels, more than two mixed down to stereo) on \
             the ALSA PCM `audioroute_route` (the route's device, rewritten by audiorouted) or --device. \
             Unplugging the output pauses (as iOS players do); an interruption pauses and resumes only \
             if it was playing and the interruption ends with shouldResume; ducking lowers the volume. \
@@ -43,7 +45,7 @@ struct Play: AsyncParsableCommand {
     @Option(help: "Playback rate, 0.5 (half speed) to 2 (double speed); speed and pitch change together.")
     var rate: Double?
 
-    @Argument(help: "The WAV file to play.")
+    @Argument(help: "The audio file to play (a path or a file:// URL).")
     var file: String
 
     func validate() throws {

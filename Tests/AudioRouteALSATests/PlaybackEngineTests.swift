@@ -261,9 +261,10 @@ private func following(_ file: WAVFile, _ dir: String, first device: String, per
             do {
                 try engine.writeNextPeriod()
                 Issue.record("moving to an undefined PCM succeeded")
-            } catch let error as ALSAError {
+            } catch {
                 // The mover could not open the route's device: the device is gone for the stream,
                 // and the player holds until its session says what follows.
+                guard case PlaybackEngineError.output(let error)? = error as? PlaybackEngineError else { Issue.record("\(error)"); return }
                 #expect(error.code == -Errno.Code.noSuchDevice.rawValue, "\(error)")
             }
             let resume = engine.position

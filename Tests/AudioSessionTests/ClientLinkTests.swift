@@ -34,6 +34,8 @@ import Testing
         let libraries = try Self.needed(productsDirectory + "/audiorouted")
         #expect(libraries.contains { $0.hasPrefix("libudev.so") }, "the reading works: \(libraries)")
         #expect(!libraries.contains { $0.hasPrefix("libasound.so") }, "\(libraries)")
+        // Nor the player's decoder: only clients of the player load libsndfile.
+        #expect(!libraries.contains { $0.hasPrefix("libsndfile.so") }, "\(libraries)")
     }
 
     @Test func theDaemonLinksTheWatchersLibraries() throws {

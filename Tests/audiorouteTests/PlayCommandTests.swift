@@ -47,9 +47,42 @@ import Testing
             #expect(!result.out.contains("\r") && result.out.contains("0:00/0:00"), "\(result.out)")
 
             let bad = try Self.play([dir + "/.asoundrc", "--device", "playtest"], environment: environment)
-            #expect(bad.status == 1 && bad.err.contains("not a WAV"), "\(bad.err)")
+            #expect(bad.status == 1 && bad.err.contains("cannot decode (format: unknown)"), "\(bad.err)")
             let missing = try Self.play([dir + "/none.wav"], environment: environment)
             #expect(missing.status == 1 && missing.err.contains("no such file"), "\(missing.err)")
+        }
+    }
+
+    /// An encoder on PATH; missing, the test fails naming its Debian package (scripts/bootstrap installs it).
+    static func encode(_ name: String, package: String, _ arguments: [String]) throws {
+        let path = (Environment.variables["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map { "\($0)/\(name)" }
+            .first { FileInfo.isReadable($0) }
+        guard let path else { throw TestFailure("\(name) is not installed: apt-get install \(package) (scripts/bootstrap installs it)") }
+        let result = try ChildProcess(path, arguments).collect()
+        guard result.status == 0 else { throw TestFailure("\(name) \(arguments): status \(result.status): \(result.stderr)") }
+    }
+
+    /// FLAC, MP3 and a 5.1 WAV through the command: the FLAC's samples exactly; the MP3 and the
+    /// 5.1 file as float stereo (libsndfile's decoding and the downmix, tested in AudioSessionTests).
+    @Test func playsFLACMP3AndSixChannelFiles() async throws {
+        try await Self.withPlayTest { dir, file, environment in
+            try Self.encode("flac", package: "flac", ["-s", dir + "/a.wav", "-o", dir + "/a.flac"])
+            let flac = try Self.play([dir + "/a.flac", "--device", "playtest"], environment: environment)
+            #expect(flac.status == 0, "\(flac.err)")
+            #expect((try? AtomicFile.read(dir + "/out.raw")) == Array(file.nativeBytes(frames: 0..<file.frameCount)))
+
+            try Self.encode("lame", package: "lame", ["--quiet", "-V", "4", "--add-id3v2", "--tt", "t", dir + "/a.wav", dir + "/a.mp3"])
+            let mp3 = try Self.play([dir + "/a.mp3", "--device", "playtest"], environment: environment)
+            #expect(mp3.status == 0, "\(mp3.err)")
+            let mp3Frames = ((try? AtomicFile.read(dir + "/out.raw")) ?? []).count / 8
+            #expect(abs(mp3Frames - file.frameCount) <= 1152, "\(mp3Frames) frames of float stereo")
+
+            let six = WAVFile.encode(
+                (0..<(4800 * 6)).map { Double($0 % 6) / 10 }, format: WAVFormat(encoding: .signed16, channels: 6, sampleRate: 48000))
+            try AtomicFile.write(six, to: dir + "/six.wav")
+            let sixResult = try Self.play([dir + "/six.wav", "--device", "playtest"], environment: environment)
+            #expect(sixResult.status == 0, "\(sixResult.err)")
+            #expect(((try? AtomicFile.read(dir + "/out.raw")) ?? []).count == 4800 * 8)
         }
     }
 

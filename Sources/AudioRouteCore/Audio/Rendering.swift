@@ -1,4 +1,4 @@
-// Turning a WAV file's frames into what the output device is opened with:
+// Turning decoded frames (a WAV file's, or a decoder's window) into what the output device is opened with:
 // always stereo (a mono file is copied to both sides, so pan works on it),
 // in an encoding of the caller's choice (the player uses the file's own, so
 // that at unity gain the device gets the file's exact bits), with volume,
@@ -109,6 +109,9 @@ extension SampleEncoding {
 extension WAVFile {
     /// Channels of the rendered output: always 2.
     public static let outputChannels = 2
+}
+
+extension PCMFrames {
 
     /// The file's samples for the sample at (`frame`, `channel`), scaled to −1…1.
     public func sample(frame: Int, channel: Int) -> Double {
@@ -133,7 +136,7 @@ extension WAVFile {
         let step = source.bytesPerSample
         let frameSize = format.bytesPerFrame
         let stereo = format.channels == 2
-        out.reserveCapacity(out.count + frames.count * Self.outputChannels * encoding.bytesPerSample)
+        out.reserveCapacity(out.count + frames.count * WAVFile.outputChannels * encoding.bytesPerSample)
         // Same encoding at unity: the bytes themselves (also the common case, and exact by construction).
         if encoding == source, stereo, left == 1, right == 1 {
             out.append(contentsOf: nativeBytes(frames: frames))

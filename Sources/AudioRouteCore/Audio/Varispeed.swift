@@ -62,7 +62,7 @@ public struct SourcePosition: Sendable, Hashable, Comparable {
     }
 }
 
-extension WAVFile {
+extension PCMFrames {
     /// Appends up to `maxFrames` output frames read from `position` at
     /// `step` source frames per output frame (interleaved stereo in
     /// `encoding`, scaled by `gains`, a mono file on both sides), and moves
@@ -94,7 +94,7 @@ extension WAVFile {
         let remaining = span < 1 << 31
             ? Int((span << 32 - UInt64(position.fraction) + step.raw - 1) / step.raw) : Int.max
         let count = min(maxFrames, remaining)
-        if count < 1 << 24 { out.reserveCapacity(out.count + count * Self.outputChannels * encoding.bytesPerSample) }
+        if count < 1 << 24 { out.reserveCapacity(out.count + count * WAVFile.outputChannels * encoding.bytesPerSample) }
         var frame = position.frame
         var fraction = UInt64(position.fraction)
         var produced = 0

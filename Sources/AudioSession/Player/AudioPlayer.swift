@@ -1,4 +1,4 @@
-// An AVAudioPlayer-like WAV player on the route's ALSA device. Playback runs
+// An AVAudioPlayer-like player on the route's ALSA device, of any file libsndfile decodes. Playback runs
 // on its own thread (a blocking ALSA write per period must not hold a task of
 // the cooperative pool); every command takes the same lock as the thread's
 // write, so commands land between periods.
@@ -7,14 +7,16 @@ import AudioRouteSystem
 import AudioRouteDBus
 import AudioRouteIPC
 import AudioRouteALSA
+import AudioRouteDecoding
 import AudioRouteMix
 import Logging
 import Synchronization
 
 /// Why a player could not load its file or play it.
 public enum AudioPlayerError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The file is missing, unreadable, not a WAV, truncated or in an unsupported encoding.
-    case file(WAVFileError)
+    /// The file is missing, unreadable, not decodable, has a channel count or rate the player
+    /// does not play, or failed to decode while playing (truncated).
+    case file(AudioDecodeError)
     /// The output device could not be opened or written (libasound's error).
     case output(ALSAError)
     /// The playback thread could not be started.
@@ -41,17 +43,22 @@ public enum AudioPlayerEvent: Sendable, Hashable {
     case playingChanged(Bool)
 }
 
-/// Plays a WAV file on the route's ALSA PCM (`audioroute_route`), following an
+/// Plays an audio file (any format libsndfile reads: WAV, AIFF, CAF, FLAC, Ogg Vorbis, Opus, MP3;
+/// 1 to 8 channels, mapped onto stereo by `channelAssignments`) on the route's ALSA PCM (`audioroute_route`), following an
 /// `AudioSession`'s route changes, interruptions, ducking and silencing (`follow(_:)`). It moves
 /// with the ALSA plugin's own mover (docs/decisions.md, "One mover"): told of a route change by
 /// its session, the stream goes on on the new device at the next period, none lost or repeated.
 /// While it follows a session, `play()` (and a resume after an interruption) activates that
 /// session first when it is inactive, as AVAudioPlayer's `play` activates the shared session.
 public final class AudioPlayer: Sendable {
-    /// The file's path.
+    /// The file's path ("data" for a player made from bytes).
     public let path: String
-    /// The decoded file.
-    public let file: WAVFile
+    /// The bytes played, for a player made with `init(data:)`.
+    public let data: [UInt8]?
+    /// The file as decoded: its format's name, channels, rate and frames.
+    public let fileFormat: DecodedFormat
+    /// The frames the engine plays (mono or stereo, `fileFormat`'s rate).
+    private let sourceFormat: WAVFormat
     /// The PCM played to: the route file's `audioroute_route` (followed), or another name (not).
     public let deviceName: String
     /// The daemon's route file the player follows (`deviceName` is looked up in it), nil when it
@@ -73,6 +80,8 @@ public final class AudioPlayer: Sendable {
     private static let logger = Logger(label: "audioroute.player")
 
     private struct State {
+        /// The decoder, read by the engine (one at a time).
+        var source: any FrameSource
         var engine: PlaybackEngine?
         var policy = PlaybackPolicy()
         var volume: Double = 1
@@ -131,32 +140,63 @@ public final class AudioPlayer: Sendable {
             systemBus: bus == .system, environment: Environment.variables, exists: { FileInfo.isReadable($0) })
     }
 
-    /// Loads the WAV file at `path` (the device is opened by `prepareToPlay` or `play`).
+    /// Opens the file at `path` (a path, or a `file://` URL) for decoding; the device is opened
+    /// by `prepareToPlay` or `play`. The file is read a window at a time while it plays.
     /// - Parameters:
     ///   - device: the ALSA PCM name. `audioroute_route` with a route file: the route's device,
     ///     followed as it changes; any other name, or no route file: that PCM, which does not move.
     ///   - routeFile: the daemon's route file (the session bus's daemon's by default).
     ///   - configurationFiles: ALSA files read over the system configuration at every open.
-    public init(
+    public convenience init(
         contentsOf path: String, device: String = AlsaRouteConfig.outputPCM,
         routeFile: String? = AudioPlayer.defaultRouteFile, configurationFiles: [String] = [],
         periodFrames: Int = 1024, latencyMicroseconds: Int = 100_000
     ) throws(AudioPlayerError) {
-        do { file = try WAVFile(contentsOf: path) } catch { throw .file(error) }
-        self.path = path
+        let decoder: SoundFileDecoder
+        do { decoder = try SoundFileDecoder(contentsOf: path) } catch { throw .file(error) }
+        try self.init(decoder: decoder, data: nil, device: device, routeFile: routeFile, configurationFiles: configurationFiles,
+                      periodFrames: periodFrames, latencyMicroseconds: latencyMicroseconds)
+    }
+
+    /// Decodes `data`, a whole file's bytes in any format `init(contentsOf:)` reads.
+    public convenience init(
+        data: [UInt8], device: String = AlsaRouteConfig.outputPCM,
+        routeFile: String? = AudioPlayer.defaultRouteFile, configurationFiles: [String] = [],
+        periodFrames: Int = 1024, latencyMicroseconds: Int = 100_000
+    ) throws(AudioPlayerError) {
+        let decoder: SoundFileDecoder
+        do { decoder = try SoundFileDecoder(data: data) } catch { throw .file(error) }
+        try self.init(decoder: decoder, data: data, device: device, routeFile: routeFile, configurationFiles: configurationFiles,
+                      periodFrames: periodFrames, latencyMicroseconds: latencyMicroseconds)
+    }
+
+    private init(
+        decoder: sending SoundFileDecoder, data: [UInt8]?, device: String, routeFile: String?, configurationFiles: [String],
+        periodFrames: Int, latencyMicroseconds: Int
+    ) throws(AudioPlayerError) {
+        path = decoder.sourceName
+        self.data = data
+        fileFormat = decoder.decodedFormat
+        sourceFormat = decoder.format
         deviceName = device
         self.routeFile = device == AlsaRouteConfig.outputPCM ? routeFile : nil
         self.configurationFiles = configurationFiles
         self.periodFrames = periodFrames
         self.latencyMicroseconds = latencyMicroseconds
         (events, continuation) = AsyncStream.makeStream(of: AudioPlayerEvent.self, bufferingPolicy: .unbounded)
-        state = Mutex(State())
+        state = Mutex(State(source: decoder))
     }
 
     deinit { continuation.finish() }
 
     /// The file's length in seconds.
-    public var duration: Double { Double(file.frameCount) / Double(file.format.sampleRate) }
+    public var duration: Double { Double(fileFormat.frameCount) / Double(fileFormat.sampleRate) }
+
+    /// The file's channels (1…8).
+    public var numberOfChannels: Int { fileFormat.channels }
+
+    /// How the file's channels reach the output's left (0) and right (1): docs/player.md, "Channels".
+    public var channelAssignments: [ChannelAssignment] { fileFormat.downmix.channelAssignments }
 
     /// Whether the player is playing.
     public var isPlaying: Bool { withState { $0.policy.isPlaying } }
@@ -177,10 +217,10 @@ public final class AudioPlayer: Sendable {
     /// seeks, discarding what the device had not played.
     public var currentTime: Double {
         get {
-            withState { s in (s.engine?.sourcePosition.frames ?? Double(s.startFrame)) / Double(file.format.sampleRate) }
+            withState { s in (s.engine?.sourcePosition.frames ?? Double(s.startFrame)) / Double(fileFormat.sampleRate) }
         }
         set {
-            let frame = max(0, min(Int(newValue * Double(file.format.sampleRate)), file.frameCount))
+            let frame = max(0, min(Int(newValue * Double(fileFormat.sampleRate)), fileFormat.frameCount))
             withState { s in
                 s.startFrame = frame
                 try? s.engine?.seek(to: frame)
@@ -195,7 +235,7 @@ public final class AudioPlayer: Sendable {
     /// in the files add up to this when none was lost or repeated (the demo checks it);
     /// at a `rate` other than 1 the devices get that many frames fewer or more.
     public var framesPlayed: Int {
-        withState { s in s.completedPasses * file.frameCount + (s.engine?.position ?? s.startFrame) }
+        withState { s in s.completedPasses * fileFormat.frameCount + (s.engine?.position ?? s.startFrame) }
     }
 
     /// Volume 0…1.
@@ -355,7 +395,7 @@ public final class AudioPlayer: Sendable {
             let configuration: PCMConfigurationSource =
                 if let routeFile { .route(file: routeFile, configurationFiles: configurationFiles) } else { .systemPlus(files: configurationFiles) }
             let engine = try PlaybackEngine(
-                file: file, device: deviceName, configuration: configuration,
+                source: s.source, device: deviceName, configuration: configuration,
                 periodFrames: periodFrames, latencyMicroseconds: latencyMicroseconds)
             try engine.seek(to: s.startFrame)
             s.engine = engine
@@ -462,32 +502,32 @@ public final class AudioPlayer: Sendable {
                 s.threadRunning = false
                 return .exit
             }
-            do throws(ALSAError) {
+            do throws(PlaybackEngineError) {
                 let written = try engine.writeNextPeriod()
                 s.busySince = nil
                 if let move = engine.takeMove() { continuation.yield(.rerouted(move)) }
                 if written > 0 { return .next }
                 // The end of the file: play it out before looping or finishing.
-                try engine.drain()
+                do throws(ALSAError) { try engine.drain() } catch { throw .output(error) }
                 s.completedPasses += 1
                 if s.loopsLeft != 0 {
                     if s.loopsLeft > 0 { s.loopsLeft -= 1 }
-                    try engine.seek(to: 0)
+                    do throws(ALSAError) { try engine.seek(to: 0) } catch { throw .output(error) }
                     return .next
                 }
                 s.loopsLeft = s.numberOfLoops
                 _ = s.policy.pause()
                 engine.close()
-                try engine.seek(to: 0)
+                do throws(ALSAError) { try engine.seek(to: 0) } catch { throw .output(error) }
                 s.startFrame = 0
                 s.threadRunning = false
                 continuation.yield(.playingChanged(false))
                 continuation.yield(.finished(successfully: true))
                 return .exit
-            } catch where Self.busy(error) && Self.tryAgain(&s) {
+            } catch .output(let error) where Self.busy(error) && Self.tryAgain(&s) {
                 // Reopened (after a pause, or on a new route) while another stream holds it.
                 return .retry
-            } catch where Self.deviceGone(error) {
+            } catch .output(let error) where Self.deviceGone(error) {
                 // Unplugged under the write: hold (the position is kept) until the route
                 // change says what to do: pause on oldDeviceUnavailable, play on a new route.
                 engine.close()
@@ -495,7 +535,11 @@ public final class AudioPlayer: Sendable {
                 s.threadRunning = false
                 return .exit
             } catch {
-                fail(.output(error), &s)
+                switch error {
+                case .output(let error): fail(.output(error), &s)
+                // A stream that fails or ends early (a truncated file): the delegate's decode error.
+                case .decode(let error): fail(.file(.read(source: path, format: fileFormat.name, error)), &s)
+                }
                 s.threadRunning = false
                 return .exit
             }

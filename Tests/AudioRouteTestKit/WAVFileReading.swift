@@ -1,5 +1,5 @@
-// Reading a WAV file from disk: the layer that can say "missing". The bytes
-// are parsed by AudioRouteCore's pure WAVFile.
+// Reading a WAV file from disk, for the tests: the reference the decoder and the engine are
+// compared with, independent of libsndfile. The bytes are parsed by AudioRouteCore's pure WAVFile.
 import AudioRouteCore
 import AudioRouteSystem
 
