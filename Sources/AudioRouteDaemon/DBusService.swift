@@ -114,6 +114,9 @@ public actor DBusService: Service {
             emit(DBusAPI.Manager.routeChanged, DBusAPI.routeChangedArguments(change))
         case .silentModeChanged(let on):
             emit(DBusAPI.Manager.silentModeChanged, [.bool(on)])
+        case .screenLockChanged:
+            // Not in the D-Bus API: the sessions hear of it as silenced and unsilenced.
+            break
         case .session(let event):
             guard let number = DBusAPI.sessionNumber(event.session), let owner = sessions[number]?.owner else { return }
             let signal = DBusAPI.signal(for: event.kind)

@@ -22,6 +22,8 @@ public enum DaemonEvent: Sendable, Hashable {
     case session(SessionEvent)
     /// Silent mode was switched on or off.
     case silentModeChanged(Bool)
+    /// The screen was locked or unlocked (logind's LockedHint of the user's session).
+    case screenLockChanged(Bool)
 }
 
 /// One session as a client sees it.
@@ -79,6 +81,8 @@ public actor RouteService: Service {
     private let onStopping: @Sendable () -> Void
     /// The session name each open session registered with.
     private var sessionNames: [String: String] = [:]
+    /// After a wake, the first route move a port causes is announced as `wakeFromSleep`.
+    private var wakeWindow = WakeWindow()
 
     /// Every outcome, to every subscriber.
     public nonisolated let events = Broadcast<DaemonEvent>()
@@ -135,6 +139,8 @@ public actor RouteService: Service {
     }
     public var sessions: [Session] { tower.sessions }
     public var silentMode: Bool { tower.silentMode }
+    /// Whether the screen is locked, as logind last said (not saved: logind says it again at start).
+    public var screenLocked: Bool { tower.screenLocked }
     /// Which rule chose the current route, and why each other port lost.
     public var explanation: RouteExplanation { tower.explain() }
 
@@ -185,12 +191,12 @@ public actor RouteService: Service {
         do throws(SessionError) {
             switch usable {
             case .added(let ports)?:
-                publish(try tower.addPorts(ports, restoring: enumerating.contains(source)))
+                publish(afterWake(try tower.addPorts(ports, restoring: enumerating.contains(source))))
                 reapplyPreferredInputs(arrived: Set(ports.map(\.uid)))
             case .removed(let uids)?:
-                publish(try tower.removePorts(uids))
+                publish(afterWake(try tower.removePorts(uids)))
             case .updated(let port)?:
-                publish(try tower.updatePort(port))
+                publish(afterWake(try tower.updatePort(port)))
             case nil:
                 break
             }
@@ -255,6 +261,36 @@ public actor RouteService: Service {
                 session.preferredInput != uid, let outcome = try? tower.setPreferredInput(uid, session: session.id)
             else { continue }
             publish(outcome)
+        }
+    }
+
+    /// A port's outcome with its route change's reason as the wake window decides.
+    private func afterWake(_ outcome: TowerOutcome) -> TowerOutcome {
+        guard var change = outcome.change else { return outcome }
+        change.reason = wakeWindow.reason(for: change.reason, at: .now)
+        var outcome = outcome
+        outcome.change = change
+        return outcome
+    }
+
+    // MARK: System events
+
+    /// Applies what logind said: a lock silences ambient and soloAmbient sessions (as silent
+    /// mode does) until the unlock; a wake re-evaluates the route (a move is `wakeFromSleep`)
+    /// and opens the window in which the first route move a port causes is the wake's.
+    public func apply(_ event: SystemEvent) {
+        switch event {
+        case .screenLocked(let locked):
+            guard tower.screenLocked != locked else { return }
+            let outcome = tower.setScreenLocked(locked)
+            logger.info("screen \(locked ? "locked" : "unlocked")")
+            events.send(.screenLockChanged(locked))
+            publish(outcome)
+        case .sleeping:
+            wakeWindow.sleeping()
+        case .woke:
+            wakeWindow.woke(at: .now)
+            publish(tower.wake())
         }
     }
 
