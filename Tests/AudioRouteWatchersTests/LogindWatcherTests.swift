@@ -9,64 +9,6 @@ import Logging
 import Synchronization
 import Testing
 
-/// dbusmock's logind on a private bus, and a client to drive it.
-private final class LogindBench: @unchecked Sendable {
-    let bus: PrivateBus
-    var mock: ChildProcess?
-    let client: DBusClientConnection
-
-    init() async throws {
-        bus = try PrivateBus()
-        client = try await DBusClientConnection.connect(.address(bus.address))
-    }
-
-    func startLogind() async throws {
-        let process = try ChildProcess(
-            "/usr/bin/python3", ["-m", "dbusmock", "--system", "--template", "logind"],
-            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
-        mock = process
-        for _ in 0..<500 {
-            if try await client.nameOwner(Logind.service) != nil { return }
-            if process.wait(seconds: 0) != nil { break }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw TestFailure("dbusmock did not take \(Logind.service): \(process.availableStderr())")
-    }
-
-    func stopLogind() {
-        mock?.signal(SIGKILL)
-        _ = mock?.wait(seconds: 5)
-        mock = nil
-    }
-
-    func close() {
-        stopLogind()
-        client.close()
-        bus.close()
-    }
-
-    /// dbusmock's AddSession: session `id` of uid 1000 on seat0, its LockedHint false.
-    func addSession(_ id: String) async throws {
-        _ = try await client.call(
-            destination: Logind.service, path: Logind.managerPath, interface: "org.freedesktop.DBus.Mock", member: "AddSession",
-            signature: "ssusb", arguments: [.string(id), .string("seat0"), .uint32(1000), .string("user"), .bool(true)])
-    }
-
-    /// The session's SetLockedHint, which the template answers with PropertiesChanged.
-    func setLockedHint(_ id: String, _ locked: Bool) async throws {
-        _ = try await client.call(
-            destination: Logind.service, path: Logind.sessionPathPrefix + "/" + id, interface: Logind.sessionInterface,
-            member: "SetLockedHint", signature: "b", arguments: [.bool(locked)])
-    }
-
-    /// dbusmock's EmitSignal on `path`.
-    func emit(path: String = Logind.managerPath, _ interface: String, _ member: String, _ signature: String, _ args: [DBusValue]) async throws {
-        _ = try await client.call(
-            destination: Logind.service, path: path, interface: "org.freedesktop.DBus.Mock", member: "EmitSignal",
-            signature: "sssav", arguments: [.string(interface), .string(member), .string(signature), .array(args.map { .variant($0) })])
-    }
-}
-
 /// Collects the watcher's events in the background.
 private final class Collected: Sendable {
     private let state = Mutex<(events: [SystemEvent], ended: Bool)>(([], false))
@@ -92,7 +34,7 @@ private final class Collected: Sendable {
 }
 
 private func watching(
-    _ bench: LogindBench, session: LogindSessionChoice, logs: LogStore, _ body: (Collected) async throws -> Void
+    _ bench: LogindMock, session: LogindSessionChoice, logs: LogStore, _ body: (Collected) async throws -> Void
 ) async throws {
     let logger = Logger(label: "test.logind") { _ in CapturingLogHandler(store: logs) }
     let watcher = LogindWatcher(bus: .address(bench.bus.address), session: session, logger: logger)
@@ -107,7 +49,7 @@ struct LogindWatcherTests {
 
     @Test("a logind that appears later is followed: sleep, wake, lock and unlock, and its departure unlocks")
     func lateLogindSleepWakeAndLock() async throws {
-        let bench = try await LogindBench()
+        let bench = try await LogindMock()
         defer { bench.close() }
         let logs = LogStore()
         try await watching(bench, session: .user(id: Self.session, pid: 1, uid: 1000), logs: logs) { collected in
@@ -139,7 +81,7 @@ struct LogindWatcherTests {
 
     @Test("a lock held at start is reported at once")
     func lockedAtStart() async throws {
-        let bench = try await LogindBench()
+        let bench = try await LogindMock()
         defer { bench.close() }
         try await bench.startLogind()
         try await bench.addSession(Self.session)
@@ -152,7 +94,7 @@ struct LogindWatcherTests {
 
     @Test("the system instance follows no session: sleep and wake only")
     func systemInstanceSleepOnly() async throws {
-        let bench = try await LogindBench()
+        let bench = try await LogindMock()
         defer { bench.close() }
         try await bench.startLogind()
         try await bench.addSession(Self.session)
@@ -168,7 +110,7 @@ struct LogindWatcherTests {
 
     @Test("a user daemon outside any session follows its user's display session")
     func displaySessionOfTheUser() async throws {
-        let bench = try await LogindBench()
+        let bench = try await LogindMock()
         defer { bench.close() }
         try await bench.startLogind()
         try await bench.addSession(Self.session)
@@ -200,7 +142,7 @@ struct LogindWatcherTests {
 
     @Test("bad data from logind is a named fault, logged once; the watch goes on")
     func badDataIsAFault() async throws {
-        let bench = try await LogindBench()
+        let bench = try await LogindMock()
         defer { bench.close() }
         try await bench.startLogind()
         try await bench.addSession(Self.session)

@@ -1,0 +1,47 @@
+// logind's screen lock and wake through the real audiorouted: dbusmock's logind on a private
+// system bus, an app's session on the daemon's session bus.
+import AudioRouteCore
+import AudioRouteTestKit
+import AudioRouteWatchers
+import AudioSession
+import Testing
+
+@Suite(.serialized) struct SystemEventsEndToEndTests {
+    @Test func theUsersScreenLockSilencesAnAmbientAppAndTheUnlockEndsIt() async throws {
+        let logind = try await LogindMock()
+        defer { logind.close() }
+        try await logind.startLogind()
+        try await logind.addSession("c1")
+        let daemon = try RunningDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": logind.bus.address, "XDG_SESSION_ID": "c1"])
+
+        let game = AudioSession(bus: .address(daemon.bus.address), appName: "game")
+        let music = AudioSession(bus: .address(daemon.bus.address), appName: "music")
+        let gameHeard = Collector(await game.notifications)
+        let musicHeard = Collector(await music.notifications)
+        try await game.setCategory(.ambient)
+        try await game.setActive(true)
+        try await music.setCategory(.playback, options: .mixWithOthers)
+        try await music.setActive(true)
+
+        try await logind.setLockedHint("c1", true)
+        #expect(await gameHeard.wait { $0.contains(.silenced) }, "the lock did not silence the ambient app: \(gameHeard.all)")
+        try await logind.setLockedHint("c1", false)
+        #expect(await gameHeard.wait { $0.contains(.unsilenced) }, "the unlock did not end the silencing: \(gameHeard.all)")
+        // Playback is not silenced by the lock.
+        #expect(!musicHeard.all.contains(.silenced))
+
+        // A wake reaches the daemon; with no port moving it announces no route change.
+        try await logind.emit(Logind.managerInterface, "PrepareForSleep", "b", [.bool(true)])
+        try await logind.emit(Logind.managerInterface, "PrepareForSleep", "b", [.bool(false)])
+        var said = ""
+        for _ in 0..<500 where !said.contains("logind: woke from sleep") {
+            said += daemon.child.availableStderr()
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let woke = said.contains("logind: woke from sleep")
+        #expect(woke, "the daemon did not hear the wake")
+        #expect(!gameHeard.all.contains { if case .routeChange = $0 { return true } else { return false } })
+        await game.close()
+        await music.close()
+    }
+}
