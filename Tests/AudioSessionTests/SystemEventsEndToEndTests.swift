@@ -1,6 +1,8 @@
 // logind's screen lock and wake through the real audiorouted: dbusmock's logind on a private
 // system bus, an app's session on the daemon's session bus.
 import AudioRouteCore
+import AudioRouteSystem
+import Glibc
 import AudioRouteTestKit
 import AudioRouteWatchers
 import AudioSession
@@ -23,10 +25,29 @@ import Testing
         try await music.setCategory(.playback, options: .mixWithOthers)
         try await music.setActive(true)
 
+        let address = ["--bus-address", daemon.bus.address]
+        #expect(try await game.screenLocked == false)
+        let monitor = try ChildProcess(CLI.audioroute, ["monitor", "--json"] + address)
+        defer { monitor.kill() }
+        var lines = LineReader(fd: monitor.stdout)
+        #expect(try lines.next(seconds: 10).map { try JSON.parse($0) }?["event"] == .string("ready"))
+
         try await logind.setLockedHint("c1", true)
         #expect(await gameHeard.wait { $0.contains(.silenced) }, "the lock did not silence the ambient app: \(gameHeard.all)")
+        #expect(gameHeard.all.contains(.screenLockChanged(true)))
+        #expect(try await game.screenLocked == true)
+        let status = try CLI.run(["status"] + address)
+        #expect(status.out.contains("Screen: locked"), "\(status.out)")
+        #expect(try JSON.parse(try CLI.run(["status", "--json"] + address).out)["screenLocked"] == .bool(true))
+        let lockLine = try lines.next(seconds: 10).map { try JSON.parse($0) }
+        #expect(lockLine?["event"] == .string("screenLock") && lockLine?["locked"] == .bool(true), "\(String(describing: lockLine))")
+        monitor.signal(SIGINT)
+        #expect(monitor.wait(seconds: 10) == 0)
+
         try await logind.setLockedHint("c1", false)
         #expect(await gameHeard.wait { $0.contains(.unsilenced) }, "the unlock did not end the silencing: \(gameHeard.all)")
+        #expect(gameHeard.all.contains(.screenLockChanged(false)))
+        #expect(try CLI.run(["status"] + address).out.contains("Screen: unlocked"))
         // Playback is not silenced by the lock.
         #expect(!musicHeard.all.contains(.silenced))
 
