@@ -7,6 +7,7 @@ import AudioRouteWatchers
 import Testing
 
 private let speaker = Port(uid: "pci-speaker", type: .builtInSpeaker, device: "pci", alsa: "dmix:CARD=PCH,DEV=0")
+private let hdmi = Port(uid: "hdmi", type: .HDMI, device: "gpu", alsa: "hdmi:CARD=PCH,DEV=0")
 private let usb = Port(uid: "usb-dac", type: .usbAudio, device: "usb-dac", direction: .output, alsa: "dmix:CARD=DAC,DEV=0")
 
 extension EventLog {
@@ -89,6 +90,58 @@ extension EventLog {
                 await routes.apply(SystemEvent.sleeping)
                 udev.feed.yield(.added([usb]))
                 #expect(try await events.nextRouteChange().reason == .newDeviceAvailable)
+            }
+        }
+    }
+
+    @Test func afterAWakeAMonitorBackWithinItsGraceMovesNothing() async throws {
+        try await withTemporaryDirectory { dir in
+            let udev = TestWatcher(name: "udev")
+            let harness = Harness(dir: dir, watchers: [udev], displayGrace: DisplayGrace(window: .seconds(10), hold: .seconds(1)))
+            let routes = harness.routeService
+            let events = EventLog(routes.events.subscribe())
+            try await harness.running {
+                udev.feed.yield(.added([speaker, hdmi]))
+                #expect(try await events.nextRouteChange().current.outputs == ["hdmi"])
+
+                await routes.apply(SystemEvent.woke)
+                // The monitor drops its audio and brings it back: the route stays on it, unannounced.
+                udev.feed.yield(.removed(["hdmi"]))
+                udev.feed.yield(.added([hdmi]))
+                // Past the hold: still nothing; the next change is the DAC's, and the wake's.
+                try await Task.sleep(for: .milliseconds(1500))
+                #expect(await routes.route.outputs == ["hdmi"])
+                udev.feed.yield(.added([usb]))
+                let change = try await events.nextRouteChange()
+                #expect(change.reason == .wakeFromSleep)
+                #expect(change.previous.outputs == ["hdmi"] && change.current.outputs == ["usb-dac"])
+            }
+        }
+    }
+
+    @Test func afterAWakeAMonitorThatStaysAwayLeavesWhenItsGraceEnds() async throws {
+        try await withTemporaryDirectory { dir in
+            let udev = TestWatcher(name: "udev")
+            let harness = Harness(dir: dir, watchers: [udev], displayGrace: DisplayGrace(window: .seconds(10), hold: .milliseconds(500)))
+            let routes = harness.routeService
+            let events = EventLog(routes.events.subscribe())
+            try await harness.running {
+                udev.feed.yield(.added([speaker, hdmi]))
+                _ = try await events.nextRouteChange()
+                await routes.apply(SystemEvent.woke)
+                let gone = ContinuousClock.now
+                udev.feed.yield(.removed(["hdmi"]))
+                let change = try await events.nextRouteChange()
+                #expect(ContinuousClock.now - gone >= .milliseconds(500), "removed before its grace ended")
+                #expect(change.current.outputs == ["pci-speaker"])
+                #expect(change.reason == .wakeFromSleep)
+
+                // Without a wake, a monitor's removal is at once, with its own reason.
+                udev.feed.yield(.added([hdmi]))
+                _ = try await events.nextRouteChange()
+                await routes.apply(SystemEvent.sleeping)
+                udev.feed.yield(.removed(["hdmi"]))
+                #expect(try await events.nextRouteChange().reason == .oldDeviceUnavailable)
             }
         }
     }
