@@ -79,6 +79,23 @@ struct LogindWatcherTests {
         }
     }
 
+    @Test("a lost bus lifts the lock and ends the events")
+    func lostBusUnlocks() async throws {
+        let bench = try await LogindMock()
+        defer { bench.close() }
+        try await bench.startLogind()
+        try await bench.addSession(Self.session)
+        try await bench.setLockedHint(Self.session, true)
+        let logs = LogStore()
+        try await watching(bench, session: .user(id: Self.session, pid: 1, uid: 1000), logs: logs) { collected in
+            try await collected.until("the lock") { $0 == [.screenLocked(true)] }
+            bench.bus.close()
+            try await collected.until("the unlock") { $0 == [.screenLocked(true), .screenLocked(false)] }
+            for _ in 0..<500 where !collected.ended { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(collected.ended)
+        }
+    }
+
     @Test("a lock held at start is reported at once")
     func lockedAtStart() async throws {
         let bench = try await LogindMock()

@@ -155,6 +155,8 @@ final class LogindLoop: @unchecked Sendable {
         if let source { reader.unwatch(source) }
         source = nil
         box = nil
+        // Nobody will say when the lock ends: it is lifted now (unheard if the consumer is gone).
+        reportLocked(false)
         finish()
     }
 
