@@ -6,21 +6,36 @@ import Glibc
 
 /// dbusmock's logind on a private bus, and a client to drive it.
 public final class LogindMock: @unchecked Sendable {
-    public let bus: PrivateBus
+    /// The bus logind is served on (the system bus of whatever is tested).
+    public let address: String
+    /// The bus, when this mock made it.
+    private let ownBus: PrivateBus?
     public private(set) var mock: ChildProcess?
     public let client: DBusClientConnection
 
     /// A private bus (nobody on it yet) and a client of it.
     public init() async throws {
-        bus = try PrivateBus()
+        let bus = try PrivateBus()
+        ownBus = bus
+        address = bus.address
         client = try await DBusClientConnection.connect(.address(bus.address))
     }
+
+    /// On a bus someone else runs (the BlueZ bench's), at `address`.
+    public init(address: String) async throws {
+        ownBus = nil
+        self.address = address
+        client = try await DBusClientConnection.connect(.address(address))
+    }
+
+    /// Stops the bus this mock made: its clients lose it.
+    public func closeBus() { ownBus?.close() }
 
     /// Starts the mock and waits until it owns org.freedesktop.login1.
     public func startLogind() async throws {
         let process = try ChildProcess(
             "/usr/bin/python3", ["-m", "dbusmock", "--system", "--template", "logind"],
-            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": address])
         mock = process
         for _ in 0..<500 {
             if try await client.nameOwner(Logind.service) != nil { return }
@@ -41,7 +56,7 @@ public final class LogindMock: @unchecked Sendable {
     public func close() {
         stopLogind()
         client.close()
-        bus.close()
+        ownBus?.close()
     }
 
     /// dbusmock's AddSession: session `id` of uid 1000 on seat0, its LockedHint false.

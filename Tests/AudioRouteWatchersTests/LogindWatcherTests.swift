@@ -37,7 +37,7 @@ private func watching(
     _ bench: LogindMock, session: LogindSessionChoice, logs: LogStore, _ body: (Collected) async throws -> Void
 ) async throws {
     let logger = Logger(label: "test.logind") { _ in CapturingLogHandler(store: logs) }
-    let watcher = LogindWatcher(bus: .address(bench.bus.address), session: session, logger: logger)
+    let watcher = LogindWatcher(bus: .address(bench.address), session: session, logger: logger)
     let stream = try watcher.events()
     let collected = Collected(stream)
     try await body(collected)
@@ -89,7 +89,7 @@ struct LogindWatcherTests {
         let logs = LogStore()
         try await watching(bench, session: .user(id: Self.session, pid: 1, uid: 1000), logs: logs) { collected in
             try await collected.until("the lock") { $0 == [.screenLocked(true)] }
-            bench.bus.close()
+            bench.closeBus()
             try await collected.until("the unlock") { $0 == [.screenLocked(true), .screenLocked(false)] }
             for _ in 0..<500 where !collected.ended { try await Task.sleep(for: .milliseconds(10)) }
             #expect(collected.ended)

@@ -14,7 +14,7 @@ import Testing
         defer { logind.close() }
         try await logind.startLogind()
         try await logind.addSession("c1")
-        let daemon = try RunningDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": logind.bus.address, "XDG_SESSION_ID": "c1"])
+        let daemon = try RunningDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": logind.address, "XDG_SESSION_ID": "c1"])
 
         let game = AudioSession(bus: .address(daemon.bus.address), appName: "game")
         let music = AudioSession(bus: .address(daemon.bus.address), appName: "music")
@@ -64,5 +64,44 @@ import Testing
         #expect(!gameHeard.all.contains { if case .routeChange = $0 { return true } else { return false } })
         await game.close()
         await music.close()
+    }
+
+    /// Sleep and wake with a route that moves on wake: dbusmock's logind and BlueZ on one
+    /// system bus; the headset is gone after the resume.
+    @Test func aRouteThatMovesAfterAWakeIsAnnouncedAsWakeFromSleep() async throws {
+        try await withBluezTestbed(startWatcher: false) { bluez in
+            let headset = "00:11:22:33:44:55"
+            _ = try bluez.addAdapter()
+            _ = try bluez.addDevice(headset, alias: "Headset")
+            let logind = try await LogindMock(address: bluez.bus.address)
+            defer { logind.close() }
+            try await logind.startLogind()
+            let daemon = try RunningDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.bus.address])
+            let music = AudioSession(bus: .address(daemon.bus.address), appName: "music")
+            let heard = Collector(await music.notifications)
+            try await music.setCategory(.playback)
+            try await music.setActive(true)
+
+            try bluez.connectHeadset(headset, uuids: [BluezTestbed.a2dp])
+            #expect(await heard.wait { $0.contains { Self.reason(of: $0) == .newDeviceAvailable } }, "no headset route: \(heard.all)")
+
+            try await logind.emit(Logind.managerInterface, "PrepareForSleep", "b", [.bool(true)])
+            try await logind.emit(Logind.managerInterface, "PrepareForSleep", "b", [.bool(false)])
+            var said = ""
+            for _ in 0..<500 where !said.contains("logind: woke from sleep") {
+                said += daemon.child.availableStderr()
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try #require(said.contains("logind: woke from sleep"), "the daemon did not hear the wake")
+            try bluez.disconnect(headset)
+            #expect(await heard.wait { $0.contains { Self.reason(of: $0) == .wakeFromSleep } }, "the move after the wake: \(heard.all)")
+            #expect(!heard.all.contains { Self.reason(of: $0) == .oldDeviceUnavailable })
+            await music.close()
+        }
+    }
+
+    static func reason(of notification: AudioSessionNotification) -> RouteChangeReason? {
+        if case .routeChange(let info) = notification { return info.reason }
+        return nil
     }
 }
