@@ -89,6 +89,13 @@ package struct BusMessage: ~Copyable {
         guard r >= 0 else { throw BusError(operation: "append argument", errno: -r) }
     }
 
+    /// Appends a uint32 argument ('u').
+    package func append(uint32 value: UInt32) throws(BusError) {
+        var value = value
+        let r = sd_bus_message_append_basic(handle, CChar(UInt8(ascii: "u")), &value)
+        guard r >= 0 else { throw BusError(operation: "append argument", errno: -r) }
+    }
+
     /// Reads every remaining argument of the message into values, within `limits`: a value
     /// beyond them throws before it is built, so what a sender can make us allocate is bounded.
     package func readAll(limits: DecodeLimits = .unbounded) throws(BusError) -> [DBusValue] {

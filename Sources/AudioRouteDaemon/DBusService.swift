@@ -114,6 +114,8 @@ public actor DBusService: Service {
             emit(DBusAPI.Manager.routeChanged, DBusAPI.routeChangedArguments(change))
         case .silentModeChanged(let on):
             emit(DBusAPI.Manager.silentModeChanged, [.bool(on)])
+        case .screenLockChanged(let locked):
+            emit(DBusAPI.Manager.screenLockChanged, [.bool(locked)])
         case .session(let event):
             guard let number = DBusAPI.sessionNumber(event.session), let owner = sessions[number]?.owner else { return }
             let signal = DBusAPI.signal(for: event.kind)
@@ -364,7 +366,7 @@ public actor DBusService: Service {
     }
 
     private func managerProperties() async -> [(String, TypedValue)] {
-        let (route, ports, allPorts, silent) = await (routes.route, routes.ports, routes.allPorts, routes.silentMode)
+        let (route, ports, allPorts, silent, locked) = await (routes.route, routes.ports, routes.allPorts, routes.silentMode, routes.screenLocked)
         let byUID = Dictionary(ports.map { ($0.uid, $0) }, uniquingKeysWith: { a, _ in a })
         var list: [DBusValue] = []
         for (number, open) in sessions.sorted(by: { $0.key < $1.key }) {
@@ -384,6 +386,7 @@ public actor DBusService: Service {
             Self.property(Manager.silentModeProperty, .bool(silent)),
             Self.property(Manager.sessionsProperty, .array(list)),
             Self.property(Manager.allPortsProperty, .array(allPorts.map(DBusAPI.valueWithAvailability(of:)))),
+            Self.property(Manager.screenLockedProperty, .bool(locked)),
         ]
     }
 

@@ -143,13 +143,17 @@ public enum Daemon {
     /// anything else starts (a missing bus or a taken name is a `StartupError`),
     /// so READY=1 always means the API is reachable.
     ///
+    /// `system`, when given, feeds logind's sleep, wake and screen lock to the route service
+    /// (`SystemEventService`).
+    ///
     /// `signals`, when given, replace ServiceGroup's own SIGTERM/SIGINT handling (which
     /// uses Dispatch): the first one that arrives starts the graceful shutdown. `sleep`
     /// times the state service's coalescing and the cap on the wait for READY=1. With an
     /// `executor`, the D-Bus connection is read on its loop (`BusServer.start(executor:)`).
     /// audiorouted passes all three from its one-thread executor (docs/daemon.md).
     public static func run(
-        paths: DaemonPaths, watchers: [any PortWatcher], ucm: UCMHelpers? = nil, bus: ServerBus? = nil, logger: Logger,
+        paths: DaemonPaths, watchers: [any PortWatcher], system: LogindWatcher? = nil, ucm: UCMHelpers? = nil, bus: ServerBus? = nil,
+        logger: Logger,
         signals: AsyncStream<Int32>? = nil, sleep: (@Sendable (Duration) async throws -> Void)? = nil,
         executor: SingleThreadExecutor? = nil
     ) async throws {
@@ -179,6 +183,9 @@ public enum Daemon {
         ]
         for watcher in watchers {
             services.append(.init(service: WatcherService(watcher: watcher, routes: routeService, logger: logger), serviceName: watcher.name))
+        }
+        if let system {
+            services.append(.init(service: SystemEventService(watcher: system, routes: routeService, logger: logger), serviceName: "logind"))
         }
         if let server {
             // Last in the list, so it stops first: no call reaches a stopped route service.

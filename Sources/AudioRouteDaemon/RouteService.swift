@@ -22,6 +22,8 @@ public enum DaemonEvent: Sendable, Hashable {
     case session(SessionEvent)
     /// Silent mode was switched on or off.
     case silentModeChanged(Bool)
+    /// The screen was locked or unlocked (logind's LockedHint of the user's session).
+    case screenLockChanged(Bool)
 }
 
 /// One session as a client sees it.
@@ -79,6 +81,10 @@ public actor RouteService: Service {
     private let onStopping: @Sendable () -> Void
     /// The session name each open session registered with.
     private var sessionNames: [String: String] = [:]
+    /// After a wake, the first route move a port causes is announced as `wakeFromSleep`.
+    private var wakeWindow = WakeWindow()
+    /// After a wake, a display output that goes away stays in the route for a moment.
+    private var displayGrace: DisplayGrace
 
     /// Every outcome, to every subscriber.
     public nonisolated let events = Broadcast<DaemonEvent>()
@@ -101,6 +107,7 @@ public actor RouteService: Service {
     public init(
         stateService: StateService, initialState: DaemonState, alsa: AlsaRouteConfigWriter,
         watchers: [String] = [], appliers: [any RouteApplier] = [], readyTimeout: Duration = .seconds(1),
+        displayGrace: DisplayGrace = DisplayGrace(),
         sleep: @escaping @Sendable (Duration) async throws -> Void = StateService.taskSleep,
         logger: Logger,
         onReady: @escaping @Sendable () -> Void = {}, onStopping: @escaping @Sendable () -> Void = {}
@@ -115,6 +122,7 @@ public actor RouteService: Service {
         self.appliers = appliers
         self.enumerating = Set(watchers)
         self.readyTimeout = readyTimeout
+        self.displayGrace = displayGrace
         self.sleep = sleep
         self.logger = logger
         self.onReady = onReady
@@ -135,6 +143,8 @@ public actor RouteService: Service {
     }
     public var sessions: [Session] { tower.sessions }
     public var silentMode: Bool { tower.silentMode }
+    /// Whether the screen is locked, as logind last said (not saved: logind says it again at start).
+    public var screenLocked: Bool { tower.screenLocked }
     /// Which rule chose the current route, and why each other port lost.
     public var explanation: RouteExplanation { tower.explain() }
 
@@ -185,12 +195,26 @@ public actor RouteService: Service {
         do throws(SessionError) {
             switch usable {
             case .added(let ports)?:
-                publish(try tower.addPorts(ports, restoring: enumerating.contains(source)))
-                reapplyPreferredInputs(arrived: Set(ports.map(\.uid)))
+                // A display output back within its grace never left the tower: at most its
+                // configuration changed.
+                let returned = Set(ports.filter { displayGrace.returned($0.uid) }.map(\.uid))
+                for port in ports where returned.contains(port.uid) {
+                    logger.info("display output back within its grace", metadata: ["port": "\(port.uid)"])
+                    var same = port
+                    same.sequence = tower.port(port.uid)?.sequence ?? port.sequence
+                    if tower.port(port.uid) != same { publish(afterWake(try tower.updatePort(port))) }
+                }
+                let arriving = ports.filter { !returned.contains($0.uid) }
+                if !arriving.isEmpty {
+                    publish(afterWake(try tower.addPorts(arriving, restoring: enumerating.contains(source))))
+                    reapplyPreferredInputs(arrived: Set(arriving.map(\.uid)))
+                }
             case .removed(let uids)?:
-                publish(try tower.removePorts(uids))
+                let split = displayGrace.remove(uids, ports: tower.ports, at: .now)
+                if !split.now.isEmpty { publish(afterWake(try tower.removePorts(split.now))) }
+                if !split.held.isEmpty { holdDisplays(split.held, until: split.until) }
             case .updated(let port)?:
-                publish(try tower.updatePort(port))
+                publish(afterWake(try tower.updatePort(port)))
             case nil:
                 break
             }
@@ -255,6 +279,59 @@ public actor RouteService: Service {
                 session.preferredInput != uid, let outcome = try? tower.setPreferredInput(uid, session: session.id)
             else { continue }
             publish(outcome)
+        }
+    }
+
+    /// A port's outcome with its route change's reason as the wake window decides.
+    private func afterWake(_ outcome: TowerOutcome) -> TowerOutcome {
+        guard var change = outcome.change else { return outcome }
+        change.reason = wakeWindow.reason(for: change.reason, at: .now)
+        var outcome = outcome
+        outcome.change = change
+        return outcome
+    }
+
+    /// Keeps display outputs that went away after a wake in the tower until their grace ends.
+    private func holdDisplays(_ uids: [String], until: ContinuousClock.Instant) {
+        logger.info("display output gone after a wake: held", metadata: ["ports": "\(uids)", "grace": "\(displayGrace.hold)"])
+        let hold = displayGrace.hold
+        let sleep = self.sleep
+        Task { [weak self] in
+            guard (try? await sleep(hold)) != nil else { return }
+            await self?.displayGraceEnded(uids, heldUntil: until)
+        }
+    }
+
+    private func displayGraceEnded(_ uids: [String], heldUntil until: ContinuousClock.Instant) {
+        let due = displayGrace.release(uids, heldUntil: until).filter { tower.port($0) != nil }
+        guard !due.isEmpty else { return }
+        do throws(SessionError) {
+            publish(afterWake(try tower.removePorts(due)))
+        } catch {
+            logger.error("held display output refused by the tower", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: System events
+
+    /// Applies what logind said: a lock silences ambient and soloAmbient sessions (as silent
+    /// mode does) until the unlock; a wake re-evaluates the route (a move is `wakeFromSleep`)
+    /// and opens the window in which the first route move a port causes is the wake's.
+    public func apply(_ event: SystemEvent) {
+        switch event {
+        case .screenLocked(let locked):
+            guard tower.screenLocked != locked else { return }
+            let outcome = tower.setScreenLocked(locked)
+            logger.info("screen \(locked ? "locked" : "unlocked")")
+            events.send(.screenLockChanged(locked))
+            publish(outcome)
+        case .sleeping:
+            wakeWindow.sleeping()
+            displayGrace.sleeping()
+        case .woke:
+            wakeWindow.woke(at: .now)
+            displayGrace.woke(at: .now)
+            publish(tower.wake())
         }
     }
 

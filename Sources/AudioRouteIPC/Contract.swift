@@ -65,8 +65,9 @@ public enum DBusAPI {
     public static let propertiesInterface = "org.freedesktop.DBus.Properties"
     public static let introspectableInterface = "org.freedesktop.DBus.Introspectable"
     public static let peerInterface = "org.freedesktop.DBus.Peer"
-    /// The revision of version 1 (the `Version` property). 2 added `AllPorts` and `AllPortsChanged`.
-    public static let version: UInt32 = 2
+    /// The revision of version 1 (the `Version` property). 2 added `AllPorts` and `AllPortsChanged`;
+    /// 3 `ScreenLocked` and `ScreenLockChanged`.
+    public static let version: UInt32 = 3
     /// Longest string argument accepted, in UTF-8 bytes.
     public static let maxStringBytes = 4096
     /// Most values one call may carry (the largest call, SetCategory, needs a handful).
@@ -121,6 +122,8 @@ public enum DBusAPI {
         public static let silentModeChanged = BusSignalMember(managerInterface, "SilentModeChanged", "b")
         /// Since Version 2: a change of `AllPorts`.
         public static let allPortsChanged = BusSignalMember(managerInterface, "AllPortsChanged", "s" + portWithAvailabilitySignature)
+        /// Since Version 3: the screen was locked or unlocked (logind's lock of the user's session).
+        public static let screenLockChanged = BusSignalMember(managerInterface, "ScreenLockChanged", "b")
 
         public static let versionProperty = BusProperty(managerInterface, "Version", "u")
         public static let routeProperty = BusProperty(managerInterface, "Route", routeSignature)
@@ -129,10 +132,14 @@ public enum DBusAPI {
         public static let sessionsProperty = BusProperty(managerInterface, "Sessions", "a" + sessionSummarySignature)
         /// Since Version 2: every known port, unavailable ones included, with its availability.
         public static let allPortsProperty = BusProperty(managerInterface, "AllPorts", "a" + portWithAvailabilitySignature)
+        /// Since Version 3: whether the screen is locked, as logind says (false without logind).
+        public static let screenLockedProperty = BusProperty(managerInterface, "ScreenLocked", "b")
 
         public static let methods = [openSession, setPortPriority, setSilentMode, explain]
-        public static let signals = [routeChanged, portsChanged, silentModeChanged, allPortsChanged]
-        public static let properties = [versionProperty, routeProperty, portsProperty, silentModeProperty, sessionsProperty, allPortsProperty]
+        public static let signals = [routeChanged, portsChanged, silentModeChanged, allPortsChanged, screenLockChanged]
+        public static let properties = [
+            versionProperty, routeProperty, portsProperty, silentModeProperty, sessionsProperty, allPortsProperty, screenLockedProperty,
+        ]
     }
 
     /// `org.audioroute.Session1` at `sessionPath(N)`: one client's session.

@@ -35,6 +35,10 @@ public let audioRouteIntrospectionXML = #"""
     <property name="AllPorts" type="a(ssssssits)" access="read">
       <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
     </property>
+    <!-- Whether the screen is locked (logind's lock of the user's session; false without logind) -->
+    <property name="ScreenLocked" type="b" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
+    </property>
     <method name="OpenSession">
       <arg name="app" type="s" direction="in"/>
       <arg name="session" type="o" direction="out"/>
@@ -69,6 +73,9 @@ public let audioRouteIntrospectionXML = #"""
     <signal name="AllPortsChanged">
       <arg name="change" type="s"/>
       <arg name="port" type="(ssssssits)"/>
+    </signal>
+    <signal name="ScreenLockChanged">
+      <arg name="locked" type="b"/>
     </signal>
   </interface>
   <interface name="org.audioroute.Session1">

@@ -23,6 +23,12 @@ public enum CurrentProcess {
     /// Whether `path` names a file this process may execute.
     public static func isExecutable(_ path: String) -> Bool { access(path, X_OK) == 0 }
 
+    /// This process's id (getpid), to ask logind which session it belongs to.
+    public static var processID: UInt32 { UInt32(bitPattern: getpid()) }
+
+    /// This process's real uid (getuid), to ask logind for its user's display session.
+    public static var userID: UInt32 { getuid() }
+
     /// The gid of group `name`, if it exists.
     public static func groupID(named name: String) -> UInt32? {
         guard let group = getgrnam(name) else { return nil }

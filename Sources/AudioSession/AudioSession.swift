@@ -401,7 +401,22 @@ public actor AudioSession {
         }
     }
 
-    /// The revision of the daemon's API (its `Version` property): 2 and later have `allPorts`.
+    /// Whether the screen is locked, as the daemon heard from logind (a lock silences ambient
+    /// and soloAmbient sessions); nil from a daemon older than Version 3, which does not say.
+    public var screenLocked: Bool? {
+        get async throws(AudioSessionError) {
+            do throws(AudioSessionError) {
+                return try Wire.bool(try await managerProperty(DBusAPI.Manager.screenLockedProperty), "ScreenLocked")
+            } catch {
+                // Only an older daemon lacks the property; anything else is the error it is.
+                guard case .remote = error, try await daemonVersion < 3 else { throw error }
+                return nil
+            }
+        }
+    }
+
+    /// The revision of the daemon's API (its `Version` property): 2 and later have `allPorts`,
+    /// 3 and later `screenLocked`.
     public var daemonVersion: UInt32 {
         get async throws(AudioSessionError) { try Wire.uint32(try await managerProperty(DBusAPI.Manager.versionProperty), "Version") }
     }

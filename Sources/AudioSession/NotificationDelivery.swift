@@ -83,6 +83,9 @@ final class NotificationDelivery: Sendable {
             case DBusAPI.Manager.silentModeChanged.name:
                 guard let first = signal.arguments.first else { return nil }
                 return .silentModeChanged(try Wire.bool(first, DBusAPI.Manager.silentModeChanged.name))
+            case DBusAPI.Manager.screenLockChanged.name:
+                guard let first = signal.arguments.first else { return nil }
+                return .screenLockChanged(try Wire.bool(first, DBusAPI.Manager.screenLockChanged.name))
             default: return nil
             }
         } catch {

@@ -150,6 +150,8 @@ public enum AudioSessionNotification: Sendable, Hashable {
     /// unavailable or available again is `updated` here. Not sent by a daemon older than Version 2.
     case allPortsChanged(PortChangeKind, PortDescription)
     case silentModeChanged(Bool)
+    /// The screen was locked or unlocked (not sent by a daemon older than Version 3).
+    case screenLockChanged(Bool)
     /// This session was interrupted, or its interruption ended.
     case interruption(InterruptionInfo)
     /// Another session started ducking this one (suggested gain 0.3), or stopped.

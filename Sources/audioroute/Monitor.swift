@@ -13,7 +13,7 @@ struct Monitor: AsyncParsableCommand {
         discussion: """
             Without --direct: audiorouted's events, one line each. With --json the first line is \
             {"event":"ready","current":ROUTE}; then "routeChange" (reason, previous, current), \
-            "portAdded"/"portRemoved"/"portUpdated" (port), "silentMode" (on), \
+            "portAdded"/"portRemoved"/"portUpdated" (port), "silentMode" (on), "screenLock" (locked), \
             "mediaServicesWereLost" and "mediaServicesWereReset" when the daemon goes and comes \
             back. Routes are {"inputs":[uid],"outputs":[uid]} as with --direct. Stops on SIGINT \
             or SIGTERM.
@@ -193,6 +193,12 @@ enum MonitorLine {
             }
         case .silentModeChanged(let on):
             if json { write(JSON.object([.init("event", .string("silentMode")), .init("on", .bool(on))])) } else { write("silent mode \(on ? "on" : "off")") }
+        case .screenLockChanged(let locked):
+            if json {
+                write(JSON.object([.init("event", .string("screenLock")), .init("locked", .bool(locked))]))
+            } else {
+                write("screen \(locked ? "locked" : "unlocked")")
+            }
         case .mediaServicesWereLost, .mediaServicesWereReset:
             let name = event == .mediaServicesWereLost ? "mediaServicesWereLost" : "mediaServicesWereReset"
             if json { write(JSON.object([.init("event", .string(name))])) } else { write(name) }

@@ -9,7 +9,8 @@ struct Status: AsyncParsableCommand {
         discussion: """
             Like `wpctl status`: the route, every port (type, direction, priority, sequence, ALSA name; \
             `*` marks the ports of the route) and every session (app, category, mode, options, active). \
-            With --json: one object with route, ports, sessions and silentMode.
+            With --json: one object with route, ports, sessions, silentMode and screenLocked (null from \
+            a daemon that does not report it).
             """
     )
 
@@ -26,12 +27,14 @@ struct Status: AsyncParsableCommand {
             let ports = try await session.availablePorts
             let sessions = try await session.sessions
             let silent = try await session.silentMode
+            let locked = try await session.screenLocked
             var out = OutputBuffer()
             if json {
                 out.append(
                     JSON.object([
                         .init("route", DaemonText.routeJSON(route)), .init("ports", .array(ports.map(DaemonText.portJSON))),
                         .init("sessions", .array(sessions.map(DaemonText.sessionJSON))), .init("silentMode", .bool(silent)),
+                        .init("screenLocked", locked.map(JSON.bool) ?? .null),
                     ]).text)
             } else {
                 let inRoute = Set(route.outputs.map(\.uid) + route.inputs.map(\.uid))
@@ -49,6 +52,7 @@ struct Status: AsyncParsableCommand {
                     out.append("   \(s.path.split(separator: "/").last ?? "")  \(s.app.isEmpty ? "(no app name)" : s.app)  \(s.category)/\(s.mode)\(options)  \(s.isActive ? "active" : "inactive")  owner=\(s.owner)")
                 }
                 out.append("Silent mode: \(silent ? "on" : "off")")
+                out.append("Screen: \(locked.map { $0 ? "locked" : "unlocked" } ?? "lock state not reported by this daemon")")
             }
             out.flush()
         }

@@ -70,12 +70,19 @@ let watchers: [any PortWatcher] = [
     BluezWatcher(logger: Logger(label: "audiorouted.bluez")),
 ]
 
+// Sleep, wake and the screen lock from logind, read on the executor's loop. The system
+// instance follows no session's lock (docs/decisions.md).
+let logind = LogindWatcher(
+    session: LogindSessionChoice.forDaemon(
+        system: options.system, environment: environment, pid: CurrentProcess.processID, uid: CurrentProcess.userID),
+    loop: executor, logger: Logger(label: "audiorouted.logind"))
+
 // The API on the session bus (one daemon per user), or the system bus with --system.
 let bus: ServerBus = options.system ? .system : .session
 Task {
     do {
         try await Daemon.run(
-            paths: paths, watchers: watchers, ucm: ucm, bus: bus, logger: logger,
+            paths: paths, watchers: watchers, system: logind, ucm: ucm, bus: bus, logger: logger,
             signals: signals, sleep: { try await executor.sleep(for: $0) }, executor: executor)
         CurrentProcess.exit(0)
     } catch let error as StartupError {

@@ -161,7 +161,7 @@ struct Harness {
     /// then fails waiting for READY instead of passing on the timeout.
     init(
         dir: String, watchers: [any PortWatcher], initial: DaemonState = DaemonState(), readyTimeout: Duration = .seconds(60),
-        coalescing: Duration = .milliseconds(50)
+        coalescing: Duration = .milliseconds(50), displayGrace: DisplayGrace = DisplayGrace()
     ) {
         self.dir = dir
         let (logger, logs) = recordingLogger()
@@ -172,7 +172,7 @@ struct Harness {
         let ready = self.ready
         routeService = RouteService(
             stateService: stateService, initialState: initial, alsa: writer, watchers: watchers.map(\.name),
-            readyTimeout: readyTimeout, logger: logger, onReady: { ready.fire() })
+            readyTimeout: readyTimeout, displayGrace: displayGrace, logger: logger, onReady: { ready.fire() })
         let routes = routeService
         group = ServiceGroup(
             configuration: ServiceGroupConfiguration(

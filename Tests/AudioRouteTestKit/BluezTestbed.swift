@@ -20,6 +20,8 @@ public struct TestbedError: Error, CustomStringConvertible {
 public final class LogStore: Sendable {
     private let lines = Mutex<[String]>([])
 
+    public init() {}
+
     public func append(_ line: String) { lines.withLock { $0.append(line) } }
     public var all: [String] { lines.withLock { $0 } }
     public func count(containing text: String) -> Int { all.filter { $0.contains(text) }.count }
@@ -30,6 +32,8 @@ public struct CapturingLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
     public var logLevel: Logger.Level = .debug
+
+    public init(store: LogStore) { self.store = store }
 
     public func log(event: LogEvent) { store.append("\(event.level): \(event.message)") }
 

@@ -21,6 +21,8 @@ import Testing
             #expect(status.out.contains(" * spk  builtInSpeaker  output  \"Speaker\"  priority=0  sequence=1"))
             #expect(status.out.contains("   mic  builtInMic  input"))
             #expect(status.out.contains("Silent mode: off"))
+            // A Version 1 daemon does not say whether the screen is locked.
+            #expect(status.out.contains("Screen: lock state not reported by this daemon"))
 
             let json = try CLI.run(["status", "--json"] + address)
             let document = try JSON.parse(json.out)
@@ -31,6 +33,7 @@ import Testing
             #expect(outputs.first?["uid"] == .string("spk"))
             #expect(ports.count == 2)
             #expect(document["silentMode"] == .bool(false))
+            #expect(document["screenLocked"] == .null)
 
             let list = try CLI.run(["ports", "--json"] + address)
             #expect(list.status == 0)

@@ -57,6 +57,7 @@ func report(_ notification: AudioSessionNotification) {
             .init("availability", port.availability.map { .string($0.rawValue) } ?? .null),
         ]
     case .silentModeChanged(let on): members = [.init("notification", "silentModeChanged"), .init("on", .bool(on))]
+    case .screenLockChanged(let locked): members = [.init("notification", "screenLockChanged"), .init("locked", .bool(locked))]
     case .ducked: members = [.init("notification", "ducked")]
     case .unducked: members = [.init("notification", "unducked")]
     case .silenced: members = [.init("notification", "silenced")]
