@@ -278,22 +278,6 @@ enum Lossy: String, CaseIterable, Sendable {
 }
 
 /// Two file PCMs, and `audioroute_route` on one of them, as the daemon's route file would define it.
-private func writeDevices(_ dir: String) throws {
-    try AtomicFile.write(
-        Array("pcm.!dev_speaker { type file slave.pcm \"null\" file \"\(dir)/speaker.raw\" format \"raw\" }\n".utf8),
-        to: dir + "/devices.conf")
-    try AtomicFile.write(Array("pcm.!audioroute_route { type plug slave.pcm \"dev_speaker\" }\n".utf8), to: dir + "/route.conf")
-}
-
-private func waitForEnd(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
-    var seen: [AudioPlayerEvent] = []
-    for await event in player.events {
-        seen.append(event)
-        if case .finished = event { break }
-    }
-    return seen
-}
-
 @Suite(.serialized) struct DecodedPlaybackTests {
     /// A FLAC file by a `file://` URL (a space in its name), and the same bytes by `init(data:)`:
     /// the device gets the signal's own samples.

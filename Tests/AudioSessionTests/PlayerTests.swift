@@ -141,7 +141,8 @@ private let endedNoResume = AudioSessionNotification.interruption(InterruptionIn
 }
 
 /// Two file PCMs, and `audioroute` on one of them, as the daemon's route file would define it.
-private func writeDevices(_ dir: String, route: String) throws {
+/// The two devices (file PCMs) and the route file naming `route`; DecodingTests uses them too.
+func writeDevices(_ dir: String, route: String = "dev_speaker") throws {
     let text = """
         pcm.!dev_speaker { type file slave.pcm "null" file "\(dir)/speaker.raw" format "raw" }
         pcm.!dev_headset { type file slave.pcm "null" file "\(dir)/headset.raw" format "raw" }
@@ -160,7 +161,8 @@ private func writeSource(_ path: String, frames: Int) throws -> WAVFile {
     return try WAVFile(contentsOf: path)
 }
 
-private func waitForEnd(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
+/// The player's events up to and including `finished`.
+func waitForEnd(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
     var seen: [AudioPlayerEvent] = []
     for await event in player.events {
         seen.append(event)
