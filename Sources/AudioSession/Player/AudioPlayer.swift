@@ -41,6 +41,10 @@ public enum AudioPlayerEvent: Sendable, Hashable {
     case rerouted(RerouteReport)
     /// Playing started or stopped (user command, interruption, unplug, end).
     case playingChanged(Bool)
+    /// An interruption of the followed session began (after the pause it caused, if any).
+    case interruptionBegan
+    /// The interruption ended with these options (before the resume it causes, if any).
+    case interruptionEnded(InterruptionOptions)
 }
 
 /// Plays an audio file (any format libsndfile reads: WAV, AIFF, CAF, FLAC, Ogg Vorbis, Opus, MP3;
@@ -70,6 +74,9 @@ public final class AudioPlayer: Sendable {
     public let events: AsyncStream<AudioPlayerEvent>
 
     private let continuation: AsyncStream<AudioPlayerEvent>.Continuation
+    /// The same events, for the delegate's task.
+    private let delegateFeed: AsyncStream<AudioPlayerEvent>.Continuation
+    private let delegateRef = Mutex(WeakDelegate())
     private let state: Mutex<State>
     /// Commands waiting for the lock: the playback thread, which takes it again
     /// right after each period, stands aside until they are through (a mutex is
@@ -185,9 +192,34 @@ public final class AudioPlayer: Sendable {
         self.latencyMicroseconds = latencyMicroseconds
         (events, continuation) = AsyncStream.makeStream(of: AudioPlayerEvent.self, bufferingPolicy: .unbounded)
         state = Mutex(State(source: decoder))
+        let (feed, delegateFeed) = AsyncStream.makeStream(of: AudioPlayerEvent.self, bufferingPolicy: .unbounded)
+        self.delegateFeed = delegateFeed
+        // Weak: the player's end finishes the feed, which ends the task.
+        Task { [weak self] in
+            for await event in feed {
+                guard let self else { return }
+                if let delegate = self.delegate { Self.deliver(event, from: self, to: delegate) }
+            }
+        }
     }
 
-    deinit { continuation.finish() }
+    deinit {
+        continuation.finish()
+        delegateFeed.finish()
+    }
+
+    /// Told of the player's end, errors and interruptions (AVAudioPlayer's `delegate`), held
+    /// weakly; calls come from the player's own task, in order (`AudioPlayerDelegate`).
+    public var delegate: (any AudioPlayerDelegate)? {
+        get { delegateRef.withLock { $0.value } }
+        set { delegateRef.withLock { $0.value = newValue } }
+    }
+
+    /// Hands `event` to the stream and to the delegate's task.
+    private func emit(_ event: AudioPlayerEvent) {
+        continuation.yield(event)
+        delegateFeed.yield(event)
+    }
 
     /// The file's length in seconds.
     public var duration: Double { Double(fileFormat.frameCount) / Double(fileFormat.sampleRate) }
@@ -327,7 +359,20 @@ public final class AudioPlayer: Sendable {
     public func handle(_ notification: AudioSessionNotification) {
         // Not under the lock, which waits for the period being written.
         guard PlaybackPolicy.reacts(to: notification) else { return }
-        withState { s in apply(s.policy.handle(notification), to: &s) }
+        withState { s in
+            let wasInterrupted = s.policy.isInterrupted
+            let actions = s.policy.handle(notification)
+            // Told as AVAudioPlayer tells them: the begin after the pause, the end before the resume.
+            if !wasInterrupted && s.policy.isInterrupted {
+                apply(actions, to: &s)
+                emit(.interruptionBegan)
+            } else if wasInterrupted && !s.policy.isInterrupted, case .interruption(let info) = notification {
+                emit(.interruptionEnded(info.options))
+                apply(actions, to: &s)
+            } else {
+                apply(actions, to: &s)
+            }
+        }
     }
 
     /// Follows `session`'s notifications, and activates it when playing starts or resumes while
@@ -438,11 +483,11 @@ public final class AudioPlayer: Sendable {
             case .pause:
                 s.held = false
                 s.engine?.pause()
-                continuation.yield(.playingChanged(false))
+                emit(.playingChanged(false))
             case .resume:
                 // play(), or the end of an interruption: both activate the session first.
                 s.held = false
-                continuation.yield(.playingChanged(true))
+                emit(.playingChanged(true))
                 requestActivation(&s)
                 startIfNeeded(&s)
             case .reroute:
@@ -465,9 +510,9 @@ public final class AudioPlayer: Sendable {
     private func fail(_ error: AudioPlayerError, _ s: inout State) {
         _ = s.policy.pause()
         s.engine?.close()
-        continuation.yield(.decodeError(error))
-        continuation.yield(.playingChanged(false))
-        continuation.yield(.finished(successfully: false))
+        emit(.decodeError(error))
+        emit(.playingChanged(false))
+        emit(.finished(successfully: false))
     }
 
     // MARK: - The playback thread
@@ -505,7 +550,7 @@ public final class AudioPlayer: Sendable {
             do throws(PlaybackEngineError) {
                 let written = try engine.writeNextPeriod()
                 s.busySince = nil
-                if let move = engine.takeMove() { continuation.yield(.rerouted(move)) }
+                if let move = engine.takeMove() { emit(.rerouted(move)) }
                 if written > 0 { return .next }
                 // The end of the file: play it out before looping or finishing.
                 do throws(ALSAError) { try engine.drain() } catch { throw .output(error) }
@@ -521,8 +566,8 @@ public final class AudioPlayer: Sendable {
                 do throws(ALSAError) { try engine.seek(to: 0) } catch { throw .output(error) }
                 s.startFrame = 0
                 s.threadRunning = false
-                continuation.yield(.playingChanged(false))
-                continuation.yield(.finished(successfully: true))
+                emit(.playingChanged(false))
+                emit(.finished(successfully: true))
                 return .exit
             } catch .output(let error) where Self.busy(error) && Self.tryAgain(&s) {
                 // Reopened (after a pause, or on a new route) while another stream holds it.
