@@ -68,6 +68,35 @@ public enum PlaybackEngineError: Error, Sendable, Hashable, CustomStringConverti
     }
 }
 
+/// A volume ramp: linear in amplitude from `from` to `to` over `frames` output frames, a step
+/// per frame (no steps per period to be heard as zipper noise).
+public struct VolumeFade: Sendable, Hashable {
+    public var from: Double
+    public var to: Double
+    /// The ramp's length in output frames (> 0).
+    public var frames: Int
+    /// Output frames of the ramp written so far.
+    public var done = 0
+
+    public init(from: Double, to: Double, frames: Int) {
+        precondition(frames > 0)
+        (self.from, self.to, self.frames) = (from, to, frames)
+    }
+
+    /// The volume of the `offset`-th frame from now (0: the next): frame n of the ramp (from 1)
+    /// gets `from + (to − from)·n/frames`, so its last frame is `to` exactly.
+    public func volume(at offset: Int) -> Double {
+        let n = done + offset + 1
+        return n >= frames ? to : from + (to - from) * Double(n) / Double(frames)
+    }
+
+    /// The volume of the last frame written (`from` before the first).
+    public var current: Double { done == 0 ? from : volume(at: -1) }
+
+    /// Whether every frame of the ramp was written.
+    public var isDone: Bool { done >= frames }
+}
+
 /// Plays a `FrameSource` through an ALSA PCM, one period per `writeNextPeriod`.
 ///
 /// The PCM is opened in the source's own sample format and rate, stereo (a mono
@@ -84,6 +113,9 @@ public final class PlaybackEngine {
     /// period written from now on, after `gains`, by the code the ALSA plugin applies it with
     /// (AudioRouteMix's `ar_mix_apply`). At 0 the stream goes on, with the format's zero samples.
     public var sessionGain: Float = 1
+    /// A volume ramp in progress (`setVolume(_:fadeFrames:)`): it replaces `gains.volume` frame by
+    /// frame until its end, where `gains.volume` is its `to`.
+    public private(set) var fade: VolumeFade?
     /// The next frame of `file` that has not been handed to a device (at a
     /// rate other than 1, the frame at or before the next output frame's
     /// source position; `sourcePosition` has the fraction).
@@ -151,6 +183,17 @@ public final class PlaybackEngine {
         return pcm
     }
 
+    /// The volume of the last frame written: the ramp's where one is in progress, else `gains.volume`.
+    public var currentVolume: Double { fade?.current ?? gains.volume }
+
+    /// Sets the volume to `volume`, at once (`fadeFrames` 0) or by a linear ramp over `fadeFrames`
+    /// output frames from the current volume (a ramp in progress is replaced from where it is).
+    public func setVolume(_ volume: Double, fadeFrames: Int) {
+        let start = currentVolume
+        gains.volume = volume
+        fade = fadeFrames > 0 && start != volume ? VolumeFade(from: start, to: volume, frames: fadeFrames) : nil
+    }
+
     /// Whether every frame has been written.
     public var isAtEnd: Bool { position >= source.frameCount }
 
@@ -187,14 +230,18 @@ public final class PlaybackEngine {
         let needed = step.isUnity ? periodFrames : Int(min(last + 2, UInt64(total)))
         let window: PCMBuffer
         do { window = try source.frames(position..<min(total, position + needed)) } catch { throw .decode(error) }
+        // During a ramp the volume is applied below, frame by frame.
+        var rendering = gains
+        if fade != nil { rendering.volume = 1 }
         if step.isUnity {
             // The source's frames as they are (bytes copied at unity gain).
-            window.render(frames: 0..<window.frameCount, as: outputEncoding, gains: gains, into: &scratch)
+            window.render(frames: 0..<window.frameCount, as: outputEncoding, gains: rendering, into: &scratch)
         } else {
             var end = SourcePosition(frame: 0, fraction: start.fraction)
             window.renderVarispeed(
-                from: &end, step: step, maxFrames: periodFrames, as: outputEncoding, gains: gains, into: &scratch)
+                from: &end, step: step, maxFrames: periodFrames, as: outputEncoding, gains: rendering, into: &scratch)
         }
+        if var ramp = fade { applyFade(&ramp) }
         if sessionGain != 1 {
             let (format, gain) = (outputEncoding, sessionGain)
             scratch.withUnsafeMutableBytes { bytes in
@@ -208,6 +255,22 @@ public final class PlaybackEngine {
         }
         move(to: start.advanced(by: frames, step: step))
         return frames
+    }
+
+    /// Scales each rendered frame by the ramp's volume for it (the shared mix code's arithmetic,
+    /// as for the session's gain), and moves the ramp on by the period's frames.
+    private func applyFade(_ ramp: inout VolumeFade) {
+        let format = outputEncoding
+        let frameBytes = WAVFile.outputChannels * format.bytesPerSample
+        let frames = scratch.count / frameBytes
+        scratch.withUnsafeMutableBytes { bytes in
+            for frame in 0..<frames {
+                let volume = min(max(ramp.volume(at: frame), 0), 1)
+                ar_mix_apply(format.mixFormat, bytes.baseAddress! + frame * frameBytes, WAVFile.outputChannels, Float(volume))
+            }
+        }
+        ramp.done += frames
+        fade = ramp.isDone ? nil : ramp
     }
 
     /// The route changed: a route-following PCM moves to the route's device at the next write

@@ -270,10 +270,26 @@ public final class AudioPlayer: Sendable {
         withState { s in s.completedPasses * fileFormat.frameCount + (s.engine?.position ?? s.startFrame) }
     }
 
-    /// Volume 0…1.
+    /// Volume 0…1: the target of a fade in progress (`setVolume(_:fadeDuration:)`). Setting it
+    /// applies at once, ending a fade.
     public var volume: Double {
         get { withState { $0.volume } }
-        set { withState { s in s.volume = min(max(newValue.isNaN ? 0 : newValue, 0), 1); Self.applyGains(&s) } }
+        set { setVolume(newValue, fadeDuration: 0) }
+    }
+
+    /// Sets the volume (0…1, clamped; NaN is 0) by a linear ramp in amplitude over `fadeDuration`
+    /// seconds of output, a step per frame, from the volume now (mid-fade: where that fade is).
+    /// 0, a negative or a non-finite duration sets it at once; so does any duration while no
+    /// device is prepared (before `prepareToPlay`/`play`, after `stop`). A pause holds the fade
+    /// where it is; it goes on when playing resumes.
+    public func setVolume(_ volume: Double, fadeDuration: Double) {
+        withState { s in
+            s.volume = min(max(volume.isNaN ? 0 : volume, 0), 1)
+            let frames = fadeDuration.isFinite && fadeDuration > 0 ? Int(min(fadeDuration, 86400) * Double(fileFormat.sampleRate)) : 0
+            // The ramp starts from the engine's volume before `applyGains` sets the target.
+            s.engine?.setVolume(s.volume, fadeFrames: frames)
+            Self.applyGains(&s)
+        }
     }
 
     /// Pan −1 (left) … 1 (right), a linear balance (docs/player.md).
@@ -451,6 +467,7 @@ public final class AudioPlayer: Sendable {
     }
 
     private static func applyGains(_ s: inout State) {
+        // The volume through `gains` is the target: a fade in progress in the engine goes on.
         s.engine?.gains = OutputGains(volume: s.volume, pan: s.pan)
         // The session's part in the shared mix code, as the ALSA plugin applies it.
         s.engine?.sessionGain = ar_mix_gain(s.policy.isDucked ? 1 : 0, s.policy.isSilenced ? 1 : 0)
