@@ -116,6 +116,9 @@ public final class PlaybackEngine {
     /// A volume ramp in progress (`setVolume(_:fadeFrames:)`): it replaces `gains.volume` frame by
     /// frame until its end, where `gains.volume` is its `to`.
     public private(set) var fade: VolumeFade?
+    /// Whether the levels of what is written are measured (`takeLevels`).
+    public var isMeteringEnabled = false
+    private var meter = PlaybackMeter()
     /// The next frame of `file` that has not been handed to a device (at a
     /// rate other than 1, the frame at or before the next output frame's
     /// source position; `sourcePosition` has the fraction).
@@ -250,6 +253,7 @@ public final class PlaybackEngine {
         }
         let frames: Int
         do { frames = try pcm!.write(scratch) } catch { throw .output(error) }
+        if isMeteringEnabled { meter.add(scratch, encoding: outputEncoding, sampleRate: source.format.sampleRate) }
         if let moved = pcm!.takeMove() {
             lastMove = RerouteReport(from: moved.from, to: moved.to, replayedFrames: moved.replayedFrames, resumeFrame: start.frame)
         }
@@ -272,6 +276,10 @@ public final class PlaybackEngine {
         ramp.done += frames
         fade = ramp.isDone ? nil : ramp
     }
+
+    /// The levels of the frames written since the last call while metering was enabled (nil when
+    /// none were), as the PCM got them: after volume, fade, downmix and the session's gain.
+    public func takeLevels() -> MeterLevels? { meter.take() }
 
     /// The route changed: a route-following PCM moves to the route's device at the next write
     /// (a paused or closed engine opens the route as it is then). Nothing for another PCM.

@@ -64,3 +64,70 @@ private func player(_ dir: String, _ file: String, period: Int = 500) throws -> 
         }
     }
 }
+
+/// A sine of `frequency` Hz at peak `amplitude` (−1…1), 48 kHz.
+private func sine(_ amplitude: Double, _ frequency: Double = 1000) -> (Int) -> Double {
+    { amplitude * sin(2 * .pi * frequency * Double($0) / 48000) }
+}
+
+/// The levels after playing `file` to its end with metering on: (average, peak) of the left.
+private func meteredLevels(_ player: AudioPlayer) async throws -> (Float, Float) {
+    player.isMeteringEnabled = true
+    try player.play()
+    _ = await waitForEnd(player)
+    player.updateMeters()
+    #expect(player.averagePower(forChannel: 0) == player.averagePower(forChannel: 1))
+    return (player.averagePower(forChannel: 0), player.peakPower(forChannel: 0))
+}
+
+@Suite(.serialized) struct PlayerMeteringTests {
+    /// A sine at −6 dBFS peak (amplitude 0.5) reads a peak of −6.02 and an RMS level of −9.03
+    /// (AVAudioPlayer's averagePower is RMS: a full-scale sine reads −3.01); a sine whose RMS is
+    /// −6 dBFS reads −6; a full-scale one −3.01; each within ±0.5 dB (16-bit samples).
+    @Test(arguments: [(0.5, -9.03, -6.02), (0.5 * 2.0.squareRoot(), -6.0, -3.01), (1.0, -3.01, 0.0)])
+    func aSineReadsItsLevels(amplitude: Double, average: Double, peak: Double) async throws {
+        try await withTemporaryDirectory { dir in
+            try writeDevices(dir)
+            try writeWAV(dir + "/sine.wav", frames: 4800, sine(min(amplitude, 32767.0 / 32768)))
+            let (measuredAverage, measuredPeak) = try await meteredLevels(try player(dir, "sine.wav"))
+            #expect(abs(Double(measuredAverage) - average) < 0.5, "average \(measuredAverage)")
+            #expect(abs(Double(measuredPeak) - peak) < 0.5, "peak \(measuredPeak)")
+        }
+    }
+
+    /// The levels are of what the device got: volume 0.5 and the duck gain (0.3) take 6.02 and
+    /// 10.46 dB off the −6.02 peak.
+    @Test func theLevelsAreOfWhatWasWritten() async throws {
+        try await withTemporaryDirectory { dir in
+            try writeDevices(dir)
+            try writeWAV(dir + "/sine.wav", frames: 4800, sine(0.5))
+            let player = try player(dir, "sine.wav")
+            player.volume = 0.5
+            player.handle(.ducked)
+            let (_, peak) = try await meteredLevels(player)
+            #expect(abs(Double(peak) - (-6.02 - 6.02 - 10.46)) < 0.5, "peak \(peak)")
+        }
+    }
+
+    /// Silence reads −160; so does a player stopped with nothing written since the last update,
+    /// a channel there is not, and a player with metering off.
+    @Test func silenceAndTheRestRead160Below() async throws {
+        try await withTemporaryDirectory { dir in
+            try writeDevices(dir)
+            try writeWAV(dir + "/silence.wav", frames: 2000) { _ in 0 }
+            try writeWAV(dir + "/sine.wav", frames: 2000, sine(0.5))
+            let (average, peak) = try await meteredLevels(try player(dir, "silence.wav"))
+            #expect(average == -160 && peak == -160)
+            let sine = try player(dir, "sine.wav")
+            _ = try await meteredLevels(sine)
+            #expect(sine.peakPower(forChannel: 0) > -7 && sine.peakPower(forChannel: 2) == -160)
+            sine.updateMeters()
+            #expect(sine.peakPower(forChannel: 0) == -160, "nothing written since, not playing")
+            let off = try player(dir, "sine.wav")
+            try off.play()
+            _ = await waitForEnd(off)
+            off.updateMeters()
+            #expect(off.averagePower(forChannel: 0) == -160 && off.peakPower(forChannel: 0) == -160)
+        }
+    }
+}

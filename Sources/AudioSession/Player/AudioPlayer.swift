@@ -100,6 +100,9 @@ public final class AudioPlayer: Sendable {
         /// Times the file was played to its end (loops and finishes), for `framesPlayed`.
         var completedPasses = 0
         var enableRate = false
+        var meteringEnabled = false
+        /// The levels `updateMeters` last read.
+        var levels = MeterLevels.silent
         var rate: Double = 1
         /// `enableRate` as it was at the last `prepareToPlay` (AVAudioPlayer reads it there).
         var rateEnabled = false
@@ -328,6 +331,47 @@ public final class AudioPlayer: Sendable {
         }
     }
 
+    /// Whether `updateMeters` measures (default false, as AVAudioPlayer). While false the levels
+    /// read −160.
+    public var isMeteringEnabled: Bool {
+        get { withState { $0.meteringEnabled } }
+        set {
+            withState { s in
+                s.meteringEnabled = newValue
+                s.engine?.isMeteringEnabled = newValue
+                if !newValue { s.levels = .silent }
+            }
+        }
+    }
+
+    /// Reads the levels of the frames written to the device since the last call (what is heard a
+    /// buffer later, at most 100 ms through the route's mover): `averagePower` and `peakPower`
+    /// report them until the next call. When none were written it keeps the last levels while
+    /// playing (a call between two periods), and reads silence (−160) otherwise.
+    public func updateMeters() {
+        withState { s in
+            guard s.meteringEnabled else { s.levels = .silent; return }
+            if let levels = s.engine?.takeLevels() {
+                s.levels = levels
+            } else if !s.policy.isPlaying {
+                s.levels = .silent
+            }
+        }
+    }
+
+    /// The RMS level in dBFS of `channel` (0 left, 1 right: the output's channels, after the
+    /// downmix) at the last `updateMeters`: −3.01 for a full-scale sine, as AVAudioPlayer reports
+    /// it, −160 for silence or a channel there is not.
+    public func averagePower(forChannel channel: Int) -> Float {
+        withState { s in Float(s.levels.average.indices.contains(channel) ? s.levels.average[channel] : MeterLevels.silence) }
+    }
+
+    /// The peak level in dBFS of `channel` at the last `updateMeters`: 0 for a full-scale sine,
+    /// −160 for silence or a channel there is not.
+    public func peakPower(forChannel channel: Int) -> Float {
+        withState { s in Float(s.levels.peak.indices.contains(channel) ? s.levels.peak[channel] : MeterLevels.silence) }
+    }
+
     /// Opens the device, ready to play. Called by `play` if needed.
     public func prepareToPlay() throws(AudioPlayerError) {
         try withState { (s: inout State) throws(AudioPlayerError) in try prepare(&s) }
@@ -461,6 +505,7 @@ public final class AudioPlayer: Sendable {
             try engine.seek(to: s.startFrame)
             s.engine = engine
             s.rateEnabled = s.enableRate
+            engine.isMeteringEnabled = s.meteringEnabled
             Self.applyGains(&s)
             Self.applyRate(&s)
         } catch { throw .output(error) }
