@@ -54,6 +54,11 @@ public struct DecodedFormat: Sendable, Hashable {
     public var frameCount: Int
     /// How the channels reach the stereo output.
     public var downmix: StereoDownmix
+    /// Bits per sample of a linear PCM encoding (integer or float, FLAC and ALAC included); nil
+    /// for a lossy or companded codec (Vorbis, Opus, MP3, µ-law, ADPCM), which has none.
+    public var bitDepth: Int?
+    /// Whether the samples are floating point (32 or 64-bit float files).
+    public var isFloat: Bool
 }
 
 /// An open libsndfile handle, closed in deinit, with the bytes in memory it reads through (for
@@ -259,7 +264,9 @@ public final class SoundFileDecoder: FrameSource {
         self.handle = handle
         self.sourceName = sourceName
         self.reading = reading
-        decodedFormat = DecodedFormat(name: name, channels: channels, sampleRate: rate, frameCount: frames, downmix: downmix)
+        decodedFormat = DecodedFormat(name: name, channels: channels, sampleRate: rate, frameCount: frames, downmix: downmix,
+            bitDepth: Self.bitDepth(subtype: Int(info.format) & Int(SF_FORMAT_SUBMASK)),
+            isFloat: [Int(SF_FORMAT_FLOAT), Int(SF_FORMAT_DOUBLE)].contains(Int(info.format) & Int(SF_FORMAT_SUBMASK)))
         format = WAVFormat(encoding: encoding, channels: min(channels, 2), sampleRate: rate)
     }
 
@@ -289,6 +296,20 @@ public final class SoundFileDecoder: FrameSource {
             }
         }
         return positions
+    }
+
+    /// The bits per sample of a linear PCM subtype; nil for the others.
+    private static func bitDepth(subtype: Int) -> Int? {
+        switch subtype {
+        case Int(SF_FORMAT_PCM_S8), Int(SF_FORMAT_PCM_U8), Int(SF_FORMAT_DPCM_8): 8
+        case Int(SF_FORMAT_DWVW_12): 12
+        case Int(SF_FORMAT_PCM_16), Int(SF_FORMAT_DPCM_16), Int(SF_FORMAT_DWVW_16), Int(SF_FORMAT_ALAC_16): 16
+        case Int(SF_FORMAT_ALAC_20): 20
+        case Int(SF_FORMAT_PCM_24), Int(SF_FORMAT_DWVW_24), Int(SF_FORMAT_ALAC_24): 24
+        case Int(SF_FORMAT_PCM_32), Int(SF_FORMAT_ALAC_32), Int(SF_FORMAT_FLOAT): 32
+        case Int(SF_FORMAT_DOUBLE): 64
+        default: nil
+        }
     }
 
     /// The encoding given to the engine for a libsndfile subtype, and how it is read: integer
@@ -419,6 +440,24 @@ public final class SoundFileDecoder: FrameSource {
 
 /// `file://` URLs as paths.
 public enum FileURL {
+    /// `path` as a `file://` URL (bytes other than unreserved characters and "/" percent-escaped),
+    /// or nil when it is not absolute.
+    public static func url(path: String) -> String? {
+        guard path.hasPrefix("/") else { return nil }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes = Array("file://".utf8)
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                bytes.append(byte)
+            default:
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// The path a `file://` URL names (percent-escapes decoded; a host of "localhost" or none),
     /// or `location` itself when it is not such a URL.
     public static func path(_ location: String) -> String {

@@ -131,3 +131,66 @@ private func meteredLevels(_ player: AudioPlayer) async throws -> (Float, Float)
         }
     }
 }
+
+private func output(_ uid: String, _ type: PortType) -> PortDescription {
+    PortDescription(uid: uid, portType: type, portName: uid, direction: .output, device: uid, priority: 0, sequence: 0)
+}
+
+@Suite(.serialized) struct PlayerFileMembersTests {
+    /// `settings`, `format`, `numberOfChannels`, `duration` and `url` of a 24-bit WAV (by a path
+    /// with a space: the URL escapes it), a float one, and an Ogg Vorbis file (no bit depth,
+    /// float stereo to the engine), all from what the encoders were told.
+    @Test func whatThePlayerSaysOfItsFile() async throws {
+        try await withTemporaryDirectory { dir in
+            try writeDevices(dir)
+            let samples = (0..<(4410 * 2)).map { Double($0 % 100) / 200 }
+            try AtomicFile.write(
+                WAVFile.encode(samples, format: WAVFormat(encoding: .signed24, channels: 2, sampleRate: 44100)), to: dir + "/a b.wav")
+            let wav = try AudioPlayer(contentsOf: dir + "/a b.wav", routeFile: dir + "/route.conf")
+            #expect(wav.settings.sampleRate == 44100 && wav.settings.numberOfChannels == 2)
+            #expect(wav.settings.bitDepth == 24 && !wav.settings.isFloat && wav.settings.format.hasPrefix("WAV"))
+            #expect(wav.format == WAVFormat(encoding: .signed24, channels: 2, sampleRate: 44100))
+            #expect(wav.numberOfChannels == 2 && wav.duration == 0.1)
+            #expect(wav.url == "file://" + dir.replacingSpaces() + "/a%20b.wav" && wav.data == nil)
+            let byURL = try AudioPlayer(contentsOf: wav.url!, routeFile: dir + "/route.conf")
+            #expect(byURL.url == wav.url && byURL.path == dir + "/a b.wav")
+
+            try AtomicFile.write(
+                WAVFile.encode(Array(samples.prefix(4410)), format: WAVFormat(encoding: .float32, channels: 1, sampleRate: 48000)),
+                to: dir + "/f.wav")
+            let float = try AudioPlayer(data: try AtomicFile.read(dir + "/f.wav"), routeFile: dir + "/route.conf")
+            #expect(float.settings.bitDepth == 32 && float.settings.isFloat && float.settings.numberOfChannels == 1)
+            #expect(float.url == nil && float.data != nil)
+
+            try encode("oggenc", package: "vorbis-tools", ["-Q", dir + "/a b.wav", "-o", dir + "/a.ogg"])
+            let ogg = try AudioPlayer(contentsOf: dir + "/a.ogg", routeFile: dir + "/route.conf")
+            #expect(ogg.settings.bitDepth == nil && ogg.settings.format.hasPrefix("OGG") && ogg.settings.sampleRate == 44100)
+            #expect(ogg.format.encoding == .float32)
+        }
+    }
+
+    /// `currentDevice` is the route's first output after each route change, on a player that
+    /// follows the route; nil on a fixed PCM.
+    @Test func currentDeviceFollowsTheRoute() async throws {
+        try await withTemporaryDirectory { dir in
+            try writeDevices(dir)
+            try writeWAV(dir + "/a.wav", frames: 100) { _ in 0 }
+            let player = try player(dir, "a.wav")
+            let fixed = try AudioPlayer(contentsOf: dir + "/a.wav", device: "dev_speaker", configurationFiles: [dir + "/devices.conf"])
+            #expect(player.currentDevice == nil)
+            let speaker = RouteDescription(outputs: [output("speaker", .builtInSpeaker)])
+            let both = RouteDescription(outputs: [output("usb-headset", .usbAudio), output("hdmi", .HDMI)])
+            for target in [player, fixed] {
+                target.handle(.routeChange(RouteChangeInfo(reason: .newDeviceAvailable, previousRoute: speaker, currentRoute: both)))
+            }
+            #expect(player.currentDevice == "usb-headset" && fixed.currentDevice == nil)
+            player.handle(.routeChange(RouteChangeInfo(reason: .oldDeviceUnavailable, previousRoute: both, currentRoute: speaker)))
+            #expect(player.currentDevice == "speaker")
+        }
+    }
+}
+
+extension String {
+    /// The path with its spaces as a URL escapes them.
+    fileprivate func replacingSpaces() -> String { String(decoding: utf8.flatMap { $0 == 32 ? Array("%20".utf8) : [$0] }, as: UTF8.self) }
+}

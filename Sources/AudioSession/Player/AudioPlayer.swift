@@ -31,6 +31,22 @@ public enum AudioPlayerError: Error, Sendable, Hashable, CustomStringConvertible
     }
 }
 
+/// What a player's file is (AVAudioPlayer's `settings`, typed).
+public struct AudioPlayerSettings: Sendable, Hashable {
+    /// The container and codec, as libsndfile names them: "WAV (Signed 16 bit PCM)", "FLAC (Signed
+    /// 24 bit PCM)", "MP3" (AVFormatIDKey).
+    public var format: String
+    /// Frames per second (AVSampleRateKey).
+    public var sampleRate: Int
+    /// The file's channels, 1…8 (AVNumberOfChannelsKey).
+    public var numberOfChannels: Int
+    /// Bits per sample where the format has them: linear PCM, integer or float, FLAC and ALAC;
+    /// nil for lossy codecs (AVLinearPCMBitDepthKey).
+    public var bitDepth: Int?
+    /// Whether the samples are floating point (AVLinearPCMIsFloatKey).
+    public var isFloat: Bool
+}
+
 /// What a player reports while it plays.
 public enum AudioPlayerEvent: Sendable, Hashable {
     /// The file played to its end (after its loops), or playback failed (`successfully: false`).
@@ -59,6 +75,9 @@ public final class AudioPlayer: Sendable {
     public let path: String
     /// The bytes played, for a player made with `init(data:)`.
     public let data: [UInt8]?
+    /// The file as a `file://` URL: as given when it was one, else made from its absolute path;
+    /// nil for a player made from data or from a relative path (AVAudioPlayer's `url`).
+    public let url: String?
     /// The file as decoded: its format's name, channels, rate and frames.
     public let fileFormat: DecodedFormat
     /// The frames the engine plays (mono or stereo, `fileFormat`'s rate).
@@ -101,6 +120,10 @@ public final class AudioPlayer: Sendable {
         var completedPasses = 0
         var enableRate = false
         var meteringEnabled = false
+        /// The route's first output's port uid (`currentDevice`).
+        var currentDevice: String?
+        /// Route changes handled, so that a route read before one is not taken after it.
+        var routeChanges = 0
         /// The levels `updateMeters` last read.
         var levels = MeterLevels.silent
         var rate: Double = 1
@@ -164,7 +187,7 @@ public final class AudioPlayer: Sendable {
     ) throws(AudioPlayerError) {
         let decoder: SoundFileDecoder
         do { decoder = try SoundFileDecoder(contentsOf: path) } catch { throw .file(error) }
-        try self.init(decoder: decoder, data: nil, device: device, routeFile: routeFile, configurationFiles: configurationFiles,
+        try self.init(decoder: decoder, data: nil, url: path.hasPrefix("file://") ? path : FileURL.url(path: path), device: device, routeFile: routeFile, configurationFiles: configurationFiles,
                       periodFrames: periodFrames, latencyMicroseconds: latencyMicroseconds)
     }
 
@@ -176,16 +199,17 @@ public final class AudioPlayer: Sendable {
     ) throws(AudioPlayerError) {
         let decoder: SoundFileDecoder
         do { decoder = try SoundFileDecoder(data: data) } catch { throw .file(error) }
-        try self.init(decoder: decoder, data: data, device: device, routeFile: routeFile, configurationFiles: configurationFiles,
+        try self.init(decoder: decoder, data: data, url: nil, device: device, routeFile: routeFile, configurationFiles: configurationFiles,
                       periodFrames: periodFrames, latencyMicroseconds: latencyMicroseconds)
     }
 
     private init(
-        decoder: sending SoundFileDecoder, data: [UInt8]?, device: String, routeFile: String?, configurationFiles: [String],
+        decoder: sending SoundFileDecoder, data: [UInt8]?, url: String?, device: String, routeFile: String?, configurationFiles: [String],
         periodFrames: Int, latencyMicroseconds: Int
     ) throws(AudioPlayerError) {
         path = decoder.sourceName
         self.data = data
+        self.url = url
         fileFormat = decoder.decodedFormat
         sourceFormat = decoder.format
         deviceName = device
@@ -229,6 +253,24 @@ public final class AudioPlayer: Sendable {
 
     /// The file's channels (1…8).
     public var numberOfChannels: Int { fileFormat.channels }
+
+    /// The file's format, rate, channels and bit depth.
+    public var settings: AudioPlayerSettings {
+        AudioPlayerSettings(
+            format: fileFormat.name, sampleRate: fileFormat.sampleRate, numberOfChannels: fileFormat.channels,
+            bitDepth: fileFormat.bitDepth, isFloat: fileFormat.isFloat)
+    }
+
+    /// The PCM the decoder hands the engine (AVAudioPlayer's `format`, its processing format): the
+    /// file's own sample encoding and rate in mono or stereo for PCM and lossless files; 32-bit
+    /// float stereo for lossy codecs and for files of more than two channels (after the downmix).
+    /// The device is opened in this encoding and rate, stereo.
+    public var format: WAVFormat { sourceFormat }
+
+    /// The uid of the port the player plays to: the first output of its session's route, as the
+    /// route's PCM plays to it (`follow(_:)` reads it, route changes update it); nil while it
+    /// follows no session, and for a player on a fixed PCM.
+    public var currentDevice: String? { withState { $0.currentDevice } }
 
     /// How the file's channels reach the output's left (0) and right (1): docs/player.md, "Channels".
     public var channelAssignments: [ChannelAssignment] { fileFormat.downmix.channelAssignments }
@@ -420,6 +462,10 @@ public final class AudioPlayer: Sendable {
         // Not under the lock, which waits for the period being written.
         guard PlaybackPolicy.reacts(to: notification) else { return }
         withState { s in
+            if case .routeChange(let info) = notification, routeFile != nil {
+                s.currentDevice = info.currentRoute.outputs.first?.uid
+                s.routeChanges += 1
+            }
             let wasInterrupted = s.policy.isInterrupted
             let actions = s.policy.handle(notification)
             // Told as AVAudioPlayer tells them: the begin after the pause, the end before the resume.
@@ -448,7 +494,17 @@ public final class AudioPlayer: Sendable {
             if s.activating { activation.yield() }
             return s.following
         }
+        let changesBefore = withState { $0.routeChanges }
         return Task { [self] in
+            // Beside the notifications, so that a play() does not wait for this round trip.
+            let initialRoute = Task { [self] in
+                guard routeFile != nil, let route = try? await session.currentRoute else { return }
+                // Unless a route change came first: it is newer than this reply.
+                withState { s in
+                    if s.routeChanges == changesBefore { s.currentDevice = route.outputs.first?.uid }
+                }
+            }
+            defer { initialRoute.cancel() }
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { for await notification in stream { self.handle(notification) } }
                 group.addTask { for await _ in requests { await self.activate(session) } }
