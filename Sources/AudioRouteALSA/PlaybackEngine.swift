@@ -7,6 +7,7 @@
 // a route change told from elsewhere waits for the current period's write.
 import AudioRouteCore
 import AudioRouteMix
+import AudioRouteSystem
 
 /// Where PCM names are looked up: libasound's global configuration (re-read
 /// when its files change, as aplay does), or a private tree (tests, the demo).
@@ -97,6 +98,20 @@ public struct VolumeFade: Sendable, Hashable {
     public var isDone: Bool { done >= frames }
 }
 
+/// Where a scheduled start is placed (`PlaybackEngine.startTime`): the next frame written plays
+/// after what the device holds (snd_pcm_delay), so the silence to write first is the time to the
+/// target in frames less that.
+public enum StartSchedule {
+    /// Frames of silence that put the frame written after them at `target` (CLOCK_MONOTONIC ns),
+    /// the device holding `queued` frames at `now`; 0 when that is already too late.
+    public static func silenceFrames(now: UInt64, target: UInt64, queued: Int, rate: Int) -> Int {
+        guard target > now else { return 0 }
+        // Double: a far target times the rate would overflow UInt64 nanoseconds; a day is enough.
+        let ahead = (min(Double(target - now), 86_400e9) * Double(rate) / 1e9).rounded()
+        return max(0, Int(ahead) - max(0, queued))
+    }
+}
+
 /// Plays a `FrameSource` through an ALSA PCM, one period per `writeNextPeriod`.
 ///
 /// The PCM is opened in the source's own sample format and rate, stereo (a mono
@@ -116,6 +131,21 @@ public final class PlaybackEngine {
     /// A volume ramp in progress (`setVolume(_:fadeFrames:)`): it replaces `gains.volume` frame by
     /// frame until its end, where `gains.volume` is its `to`.
     public private(set) var fade: VolumeFade?
+    /// When the next frame of the source is to be heard (CLOCK_MONOTONIC ns; nil: at once). The
+    /// next `writeNextPeriod` measures the silence that puts it there, from the time left and
+    /// what the device holds (`StartSchedule`), and the writes give it a period at a time, the
+    /// last piece cut to the frame and followed by the source in the same write; the device's
+    /// own clock then places that frame. Setting it (nil too) cancels a lead-in not yet written.
+    public var startTime: UInt64? {
+        get { scheduledStart }
+        set {
+            scheduledStart = newValue
+            silenceLeft = 0
+        }
+    }
+    private var scheduledStart: UInt64?
+    /// Frames of silence still to write before the source's (from `startTime`).
+    private var silenceLeft = 0
     /// Whether the levels of what is written are measured (`takeLevels`).
     public var isMeteringEnabled = false
     private var meter = PlaybackMeter()
@@ -216,6 +246,22 @@ public final class PlaybackEngine {
         if pcm == nil {
             do { pcm = try open(deviceName) } catch { throw .output(error) }
         }
+        if let target = scheduledStart {
+            // Measured once: a device that does not pace its writes (a `file` PCM over null)
+            // would otherwise be fed silence until the wall clock reached the target.
+            silenceLeft = StartSchedule.silenceFrames(
+                now: MonotonicClock.nanoseconds(), target: target, queued: pcm!.delay() ?? 0, rate: source.format.sampleRate)
+            scheduledStart = nil
+        }
+        if silenceLeft >= periodFrames {
+            try writeSilence(periodFrames)
+            silenceLeft -= periodFrames
+            return periodFrames
+        }
+        if silenceLeft > 0 {
+            try writeSilence(silenceLeft)
+            silenceLeft = 0
+        }
         if step.isUnity && fraction != 0 {
             // Back at rate 1 between two frames: to the nearest frame, so that
             // the device gets the file's own bytes again (at most half a frame
@@ -259,6 +305,13 @@ public final class PlaybackEngine {
         }
         move(to: start.advanced(by: frames, step: step))
         return frames
+    }
+
+    /// Writes `frames` frames of the output encoding's zero (0x80 for U8).
+    private func writeSilence(_ frames: Int) throws(PlaybackEngineError) {
+        let zero: UInt8 = outputEncoding == .unsigned8 ? 0x80 : 0
+        let bytes = [UInt8](repeating: zero, count: frames * WAVFile.outputChannels * outputEncoding.bytesPerSample)
+        do { _ = try pcm!.write(bytes) } catch { throw .output(error) }
     }
 
     /// Scales each rendered frame by the ramp's volume for it (the shared mix code's arithmetic,

@@ -1,6 +1,7 @@
 // The player's AVAudioPlayer members beyond play and pause: volume fades, metering, and what it
 // says of its file and device; through `file` PCMs standing for devices.
 import AudioRouteCore
+import AudioRouteALSA
 import AudioRouteSystem
 import AudioSession
 import Glibc
@@ -193,4 +194,55 @@ private func output(_ uid: String, _ type: PortType) -> PortDescription {
 extension String {
     /// The path with its spaces as a URL escapes them.
     fileprivate func replacingSpaces() -> String { String(decoding: utf8.flatMap { $0 == 32 ? Array("%20".utf8) : [$0] }, as: UTF8.self) }
+}
+
+/// Leading frames of zeros in a raw S16_LE stereo file.
+private func leadingSilence(_ path: String) -> Int {
+    leftSamples(path).firstIndex(where: { $0 != 0 }) ?? -1
+}
+
+@Suite(.serialized) struct PlayerScheduledStartTests {
+    /// Two players on two `file` PCMs (not paced: the device's delay is 0 and writes never wait),
+    /// started at the same `deviceCurrentTime + 0.5` with different periods: each writes the
+    /// silence of the half second left, a last piece cut to the frame, so that their first real
+    /// frames are at the same place within a period. What a paced device does with it is the
+    /// real-kernel bench's to show.
+    @Test func twoPlayersStartedAtOneTimeWriteTheSameLeadIn() async throws {
+        try await withTemporaryDirectory { dir in
+            try writeDevices(dir)
+            try writeWAV(dir + "/a.wav", frames: 4800) { _ in 0.25 }
+            let first = try AudioPlayer(
+                contentsOf: dir + "/a.wav", device: "dev_speaker", configurationFiles: [dir + "/devices.conf"],
+                periodFrames: 500, latencyMicroseconds: 5000)
+            let second = try AudioPlayer(
+                contentsOf: dir + "/a.wav", device: "dev_headset", configurationFiles: [dir + "/devices.conf"],
+                periodFrames: 733, latencyMicroseconds: 5000)
+            try first.prepareToPlay()
+            try second.prepareToPlay()
+            let time = first.deviceCurrentTime + 0.5
+            #expect(try first.play(atTime: time) && second.play(atTime: time))
+            _ = await waitForEnd(first)
+            _ = await waitForEnd(second)
+            let (a, b) = (leadingSilence(dir + "/speaker.raw"), leadingSilence(dir + "/headset.raw"))
+            #expect(a > 24000 - 2400 && a <= 24000 && b > 24000 - 2400 && b <= 24000, "\(a) \(b)")
+            #expect(abs(a - b) < 500, "\(a) \(b)")
+            // Not a multiple of the period: the last piece of silence is cut to the frame.
+            #expect(leftSamples(dir + "/speaker.raw").count == a + 4800)
+            // A time already past plays at once; so does play() after a scheduled start.
+            try FileNames.unlink(dir + "/speaker.raw")
+            first.currentTime = 0
+            #expect(try first.play(atTime: first.deviceCurrentTime - 1))
+            _ = await waitForEnd(first)
+            #expect(leadingSilence(dir + "/speaker.raw") == 0)
+        }
+    }
+
+    @Test func theSilenceBeforeAScheduledStart() {
+        let second: UInt64 = 1_000_000_000
+        #expect(StartSchedule.silenceFrames(now: 10 * second, target: 10 * second + second / 2, queued: 0, rate: 48000) == 24000)
+        #expect(StartSchedule.silenceFrames(now: 10 * second, target: 10 * second + second / 2, queued: 4800, rate: 48000) == 19200)
+        #expect(StartSchedule.silenceFrames(now: 10 * second, target: 10 * second + second / 100, queued: 4800, rate: 48000) == 0)
+        #expect(StartSchedule.silenceFrames(now: 10 * second, target: 9 * second, queued: 0, rate: 48000) == 0)
+        #expect(StartSchedule.silenceFrames(now: 0, target: UInt64.max, queued: 0, rate: 768000) == 86400 * 768000)
+    }
 }

@@ -120,6 +120,8 @@ public final class AudioPlayer: Sendable {
         var completedPasses = 0
         var enableRate = false
         var meteringEnabled = false
+        /// A start `play(atTime:)` set, for an engine opened after it (CLOCK_MONOTONIC ns).
+        var startTime: UInt64?
         /// The route's first output's port uid (`currentDevice`).
         var currentDevice: String?
         /// Route changes handled, so that a route read before one is not taken after it.
@@ -423,7 +425,15 @@ public final class AudioPlayer: Sendable {
     /// (`follow`), the first period waits for that session to be activated if it is inactive
     /// (one D-Bus round trip when it is active); it plays anyway if the daemon cannot be reached.
     public func play() throws(AudioPlayerError) {
+        try start(at: nil)
+    }
+
+    /// `play()`, its first frame heard at `time` (CLOCK_MONOTONIC ns) or at once (nil).
+    private func start(at time: UInt64?) throws(AudioPlayerError) {
         try withState { (s: inout State) throws(AudioPlayerError) in
+            // Set before the engine is prepared (it takes it then) and on one already prepared.
+            s.startTime = time
+            s.engine?.startTime = time
             do throws(AudioPlayerError) {
                 try prepare(&s)
             } catch {
@@ -434,6 +444,24 @@ public final class AudioPlayer: Sendable {
             }
             apply(s.policy.play(), to: &s)
         }
+    }
+
+    /// The clock `play(atTime:)` is given times on, in seconds: CLOCK_MONOTONIC, which every
+    /// player shares and ALSA's delay is measured against. It runs whether or not anything
+    /// plays (AVAudioPlayer's `deviceCurrentTime`).
+    public var deviceCurrentTime: Double { Double(MonotonicClock.nanoseconds()) / 1e9 }
+
+    /// Plays from `currentTime` with its first frame heard at `time` (on `deviceCurrentTime`'s
+    /// clock): the engine writes silence first, as much as puts that frame at `time` behind what
+    /// the device holds (frames written minus snd_pcm_delay). Two players given the same time
+    /// start together, within the device's delay granularity (a period). A time already past
+    /// plays at once, as `play()`. Returns true when playing was started (AVAudioPlayer's Bool);
+    /// errors are `play()`'s.
+    @discardableResult
+    public func play(atTime time: Double) throws(AudioPlayerError) -> Bool {
+        let target: UInt64? = time.isFinite && time > 0 && time < 1e9 ? UInt64(time * 1e9) : nil
+        try start(at: target.flatMap { $0 > MonotonicClock.nanoseconds() ? $0 : nil })
+        return isPlaying
     }
 
     /// Pauses; the device keeps exactly the frames it played, and `play` continues from the next.
@@ -562,6 +590,7 @@ public final class AudioPlayer: Sendable {
             s.engine = engine
             s.rateEnabled = s.enableRate
             engine.isMeteringEnabled = s.meteringEnabled
+            engine.startTime = s.startTime
             Self.applyGains(&s)
             Self.applyRate(&s)
         } catch { throw .output(error) }
