@@ -4,7 +4,7 @@ import AudioRouteIPC
 import AudioRouteSystem
 import AudioSession
 
-/// `audioroute play FILE [--category C] [--mode M] [--options ...] [--device PCM] [--loops N] [--rate R]`
+/// `audioroute play FILE [--category C] [--mode M] [--options ...] [--device PCM] [--loops N] [--rate R] [--at T]`
 struct Play: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
@@ -17,6 +17,8 @@ struct Play: AsyncParsableCommand {
             Unplugging the output pauses (as iOS players do); an interruption pauses and resumes only \
             if it was playing and the interruption ends with shouldResume; ducking lowers the volume. \
             --rate plays faster or slower, pitch included (the time shown is the file's). \
+            --at starts the sound at a time on CLOCK_MONOTONIC, silence written first: two players \
+            given the same time start together. \
             On a terminal one progress line is rewritten in place; otherwise a plain line is printed on \
             every change. Exit status: 0 when the file played to its end, 1 on a bad file, no daemon \
             or an output error, 130 on SIGINT and 143 on SIGTERM (the session is deactivated with \
@@ -45,12 +47,18 @@ struct Play: AsyncParsableCommand {
     @Option(help: "Playback rate, 0.5 (half speed) to 2 (double speed); speed and pitch change together.")
     var rate: Double?
 
+    @Option(help: "Start so that the first frame is heard at this time, in seconds of CLOCK_MONOTONIC (the player's deviceCurrentTime; /proc/uptime's clock on a machine that has not slept).")
+    var at: Double?
+
     @Argument(help: "The audio file to play (a path or a file:// URL).")
     var file: String
 
     func validate() throws {
         _ = try parsedOptions()
         // Rejected rather than clamped (as AudioPlayer.rate does): a typo should not play at another speed.
+        if let at, !(at.isFinite && at > 0) {
+            throw ValidationError("--at must be a time in seconds on CLOCK_MONOTONIC (got \(at))")
+        }
         if let rate, !(0.5...2).contains(rate) {
             throw ValidationError("--rate must be between 0.5 and 2 (got \(rate))")
         }
@@ -99,7 +107,7 @@ struct Play: AsyncParsableCommand {
             }
         }
         do {
-            try player.play()
+            if let at { try player.play(atTime: at) } else { try player.play() }
         } catch {
             Terminal.error("\(error)")
             outcome.yield(1)
