@@ -146,6 +146,14 @@ public final class PlaybackEngine {
     private var scheduledStart: UInt64?
     /// Frames of silence still to write before the source's (from `startTime`).
     private var silenceLeft = 0
+    /// The time-stretch rendered through at a rate other than 1, keeping the pitch (the player's
+    /// Rubber Band); nil: varispeed (`renderVarispeed`, speed and pitch together). With one,
+    /// `position` is the next source frame fed to it, ahead of the output by what it holds.
+    public var stretcher: (any TimeStretcher)? {
+        didSet { stretcherEnded = false }
+    }
+    /// The stretcher was given the source's last frames.
+    private var stretcherEnded = false
     /// Whether the levels of what is written are measured (`takeLevels`).
     public var isMeteringEnabled = false
     private var meter = PlaybackMeter()
@@ -242,7 +250,9 @@ public final class PlaybackEngine {
     @discardableResult
     public func writeNextPeriod() throws(PlaybackEngineError) -> Int {
         let total = source.frameCount
-        guard position < total else { return 0 }
+        // Through a stretcher, output remains after the source's last frame was fed.
+        let stretching = stretcher != nil && !step.isUnity
+        guard position < total || (stretching && stretcherEnded && stretcher!.available > 0) else { return 0 }
         if pcm == nil {
             do { pcm = try open(deviceName) } catch { throw .output(error) }
         }
@@ -261,6 +271,9 @@ public final class PlaybackEngine {
         if silenceLeft > 0 {
             try writeSilence(silenceLeft)
             silenceLeft = 0
+        }
+        if let stretcher, !step.isUnity {
+            return try writeStretched(stretcher)
         }
         if step.isUnity && fraction != 0 {
             // Back at rate 1 between two frames: to the nearest frame, so that
@@ -304,6 +317,61 @@ public final class PlaybackEngine {
             lastMove = RerouteReport(from: moved.from, to: moved.to, replayedFrames: moved.replayedFrames, resumeFrame: start.frame)
         }
         move(to: start.advanced(by: frames, step: step))
+        return frames
+    }
+
+    /// A period through the time-stretch: source frames fed as it asks until it has a period
+    /// (or the source ends), then that period rendered with the gains and written. 0 at the end.
+    private func writeStretched(_ stretcher: any TimeStretcher) throws(PlaybackEngineError) -> Int {
+        stretcher.setRate(step.rate)
+        let total = source.frameCount
+        while stretcher.available < periodFrames && stretcher.available >= 0 && !stretcherEnded {
+            let count = min(max(stretcher.framesRequired, 256), total - position)
+            var left: [Float] = [], right: [Float] = []
+            if count > 0 {
+                let window: PCMBuffer
+                do { window = try source.frames(position..<(position + count)) } catch { throw .decode(error) }
+                let stereo = window.format.channels == 2
+                left.reserveCapacity(window.frameCount)
+                right.reserveCapacity(window.frameCount)
+                for frame in 0..<window.frameCount {
+                    left.append(Float(window.sample(frame: frame, channel: 0)))
+                    right.append(Float(window.sample(frame: frame, channel: stereo ? 1 : 0)))
+                }
+                position += window.frameCount
+            }
+            stretcherEnded = position >= total
+            stretcher.process(left: left, right: right, final: stretcherEnded)
+        }
+        let (left, right) = stretcher.retrieve(maxFrames: periodFrames)
+        guard !left.isEmpty else { return 0 }
+        var floats: [UInt8] = []
+        floats.reserveCapacity(left.count * 8)
+        for index in left.indices {
+            for value in [left[index], right[index]] {
+                let bits = value.bitPattern
+                floats += [UInt8(truncatingIfNeeded: bits), UInt8(truncatingIfNeeded: bits >> 8),
+                           UInt8(truncatingIfNeeded: bits >> 16), UInt8(truncatingIfNeeded: bits >> 24)]
+            }
+        }
+        let buffer = PCMBuffer(bytes: floats, format: WAVFormat(encoding: .float32, channels: 2, sampleRate: source.format.sampleRate), firstFrame: 0)
+        scratch.removeAll(keepingCapacity: true)
+        var rendering = gains
+        if fade != nil { rendering.volume = 1 }
+        buffer.render(frames: 0..<buffer.frameCount, as: outputEncoding, gains: rendering, into: &scratch)
+        if var ramp = fade { applyFade(&ramp) }
+        if sessionGain != 1 {
+            let (format, gain) = (outputEncoding, sessionGain)
+            scratch.withUnsafeMutableBytes { bytes in
+                ar_mix_apply(format.mixFormat, bytes.baseAddress, bytes.count / format.bytesPerSample, gain)
+            }
+        }
+        let frames: Int
+        do { frames = try pcm!.write(scratch) } catch { throw .output(error) }
+        if isMeteringEnabled { meter.add(scratch, encoding: outputEncoding, sampleRate: source.format.sampleRate) }
+        if let moved = pcm!.takeMove() {
+            lastMove = RerouteReport(from: moved.from, to: moved.to, replayedFrames: moved.replayedFrames, resumeFrame: position)
+        }
         return frames
     }
 
@@ -396,6 +464,8 @@ public final class PlaybackEngine {
         }
         position = max(0, min(frame, source.frameCount))
         fraction = 0
+        stretcher?.reset()
+        stretcherEnded = false
     }
 }
 

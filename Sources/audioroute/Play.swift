@@ -16,7 +16,8 @@ struct Play: AsyncParsableCommand {
             the ALSA PCM `audioroute_route` (the route's device, rewritten by audiorouted) or --device. \
             Unplugging the output pauses (as iOS players do); an interruption pauses and resumes only \
             if it was playing and the interruption ends with shouldResume; ducking lowers the volume. \
-            --rate plays faster or slower, pitch included (the time shown is the file's). \
+            --rate plays faster or slower keeping the pitch (Rubber Band), or with --varispeed pitch \
+            included (the time shown is the file's). \
             --at starts the sound at a time on CLOCK_MONOTONIC, silence written first: two players \
             given the same time start together. \
             On a terminal one progress line is rewritten in place; otherwise a plain line is printed on \
@@ -44,8 +45,11 @@ struct Play: AsyncParsableCommand {
     @Option(name: .customLong("loops"), parsing: .unconditional, help: "Times to play the file again (-1: forever).")
     var loops: Int = 0
 
-    @Option(help: "Playback rate, 0.5 (half speed) to 2 (double speed); speed and pitch change together.")
+    @Option(help: "Playback rate, 0.5 (half speed) to 2 (double speed); the pitch is kept (see --varispeed).")
     var rate: Double?
+
+    @Flag(help: "With --rate: change speed and pitch together, like a tape (a resampler), instead of keeping the pitch.")
+    var varispeed = false
 
     @Option(help: "Start so that the first frame is heard at this time, in seconds of CLOCK_MONOTONIC (the player's deviceCurrentTime; /proc/uptime's clock on a machine that has not slept).")
     var at: Double?
@@ -85,6 +89,7 @@ struct Play: AsyncParsableCommand {
         if let rate {
             // Before play(), which prepares: enableRate is read there.
             player.enableRate = true
+            player.keepsPitch = !varispeed
             player.rate = rate
         }
         let audio = daemon.session(app: "audioroute-play")

@@ -89,7 +89,7 @@ import Testing
     @Test func rateSetsEnableRateAndPlaysTheResampledFile() async throws {
         try await Self.withPlayTest { dir, file, environment in
 
-            let result = try Self.play([dir + "/a.wav", "--device", "playtest", "--rate", "1.5"], environment: environment)
+            let result = try Self.play([dir + "/a.wav", "--device", "playtest", "--rate", "1.5", "--varispeed"], environment: environment)
             #expect(result.status == 0, "\(result.err)")
             var expected: [UInt8] = []
             var position = SourcePosition(frame: 0)

@@ -119,6 +119,7 @@ public final class AudioPlayer: Sendable {
         /// Times the file was played to its end (loops and finishes), for `framesPlayed`.
         var completedPasses = 0
         var enableRate = false
+        var keepsPitch = true
         var meteringEnabled = false
         /// A start `play(atTime:)` set, for an engine opened after it (CLOCK_MONOTONIC ns).
         var startTime: UInt64?
@@ -360,9 +361,17 @@ public final class AudioPlayer: Sendable {
         set { withState { s in s.enableRate = newValue } }
     }
 
+    /// Whether `rate` keeps the pitch (default true, as AVAudioPlayer): a time-stretch (Rubber
+    /// Band, real-time mode). False: a varispeed resampler, speed and pitch together like a tape.
+    /// Read when the player is prepared, as `enableRate` is.
+    public var keepsPitch: Bool {
+        get { withState { $0.keepsPitch } }
+        set { withState { s in s.keepsPitch = newValue } }
+    }
+
     /// Playback rate, 0.5 (half speed) … 2 (double speed), default 1; values
-    /// outside are clamped to the range, NaN is 1. Speed and pitch change
-    /// together (a varispeed resampler, docs/player.md). Applies only when
+    /// outside are clamped to the range, NaN is 1. The pitch is kept (`keepsPitch`,
+    /// docs/player.md), or changes with the speed. Applies only when
     /// `enableRate` was true at `prepareToPlay`; otherwise it is kept and
     /// playback is at 1. A change while playing takes effect at the next period.
     public var rate: Double {
@@ -589,6 +598,8 @@ public final class AudioPlayer: Sendable {
             try engine.seek(to: s.startFrame)
             s.engine = engine
             s.rateEnabled = s.enableRate
+            // The stretcher exists only where a rate can apply and keeps the pitch.
+            engine.stretcher = s.rateEnabled && s.keepsPitch ? RubberBandStretcher(sampleRate: fileFormat.sampleRate, rate: s.rate) : nil
             engine.isMeteringEnabled = s.meteringEnabled
             engine.startTime = s.startTime
             Self.applyGains(&s)
