@@ -148,12 +148,16 @@ public final class PlaybackEngine {
     private var silenceLeft = 0
     /// The time-stretch rendered through at a rate other than 1, keeping the pitch (the player's
     /// Rubber Band); nil: varispeed (`renderVarispeed`, speed and pitch together). With one,
-    /// `position` is the next source frame fed to it, ahead of the output by what it holds.
+    /// `position` is the next source frame fed to it, ahead of the output by what it holds. Once
+    /// used it stays the path until a seek, at rate 1 too (no jump over what it holds).
     public var stretcher: (any TimeStretcher)? {
-        didSet { stretcherEnded = false }
+        didSet { (stretcherEnded, stretcherInUse) = (false, false) }
     }
     /// The stretcher was given the source's last frames.
     private var stretcherEnded = false
+    /// The stretcher holds frames of this pass: it stays the path, at rate 1 too, until a seek,
+    /// so that a change to rate 1 neither skips nor repeats what it holds.
+    private var stretcherInUse = false
     /// Whether the levels of what is written are measured (`takeLevels`).
     public var isMeteringEnabled = false
     private var meter = PlaybackMeter()
@@ -251,7 +255,7 @@ public final class PlaybackEngine {
     public func writeNextPeriod() throws(PlaybackEngineError) -> Int {
         let total = source.frameCount
         // Through a stretcher, output remains after the source's last frame was fed.
-        let stretching = stretcher != nil && !step.isUnity
+        let stretching = stretcher != nil && (!step.isUnity || stretcherInUse)
         guard position < total || (stretching && stretcherEnded && stretcher!.available > 0) else { return 0 }
         if pcm == nil {
             do { pcm = try open(deviceName) } catch { throw .output(error) }
@@ -272,7 +276,8 @@ public final class PlaybackEngine {
             try writeSilence(silenceLeft)
             silenceLeft = 0
         }
-        if let stretcher, !step.isUnity {
+        if let stretcher, stretching {
+            stretcherInUse = true
             return try writeStretched(stretcher)
         }
         if step.isUnity && fraction != 0 {
@@ -465,7 +470,7 @@ public final class PlaybackEngine {
         position = max(0, min(frame, source.frameCount))
         fraction = 0
         stretcher?.reset()
-        stretcherEnded = false
+        (stretcherEnded, stretcherInUse) = (false, false)
     }
 }
 

@@ -8,6 +8,7 @@ import AudioRouteDBus
 import AudioRouteWatchers
 import AudioRouteALSA
 import AudioSession
+import AudioRouteDecoding
 import Glibc
 import Testing
 
@@ -220,6 +221,31 @@ private func frequency(_ bytes: [UInt8], frames range: Range<Int>) -> Double {
             #expect(abs(frames - 64000) < 64000 / 50, "\(frames) frames for 96000 at 1.5")
             let measured = frequency(out, frames: 8000..<56000)
             #expect(abs(measured - 440) < 2, "\(measured) Hz")
+        }
+    }
+}
+
+@Suite(.serialized) struct EngineTimeStretchTests {
+    /// Back to rate 1 after periods through the stretcher: it stays the path, so what it held is
+    /// played, not skipped: 10 periods at 1.5 (15,360 source frames) then the rest at 1 make
+    /// 10,240 + 80,640 output frames, within Rubber Band's edges (a rounding of its blocks).
+    @Test func backAtRateOneTheStretcherHeldFramesArePlayed() async throws {
+        try await withTemporaryDirectory { dir in
+            try devices(dir, route: "dev_speaker")
+            try writeSine(dir + "/a.wav", frequency: 440, frames: 96000)
+            var configuration = try ALSAConfiguration.system()
+            try configuration.load(file: dir + "/devices.conf")
+            let engine = try PlaybackEngine(
+                source: try SoundFileDecoder(contentsOf: dir + "/a.wav"), device: "dev_speaker",
+                configuration: .custom(configuration), periodFrames: 1024, latencyMicroseconds: 5000)
+            engine.rate = 1.5
+            engine.stretcher = RubberBandStretcher(sampleRate: 48000, rate: 1.5)
+            for _ in 0..<10 { try engine.writeNextPeriod() }
+            engine.rate = 1
+            while try engine.writeNextPeriod() > 0 {}
+            engine.close()
+            let frames = bytes(dir + "/speaker.raw").count / 4
+            #expect(abs(frames - (10240 + 80640)) < 300, "\(frames)")
         }
     }
 }
