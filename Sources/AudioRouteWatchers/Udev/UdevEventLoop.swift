@@ -663,11 +663,11 @@ final class UdevEventLoop: @unchecked Sendable {
                     let numid = event.id.numid
                     if let capture = control.captureSwitch, capture.numid == numid {
                         // The capture switch is part of the card's record: a change is a new record.
-                        let on = event.mask.isRemoval ? nil : control.device.isOn(capture)
+                        // A value that cannot be read counts as no switch (never muted).
+                        guard event.mask.isRemoval || event.mask.contains(.value) else { continue }
                         if event.mask.isRemoval { control.captureSwitch = nil }
-                        guard event.mask.isRemoval || event.mask.contains(.value), var cache = cardCache[control.cardSyspath],
-                            cache.captureSwitch != on
-                        else { continue }
+                        let on = event.mask.isRemoval ? nil : control.device.isOn(capture)
+                        guard var cache = cardCache[control.cardSyspath], cache.captureSwitch != on else { continue }
                         cache.captureSwitch = on
                         cardCache[control.cardSyspath] = cache
                         emit(.card(record(control.cardSyspath, cache)))
