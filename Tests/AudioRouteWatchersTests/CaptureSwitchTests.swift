@@ -56,6 +56,23 @@ import Testing
         #expect(h.events.last == .inputMuted(device: device, muted: false))
     }
 
+    /// A SOF card's DMIC (PCM 6 beside the HDA codec's PCM 0): the codec's `Capture Switch` is the
+    /// ADC of PCM 0 (the headset mic), not the DMIC's.
+    @Test func aBuiltInMicOnAnotherPCMThanTheFirstADCsIsNotMutedByIt() throws {
+        var h = Harness(logger: LogCapture().logger)
+        var card = Cards.hdaLaptop()
+        card.pcms = card.pcms.map { pcm in
+            var moved = pcm
+            if !pcm.playback { moved.device = 6 }
+            return moved
+        }
+        card.captureSwitch = false
+        try h.apply(.card(card))
+        let mic = try #require(h.tower.ports.first { $0.type == .builtInMic })
+        #expect(mic.alsa?.cardPCM?.deviceNumber == 6, "\(mic)")
+        #expect(!h.events.contains { if case .inputMuted = $0 { true } else { false } })
+    }
+
     @Test func aCardWithoutABuiltInMicOrWithoutTheSwitchMutesNothing() throws {
         var h = Harness(logger: LogCapture().logger)
         var webcam = Cards.webcam()

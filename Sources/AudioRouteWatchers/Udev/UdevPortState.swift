@@ -245,9 +245,14 @@ public struct UdevPortState: Sendable {
 
     /// The built-in mic of a card is muted while the card's capture switch is off: announced
     /// (`.inputMuted` of the mic port's device) when that changes, and unmuted when the card,
-    /// its mic or its switch goes. A card without a built-in mic port announces nothing.
+    /// its mic or its switch goes. The switch (index 0) is the first ADC's, which records PCM 0:
+    /// it counts only for a built-in mic on PCM 0 (an HDA codec's analog mic, not a DMIC on
+    /// another PCM beside it), and not on a UCM card, whose profile names its own switches. A
+    /// card without such a built-in mic port announces nothing.
     private mutating func micMuteEvents(_ cardSyspath: String) -> [PortEvent] {
-        let mic = announced[cardSyspath]?.first { $0.type == .builtInMic }?.device
+        let mic = ucmCards[cardSyspath] != nil ? nil : announced[cardSyspath]?.first {
+            $0.type == .builtInMic && $0.alsa?.cardPCM?.deviceNumber == 0
+        }?.device
         let muted = cards[cardSyspath]?.captureSwitch == false ? mic : nil
         let before = mutedMics[cardSyspath]
         guard muted != before else { return [] }
