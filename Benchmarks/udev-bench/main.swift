@@ -72,6 +72,7 @@ func receive() async throws {
             case .added(let ports): writeLine("E \(stamp) added \(ports.map(\.uid).joined(separator: ","))")
             case .removed(let uids): writeLine("E \(stamp) removed \(uids.joined(separator: ","))")
             case .updated(let port): writeLine("E \(stamp) updated \(port.uid)")
+            case .inputMuted(let device, let muted): writeLine("E \(stamp) \(muted ? "muted" : "unmuted") \(device)")
             }
             shared.uids = state.ports.map(\.uid)
         }

@@ -28,7 +28,8 @@ public struct AvailabilityFilter: Sendable, Hashable {
     /// - `.removed`: those of the ports that were usable go;
     /// - `.updated`: a usable port turning unavailable is removed, an unavailable one turning
     ///   usable arrives (a new connection: it gets a new sequence), a usable one staying usable
-    ///   is updated, an unavailable one staying unavailable changes the listing only.
+    ///   is updated, an unavailable one staying unavailable changes the listing only;
+    /// - `.inputMuted`: passed on.
     ///
     /// Refuses what the tower would refuse, changing nothing: an arrival of a uid already
     /// known, even as unavailable, or given twice (`duplicatePort`); a removal or update of a
@@ -60,6 +61,9 @@ public struct AvailabilityFilter: Sendable, Hashable {
             case (false, true): return .added([port])
             case (false, false): return nil
             }
+        case .inputMuted:
+            // Not a port: passed on as it is.
+            return event
         }
     }
 }

@@ -437,4 +437,16 @@ public enum InterruptionReason: String, Sendable, Hashable, Codable {
     case `default`
     /// The route the session played to went away (prefersInterruptionOnRouteDisconnect).
     case routeDisconnected
+    /// The built-in microphone the session records from was muted by the hardware (its card's
+    /// capture switch), and the session did not set overrideMutedMicrophoneInterruption.
+    case builtInMicMuted
+
+    /// Apple's raw value (AVAudioSessionInterruptionReason; 1, appWasSuspended, is never given).
+    public var rawNumber: Int {
+        switch self {
+        case .default: return 0
+        case .builtInMicMuted: return 2
+        case .routeDisconnected: return 4
+        }
+    }
 }

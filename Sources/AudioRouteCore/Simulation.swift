@@ -32,6 +32,8 @@ public struct Scenario: Sendable {
         case close(session: String)
         case silentMode(Bool)
         case screenLocked(Bool)
+        /// The hardware mutes or unmutes the built-in microphone.
+        case micMuted(Bool)
         case wake
     }
 }
@@ -40,7 +42,7 @@ extension Scenario {
     /// The step kinds, as spelled in a document.
     public static let stepKinds = [
         "activate", "deactivate", "add", "remove", "update", "setCategory", "override", "preferInput",
-        "setPriority", "open", "close", "silentMode", "screenLocked", "wake",
+        "setPriority", "open", "close", "silentMode", "screenLocked", "micMuted", "wake",
     ]
 
     /// Parses a scenario document.
@@ -291,6 +293,8 @@ struct Node {
             return .silentMode(try body.bool())
         case "screenLocked":
             return .screenLocked(try body.bool())
+        case "micMuted":
+            return .micMuted(try body.bool())
         case "wake":
             guard try body.bool() else { throw body.fail("expected true") }
             return .wake
@@ -367,6 +371,7 @@ public struct Simulator: Sendable {
         case .close(let id): return try tower.closeSession(id)
         case .silentMode(let on): return tower.setSilentMode(on)
         case .screenLocked(let on): return tower.setScreenLocked(on)
+        case .micMuted(let on): return tower.setBuiltInMicMuted(on)
         case .wake: return tower.wake()
         }
     }

@@ -84,6 +84,8 @@ public struct Session: Sendable, Hashable {
     var activationStamp: UInt64 = 0
     /// The session whose activation interrupted this one, until it is told or resumes.
     var interruptedBy: String?
+    /// Interrupted by the built-in mic's mute: told `ended` at the unmute unless it resumed first.
+    var interruptedByMicMute = false
     // What the session was last told, so that only changes are announced.
     var toldDucked = false
     var toldSilenceHint = false
@@ -131,6 +133,10 @@ public struct Tower: Sendable {
     public private(set) var resolution = Resolution()
     public private(set) var silentMode = false
     public private(set) var screenLocked = false
+    /// Whether the hardware reports the built-in microphone muted.
+    public private(set) var builtInMicMuted = false
+    /// The devices whose inputs the hardware reports muted (`PortEvent.inputMuted`).
+    public private(set) var mutedInputDevices: Set<String> = []
     public private(set) var sequences = SequenceMemory()
     private var activations: UInt64 = 0
     /// The ALSA PCMs of the route's ports as announced, to notice configuration changes.
@@ -368,6 +374,7 @@ public struct Tower: Sendable {
                 $0.isActive = true
                 $0.activationStamp = stamp
                 $0.interruptedBy = nil
+                $0.interruptedByMicMute = false
             }
         } else {
             update(id) { $0.isActive = false }
@@ -422,6 +429,51 @@ public struct Tower: Sendable {
         var outcome = TowerOutcome()
         settle(.unknown, portEvent: false, into: &outcome)
         return outcome
+    }
+
+    /// The hardware muted or unmuted the built-in microphone (its card's capture switch). A
+    /// mute interrupts (`builtInMicMuted`) each active session whose route records from the
+    /// built-in mic, unless it set overrideMutedMicrophoneInterruption; the unmute ends those
+    /// interruptions with shouldResume. Only the edges count: a session that starts recording
+    /// from a muted mic is not interrupted (docs/decisions.md). Saying the same state again
+    /// does nothing.
+    public mutating func setBuiltInMicMuted(_ muted: Bool) -> TowerOutcome {
+        var outcome = TowerOutcome()
+        guard muted != builtInMicMuted else { return outcome }
+        builtInMicMuted = muted
+        if muted {
+            for session in sessions
+            where session.isActive && recordsFromBuiltInMic(session)
+                && !session.configuration.effectiveOptions.contains(.overrideMutedMicrophoneInterruption)
+            {
+                update(session.id) {
+                    $0.isActive = false
+                    $0.interruptedByMicMute = true
+                }
+                outcome.events.append(SessionEvent(session: session.id, kind: .interruptionBegan(reason: .builtInMicMuted)))
+            }
+        } else {
+            for index in sessions.indices where sessions[index].interruptedByMicMute {
+                sessions[index].interruptedByMicMute = false
+                outcome.events.append(SessionEvent(session: sessions[index].id, kind: .interruptionEnded(shouldResume: true)))
+            }
+        }
+        // The interrupted session may have been the controlling one: the route follows the next.
+        settle(.categoryChange, portEvent: false, into: &outcome)
+        return outcome
+    }
+
+    /// A watcher's report that the hardware muted or unmuted the inputs of `device` (its card's
+    /// capture switch): the built-in mic counts as muted while the device of a built-in mic
+    /// port is (`setBuiltInMicMuted`). Other devices' mutes are kept, and change nothing.
+    public mutating func setInputMuted(device: String, muted: Bool) -> TowerOutcome {
+        if muted { mutedInputDevices.insert(device) } else { mutedInputDevices.remove(device) }
+        return setBuiltInMicMuted(ports.contains { $0.type == .builtInMic && mutedInputDevices.contains($0.device) })
+    }
+
+    /// Whether the session's own route (not only the controlling one's) takes a built-in mic.
+    private func recordsFromBuiltInMic(_ session: Session) -> Bool {
+        resolveRoute(session.request, ports: ports).route(in: ports).inputs.contains { port($0)?.type == .builtInMic }
     }
 
     /// The system resumed: re-evaluate the route.
@@ -582,6 +634,9 @@ public enum PortEvent: Sendable, Hashable {
     case removed([String])
     /// A port's configuration changed (ALSA PCM, profile, name), same uid.
     case updated(Port)
+    /// The hardware muted or unmuted the inputs of `device` (a card's capture switch went off
+    /// or on). No port changes; the tower raises `builtInMicMuted` from it.
+    case inputMuted(device: String, muted: Bool)
 }
 
 extension Array where Element == Port {
@@ -592,6 +647,7 @@ extension Array where Element == Port {
         case .added(let new): self += new
         case .removed(let uids): removeAll { uids.contains($0.uid) }
         case .updated(let port): if let index = firstIndex(where: { $0.uid == port.uid }) { self[index] = port }
+        case .inputMuted: break
         }
     }
 }
@@ -603,6 +659,7 @@ extension Tower {
         case .added(let ports): return try addPorts(ports)
         case .removed(let uids): return try removePorts(uids)
         case .updated(let port): return try updatePort(port)
+        case .inputMuted(let device, let muted): return setInputMuted(device: device, muted: muted)
         }
     }
 }

@@ -187,6 +187,7 @@ public actor RouteService: Service {
             case .added(let new): usable = try known.apply(.added(new.map(withUserPriority)))
             case .removed: usable = try known.apply(event)
             case .updated(let port): usable = try known.apply(.updated(withUserPriority(port)))
+            case .inputMuted: usable = event
             }
         } catch {
             logger.warning("port event refused", metadata: ["watcher": "\(source)", "error": "\(error)"])
@@ -215,6 +216,10 @@ public actor RouteService: Service {
                 if !split.held.isEmpty { holdDisplays(split.held, until: split.until) }
             case .updated(let port)?:
                 publish(afterWake(try tower.updatePort(port)))
+            case .inputMuted(let device, let muted)?:
+                let wasMuted = tower.builtInMicMuted
+                publish(tower.setInputMuted(device: device, muted: muted))
+                if tower.builtInMicMuted != wasMuted { logger.info("built-in mic \(muted ? "muted" : "unmuted") by the hardware", metadata: ["device": "\(device)"]) }
             case nil:
                 break
             }

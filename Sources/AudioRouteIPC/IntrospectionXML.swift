@@ -122,7 +122,7 @@ public let audioRouteIntrospectionXML = #"""
     </method>
     <method name="Close"/>
     <!-- Sent to the session's owner only. type: began or ended; reason: default,
-         routeDisconnected (began only, else ""); should_resume: ended only. -->
+         routeDisconnected, builtInMicMuted (began only, else ""); should_resume: ended only. -->
     <signal name="Interruption">
       <arg name="type" type="s"/>
       <arg name="reason" type="s"/>

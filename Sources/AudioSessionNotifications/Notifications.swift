@@ -29,7 +29,7 @@ public enum AudioSessionUserInfoKey {
     public static let interruptionType = "AVAudioSessionInterruptionTypeKey"
     /// NSNumber (UInt): InterruptionOptions (1 shouldResume); ended only.
     public static let interruptionOption = "AVAudioSessionInterruptionOptionKey"
-    /// NSNumber (UInt): 0 default, 4 routeDisconnected (AVAudioSession.InterruptionReason); began only.
+    /// NSNumber (UInt): 0 default, 2 builtInMicMuted, 4 routeDisconnected (AVAudioSession.InterruptionReason); began only.
     public static let interruptionReason = "AVAudioSessionInterruptionReasonKey"
     /// NSNumber (UInt): 1 begin, 0 end (AVAudioSession.SilenceSecondaryAudioHintType).
     public static let silenceSecondaryAudioHintType = "AVAudioSessionSilenceSecondaryAudioHintTypeKey"
@@ -48,7 +48,7 @@ public func notificationContent(for notification: AudioSessionNotification) -> (
         if info.type == .ended {
             userInfo[AudioSessionUserInfoKey.interruptionOption] = NSNumber(value: info.options.rawValue)
         } else if let reason = info.reason {
-            userInfo[AudioSessionUserInfoKey.interruptionReason] = NSNumber(value: UInt(reason == .routeDisconnected ? 4 : 0))
+            userInfo[AudioSessionUserInfoKey.interruptionReason] = NSNumber(value: UInt(reason.rawNumber))
         }
         return (.audioSessionInterruption, userInfo)
     case .silenceSecondaryAudioHint(let type):

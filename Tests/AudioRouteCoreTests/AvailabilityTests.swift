@@ -140,6 +140,8 @@ private func expectedTowerEvent(_ event: PortEvent, known: [Port]) -> PortEvent?
         if uids.contains(where: knownUIDs.contains) || Set(uids).count != uids.count { return nil }
     case .removed(let uids): if !uids.allSatisfy(knownUIDs.contains) { return nil }
     case .updated(let port): if !knownUIDs.contains(port.uid) { return nil }
+    // Not a port: passed on whatever is known.
+    case .inputMuted: return .some(event)
     }
     var after = known
     after.apply(event)
@@ -154,6 +156,7 @@ private func expectedTowerEvent(_ event: PortEvent, known: [Port]) -> PortEvent?
     case .added(let new): order = new.map(\.uid)
     case .removed(let uids): order = uids
     case .updated(let port): order = [port.uid]
+    case .inputMuted: order = []
     }
     for uid in order {
         let before = usableBefore.first { $0.uid == uid }

@@ -83,6 +83,7 @@ struct TowerSnapshot: Equatable {
     var resolution: Resolution
     var silentMode: Bool
     var screenLocked: Bool
+    var builtInMicMuted: Bool
     var sequences: SequenceMemory
 
     init(_ tower: Tower) {
@@ -92,6 +93,7 @@ struct TowerSnapshot: Equatable {
         resolution = tower.resolution
         silentMode = tower.silentMode
         screenLocked = tower.screenLocked
+        builtInMicMuted = tower.builtInMicMuted
         sequences = tower.sequences
     }
 }

@@ -48,10 +48,31 @@ import Testing
         var window = WakeWindow(length: .seconds(10))
         window.woke(at: start)
         window.sleeping()
-        #expect(window.reason(for: .newDeviceAvailable, at: start + .seconds(1)) == .newDeviceAvailable)
+        window.woke(at: start + .seconds(1))
+        window.sleeping()
+        window.woke(at: start + .seconds(20))
+        #expect(window.reason(for: .newDeviceAvailable, at: start + .seconds(25)) == .wakeFromSleep)
         window.woke(at: start)
         window.woke(at: start + .seconds(8))
         #expect(window.reason(for: .newDeviceAvailable, at: start + .seconds(15)) == .wakeFromSleep)
+    }
+
+    /// A device unplugged while asleep is seen as the kernel resumes, maybe before logind's
+    /// wake: that move is the wake's, and the wake opens no second window.
+    @Test func theFirstPortChangeWhileAsleepIsTheWakesAndTheWakeOpensNoWindowAfterIt() {
+        var window = WakeWindow(length: .seconds(10))
+        window.sleeping()
+        #expect(window.asleep)
+        #expect(window.reason(for: .categoryChange, at: start) == .categoryChange)
+        #expect(window.reason(for: .oldDeviceUnavailable, at: start) == .wakeFromSleep)
+        #expect(window.reason(for: .newDeviceAvailable, at: start + .seconds(1)) == .newDeviceAvailable)
+        window.woke(at: start + .seconds(2))
+        #expect(!window.asleep)
+        #expect(window.reason(for: .newDeviceAvailable, at: start + .seconds(3)) == .newDeviceAvailable)
+        // The next sleep is a new one.
+        window.sleeping()
+        window.woke(at: start + .seconds(30))
+        #expect(window.reason(for: .newDeviceAvailable, at: start + .seconds(31)) == .wakeFromSleep)
     }
 }
 

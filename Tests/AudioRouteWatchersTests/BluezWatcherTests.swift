@@ -311,6 +311,7 @@ struct BluezWatcherTests {
                     case .added(let ports): line = "added " + ports.map(\.uid).sorted().joined(separator: ",")
                     case .removed(let uids): line = "removed " + uids.sorted().joined(separator: ",")
                     case .updated(let port): line = "updated " + port.uid
+                    case .inputMuted(let device, let muted): line = (muted ? "muted " : "unmuted ") + device
                     }
                     log.withLock { $0.append(line) }
                 },

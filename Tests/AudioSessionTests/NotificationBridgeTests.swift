@@ -25,6 +25,10 @@ import Testing
         #expect((began.userInfo?["AVAudioSessionInterruptionTypeKey"] as? NSNumber)?.uintValue == 1)
         #expect((began.userInfo?["AVAudioSessionInterruptionReasonKey"] as? NSNumber)?.uintValue == 4)
         #expect(began.userInfo?["AVAudioSessionInterruptionOptionKey"] == nil)
+        let muted = try #require(notificationContent(for: .interruption(InterruptionInfo(type: .began, reason: .builtInMicMuted, options: []))))
+        #expect((muted.userInfo?["AVAudioSessionInterruptionReasonKey"] as? NSNumber)?.uintValue == 2)
+        // Never set: no app is suspended here (docs/client.md).
+        #expect(muted.userInfo?["AVAudioSessionInterruptionWasSuspendedKey"] == nil)
         let ended = try #require(notificationContent(for: .interruption(InterruptionInfo(type: .ended, reason: nil, options: .shouldResume))))
         #expect((ended.userInfo?["AVAudioSessionInterruptionTypeKey"] as? NSNumber)?.uintValue == 0)
         #expect((ended.userInfo?["AVAudioSessionInterruptionOptionKey"] as? NSNumber)?.uintValue == 1)

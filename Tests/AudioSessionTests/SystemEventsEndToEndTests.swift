@@ -100,6 +100,45 @@ import Testing
         }
     }
 
+    /// A port that goes while asleep: the headset disconnects between PrepareForSleep(true) and
+    /// (false), as a device unplugged while asleep is seen while the kernel resumes, before
+    /// logind's wake. The move is the wake's.
+    @Test func aHeadsetGoneWhileAsleepIsAnnouncedAsWakeFromSleep() async throws {
+        try await withBluezTestbed(startWatcher: false) { bluez in
+            let headset = "00:11:22:33:44:55"
+            _ = try bluez.addAdapter()
+            _ = try bluez.addDevice(headset, alias: "Headset")
+            let logind = try await LogindMock(address: bluez.bus.address)
+            defer { logind.close() }
+            try await logind.startLogind()
+            let daemon = try RunningDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.bus.address])
+            let music = AudioSession(bus: .address(daemon.bus.address), appName: "music")
+            let heard = Collector(await music.notifications)
+            try await music.setCategory(.playback)
+            try await music.setActive(true)
+
+            try bluez.connectHeadset(headset, uuids: [BluezTestbed.a2dp])
+            #expect(await heard.wait { $0.contains { Self.reason(of: $0) == .newDeviceAvailable } }, "no headset route: \(heard.all)")
+
+            var said = ""
+            func waitFor(_ text: String) async throws {
+                for _ in 0..<500 where !said.contains(text) {
+                    said += daemon.child.availableStderr()
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                try #require(said.contains(text), "the daemon did not say \(text)")
+            }
+            try await logind.emit(Logind.managerInterface, "PrepareForSleep", "b", [.bool(true)])
+            try await waitFor("logind: going to sleep")
+            try bluez.disconnect(headset)
+            #expect(await heard.wait { $0.contains { Self.reason(of: $0) == .wakeFromSleep } }, "the move while asleep: \(heard.all)")
+            try await logind.emit(Logind.managerInterface, "PrepareForSleep", "b", [.bool(false)])
+            try await waitFor("logind: woke from sleep")
+            #expect(!heard.all.contains { Self.reason(of: $0) == .oldDeviceUnavailable })
+            await music.close()
+        }
+    }
+
     static func reason(of notification: AudioSessionNotification) -> RouteChangeReason? {
         if case .routeChange(let info) = notification { return info.reason }
         return nil

@@ -51,6 +51,18 @@ public enum ControlJacks {
         id.index == 0 ? id.name : "\(id.name),\(id.index)"
     }
 
+    /// The name of the card's capture mute: the ADC's switch that PipeWire's and PulseAudio's
+    /// mic mute turns off, and that HDA's mic-mute LED follows ("Mic Mute-LED Mode" only says
+    /// what the LED follows, not whether the mic is muted).
+    public static let captureSwitchName = "Capture Switch"
+
+    /// Whether an element is the card's capture switch: boolean, readable, on the mixer
+    /// interface, `Capture Switch` index 0.
+    public static func isCaptureSwitch(_ info: ALSAControlElementInfo) -> Bool {
+        info.type == .boolean && info.id.interface == .mixer && info.id.name == captureSwitchName && info.id.index == 0
+            && info.access.contains(.read) && info.count >= 1
+    }
+
     /// The switches on, from the element's values: any value on means plugged.
     public static func state(_ values: [Bool], supported: SwitchSet) -> SwitchSet {
         values.contains(true) ? supported : []
@@ -78,12 +90,20 @@ final class ControlJackDevice {
         var count: Int
     }
 
+    /// The card's capture switch element.
+    struct CaptureSwitch {
+        var numid: UInt32
+        var count: Int
+    }
+
     /// One ELEM_LIST: the jack elements (with their ELEM_INFO), the PCM devices the card's
-    /// `ELD` controls name (one per HDMI/DP stream), ascending, and the phantom jacks' names.
-    func elements() throws(Errno) -> (jacks: [Element], eldDevices: [Int], phantomJacks: [String]) {
+    /// `ELD` controls name (one per HDMI/DP stream), ascending, the phantom jacks' names, and
+    /// the capture switch.
+    func elements() throws(Errno) -> (jacks: [Element], eldDevices: [Int], phantomJacks: [String], captureSwitch: CaptureSwitch?) {
         var jacks: [Element] = []
         var eld: Set<Int> = []
         var phantoms: [String] = []
+        var capture: CaptureSwitch?
         for id in try device.elementIDs() {
             if id.interface == .card, ControlJacks.switches(forName: id.name) != nil, let element = element(numid: id.numid) {
                 jacks.append(element)
@@ -91,9 +111,18 @@ final class ControlJackDevice {
                 eld.insert(Int(id.device))
             } else if id.interface == .card, ControlJacks.isPhantom(id.name), phantoms.count < 64 {
                 phantoms.append(id.name)
+            } else if id.interface == .mixer, id.name == ControlJacks.captureSwitchName, capture == nil,
+                let info = try? device.info(numid: id.numid), ControlJacks.isCaptureSwitch(info)
+            {
+                capture = CaptureSwitch(numid: id.numid, count: Int(min(info.count, 128)))
             }
         }
-        return (jacks, eld.sorted(), phantoms)
+        return (jacks, eld.sorted(), phantoms, capture)
+    }
+
+    /// Whether the capture switch is on (any channel); nil if it cannot be read.
+    func isOn(_ capture: CaptureSwitch) -> Bool? {
+        (try? device.booleanValues(numid: capture.numid, count: capture.count)).map { $0.contains(true) }
     }
 
     /// What the card says of itself (CARD_INFO), as the records hold it.

@@ -147,12 +147,15 @@ public struct CardRecord: Sendable, Hashable {
     /// A USB card's widest playback format on each PCM device, by device number
     /// (`/proc/asound/card<n>/stream<m>`); empty when not USB or not read.
     public var usbPlayback: [Int: USBPlaybackFormat]
+    /// Its `Capture Switch` control (the capture mute a mic-mute key and the mic-mute LED follow):
+    /// on (any channel on) or off; nil when it has none, or it was not read.
+    public var captureSwitch: Bool?
 
     public init(
         syspath: String, sysname: String? = nil, properties: [String: String] = [:], attributes: [String: String] = [:],
         pcms: [PCMDevice] = [], hasControl: Bool = true, parent: CardParent = CardParent(), faults: [String] = [],
         info: ALSACardInfo? = nil, hdaPins: [HDAPin] = [], eldDevices: [Int] = [], phantomJacks: [String] = [],
-        usbPlayback: [Int: USBPlaybackFormat] = [:]
+        usbPlayback: [Int: USBPlaybackFormat] = [:], captureSwitch: Bool? = nil
     ) {
         self.syspath = syspath
         self.sysname = sysname ?? String(syspath.split(separator: "/").last ?? "")
@@ -167,6 +170,7 @@ public struct CardRecord: Sendable, Hashable {
         self.eldDevices = eldDevices
         self.phantomJacks = phantomJacks
         self.usbPlayback = usbPlayback
+        self.captureSwitch = captureSwitch
     }
 }
 

@@ -41,6 +41,8 @@ final class UdevEventLoop: @unchecked Sendable {
         let cardSyspath: String
         /// Its jack elements by numid, with the state last reported.
         var elements: [UInt32: (element: ControlJackDevice.Element, state: SwitchSet)]
+        /// Its capture switch, if it has one.
+        var captureSwitch: ControlJackDevice.CaptureSwitch?
     }
 
     /// By the control device's syspath.
@@ -84,6 +86,8 @@ final class UdevEventLoop: @unchecked Sendable {
         /// read with the pins.
         var usbPlayback: [Int: USBPlaybackFormat] = [:]
         var pinsRead = false
+        /// Its capture switch, on or off, as last read (nil: none, or not read).
+        var captureSwitch: Bool?
     }
     private var cardCache: [String: CardCache] = [:]
 
@@ -336,7 +340,8 @@ final class UdevEventLoop: @unchecked Sendable {
         return CardRecord(
             syspath: syspath, sysname: cache.sysname, properties: cache.properties, attributes: cache.attributes,
             pcms: pcms, hasControl: hasControl, parent: cache.parent, faults: cache.faults, info: cache.info, hdaPins: cache.hdaPins,
-            eldDevices: cache.eldDevices, phantomJacks: cache.phantomJacks, usbPlayback: cache.usbPlayback)
+            eldDevices: cache.eldDevices, phantomJacks: cache.phantomJacks, usbPlayback: cache.usbPlayback,
+            captureSwitch: cache.captureSwitch)
     }
 
     /// A PCM child's `pcm_class` and `id` attributes, where sysfs has them.
@@ -560,11 +565,14 @@ final class UdevEventLoop: @unchecked Sendable {
         }
         readCardInfo(control, card: cardSyspath, control: syspath, node: node)
         let elements: [ControlJackDevice.Element]
+        let capture: ControlJackDevice.CaptureSwitch?
         do {
             let listed = try control.elements()
             elements = listed.jacks
+            capture = listed.captureSwitch
             cardCache[cardSyspath]?.eldDevices = listed.eldDevices
             cardCache[cardSyspath]?.phantomJacks = listed.phantomJacks
+            cardCache[cardSyspath]?.captureSwitch = capture.flatMap(control.isOn)
         } catch {
             unreadableControls.insert(syspath)
             emit(.fault(key: "\(syspath)#control", message: "\(card): cannot read the jack controls of \(node) (\(error.code)): jack state from evdev devices only"))
@@ -576,7 +584,7 @@ final class UdevEventLoop: @unchecked Sendable {
             emit(.fault(key: "\(syspath)#subscribe", message: "\(card): cannot subscribe to the events of \(node) (\(error.code)): its jack controls are read once"))
         }
         nextToken += 1
-        var open = OpenControl(device: control, token: nextToken, cardSyspath: cardSyspath, elements: [:])
+        var open = OpenControl(device: control, token: nextToken, cardSyspath: cardSyspath, elements: [:], captureSwitch: capture)
         var records: [JackRecord] = []
         for element in elements {
             let state = control.state(of: element)
@@ -653,7 +661,17 @@ final class UdevEventLoop: @unchecked Sendable {
             case .events(let events):
                 for event in events {
                     let numid = event.id.numid
-                    if event.mask.isRemoval {
+                    if let capture = control.captureSwitch, capture.numid == numid {
+                        // The capture switch is part of the card's record: a change is a new record.
+                        // A value that cannot be read counts as no switch (never muted).
+                        guard event.mask.isRemoval || event.mask.contains(.value) else { continue }
+                        if event.mask.isRemoval { control.captureSwitch = nil }
+                        let on = event.mask.isRemoval ? nil : control.device.isOn(capture)
+                        guard var cache = cardCache[control.cardSyspath], cache.captureSwitch != on else { continue }
+                        cache.captureSwitch = on
+                        cardCache[control.cardSyspath] = cache
+                        emit(.card(record(control.cardSyspath, cache)))
+                    } else if event.mask.isRemoval {
                         if control.elements.removeValue(forKey: numid) != nil { emit(.jackRemoved(syspath: "\(syspath)#\(numid)")) }
                     } else if let known = control.elements[numid] {
                         guard event.mask.contains(.value) || event.mask.contains(.info) else { continue }
@@ -676,6 +694,8 @@ final class UdevEventLoop: @unchecked Sendable {
     private func close(control syspath: String, announce: Bool) {
         guard let control = controls.removeValue(forKey: syspath) else { return }
         if let source = control.source { loop?.unwatch(source) }
+        // What it said is no longer vouched for; the card's next record says so.
+        if control.captureSwitch != nil { cardCache[control.cardSyspath]?.captureSwitch = nil }
         if announce { for numid in control.elements.keys.sorted() { emit(.jackRemoved(syspath: "\(syspath)#\(numid)")) } }
     }
 }

@@ -35,6 +35,8 @@ public struct UdevPortState: Sendable {
     public private(set) var ucmCards: [String: UCMCard] = [:]
     /// UCM cards whose helper failed or ended: udev's ports until the card goes.
     private var ucmFailed: Set<String> = []
+    /// The device of each card's built-in mic announced muted (`.inputMuted`), by card syspath.
+    private var mutedMics: [String: String] = [:]
     /// Whether UCM candidates wait for their helper (the daemon), or keep udev's ports (no helpers).
     let usesUCMHelpers: Bool
     let logger: Logger
@@ -212,14 +214,16 @@ public struct UdevPortState: Sendable {
         announced = [:]
         owners = [:]
         for syspath in cards.keys.sorted() { announce(classify(syspath), for: syspath) }
-        let events = PortEvent.diff(from: before, to: announced)
+        var events = PortEvent.diff(from: before, to: announced)
         let counts = events.reduce(into: (added: 0, removed: 0, updated: 0)) { counts, event in
             switch event {
             case .added(let ports): counts.added += ports.count
             case .removed(let uids): counts.removed += uids.count
             case .updated: counts.updated += 1
+            case .inputMuted: break
             }
         }
+        for syspath in Set(mutedMics.keys).union(cards.keys).sorted() { events += micMuteEvents(syspath) }
         logger.warning(
             "uevents were lost (the udev monitor's receive buffer overflowed): re-enumerated \(cards.count) cards and \(jacks.count) jacks; ports added \(counts.added), removed \(counts.removed), updated \(counts.updated)"
         )
@@ -234,7 +238,28 @@ public struct UdevPortState: Sendable {
         let events = PortEvent.diff(from: [cardSyspath: previous], to: [cardSyspath: desired])
         for uid in previous.map(\.uid) where !desired.contains(where: { $0.uid == uid }) { owners[uid] = nil }
         announce(desired, for: cardSyspath)
-        for event in events { logger.debug("port event", metadata: ["event": "\(event)"]) }
+        let all = events + micMuteEvents(cardSyspath)
+        for event in all { logger.debug("port event", metadata: ["event": "\(event)"]) }
+        return all
+    }
+
+    /// The built-in mic of a card is muted while the card's capture switch is off: announced
+    /// (`.inputMuted` of the mic port's device) when that changes, and unmuted when the card,
+    /// its mic or its switch goes. The switch (index 0) is the first ADC's, which records PCM 0:
+    /// it counts only for a built-in mic on PCM 0 (an HDA codec's analog mic, not a DMIC on
+    /// another PCM beside it), and not on a UCM card, whose profile names its own switches. A
+    /// card without such a built-in mic port announces nothing.
+    private mutating func micMuteEvents(_ cardSyspath: String) -> [PortEvent] {
+        let mic = ucmCards[cardSyspath] != nil ? nil : announced[cardSyspath]?.first {
+            $0.type == .builtInMic && $0.alsa?.cardPCM?.deviceNumber == 0
+        }?.device
+        let muted = cards[cardSyspath]?.captureSwitch == false ? mic : nil
+        let before = mutedMics[cardSyspath]
+        guard muted != before else { return [] }
+        mutedMics[cardSyspath] = muted
+        var events: [PortEvent] = []
+        if let before { events.append(.inputMuted(device: before, muted: false)) }
+        if let muted { events.append(.inputMuted(device: muted, muted: true)) }
         return events
     }
 
