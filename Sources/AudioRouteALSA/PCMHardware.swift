@@ -2,6 +2,7 @@
 // it (nonblocking), refining its hardware parameters with the app's preferences, installing
 // them and closing it again (docs/decisions.md, "The session's hardware values"). The values
 // are the device's own answers, never a default of ours.
+import AudioRouteCore
 import AudioRouteSystem
 import CALSA
 
@@ -149,9 +150,14 @@ public struct RouteDevices: ~Copyable {
     public let output: String?
     /// The input device's PCM name; nil when the route has no input.
     public let input: String?
-    /// The control device of each side's card (`hw:CARD=PCH`), from the route file's `ctl.` entries.
+    /// The control device of each side (`hw:CARD=PCH` from the route file's `ctl.` entries; a
+    /// BlueALSA device's own, `bluealsa:DEV=<address>,BAT=no`), nil for a side without one.
     public let outputControl: String?
     public let inputControl: String?
+    /// The simple element that carries the side's volume where the device says (BlueALSA's
+    /// `A2DP` or `SCO`); nil: the card's usual elements (ALSASimpleMixer.volumeElement).
+    public let outputElement: String?
+    public let inputElement: String?
 
     /// Reads the route file at `routeFile` over the system's configuration and `configurationFiles`.
     public init(routeFile: String, configurationFiles: [String] = []) throws(ALSAError) {
@@ -165,8 +171,20 @@ public struct RouteDevices: ~Copyable {
         let controls = ["audioroute", "audioroute_capture"].map { name in configuration.string(at: "ctl.\(name).card").map { "hw:CARD=" + $0 } }
         output = devices[0]
         input = devices[1]
-        outputControl = controls[0]
-        inputControl = controls[1]
+        let output = devices[0].flatMap(Self.blueALSA)
+        let input = devices[1].flatMap(Self.blueALSA)
+        outputControl = output?.control ?? controls[0]
+        inputControl = input?.control ?? controls[1]
+        outputElement = output?.element
+        inputElement = input?.element
         self.configuration = configuration
+    }
+
+    /// A BlueALSA device's control and volume element: BlueALSA's control plugin for that one
+    /// device (its battery level left out: not a volume), whose `A2DP` or `SCO` element is the
+    /// transport's volume. Nil for any other device.
+    public static func blueALSA(_ device: String) -> (control: String, element: String)? {
+        guard case .bluealsa(let pcm)? = try? ALSADevice(parsing: device) else { return nil }
+        return ("bluealsa:DEV=\(pcm.address),BAT=no", pcm.profile == .a2dp ? "A2DP" : "SCO")
     }
 }

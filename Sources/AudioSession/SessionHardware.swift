@@ -242,14 +242,15 @@ extension AudioSession {
     // MARK: Volume and gain
 
     /// The route's output volume, 0...1 on the perceptual scale alsamixer shows, from its card's
-    /// playback volume (Master, PCM, Speaker, Headphone, else the card's first). 1 where the route's
-    /// output has no card control (nothing on the way attenuates it: BlueALSA's, a file) and
+    /// playback volume (Master, PCM, Speaker, Headphone, else the card's first), or BlueALSA's
+    /// volume of a Bluetooth device (its control plugin's `A2DP` or `SCO` element). 1 where the
+    /// route's output has no control (nothing on the way attenuates it: a file, a user's PCM) and
     /// where nothing was ever read.
     public var outputVolume: Float {
-        guard let control = routeControl(capture: false) else { return 1 }
+        guard let (control, named) = routeControl(capture: false) else { return 1 }
         do throws(ALSAError) {
             let volume = try withMixer(control) { mixer throws(ALSAError) -> Float in
-                guard let element = mixer.volumeElement(capture: false) else { return 1 }
+                guard let element = named ?? mixer.volumeElement(capture: false) else { return 1 }
                 return try mixer.volume(element, capture: false)
             }
             hardware.lastOutputVolume = volume
@@ -263,9 +264,9 @@ extension AudioSession {
     /// The input's gain, 0...1 on the perceptual scale, from its card's capture volume; 1 where
     /// it has none (`isInputGainSettable` false).
     public var inputGain: Float {
-        guard let control = routeControl(capture: true) else { return 1 }
+        guard let (control, named) = routeControl(capture: true) else { return 1 }
         let gain = try? withMixer(control) { mixer throws(ALSAError) -> Float in
-            guard let element = mixer.volumeElement(capture: true) else { return 1 }
+            guard let element = named ?? mixer.volumeElement(capture: true) else { return 1 }
             return try mixer.volume(element, capture: true)
         }
         return gain ?? 1
@@ -273,18 +274,23 @@ extension AudioSession {
 
     /// Whether the route's input has a capture volume to set.
     public var isInputGainSettable: Bool {
-        guard let control = routeControl(capture: true) else { return false }
-        return (try? withMixer(control) { mixer throws(ALSAError) -> Bool in mixer.volumeElement(capture: true) != nil }) ?? false
+        guard let (control, named) = routeControl(capture: true) else { return false }
+        return (try? withMixer(control) { mixer throws(ALSAError) -> Bool in
+            guard let named else { return mixer.volumeElement(capture: true) != nil }
+            return (try? mixer.volume(named, capture: true)) != nil
+        }) ?? false
     }
 
     /// Sets the input's gain (0...1, perceptual scale) on its card's capture volume. Throws
     /// `invalidArguments` for a gain outside 0...1 and when the input has no capture volume.
     public func setInputGain(_ gain: Float) throws(AudioSessionError) {
         guard gain >= 0, gain <= 1 else { throw .invalidArguments("input gain \(gain) is outside 0...1") }
-        guard let control = routeControl(capture: true) else { throw .invalidArguments("the route's input has no card control: its gain is not settable") }
+        guard let (control, named) = routeControl(capture: true) else {
+            throw .invalidArguments("the route's input has no card control: its gain is not settable")
+        }
         do throws(ALSAError) {
             try withMixer(control) { mixer throws(ALSAError) in
-                guard let element = mixer.volumeElement(capture: true) else {
+                guard let element = named ?? mixer.volumeElement(capture: true) else {
                     throw ALSAError(code: -Errno.Code.invalidArgument.rawValue, operation: "no capture volume on \(control)")
                 }
                 try mixer.setVolume(element, capture: true, to: gain)
@@ -294,12 +300,18 @@ extension AudioSession {
         }
     }
 
-    /// The side's control device from the route file, with the configuration it is opened from.
-    private func routeControl(capture: Bool) -> String? {
+    /// The side's control device from the route file (or its BlueALSA device's), and the element
+    /// its device names for the volume (nil: the card's usual ones).
+    private func routeControl(capture: Bool) -> (control: String, element: String?)? {
         guard let routeFile = hardwareRouteFile,
             let devices = try? RouteDevices(routeFile: routeFile, configurationFiles: hardware.configurationFiles)
         else { return nil }
-        return capture ? (devices.input != nil ? devices.inputControl : nil) : (devices.output != nil ? devices.outputControl : nil)
+        if capture {
+            guard devices.input != nil, let control = devices.inputControl else { return nil }
+            return (control, devices.inputElement)
+        }
+        guard devices.output != nil, let control = devices.outputControl else { return nil }
+        return (control, devices.outputElement)
     }
 
     private func withMixer<R>(_ control: String, _ body: (borrowing ALSASimpleMixer) throws(ALSAError) -> R) throws(ALSAError) -> R {

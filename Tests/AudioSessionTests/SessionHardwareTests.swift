@@ -3,9 +3,11 @@
 // channel count (so what is installed is what was asked) and gives the channel maps its `chmap`
 // field lists; the fake card (Sources/AudioRouteFakeCard) for the volume and gain controls. No
 // daemon is needed: nothing here is a D-Bus call.
+import AudioRouteALSA
 import AudioRouteCore
 import AudioRouteSystem
 @testable import AudioSession
+import Glibc
 import Testing
 
 private let devices = """
@@ -193,5 +195,63 @@ private func route(output: String, input: String, outputCard: String? = nil, inp
         #expect(session.availableModes.contains(.voiceChat))
         #expect(session.availableModes.count == Mode.allCases.count)
         #expect(await session.prefersInterruptionOnRouteDisconnect)
+    }
+}
+
+/// BlueALSA on a private bus, as far as its control plugin asks (GetManagedObjects): one A2DP
+/// sink of 00:11:22:33:44:55 whose Volume is 0x4040 (64 of 0...127 on each channel, not muted).
+private let blueALSAMock = #"""
+    import sys
+    import dbus, dbus.service
+    from dbus.mainloop.glib import DBusGMainLoop
+    from gi.repository import GLib
+    DBusGMainLoop(set_as_default=True)
+    bus = dbus.bus.BusConnection(sys.argv[1])
+    name = dbus.service.BusName("org.bluealsa", bus)
+    PCM = "/org/bluealsa/hci0/dev_00_11_22_33_44_55/a2dpsrc/sink"
+    PROPERTIES = {"Device": dbus.ObjectPath("/org/bluez/hci0/dev_00_11_22_33_44_55"), "Sequence": dbus.UInt32(1),
+                  "Transport": "A2DP-source", "Mode": "sink", "Format": dbus.UInt16(0x8210), "Channels": dbus.Byte(2),
+                  "Sampling": dbus.UInt32(48000), "Codec": "SBC", "Delay": dbus.UInt16(0), "SoftVolume": True,
+                  "Volume": dbus.UInt16(0x4040)}
+    class Manager(dbus.service.Object):
+        @dbus.service.method("org.freedesktop.DBus.ObjectManager", out_signature="a{oa{sa{sv}}}")
+        def GetManagedObjects(self):
+            return {PCM: {"org.bluealsa.PCM1": PROPERTIES}}
+    Manager(bus, "/org/bluealsa")
+    print("ready", flush=True)
+    GLib.MainLoop().run()
+    """#
+
+@Suite(.serialized) struct BlueALSAVolumeTests {
+    /// BlueALSA's control plugin gives the A2DP volume 0...127 with a dB scale of -96...0 dB, 64
+    /// at -9.75 dB (`amixer -D bluealsa:DEV=…,BAT=no sget A2DP` against the same mock). On the
+    /// cube-root scale: (10^(-9.75/60) - 10^(-96/60)) / (1 - 10^(-96/60)) = 0.680.
+    @Test func aBluetoothRoutesVolumeIsBlueALSAs() async throws {
+        try await withTemporaryDirectory { dir in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let mock = try ScriptedProcess("/usr/bin/python3", ["-c", blueALSAMock, bus.address])
+            defer { mock.kill() }
+            guard mock.take(seconds: 20, { $0 == "ready" }) != nil else { throw TestFailure("the BlueALSA mock did not start") }
+            let saved = getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) }
+            setenv("DBUS_SYSTEM_BUS_ADDRESS", bus.address, 1)
+            defer { if let saved { setenv("DBUS_SYSTEM_BUS_ADDRESS", saved, 1) } else { unsetenv("DBUS_SYSTEM_BUS_ADDRESS") } }
+            try writeText(
+                dir + "/route.conf",
+                """
+                pcm.!audioroute_route { type plug slave.pcm "bluealsa:DEV=00:11:22:33:44:55,PROFILE=a2dp" }
+                pcm.!audioroute_route_capture { type plug slave.pcm "null" }
+                """)
+            let session = AudioSession(bus: .address("unix:path=\(dir)/no-bus"), appName: "hardware-test")
+            await session.setHardwareSource(routeFile: dir + "/route.conf")
+            let volume = await session.outputVolume
+            #expect(abs(volume - 0.680) < 0.001, "\(volume)")
+        }
+    }
+
+    @Test func aBlueALSADevicesControlIsItsOwn() {
+        #expect(RouteDevices.blueALSA("bluealsa:DEV=00:11:22:33:44:55,PROFILE=a2dp")! == ("bluealsa:DEV=00:11:22:33:44:55,BAT=no", "A2DP"))
+        #expect(RouteDevices.blueALSA("bluealsa:DEV=00:11:22:33:44:55,PROFILE=sco")! == ("bluealsa:DEV=00:11:22:33:44:55,BAT=no", "SCO"))
+        #expect(RouteDevices.blueALSA("dmix:CARD=PCH,DEV=0") == nil)
     }
 }
