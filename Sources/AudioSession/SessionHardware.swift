@@ -7,6 +7,7 @@ import AudioRouteCore
 import AudioRouteIPC
 import AudioRouteSystem
 import Logging
+import Synchronization
 
 /// One channel of a port (AVAudioSessionChannelDescription).
 public struct ChannelDescription: Sendable, Hashable, CustomStringConvertible {
@@ -50,6 +51,22 @@ extension RecordPermission {
         case Errno.Code.permissionDenied.rawValue, Errno.Code.notPermitted.rawValue: self = .denied
         case Errno.Code.deviceBusy.rawValue: self = .granted
         default: self = .undetermined
+        }
+    }
+}
+
+/// The last volume `outputVolumeChanges` reported (the first read only sets it).
+final class LastVolume: Sendable {
+    private let state = Mutex<(value: Float?, started: Bool)>((nil, false))
+
+    var value: Float? { state.withLock { $0.value } }
+
+    /// Takes `volume`; true when it is to be reported: it differs from the last one, and it is
+    /// not the first value (the observer asked for changes).
+    func update(_ volume: Float) -> Bool {
+        state.withLock { state in
+            defer { state = (volume, true) }
+            return state.started && state.value != volume
         }
     }
 }
@@ -258,6 +275,45 @@ extension AudioSession {
         } catch {
             hardwareLogger.debug("audioroute: the route's volume cannot be read: \(error)")
             return hardware.lastOutputVolume ?? 1
+        }
+    }
+
+    /// `outputVolume`'s changes (AVAudioSession's key-value observation of it): each new value,
+    /// from the control's own events (a volume key, `alsamixer`, the headset's buttons through
+    /// BlueALSA), and after a route change whose new output is at another volume. Route changes
+    /// come from the daemon: call `connect()` for them to flow. Ends when the iterating task is
+    /// cancelled; while nothing changes, nothing runs (a thread waits in poll(2) on the control).
+    public var outputVolumeChanges: AsyncStream<Float> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Float.self, bufferingPolicy: .bufferingNewest(8))
+        let routes = notifications
+        let last = LastVolume()
+        let task = Task {
+            var watch = startVolumeWatch(last, continuation)
+            for await notification in routes {
+                guard case .routeChange = notification else { continue }
+                watch?.stop()
+                watch = startVolumeWatch(last, continuation)
+            }
+            watch?.stop()
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// Reads the route's volume (reported when it differs from the last one reported) and
+    /// watches its control; nil when the route's output has none.
+    private func startVolumeWatch(_ last: LastVolume, _ continuation: AsyncStream<Float>.Continuation) -> MixerVolumeWatch? {
+        if last.update(outputVolume) { continuation.yield(last.value ?? 1) }
+        guard let (control, element) = routeControl(capture: false) else { return nil }
+        let files = hardware.configurationFiles + (hardwareRouteFile.map { [$0] } ?? [])
+        do throws(ALSAError) {
+            return try MixerVolumeWatch(control: control, element: element, capture: false, configurationFiles: files) { value in
+                if last.update(value) { continuation.yield(value) }
+            }
+        } catch {
+            hardwareLogger.debug("audioroute: the route's volume is not watched: \(error)")
+            return nil
         }
     }
 

@@ -52,6 +52,25 @@ static inline int audioroute_ctl_poll_fds(snd_ctl_t *ctl, int *fds, short *event
 	return count;
 }
 
+/* A simple mixer's poll descriptors as plain numbers, as audioroute_ctl_poll_fds. */
+static inline int audioroute_mixer_poll_fds(snd_mixer_t *mixer, int *fds, short *events, unsigned int space)
+{
+	struct pollfd pfds[8];
+	int count = snd_mixer_poll_descriptors_count(mixer);
+	if (count <= 0)
+		return count;
+	if (count > 8)
+		count = 8;
+	if ((unsigned int)count > space)
+		count = (int)space;
+	count = snd_mixer_poll_descriptors(mixer, pfds, (unsigned int)count);
+	for (int i = 0; i < count; i++) {
+		fds[i] = pfds[i].fd;
+		events[i] = pfds[i].events;
+	}
+	return count;
+}
+
 /* libasound's error messages (snd_lib_error_set_handler) to a function Swift can be: the
  * handler is variadic, which Swift cannot define, so this one formats the message and hands it
  * on. NULL restores libasound's own (stderr). */

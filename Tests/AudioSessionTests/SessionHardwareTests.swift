@@ -199,7 +199,8 @@ private func route(output: String, input: String, outputCard: String? = nil, inp
 }
 
 /// BlueALSA on a private bus, as far as its control plugin asks (GetManagedObjects): one A2DP
-/// sink of 00:11:22:33:44:55 whose Volume is 0x4040 (64 of 0...127 on each channel, not muted).
+/// sink of 00:11:22:33:44:55 whose Volume is 0x4040 (64 of 0...127 on each channel, not muted);
+/// `volume N` on its standard input sets it and says so in PropertiesChanged, as BlueALSA does.
 private let blueALSAMock = #"""
     import sys
     import dbus, dbus.service
@@ -217,7 +218,20 @@ private let blueALSAMock = #"""
         @dbus.service.method("org.freedesktop.DBus.ObjectManager", out_signature="a{oa{sa{sv}}}")
         def GetManagedObjects(self):
             return {PCM: {"org.bluealsa.PCM1": PROPERTIES}}
+    class Pcm(dbus.service.Object):
+        @dbus.service.signal("org.freedesktop.DBus.Properties", signature="sa{sv}as")
+        def PropertiesChanged(self, interface, changed, invalidated):
+            pass
     Manager(bus, "/org/bluealsa")
+    pcm = Pcm(bus, PCM)
+    def line(source, condition):
+        words = sys.stdin.readline().split()
+        if words[:1] == ["volume"]:
+            PROPERTIES["Volume"] = dbus.UInt16(int(words[1], 0))
+            pcm.PropertiesChanged("org.bluealsa.PCM1", {"Volume": PROPERTIES["Volume"]}, [])
+            print("changed", flush=True)
+        return True
+    GLib.io_add_watch(sys.stdin, GLib.IO_IN, line)
     print("ready", flush=True)
     GLib.MainLoop().run()
     """#
@@ -246,6 +260,26 @@ private let blueALSAMock = #"""
             await session.setHardwareSource(routeFile: dir + "/route.conf")
             let volume = await session.outputVolume
             #expect(abs(volume - 0.680) < 0.001, "\(volume)")
+
+            // The headset's volume goes to 32 (-19.91 dB as amixer shows it against this mock):
+            // (10^(-19.91/60) - 10^(-96/60)) / (1 - 10^(-96/60)) = 0.452, observed without a read.
+            let changes = await session.outputVolumeChanges
+            let observer = Task { () -> Float? in
+                for await value in changes { return value }
+                return nil
+            }
+            // The watch reads its first value before it waits: give it the time to start.
+            try await Task.sleep(for: .milliseconds(300))
+            mock.send("volume 0x2020")
+            guard mock.take(seconds: 10, { $0 == "changed" }) != nil else { throw TestFailure("the mock did not change the volume") }
+            let timeout = Task {
+                try await Task.sleep(for: .seconds(10))
+                observer.cancel()
+            }
+            let changed = await observer.value
+            timeout.cancel()
+            let value = try #require(changed, "no change observed within 10 s")
+            #expect(abs(value - 0.452) < 0.001, "\(value)")
         }
     }
 
