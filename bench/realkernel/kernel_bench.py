@@ -7,6 +7,7 @@ from .common import Failure, phase
 from .cycles import PlayerTrace, PlayerTraceEnd, run_cycles, run_plugin_cycles, trace
 from .harness import (APLAY, CAPTURE_MODULES, MODULE_TREES, Guest, build_initramfs, build_programs, fetch_kernel, finish_run,
                       kernel_init, start_run)
+from .hardware import check_hardware
 from .jack import check_jack
 from .routes import check_route_changes
 from .signals import sequence_bits
@@ -124,6 +125,8 @@ def main(usage):
         if jack:
             with phase("headphone jack", 300):
                 headphones = check_jack(guest, speaker)
+        with phase("hardware", 120):
+            check_hardware(guest)
         surround_uid = None
         if surround:
             with phase("surround", 420):
