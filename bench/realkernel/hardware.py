@@ -13,7 +13,8 @@ GUEST_SCRIPT = "kernel/hardware.sh"
 
 @dataclass(frozen=True)
 class HardwareRoute(Report):
-    """`hardware-route LINE`: the route file's first slave.pcm line: the device the session reads."""
+    """`hardware-route LINE`: the route file's first slave.pcm line: the device the session reads
+    (`hardware-usb-route`: on the USB card)."""
     script: ClassVar[str] = GUEST_SCRIPT
     words: ClassVar[str] = "hardware-route"
     line: str
@@ -52,7 +53,7 @@ class HardwareOpen(HardwareValues):
 
 @dataclass(frozen=True)
 class HardwareCard(Report):
-    """`hardware-card HW_PARAMS`: the card's /proc/asound/Intel/pcmNp/sub0/hw_params while the
+    """`hardware-card HW_PARAMS`: the card's /proc/asound/<card>/pcmNp/sub0/hw_params while the
     stream plays, its lines joined by `|`: `rate: 48000 (48000/1)`, `channels: 2`, `period_size: N`..."""
     script: ClassVar[str] = GUEST_SCRIPT
     words: ClassVar[str] = "hardware-card"
@@ -70,26 +71,74 @@ class HardwareCard(Report):
         return cls(line, params)
 
 
-EVENTS = (HardwareRoute, HardwareIdle, HardwareCard, HardwareOpen)
+@dataclass(frozen=True)
+class HardwareUsbReady(Report):
+    """`hardware-usb-ready`: the guest waits for the USB card."""
+    script: ClassVar[str] = GUEST_SCRIPT
+    words: ClassVar[str] = "hardware-usb-ready"
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line)
 
 
-def check_hardware(guest):
+@dataclass(frozen=True)
+class HardwareUsbDone(HardwareUsbReady):
+    """`hardware-usb-done`: the USB card may go."""
+    words: ClassVar[str] = "hardware-usb-done"
+
+
+@dataclass(frozen=True)
+class HardwareUsbRoute(HardwareRoute):
+    words: ClassVar[str] = "hardware-usb-route"
+
+
+@dataclass(frozen=True)
+class HardwareUsbIdle(HardwareValues):
+    words: ClassVar[str] = "hardware-usb-idle"
+
+
+@dataclass(frozen=True)
+class HardwareUsbOpen(HardwareValues):
+    words: ClassVar[str] = "hardware-usb-open"
+
+
+@dataclass(frozen=True)
+class HardwareUsbCard(HardwareCard):
+    words: ClassVar[str] = "hardware-usb-card"
+
+
+EVENTS = (HardwareRoute, HardwareIdle, HardwareCard, HardwareOpen, HardwareUsbReady, HardwareUsbRoute, HardwareUsbIdle,
+          HardwareUsbCard, HardwareUsbOpen, HardwareUsbDone)
+
+
+def check_card(what, route, idle, card, opened):
     """The session's rate and channel count are the card's as the kernel opened it, idle and while
     a stream plays on it (the probe opens the same dmix); the period and buffer are printed."""
-    route = HardwareRoute.wait(guest, 60)
-    idle = HardwareIdle.wait(guest, 60)
-    card = HardwareCard.wait(guest, 60)
-    opened = HardwareOpen.wait(guest, 60)
     rate, channels = int(card.params["rate"]), int(card.params["channels"])
-    print(f"    route: {route.line}")
-    print(f"    the card's hw_params: {card.params}")
+    print(f"    {what}: route {route.line}")
+    print(f"    {what}: the card's hw_params {card.params}")
     for name, values in (("idle", idle.values), ("while playing", opened.values)):
-        print(f"    audioroute hardware ({name}): {values}")
+        print(f"    {what}: audioroute hardware ({name}): {values}")
         if values.get("sampleRate") != rate:
-            raise Failure(f"hardware ({name}): sampleRate {values.get('sampleRate')}, the card runs at {rate}")
+            raise Failure(f"hardware, {what} ({name}): sampleRate {values.get('sampleRate')}, the card runs at {rate}")
         if values.get("outputNumberOfChannels") != channels:
-            raise Failure(f"hardware ({name}): outputNumberOfChannels {values.get('outputNumberOfChannels')}, the card has {channels}")
+            raise Failure(f"hardware, {what} ({name}): outputNumberOfChannels {values.get('outputNumberOfChannels')}, "
+                          f"the card has {channels}")
         period = round(values.get("ioBufferDuration", 0) * rate)
         buffer = round(values.get("outputLatency", 0) * rate)
-        print(f"    ({name}) period {period} frames, buffer {buffer} frames; the card's {card.params.get('period_size')} "
+        print(f"    {what} ({name}): period {period} frames, buffer {buffer} frames; the card's {card.params.get('period_size')} "
               f"and {card.params.get('buffer_size')}")
+
+
+def check_hardware(guest, plug_usb):
+    """The HDA card, then the USB card (hot-added with `plug_usb(guest)` and removed), each read by
+    `audioroute hardware` against the card's own hw_params."""
+    check_card("HDA card", HardwareRoute.wait(guest, 60), HardwareIdle.wait(guest, 60), HardwareCard.wait(guest, 60),
+               HardwareOpen.wait(guest, 60))
+    HardwareUsbReady.wait(guest, 60)
+    plug_usb(guest)
+    check_card("USB card", HardwareUsbRoute.wait(guest, 180), HardwareUsbIdle.wait(guest, 60), HardwareUsbCard.wait(guest, 60),
+               HardwareUsbOpen.wait(guest, 60))
+    HardwareUsbDone.wait(guest, 60)
+    guest.command("device_del", id="usbcard")
