@@ -113,8 +113,10 @@ EVENTS = (HardwareRoute, HardwareIdle, HardwareCard, HardwareOpen, HardwareUsbRe
 
 
 def check_card(what, route, idle, card, opened):
-    """The session's rate and channel count are the card's as the kernel opened it, idle and while
-    a stream plays on it (the probe opens the same dmix); the period and buffer are printed."""
+    """The session's rate, channel count and I/O buffer (ioBufferDuration: the period) are the
+    card's as the kernel opened it, idle and while a stream plays on it (the probe opens the same
+    dmix, whose clients' periods are the card's). The buffer is printed: a dmix client's is its own
+    (what its frames wait), not the card's."""
     rate, channels = int(card.params["rate"]), int(card.params["channels"])
     print(f"    {what}: route {route.line}")
     print(f"    {what}: the card's hw_params {card.params}")
@@ -129,6 +131,9 @@ def check_card(what, route, idle, card, opened):
         buffer = round(values.get("outputLatency", 0) * rate)
         print(f"    {what} ({name}): period {period} frames, buffer {buffer} frames; the card's {card.params.get('period_size')} "
               f"and {card.params.get('buffer_size')}")
+        if str(period) != card.params.get("period_size"):
+            raise Failure(f"hardware, {what} ({name}): ioBufferDuration is {period} frames, the card's period "
+                          f"{card.params.get('period_size')}")
 
 
 def check_hardware(guest, plug_usb):
