@@ -39,6 +39,8 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         // libsndfile, and its memory file for sf_open_virtual.
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        // Rubber Band's C API: the player's time-stretch (rate keeping the pitch). Module map only.
+        .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
         // The Swift runtime's executor hooks (the one-thread executor).
         .systemLibrary(name: "CSwiftConcurrency"),
 
@@ -68,7 +70,8 @@ let package = Package(
         .target(name: "AudioRouteALSA", dependencies: ["AudioRouteCore", "AudioRouteSystem", "AudioRouteMix", "AudioRoutePlugin", "CALSA"]),
         // libsndfile, for clients: the player's decoder (WAV, AIFF, CAF, FLAC, Ogg Vorbis, Opus,
         // MP3), streamed a window at a time into the engine's `FrameSource`.
-        .target(name: "AudioRouteDecoding", dependencies: ["AudioRouteCore", "AudioRouteSystem", "CSndfile"]),
+        // Also the time-stretch (Rubber Band) the engine renders through when `rate` keeps the pitch.
+        .target(name: "AudioRouteDecoding", dependencies: ["AudioRouteCore", "AudioRouteSystem", "CSndfile", "CRubberBand"]),
         // Gain and silence on samples, in C: the ALSA plugin compiles the same file into its .so
         // (scripts/build-alsa-plugin), the player calls it through AudioRouteALSA. No libasound.
         .target(name: "AudioRouteMix"),
@@ -127,7 +130,7 @@ let package = Package(
             path: "Benchmarks/audioroute-bluez-bench"
         ),
         .executableTarget(
-            name: "player-bench", dependencies: ["AudioRouteCore", "AudioRouteALSA", "AudioSession", "AudioRouteSystem"],
+            name: "player-bench", dependencies: ["AudioRouteCore", "AudioRouteALSA", "AudioRouteDecoding", "AudioSession", "AudioRouteSystem"],
             path: "Benchmarks/player-bench"
         ),
         .executableTarget(

@@ -8,7 +8,8 @@
 //          at unity gain (bytes copied), 16-bit with volume/pan/duck (every
 //          sample converted), float32 with gains, 16-bit at rate 1.5 (the
 //          varispeed resampler, unity gain; "a second of audio" is a second
-//          of output). Reported: process CPU time
+//          of output), and at 1.5 and 0.75 through Rubber Band (pitch kept,
+//          real-time mode, its R2 engine). Reported: process CPU time
 //          (user + system, getrusage) per second of audio. The null PCM's own
 //          cost is included; there is no device or file I/O.
 // reroute: a 48 kHz stereo 16-bit file plays through `file` PCMs (null slave,
@@ -25,6 +26,7 @@ import AudioRouteSystem
 
 import AudioSession
 import AudioRouteALSA
+import AudioRouteDecoding
 import Foundation  // getrusage, mkdtemp, unlink (glibc, through Foundation: a benchmark, not shipped)
 
 func option(_ name: String, _ fallback: Int) -> Int {
@@ -58,18 +60,21 @@ func cpuSeconds() -> Double {
 
 func cpu(seconds: Int) throws {
     print("cpu: \(seconds) s of 48 kHz stereo to the null PCM, periods of 1024 frames")
-    let cases: [(String, SampleEncoding, OutputGains, Double)] = [
-        ("s16, unity (bytes copied)", .signed16, .unity, 1),
-        ("s16, volume 0.8 pan -0.3 duck 0.5", .signed16, OutputGains(volume: 0.8, pan: -0.3, gain: 0.5), 1),
-        ("float32, volume 0.8 pan -0.3 duck 0.5", .float32, OutputGains(volume: 0.8, pan: -0.3, gain: 0.5), 1),
-        ("s16, unity, rate 1.5 (varispeed)", .signed16, .unity, 1.5),
+    let cases: [(String, SampleEncoding, OutputGains, Double, Bool)] = [
+        ("s16, unity (bytes copied)", .signed16, .unity, 1, false),
+        ("s16, volume 0.8 pan -0.3 duck 0.5", .signed16, OutputGains(volume: 0.8, pan: -0.3, gain: 0.5), 1, false),
+        ("float32, volume 0.8 pan -0.3 duck 0.5", .float32, OutputGains(volume: 0.8, pan: -0.3, gain: 0.5), 1, false),
+        ("s16, unity, rate 1.5 (varispeed)", .signed16, .unity, 1.5, false),
+        ("s16, unity, rate 1.5 (Rubber Band, pitch kept)", .signed16, .unity, 1.5, true),
+        ("s16, unity, rate 0.75 (Rubber Band, pitch kept)", .signed16, .unity, 0.75, true),
     ]
-    for (name, encoding, gains, rate) in cases {
+    for (name, encoding, gains, rate, stretch) in cases {
         // A 10 s file played from the start again until `seconds` have been written.
         let file = try makeFile(encoding, seconds: 10)
         let engine = try PlaybackEngine(file: file, device: "null", periodFrames: 1024)
         engine.gains = gains
         engine.rate = rate
+        if stretch { engine.stretcher = RubberBandStretcher(sampleRate: 48_000, rate: rate) }
         let start = cpuSeconds()
         let wall = MonotonicClock.nanoseconds()
         var written = 0

@@ -7,6 +7,7 @@
 // a route change told from elsewhere waits for the current period's write.
 import AudioRouteCore
 import AudioRouteMix
+import AudioRouteSystem
 
 /// Where PCM names are looked up: libasound's global configuration (re-read
 /// when its files change, as aplay does), or a private tree (tests, the demo).
@@ -68,6 +69,49 @@ public enum PlaybackEngineError: Error, Sendable, Hashable, CustomStringConverti
     }
 }
 
+/// A volume ramp: linear in amplitude from `from` to `to` over `frames` output frames, a step
+/// per frame (no steps per period to be heard as zipper noise).
+public struct VolumeFade: Sendable, Hashable {
+    public var from: Double
+    public var to: Double
+    /// The ramp's length in output frames (> 0).
+    public var frames: Int
+    /// Output frames of the ramp written so far.
+    public var done = 0
+
+    public init(from: Double, to: Double, frames: Int) {
+        precondition(frames > 0)
+        (self.from, self.to, self.frames) = (from, to, frames)
+    }
+
+    /// The volume of the `offset`-th frame from now (0: the next): frame n of the ramp (from 1)
+    /// gets `from + (to − from)·n/frames`, so its last frame is `to` exactly.
+    public func volume(at offset: Int) -> Double {
+        let n = done + offset + 1
+        return n >= frames ? to : from + (to - from) * Double(n) / Double(frames)
+    }
+
+    /// The volume of the last frame written (`from` before the first).
+    public var current: Double { done == 0 ? from : volume(at: -1) }
+
+    /// Whether every frame of the ramp was written.
+    public var isDone: Bool { done >= frames }
+}
+
+/// Where a scheduled start is placed (`PlaybackEngine.startTime`): the next frame written plays
+/// after what the device holds (snd_pcm_delay), so the silence to write first is the time to the
+/// target in frames less that.
+public enum StartSchedule {
+    /// Frames of silence that put the frame written after them at `target` (CLOCK_MONOTONIC ns),
+    /// the device holding `queued` frames at `now`; 0 when that is already too late.
+    public static func silenceFrames(now: UInt64, target: UInt64, queued: Int, rate: Int) -> Int {
+        guard target > now else { return 0 }
+        // Double: a far target times the rate would overflow UInt64 nanoseconds; a day is enough.
+        let ahead = (min(Double(target - now), 86_400e9) * Double(rate) / 1e9).rounded()
+        return max(0, Int(ahead) - max(0, queued))
+    }
+}
+
 /// Plays a `FrameSource` through an ALSA PCM, one period per `writeNextPeriod`.
 ///
 /// The PCM is opened in the source's own sample format and rate, stereo (a mono
@@ -84,6 +128,39 @@ public final class PlaybackEngine {
     /// period written from now on, after `gains`, by the code the ALSA plugin applies it with
     /// (AudioRouteMix's `ar_mix_apply`). At 0 the stream goes on, with the format's zero samples.
     public var sessionGain: Float = 1
+    /// A volume ramp in progress (`setVolume(_:fadeFrames:)`): it replaces `gains.volume` frame by
+    /// frame until its end, where `gains.volume` is its `to`.
+    public private(set) var fade: VolumeFade?
+    /// When the next frame of the source is to be heard (CLOCK_MONOTONIC ns; nil: at once). The
+    /// next `writeNextPeriod` measures the silence that puts it there, from the time left and
+    /// what the device holds (`StartSchedule`), and the writes give it a period at a time, the
+    /// last piece cut to the frame and followed by the source in the same write; the device's
+    /// own clock then places that frame. Setting it (nil too) cancels a lead-in not yet written.
+    public var startTime: UInt64? {
+        get { scheduledStart }
+        set {
+            scheduledStart = newValue
+            silenceLeft = 0
+        }
+    }
+    private var scheduledStart: UInt64?
+    /// Frames of silence still to write before the source's (from `startTime`).
+    private var silenceLeft = 0
+    /// The time-stretch rendered through at a rate other than 1, keeping the pitch (the player's
+    /// Rubber Band); nil: varispeed (`renderVarispeed`, speed and pitch together). With one,
+    /// `position` is the next source frame fed to it, ahead of the output by what it holds. Once
+    /// used it stays the path until a seek, at rate 1 too (no jump over what it holds).
+    public var stretcher: (any TimeStretcher)? {
+        didSet { (stretcherEnded, stretcherInUse) = (false, false) }
+    }
+    /// The stretcher was given the source's last frames.
+    private var stretcherEnded = false
+    /// The stretcher holds frames of this pass: it stays the path, at rate 1 too, until a seek,
+    /// so that a change to rate 1 neither skips nor repeats what it holds.
+    private var stretcherInUse = false
+    /// Whether the levels of what is written are measured (`takeLevels`).
+    public var isMeteringEnabled = false
+    private var meter = PlaybackMeter()
     /// The next frame of `file` that has not been handed to a device (at a
     /// rate other than 1, the frame at or before the next output frame's
     /// source position; `sourcePosition` has the fraction).
@@ -151,6 +228,17 @@ public final class PlaybackEngine {
         return pcm
     }
 
+    /// The volume of the last frame written: the ramp's where one is in progress, else `gains.volume`.
+    public var currentVolume: Double { fade?.current ?? gains.volume }
+
+    /// Sets the volume to `volume`, at once (`fadeFrames` 0) or by a linear ramp over `fadeFrames`
+    /// output frames from the current volume (a ramp in progress is replaced from where it is).
+    public func setVolume(_ volume: Double, fadeFrames: Int) {
+        let start = currentVolume
+        gains.volume = volume
+        fade = fadeFrames > 0 && start != volume ? VolumeFade(from: start, to: volume, frames: fadeFrames) : nil
+    }
+
     /// Whether every frame has been written.
     public var isAtEnd: Bool { position >= source.frameCount }
 
@@ -166,9 +254,31 @@ public final class PlaybackEngine {
     @discardableResult
     public func writeNextPeriod() throws(PlaybackEngineError) -> Int {
         let total = source.frameCount
-        guard position < total else { return 0 }
+        // Through a stretcher, output remains after the source's last frame was fed.
+        let stretching = stretcher != nil && (!step.isUnity || stretcherInUse)
+        guard position < total || (stretching && stretcherEnded && stretcher!.available > 0) else { return 0 }
         if pcm == nil {
             do { pcm = try open(deviceName) } catch { throw .output(error) }
+        }
+        if let target = scheduledStart {
+            // Measured once: a device that does not pace its writes (a `file` PCM over null)
+            // would otherwise be fed silence until the wall clock reached the target.
+            silenceLeft = StartSchedule.silenceFrames(
+                now: MonotonicClock.nanoseconds(), target: target, queued: pcm!.delay() ?? 0, rate: source.format.sampleRate)
+            scheduledStart = nil
+        }
+        if silenceLeft >= periodFrames {
+            try writeSilence(periodFrames)
+            silenceLeft -= periodFrames
+            return periodFrames
+        }
+        if silenceLeft > 0 {
+            try writeSilence(silenceLeft)
+            silenceLeft = 0
+        }
+        if let stretcher, stretching {
+            stretcherInUse = true
+            return try writeStretched(stretcher)
         }
         if step.isUnity && fraction != 0 {
             // Back at rate 1 between two frames: to the nearest frame, so that
@@ -187,14 +297,18 @@ public final class PlaybackEngine {
         let needed = step.isUnity ? periodFrames : Int(min(last + 2, UInt64(total)))
         let window: PCMBuffer
         do { window = try source.frames(position..<min(total, position + needed)) } catch { throw .decode(error) }
+        // During a ramp the volume is applied below, frame by frame.
+        var rendering = gains
+        if fade != nil { rendering.volume = 1 }
         if step.isUnity {
             // The source's frames as they are (bytes copied at unity gain).
-            window.render(frames: 0..<window.frameCount, as: outputEncoding, gains: gains, into: &scratch)
+            window.render(frames: 0..<window.frameCount, as: outputEncoding, gains: rendering, into: &scratch)
         } else {
             var end = SourcePosition(frame: 0, fraction: start.fraction)
             window.renderVarispeed(
-                from: &end, step: step, maxFrames: periodFrames, as: outputEncoding, gains: gains, into: &scratch)
+                from: &end, step: step, maxFrames: periodFrames, as: outputEncoding, gains: rendering, into: &scratch)
         }
+        if var ramp = fade { applyFade(&ramp) }
         if sessionGain != 1 {
             let (format, gain) = (outputEncoding, sessionGain)
             scratch.withUnsafeMutableBytes { bytes in
@@ -203,12 +317,95 @@ public final class PlaybackEngine {
         }
         let frames: Int
         do { frames = try pcm!.write(scratch) } catch { throw .output(error) }
+        if isMeteringEnabled { meter.add(scratch, encoding: outputEncoding, sampleRate: source.format.sampleRate) }
         if let moved = pcm!.takeMove() {
             lastMove = RerouteReport(from: moved.from, to: moved.to, replayedFrames: moved.replayedFrames, resumeFrame: start.frame)
         }
         move(to: start.advanced(by: frames, step: step))
         return frames
     }
+
+    /// A period through the time-stretch: source frames fed as it asks until it has a period
+    /// (or the source ends), then that period rendered with the gains and written. 0 at the end.
+    private func writeStretched(_ stretcher: any TimeStretcher) throws(PlaybackEngineError) -> Int {
+        stretcher.setRate(step.rate)
+        let total = source.frameCount
+        while stretcher.available < periodFrames && stretcher.available >= 0 && !stretcherEnded {
+            let count = min(max(stretcher.framesRequired, 256), total - position)
+            var left: [Float] = [], right: [Float] = []
+            if count > 0 {
+                let window: PCMBuffer
+                do { window = try source.frames(position..<(position + count)) } catch { throw .decode(error) }
+                let stereo = window.format.channels == 2
+                left.reserveCapacity(window.frameCount)
+                right.reserveCapacity(window.frameCount)
+                for frame in 0..<window.frameCount {
+                    left.append(Float(window.sample(frame: frame, channel: 0)))
+                    right.append(Float(window.sample(frame: frame, channel: stereo ? 1 : 0)))
+                }
+                position += window.frameCount
+            }
+            stretcherEnded = position >= total
+            stretcher.process(left: left, right: right, final: stretcherEnded)
+        }
+        let (left, right) = stretcher.retrieve(maxFrames: periodFrames)
+        guard !left.isEmpty else { return 0 }
+        var floats: [UInt8] = []
+        floats.reserveCapacity(left.count * 8)
+        for index in left.indices {
+            for value in [left[index], right[index]] {
+                let bits = value.bitPattern
+                floats += [UInt8(truncatingIfNeeded: bits), UInt8(truncatingIfNeeded: bits >> 8),
+                           UInt8(truncatingIfNeeded: bits >> 16), UInt8(truncatingIfNeeded: bits >> 24)]
+            }
+        }
+        let buffer = PCMBuffer(bytes: floats, format: WAVFormat(encoding: .float32, channels: 2, sampleRate: source.format.sampleRate), firstFrame: 0)
+        scratch.removeAll(keepingCapacity: true)
+        var rendering = gains
+        if fade != nil { rendering.volume = 1 }
+        buffer.render(frames: 0..<buffer.frameCount, as: outputEncoding, gains: rendering, into: &scratch)
+        if var ramp = fade { applyFade(&ramp) }
+        if sessionGain != 1 {
+            let (format, gain) = (outputEncoding, sessionGain)
+            scratch.withUnsafeMutableBytes { bytes in
+                ar_mix_apply(format.mixFormat, bytes.baseAddress, bytes.count / format.bytesPerSample, gain)
+            }
+        }
+        let frames: Int
+        do { frames = try pcm!.write(scratch) } catch { throw .output(error) }
+        if isMeteringEnabled { meter.add(scratch, encoding: outputEncoding, sampleRate: source.format.sampleRate) }
+        if let moved = pcm!.takeMove() {
+            lastMove = RerouteReport(from: moved.from, to: moved.to, replayedFrames: moved.replayedFrames, resumeFrame: position)
+        }
+        return frames
+    }
+
+    /// Writes `frames` frames of the output encoding's zero (0x80 for U8).
+    private func writeSilence(_ frames: Int) throws(PlaybackEngineError) {
+        let zero: UInt8 = outputEncoding == .unsigned8 ? 0x80 : 0
+        let bytes = [UInt8](repeating: zero, count: frames * WAVFile.outputChannels * outputEncoding.bytesPerSample)
+        do { _ = try pcm!.write(bytes) } catch { throw .output(error) }
+    }
+
+    /// Scales each rendered frame by the ramp's volume for it (the shared mix code's arithmetic,
+    /// as for the session's gain), and moves the ramp on by the period's frames.
+    private func applyFade(_ ramp: inout VolumeFade) {
+        let format = outputEncoding
+        let frameBytes = WAVFile.outputChannels * format.bytesPerSample
+        let frames = scratch.count / frameBytes
+        scratch.withUnsafeMutableBytes { bytes in
+            for frame in 0..<frames {
+                let volume = min(max(ramp.volume(at: frame), 0), 1)
+                ar_mix_apply(format.mixFormat, bytes.baseAddress! + frame * frameBytes, WAVFile.outputChannels, Float(volume))
+            }
+        }
+        ramp.done += frames
+        fade = ramp.isDone ? nil : ramp
+    }
+
+    /// The levels of the frames written since the last call while metering was enabled (nil when
+    /// none were), as the PCM got them: after volume, fade, downmix and the session's gain.
+    public func takeLevels() -> MeterLevels? { meter.take() }
 
     /// The route changed: a route-following PCM moves to the route's device at the next write
     /// (a paused or closed engine opens the route as it is then). Nothing for another PCM.
@@ -272,6 +469,8 @@ public final class PlaybackEngine {
         }
         position = max(0, min(frame, source.frameCount))
         fraction = 0
+        stretcher?.reset()
+        (stretcherEnded, stretcherInUse) = (false, false)
     }
 }
 

@@ -49,10 +49,16 @@ public struct DecodedFormat: Sendable, Hashable {
     public var channels: Int
     /// Frames per second.
     public var sampleRate: Int
-    /// The file's frames.
+    /// The file's frames: what its header declares where it declares a length (a WAV file cut
+    /// short has fewer, and reading past them is a decode error), else libsndfile's count.
     public var frameCount: Int
     /// How the channels reach the stereo output.
     public var downmix: StereoDownmix
+    /// Bits per sample of a linear PCM encoding (integer or float, FLAC and ALAC included); nil
+    /// for a lossy or companded codec (Vorbis, Opus, MP3, µ-law, ADPCM), which has none.
+    public var bitDepth: Int?
+    /// Whether the samples are floating point (32 or 64-bit float files).
+    public var isFloat: Bool
 }
 
 /// An open libsndfile handle, closed in deinit, with the bytes in memory it reads through (for
@@ -172,17 +178,66 @@ public final class SoundFileDecoder: FrameSource {
         let path = FileURL.path(location)
         var info = SF_INFO()
         let handle = try SoundFileHandle.open(path: path, info: &info)
-        try self.init(handle: handle, info: info, sourceName: path)
+        try self.init(handle: handle, info: info, sourceName: path, header: Self.header(path: path))
     }
 
     /// Opens bytes in memory (copied).
     public convenience init(data: [UInt8]) throws(AudioDecodeError) {
         var info = SF_INFO()
         let handle = try SoundFileHandle.open(data: data, info: &info)
-        try self.init(handle: handle, info: info, sourceName: "data")
+        try self.init(handle: handle, info: info, sourceName: "data", header: Array(data.prefix(Self.headerBytes)))
     }
 
-    private init(handle: consuming SoundFileHandle, info: SF_INFO, sourceName: String) throws(AudioDecodeError) {
+    /// How much of a file's start is read for its declared length (`declaredWAVFrames`).
+    public static let headerBytes = 65536
+
+    /// The first `headerBytes` of the file at `path` (fewer when it is shorter or unreadable).
+    private static func header(path: String) -> [UInt8] {
+        guard let descriptor = try? FileDescriptor.open(path) else { return [] }
+        var bytes = [UInt8](repeating: 0, count: headerBytes)
+        var count = 0
+        while count < headerBytes {
+            let got = bytes.withUnsafeMutableBytes { (try? descriptor.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[count...]))) ?? 0 }
+            if got <= 0 { break }
+            count += got
+        }
+        return Array(bytes.prefix(count))
+    }
+
+    /// The frames a RIFF/WAVE file's `data` chunk declares, when `header` (the file's first bytes)
+    /// holds the `fmt ` and `data` chunk headers and the RIFF size covers that chunk: a file cut
+    /// short says more than it holds. libsndfile plays such a file's frames that are there and
+    /// ends there, as if complete; the decoder takes the declared length instead, so that reading
+    /// past the cut is a decode error at the frame where the file stops. Nil when the header
+    /// declares nothing usable: a streaming writer's 0xFFFFFFFF or 0, a chunk size that even the
+    /// RIFF size does not cover (a lie, not a cut: the frames present are the file), or chunks
+    /// past the first `headerBytes`.
+    public static func declaredWAVFrames(_ header: [UInt8]) -> Int? {
+        func le32(_ at: Int) -> UInt64 {
+            (0..<4).reduce(0) { $0 | UInt64(header[at + $1]) << (8 * UInt64($1)) }
+        }
+        func tag(_ at: Int) -> [UInt8] { Array(header[at..<(at + 4)]) }
+        guard header.count >= 12, tag(0) == Array("RIFF".utf8), tag(8) == Array("WAVE".utf8) else { return nil }
+        let riffEnd = le32(4) + 8
+        var blockAlign: UInt64 = 0
+        var at = 12
+        while at + 8 <= header.count {
+            let size = le32(at + 4)
+            if tag(at) == Array("fmt ".utf8), size >= 16, at + 8 + 14 <= header.count {
+                blockAlign = UInt64(header[at + 8 + 12]) | UInt64(header[at + 8 + 13]) << 8
+            }
+            if tag(at) == Array("data".utf8) {
+                guard blockAlign > 0, size != 0xFFFF_FFFF, size > 0, UInt64(at + 8) + size <= riffEnd else { return nil }
+                return Int(size / blockAlign)
+            }
+            let next = UInt64(at) + 8 + size + (size & 1)
+            guard next <= UInt64(header.count) else { return nil }
+            at = Int(next)
+        }
+        return nil
+    }
+
+    private init(handle: consuming SoundFileHandle, info: SF_INFO, sourceName: String, header: [UInt8]) throws(AudioDecodeError) {
         let name = Self.formatName(info.format)
         let channels = Int(info.channels)
         let rate = Int(info.samplerate)
@@ -201,10 +256,17 @@ public final class SoundFileDecoder: FrameSource {
             throw .unknownLength(source: sourceName, format: name, frames: info.frames)
         }
         let (encoding, reading) = Self.reading(subtype: Int(info.format) & Int(SF_FORMAT_SUBMASK), channels: channels)
+        // A WAV file cut short: libsndfile's count is what is there; the header's is what was meant.
+        var frames = Int(info.frames)
+        if major == Int(SF_FORMAT_WAV) || major == Int(SF_FORMAT_WAVEX), let declared = Self.declaredWAVFrames(header), declared > frames {
+            frames = declared
+        }
         self.handle = handle
         self.sourceName = sourceName
         self.reading = reading
-        decodedFormat = DecodedFormat(name: name, channels: channels, sampleRate: rate, frameCount: Int(info.frames), downmix: downmix)
+        decodedFormat = DecodedFormat(name: name, channels: channels, sampleRate: rate, frameCount: frames, downmix: downmix,
+            bitDepth: Self.bitDepth(subtype: Int(info.format) & Int(SF_FORMAT_SUBMASK)),
+            isFloat: [Int(SF_FORMAT_FLOAT), Int(SF_FORMAT_DOUBLE)].contains(Int(info.format) & Int(SF_FORMAT_SUBMASK)))
         format = WAVFormat(encoding: encoding, channels: min(channels, 2), sampleRate: rate)
     }
 
@@ -234,6 +296,20 @@ public final class SoundFileDecoder: FrameSource {
             }
         }
         return positions
+    }
+
+    /// The bits per sample of a linear PCM subtype; nil for the others.
+    private static func bitDepth(subtype: Int) -> Int? {
+        switch subtype {
+        case Int(SF_FORMAT_PCM_S8), Int(SF_FORMAT_PCM_U8), Int(SF_FORMAT_DPCM_8): 8
+        case Int(SF_FORMAT_DWVW_12): 12
+        case Int(SF_FORMAT_PCM_16), Int(SF_FORMAT_DPCM_16), Int(SF_FORMAT_DWVW_16), Int(SF_FORMAT_ALAC_16): 16
+        case Int(SF_FORMAT_ALAC_20): 20
+        case Int(SF_FORMAT_PCM_24), Int(SF_FORMAT_DWVW_24), Int(SF_FORMAT_ALAC_24): 24
+        case Int(SF_FORMAT_PCM_32), Int(SF_FORMAT_ALAC_32), Int(SF_FORMAT_FLOAT): 32
+        case Int(SF_FORMAT_DOUBLE): 64
+        default: nil
+        }
     }
 
     /// The encoding given to the engine for a libsndfile subtype, and how it is read: integer
@@ -269,20 +345,34 @@ public final class SoundFileDecoder: FrameSource {
 
     public func frames(_ frames: Range<Int>) throws(FrameReadError) -> PCMBuffer {
         precondition(frames.lowerBound >= 0 && frames.upperBound <= frameCount)
-        if let window, frames.lowerBound >= window.firstFrame, frames.upperBound <= window.firstFrame + window.frameCount {
-            let size = format.bytesPerFrame
-            let from = (frames.lowerBound - window.firstFrame) * size
-            return PCMBuffer(bytes: Array(window.bytes[from..<(from + frames.count * size)]), format: format, firstFrame: frames.lowerBound)
+        if let window, frames.lowerBound >= window.firstFrame, frames.lowerBound < window.firstFrame + window.frameCount {
+            // A window that ends at a fault gives the frames before it, then the fault.
+            let end = window.firstFrame + window.frameCount
+            if frames.upperBound <= end || fault != nil {
+                let size = format.bytesPerFrame
+                let from = (frames.lowerBound - window.firstFrame) * size
+                let upto = (min(frames.upperBound, end) - window.firstFrame) * size
+                return PCMBuffer(bytes: Array(window.bytes[from..<upto]), format: format, firstFrame: frames.lowerBound)
+            }
         }
+        if let fault, frames.lowerBound == fault.frame { throw fault }
         let count = min(max(frames.count, Self.windowFrames), frameCount - frames.lowerBound)
-        let read = try read(from: frames.lowerBound, count: count)
-        window = read
+        do {
+            window = try read(from: frames.lowerBound, count: count)
+        } catch {
+            // The frames decoded before the fault are played first (the window holds them).
+            guard window != nil else { throw error }
+        }
         return try self.frames(frames)
     }
+
+    /// Where the stream failed, while `window` holds the frames just before it.
+    private var fault: FrameReadError?
 
     /// Reads `count` frames from `start` into a new window.
     private func read(from start: Int, count: Int) throws(FrameReadError) -> PCMBuffer {
         window = nil
+        fault = nil
         if cursor != start {
             guard sf_seek(handle.file, sf_count_t(start), Int32(SF_SEEK_SET)) == sf_count_t(start) else {
                 cursor = -1
@@ -335,8 +425,14 @@ public final class SoundFileDecoder: FrameSource {
         guard got == count else {
             cursor = -1
             let reason = sf_error(handle.file) != 0 ? handle.error : "the stream ends early"
-            throw FrameReadError(frame: start + max(0, got), expected: frameCount, reason: reason)
+            let error = FrameReadError(frame: start + max(0, got), expected: frameCount, reason: reason)
+            if got > 0 {
+                window = PCMBuffer(bytes: bytes, format: format, firstFrame: start)
+                fault = error
+            }
+            throw error
         }
+        fault = nil
         cursor = start + count
         return PCMBuffer(bytes: bytes, format: format, firstFrame: start)
     }
@@ -344,6 +440,24 @@ public final class SoundFileDecoder: FrameSource {
 
 /// `file://` URLs as paths.
 public enum FileURL {
+    /// `path` as a `file://` URL (bytes other than unreserved characters and "/" percent-escaped),
+    /// or nil when it is not absolute.
+    public static func url(path: String) -> String? {
+        guard path.hasPrefix("/") else { return nil }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes = Array("file://".utf8)
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                bytes.append(byte)
+            default:
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// The path a `file://` URL names (percent-escapes decoded; a host of "localhost" or none),
     /// or `location` itself when it is not such a URL.
     public static func path(_ location: String) -> String {

@@ -159,6 +159,9 @@ final class DemoPlayerLog {
                 timeline.event("player", ["error": .string(error.description)], "the player failed: \(error)")
             case .finished(let successfully):
                 timeline.event("player", ["finished": .bool(successfully)], "the player finished")
+            case .interruptionBegan, .interruptionEnded:
+                // The session's own interruption events are on the timeline already.
+                break
             }
         }
     }

@@ -4,7 +4,7 @@ import AudioRouteIPC
 import AudioRouteSystem
 import AudioSession
 
-/// `audioroute play FILE [--category C] [--mode M] [--options ...] [--device PCM] [--loops N] [--rate R]`
+/// `audioroute play FILE [--category C] [--mode M] [--options ...] [--device PCM] [--loops N] [--rate R] [--at T]`
 struct Play: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
@@ -16,7 +16,10 @@ struct Play: AsyncParsableCommand {
             the ALSA PCM `audioroute_route` (the route's device, rewritten by audiorouted) or --device. \
             Unplugging the output pauses (as iOS players do); an interruption pauses and resumes only \
             if it was playing and the interruption ends with shouldResume; ducking lowers the volume. \
-            --rate plays faster or slower, pitch included (the time shown is the file's). \
+            --rate plays faster or slower keeping the pitch (Rubber Band), or with --varispeed pitch \
+            included (the time shown is the file's). \
+            --at starts the sound at a time on CLOCK_MONOTONIC, silence written first: two players \
+            given the same time start together. \
             On a terminal one progress line is rewritten in place; otherwise a plain line is printed on \
             every change. Exit status: 0 when the file played to its end, 1 on a bad file, no daemon \
             or an output error, 130 on SIGINT and 143 on SIGTERM (the session is deactivated with \
@@ -42,8 +45,14 @@ struct Play: AsyncParsableCommand {
     @Option(name: .customLong("loops"), parsing: .unconditional, help: "Times to play the file again (-1: forever).")
     var loops: Int = 0
 
-    @Option(help: "Playback rate, 0.5 (half speed) to 2 (double speed); speed and pitch change together.")
+    @Option(help: "Playback rate, 0.5 (half speed) to 2 (double speed); the pitch is kept (see --varispeed).")
     var rate: Double?
+
+    @Flag(help: "With --rate: change speed and pitch together, like a tape (a resampler), instead of keeping the pitch.")
+    var varispeed = false
+
+    @Option(help: "Start so that the first frame is heard at this time, in seconds of CLOCK_MONOTONIC (the player's deviceCurrentTime; /proc/uptime's clock on a machine that has not slept).")
+    var at: Double?
 
     @Argument(help: "The audio file to play (a path or a file:// URL).")
     var file: String
@@ -51,6 +60,9 @@ struct Play: AsyncParsableCommand {
     func validate() throws {
         _ = try parsedOptions()
         // Rejected rather than clamped (as AudioPlayer.rate does): a typo should not play at another speed.
+        if let at, !(at.isFinite && at > 0) {
+            throw ValidationError("--at must be a time in seconds on CLOCK_MONOTONIC (got \(at))")
+        }
         if let rate, !(0.5...2).contains(rate) {
             throw ValidationError("--rate must be between 0.5 and 2 (got \(rate))")
         }
@@ -77,6 +89,7 @@ struct Play: AsyncParsableCommand {
         if let rate {
             // Before play(), which prepares: enableRate is read there.
             player.enableRate = true
+            player.keepsPitch = !varispeed
             player.rate = rate
         }
         let audio = daemon.session(app: "audioroute-play")
@@ -99,7 +112,7 @@ struct Play: AsyncParsableCommand {
             }
         }
         do {
-            try player.play()
+            if let at { try player.play(atTime: at) } else { try player.play() }
         } catch {
             Terminal.error("\(error)")
             outcome.yield(1)

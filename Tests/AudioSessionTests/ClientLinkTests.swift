@@ -34,8 +34,10 @@ import Testing
         let libraries = try Self.needed(productsDirectory + "/audiorouted")
         #expect(libraries.contains { $0.hasPrefix("libudev.so") }, "the reading works: \(libraries)")
         #expect(!libraries.contains { $0.hasPrefix("libasound.so") }, "\(libraries)")
-        // Nor the player's decoder: only clients of the player load libsndfile.
+        // Nor the player's decoder and time-stretch: only clients of the player load libsndfile
+        // and Rubber Band.
         #expect(!libraries.contains { $0.hasPrefix("libsndfile.so") }, "\(libraries)")
+        #expect(!libraries.contains { $0.hasPrefix("librubberband.so") }, "\(libraries)")
     }
 
     @Test func theDaemonLinksTheWatchersLibraries() throws {

@@ -12,7 +12,7 @@ import Testing
 
 /// The encoder `name` on PATH; a missing one fails the test, naming the Debian package
 /// (scripts/bootstrap installs it).
-private func tool(_ name: String, package: String) throws -> String {
+func tool(_ name: String, package: String) throws -> String {
     let path = Environment.variables["PATH"] ?? "/usr/bin:/bin"
     for directory in path.split(separator: ":") where FileInfo.isReadable("\(directory)/\(name)") {
         return "\(directory)/\(name)"
@@ -20,7 +20,7 @@ private func tool(_ name: String, package: String) throws -> String {
     throw TestFailure("\(name) is not installed: apt-get install \(package) (scripts/bootstrap installs it)")
 }
 
-private func encode(_ name: String, package: String, _ arguments: [String]) throws {
+func encode(_ name: String, package: String, _ arguments: [String]) throws {
     let result = try ChildProcess(try tool(name, package: package), arguments).collect()
     guard result.status == 0 else { throw TestFailure("\(name) \(arguments): status \(result.status): \(result.stderr)") }
 }

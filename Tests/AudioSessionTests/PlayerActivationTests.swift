@@ -75,6 +75,8 @@ private func activeSession(_ bus: PrivateBus, _ app: String, _ category: AudioRo
             #expect(try await !music.isActive)
             let player = try AudioPlayer(
                 contentsOf: dir + "/music.wav", routeFile: nil, configurationFiles: [dir + "/devices.conf"], periodFrames: 480, latencyMicroseconds: 20_000)
+            let delegate = RecordingDelegate()
+            player.delegate = delegate
             let following = await player.follow(music)
             defer { following.cancel() }
             try player.play()
@@ -109,6 +111,8 @@ private func activeSession(_ bus: PrivateBus, _ app: String, _ category: AudioRo
             let other = try await activeSession(bus, "other-player", .playback)
             #expect(try await eventually { !player.isPlaying && player.isInterrupted }, "another playback app did not interrupt the resumed player")
             #expect(try await !music.isActive)
+            // The daemon's interruptions reached the delegate: the call's, its end, the other app's.
+            #expect(await delegate.wait(for: 3) == [.began, .ended(.shouldResume), .began])
             for session in [other, call, prompt, music] { await session.close() }
         }
     }

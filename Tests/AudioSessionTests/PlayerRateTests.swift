@@ -8,6 +8,7 @@ import AudioRouteDBus
 import AudioRouteWatchers
 import AudioRouteALSA
 import AudioSession
+import AudioRouteDecoding
 import Glibc
 import Testing
 
@@ -29,10 +30,13 @@ private func source(_ path: String, frames: Int) throws -> WAVFile {
     return try WAVFile(contentsOf: path)
 }
 
-private func player(_ dir: String, periodFrames: Int = 500) throws -> AudioPlayer {
-    try AudioPlayer(
+/// A player on DIR/a.wav; varispeed (`keepsPitch` false) unless asked, which is what these tests check.
+private func player(_ dir: String, periodFrames: Int = 500, keepsPitch: Bool = false) throws -> AudioPlayer {
+    let player = try AudioPlayer(
         contentsOf: dir + "/a.wav", routeFile: dir + "/route.conf", configurationFiles: [dir + "/devices.conf"],
         periodFrames: periodFrames, latencyMicroseconds: 5000)
+    player.keepsPitch = keepsPitch
+    return player
 }
 
 /// The whole file at `rate`, as the device must get it.
@@ -176,6 +180,72 @@ private func untilFinished(_ player: AudioPlayer) async -> [AudioPlayerEvent] {
             #expect(report?.resumeFrame == resume.frame)
             let same = speaker + headset == resampled(file, rate: 1.5)
             #expect(same)
+        }
+    }
+}
+
+/// A mono 16-bit sine of `frequency` Hz at half scale, `frames` frames at 48 kHz.
+private func writeSine(_ path: String, frequency: Double, frames: Int) throws {
+    let samples = (0..<frames).map { 0.5 * sin(2 * .pi * frequency * Double($0) / 48000) }
+    try AtomicFile.write(WAVFile.encode(samples, format: WAVFormat(encoding: .signed16, channels: 1, sampleRate: 48000)), to: path)
+}
+
+/// The frequency of the left channel of raw S16 stereo `bytes` over `range` of its frames, by
+/// rising zero crossings (first to last, over the whole cycles between them).
+private func frequency(_ bytes: [UInt8], frames range: Range<Int>) -> Double {
+    let left = stride(from: range.lowerBound * 4, to: range.upperBound * 4, by: 4).map {
+        Int(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8))
+    }
+    var crossings: [Int] = []
+    for index in 1..<left.count where left[index - 1] < 0 && left[index] >= 0 { crossings.append(index) }
+    guard crossings.count > 2 else { return 0 }
+    return Double(crossings.count - 1) * 48000 / Double(crossings.last! - crossings.first!)
+}
+
+@Suite(.serialized) struct PlayerTimeStretchTests {
+    /// At rate 1.5 with the pitch kept (the default, as AVAudioPlayer): a 440 Hz sine comes out at
+    /// 440 Hz (not 660, varispeed's) and 1/1.5 as long, within Rubber Band's edges.
+    @Test func aSineAtRateOneAndAHalfKeepsItsPitch() async throws {
+        try await withTemporaryDirectory { dir in
+            try devices(dir, route: "dev_speaker")
+            try writeSine(dir + "/a.wav", frequency: 440, frames: 96000)
+            #expect(try AudioPlayer(contentsOf: dir + "/a.wav", routeFile: dir + "/route.conf").keepsPitch, "the default")
+            let player = try player(dir, periodFrames: 1024, keepsPitch: true)
+            player.enableRate = true
+            player.rate = 1.5
+            try player.play()
+            let events = await waitForEnd(player)
+            #expect(events.last == .finished(successfully: true))
+            let out = bytes(dir + "/speaker.raw")
+            let frames = out.count / 4
+            #expect(abs(frames - 64000) < 64000 / 50, "\(frames) frames for 96000 at 1.5")
+            let measured = frequency(out, frames: 8000..<56000)
+            #expect(abs(measured - 440) < 2, "\(measured) Hz")
+        }
+    }
+}
+
+@Suite(.serialized) struct EngineTimeStretchTests {
+    /// Back to rate 1 after periods through the stretcher: it stays the path, so what it held is
+    /// played, not skipped: 10 periods at 1.5 (15,360 source frames) then the rest at 1 make
+    /// 10,240 + 80,640 output frames, within Rubber Band's edges (a rounding of its blocks).
+    @Test func backAtRateOneTheStretcherHeldFramesArePlayed() async throws {
+        try await withTemporaryDirectory { dir in
+            try devices(dir, route: "dev_speaker")
+            try writeSine(dir + "/a.wav", frequency: 440, frames: 96000)
+            var configuration = try ALSAConfiguration.system()
+            try configuration.load(file: dir + "/devices.conf")
+            let engine = try PlaybackEngine(
+                source: try SoundFileDecoder(contentsOf: dir + "/a.wav"), device: "dev_speaker",
+                configuration: .custom(configuration), periodFrames: 1024, latencyMicroseconds: 5000)
+            engine.rate = 1.5
+            engine.stretcher = RubberBandStretcher(sampleRate: 48000, rate: 1.5)
+            for _ in 0..<10 { try engine.writeNextPeriod() }
+            engine.rate = 1
+            while try engine.writeNextPeriod() > 0 {}
+            engine.close()
+            let frames = bytes(dir + "/speaker.raw").count / 4
+            #expect(abs(frames - (10240 + 80640)) < 300, "\(frames)")
         }
     }
 }

@@ -89,7 +89,7 @@ import Testing
     @Test func rateSetsEnableRateAndPlaysTheResampledFile() async throws {
         try await Self.withPlayTest { dir, file, environment in
 
-            let result = try Self.play([dir + "/a.wav", "--device", "playtest", "--rate", "1.5"], environment: environment)
+            let result = try Self.play([dir + "/a.wav", "--device", "playtest", "--rate", "1.5", "--varispeed"], environment: environment)
             #expect(result.status == 0, "\(result.err)")
             var expected: [UInt8] = []
             var position = SourcePosition(frame: 0)
@@ -101,6 +101,25 @@ import Testing
 
             let outside = try Self.play([dir + "/a.wav", "--device", "playtest", "--rate", "3"], environment: environment)
             #expect(outside.status == 64 && outside.err.contains("--rate must be between 0.5 and 2"), "\(outside.err)")
+        }
+    }
+
+    /// `--at T` (T 3 s ahead on CLOCK_MONOTONIC): the device gets silence up to T (less what the
+    /// process took to start, under 2 s), then the file's own frames; a T that is not a positive
+    /// number is a usage error.
+    @Test func atStartsTheFileAtATime() async throws {
+        try await Self.withPlayTest { dir, file, environment in
+            let at = Double(MonotonicClock.nanoseconds()) / 1e9 + 3
+            let result = try Self.play([dir + "/a.wav", "--device", "playtest", "--at", String(at)], environment: environment)
+            #expect(result.status == 0, "\(result.err)")
+            let out = (try? AtomicFile.read(dir + "/out.raw")) ?? []
+            let leadIn = out.count / 4 - 4800
+            #expect(leadIn > 48000 && leadIn <= 3 * 48000, "\(leadIn) frames of silence")
+            #expect(out.prefix(leadIn * 4).allSatisfy { $0 == 0 })
+            #expect(Array(out.suffix(4800 * 4)) == Array(file.nativeBytes(frames: 0..<4800)))
+
+            let bad = try Self.play([dir + "/a.wav", "--device", "playtest", "--at=-1"], environment: environment)
+            #expect(bad.status == 64 && bad.err.contains("--at must be"), "\(bad.err)")
         }
     }
 

@@ -12,6 +12,7 @@ from .jack import check_jack
 from .routes import check_route_changes
 from .signals import sequence_bits
 from .surround import check_surround
+from .sync import check_sync
 from .timing import cycle_timings, print_gaps, print_split, print_timings
 from .tower import check_call, check_duck, check_silent, check_tower_lost
 from .ucm import check_ucm_controls, print_memory, report_stock_ucm, run_ucm, run_ucm_usb_cycles
@@ -111,9 +112,10 @@ def main(usage):
         ucm = "--no-ucm" not in args
         surround = "--no-surround" not in args
         capture = "--no-capture" not in args
+        sync = "--no-sync" not in args
         # The mic's codec is there with or without the capture phase: every phase sees one card.
         guest = Guest(kernel, image, work, cycles, debug="--debug" in args, jack=jack, plugin=plugin, tower=tower, ucm=ucm,
-                      surround=surround, mic=True, capture=capture, bits=bits)
+                      surround=surround, mic=True, capture=capture, bits=bits, sync=sync)
         with phase("boot", 300):
             guest.wait_for("booted", 300)
             mic = check_boot(guest.lines())
@@ -125,6 +127,9 @@ def main(usage):
         if jack:
             with phase("headphone jack", 300):
                 headphones = check_jack(guest, speaker)
+        if sync:
+            with phase("sync", 120):
+                check_sync(guest)
         with phase("hardware", 120):
             check_hardware(guest, plug_usb)
         surround_uid = None

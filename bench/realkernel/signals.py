@@ -48,6 +48,8 @@ SURROUND_HZ = (400.0, 600.0, 800.0, 1000.0, 1200.0, 1400.0)
 SURROUND_STEREO_HZ = (MUSIC_HZ, PROMPT_HZ)
 SURROUND_LEVEL = 8000
 SURROUND_SECONDS = 3
+# The sync phase's two players: a 1 kHz tone, one on the left, one on the right.
+SYNC_HZ, SYNC_LEVEL, SYNC_SECONDS = 1000.0, 8000, 1
 
 
 def write_channels(path, seconds, frequencies, level=SURROUND_LEVEL):

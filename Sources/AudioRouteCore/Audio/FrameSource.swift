@@ -61,8 +61,9 @@ public protocol FrameSource {
     var format: WAVFormat { get }
     /// How many frames there are.
     var frameCount: Int { get }
-    /// Frames `frames` (within `0..<frameCount`). Throws when the source cannot give all of
-    /// them (a stream that ends before its declared length).
+    /// Frames `frames` (within `0..<frameCount`). A stream that fails before its declared end
+    /// (a truncated file) gives the frames before the fault (fewer than asked), then throws
+    /// when asked for the frame at the fault.
     func frames(_ frames: Range<Int>) throws(FrameReadError) -> PCMBuffer
 }
 

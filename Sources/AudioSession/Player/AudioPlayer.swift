@@ -31,6 +31,22 @@ public enum AudioPlayerError: Error, Sendable, Hashable, CustomStringConvertible
     }
 }
 
+/// What a player's file is (AVAudioPlayer's `settings`, typed).
+public struct AudioPlayerSettings: Sendable, Hashable {
+    /// The container and codec, as libsndfile names them: "WAV (Signed 16 bit PCM)", "FLAC (Signed
+    /// 24 bit PCM)", "MP3" (AVFormatIDKey).
+    public var format: String
+    /// Frames per second (AVSampleRateKey).
+    public var sampleRate: Int
+    /// The file's channels, 1…8 (AVNumberOfChannelsKey).
+    public var numberOfChannels: Int
+    /// Bits per sample where the format has them: linear PCM, integer or float, FLAC and ALAC;
+    /// nil for lossy codecs (AVLinearPCMBitDepthKey).
+    public var bitDepth: Int?
+    /// Whether the samples are floating point (AVLinearPCMIsFloatKey).
+    public var isFloat: Bool
+}
+
 /// What a player reports while it plays.
 public enum AudioPlayerEvent: Sendable, Hashable {
     /// The file played to its end (after its loops), or playback failed (`successfully: false`).
@@ -41,6 +57,10 @@ public enum AudioPlayerEvent: Sendable, Hashable {
     case rerouted(RerouteReport)
     /// Playing started or stopped (user command, interruption, unplug, end).
     case playingChanged(Bool)
+    /// An interruption of the followed session began (after the pause it caused, if any).
+    case interruptionBegan
+    /// The interruption ended with these options (before the resume it causes, if any).
+    case interruptionEnded(InterruptionOptions)
 }
 
 /// Plays an audio file (any format libsndfile reads: WAV, AIFF, CAF, FLAC, Ogg Vorbis, Opus, MP3;
@@ -55,6 +75,9 @@ public final class AudioPlayer: Sendable {
     public let path: String
     /// The bytes played, for a player made with `init(data:)`.
     public let data: [UInt8]?
+    /// The file as a `file://` URL: as given when it was one, else made from its absolute path;
+    /// nil for a player made from data or from a relative path (AVAudioPlayer's `url`).
+    public let url: String?
     /// The file as decoded: its format's name, channels, rate and frames.
     public let fileFormat: DecodedFormat
     /// The frames the engine plays (mono or stereo, `fileFormat`'s rate).
@@ -70,6 +93,9 @@ public final class AudioPlayer: Sendable {
     public let events: AsyncStream<AudioPlayerEvent>
 
     private let continuation: AsyncStream<AudioPlayerEvent>.Continuation
+    /// The same events, for the delegate's task.
+    private let delegateFeed: AsyncStream<AudioPlayerEvent>.Continuation
+    private let delegateRef = Mutex(WeakDelegate())
     private let state: Mutex<State>
     /// Commands waiting for the lock: the playback thread, which takes it again
     /// right after each period, stands aside until they are through (a mutex is
@@ -93,6 +119,16 @@ public final class AudioPlayer: Sendable {
         /// Times the file was played to its end (loops and finishes), for `framesPlayed`.
         var completedPasses = 0
         var enableRate = false
+        var keepsPitch = true
+        var meteringEnabled = false
+        /// A start `play(atTime:)` set, for an engine opened after it (CLOCK_MONOTONIC ns).
+        var startTime: UInt64?
+        /// The route's first output's port uid (`currentDevice`).
+        var currentDevice: String?
+        /// Route changes handled, so that a route read before one is not taken after it.
+        var routeChanges = 0
+        /// The levels `updateMeters` last read.
+        var levels = MeterLevels.silent
         var rate: Double = 1
         /// `enableRate` as it was at the last `prepareToPlay` (AVAudioPlayer reads it there).
         var rateEnabled = false
@@ -154,7 +190,7 @@ public final class AudioPlayer: Sendable {
     ) throws(AudioPlayerError) {
         let decoder: SoundFileDecoder
         do { decoder = try SoundFileDecoder(contentsOf: path) } catch { throw .file(error) }
-        try self.init(decoder: decoder, data: nil, device: device, routeFile: routeFile, configurationFiles: configurationFiles,
+        try self.init(decoder: decoder, data: nil, url: path.hasPrefix("file://") ? path : FileURL.url(path: path), device: device, routeFile: routeFile, configurationFiles: configurationFiles,
                       periodFrames: periodFrames, latencyMicroseconds: latencyMicroseconds)
     }
 
@@ -166,16 +202,17 @@ public final class AudioPlayer: Sendable {
     ) throws(AudioPlayerError) {
         let decoder: SoundFileDecoder
         do { decoder = try SoundFileDecoder(data: data) } catch { throw .file(error) }
-        try self.init(decoder: decoder, data: data, device: device, routeFile: routeFile, configurationFiles: configurationFiles,
+        try self.init(decoder: decoder, data: data, url: nil, device: device, routeFile: routeFile, configurationFiles: configurationFiles,
                       periodFrames: periodFrames, latencyMicroseconds: latencyMicroseconds)
     }
 
     private init(
-        decoder: sending SoundFileDecoder, data: [UInt8]?, device: String, routeFile: String?, configurationFiles: [String],
+        decoder: sending SoundFileDecoder, data: [UInt8]?, url: String?, device: String, routeFile: String?, configurationFiles: [String],
         periodFrames: Int, latencyMicroseconds: Int
     ) throws(AudioPlayerError) {
         path = decoder.sourceName
         self.data = data
+        self.url = url
         fileFormat = decoder.decodedFormat
         sourceFormat = decoder.format
         deviceName = device
@@ -185,15 +222,58 @@ public final class AudioPlayer: Sendable {
         self.latencyMicroseconds = latencyMicroseconds
         (events, continuation) = AsyncStream.makeStream(of: AudioPlayerEvent.self, bufferingPolicy: .unbounded)
         state = Mutex(State(source: decoder))
+        let (feed, delegateFeed) = AsyncStream.makeStream(of: AudioPlayerEvent.self, bufferingPolicy: .unbounded)
+        self.delegateFeed = delegateFeed
+        // Weak: the player's end finishes the feed, which ends the task.
+        Task { [weak self] in
+            for await event in feed {
+                guard let self else { return }
+                if let delegate = self.delegate { Self.deliver(event, from: self, to: delegate) }
+            }
+        }
     }
 
-    deinit { continuation.finish() }
+    deinit {
+        continuation.finish()
+        delegateFeed.finish()
+    }
+
+    /// Told of the player's end, errors and interruptions (AVAudioPlayer's `delegate`), held
+    /// weakly; calls come from the player's own task, in order (`AudioPlayerDelegate`).
+    public var delegate: (any AudioPlayerDelegate)? {
+        get { delegateRef.withLock { $0.value } }
+        set { delegateRef.withLock { $0.value = newValue } }
+    }
+
+    /// Hands `event` to the stream and to the delegate's task.
+    private func emit(_ event: AudioPlayerEvent) {
+        continuation.yield(event)
+        delegateFeed.yield(event)
+    }
 
     /// The file's length in seconds.
     public var duration: Double { Double(fileFormat.frameCount) / Double(fileFormat.sampleRate) }
 
     /// The file's channels (1…8).
     public var numberOfChannels: Int { fileFormat.channels }
+
+    /// The file's format, rate, channels and bit depth.
+    public var settings: AudioPlayerSettings {
+        AudioPlayerSettings(
+            format: fileFormat.name, sampleRate: fileFormat.sampleRate, numberOfChannels: fileFormat.channels,
+            bitDepth: fileFormat.bitDepth, isFloat: fileFormat.isFloat)
+    }
+
+    /// The PCM the decoder hands the engine (AVAudioPlayer's `format`, its processing format): the
+    /// file's own sample encoding and rate in mono or stereo for PCM and lossless files; 32-bit
+    /// float stereo for lossy codecs and for files of more than two channels (after the downmix).
+    /// The device is opened in this encoding and rate, stereo.
+    public var format: WAVFormat { sourceFormat }
+
+    /// The uid of the port the player plays to: the first output of its session's route, as the
+    /// route's PCM plays to it (`follow(_:)` reads it, route changes update it); nil while it
+    /// follows no session, and for a player on a fixed PCM.
+    public var currentDevice: String? { withState { $0.currentDevice } }
 
     /// How the file's channels reach the output's left (0) and right (1): docs/player.md, "Channels".
     public var channelAssignments: [ChannelAssignment] { fileFormat.downmix.channelAssignments }
@@ -238,10 +318,26 @@ public final class AudioPlayer: Sendable {
         withState { s in s.completedPasses * fileFormat.frameCount + (s.engine?.position ?? s.startFrame) }
     }
 
-    /// Volume 0…1.
+    /// Volume 0…1: the target of a fade in progress (`setVolume(_:fadeDuration:)`). Setting it
+    /// applies at once, ending a fade.
     public var volume: Double {
         get { withState { $0.volume } }
-        set { withState { s in s.volume = min(max(newValue.isNaN ? 0 : newValue, 0), 1); Self.applyGains(&s) } }
+        set { setVolume(newValue, fadeDuration: 0) }
+    }
+
+    /// Sets the volume (0…1, clamped; NaN is 0) by a linear ramp in amplitude over `fadeDuration`
+    /// seconds of output, a step per frame, from the volume now (mid-fade: where that fade is).
+    /// 0, a negative or a non-finite duration sets it at once; so does any duration while no
+    /// device is prepared (before `prepareToPlay`/`play`, after `stop`). A pause holds the fade
+    /// where it is; it goes on when playing resumes.
+    public func setVolume(_ volume: Double, fadeDuration: Double) {
+        withState { s in
+            s.volume = min(max(volume.isNaN ? 0 : volume, 0), 1)
+            let frames = fadeDuration.isFinite && fadeDuration > 0 ? Int(min(fadeDuration, 86400) * Double(fileFormat.sampleRate)) : 0
+            // The ramp starts from the engine's volume before `applyGains` sets the target.
+            s.engine?.setVolume(s.volume, fadeFrames: frames)
+            Self.applyGains(&s)
+        }
     }
 
     /// Pan −1 (left) … 1 (right), a linear balance (docs/player.md).
@@ -265,9 +361,17 @@ public final class AudioPlayer: Sendable {
         set { withState { s in s.enableRate = newValue } }
     }
 
+    /// Whether `rate` keeps the pitch (default true, as AVAudioPlayer): a time-stretch (Rubber
+    /// Band, real-time mode). False: a varispeed resampler, speed and pitch together like a tape.
+    /// Read when the player is prepared, as `enableRate` is.
+    public var keepsPitch: Bool {
+        get { withState { $0.keepsPitch } }
+        set { withState { s in s.keepsPitch = newValue } }
+    }
+
     /// Playback rate, 0.5 (half speed) … 2 (double speed), default 1; values
-    /// outside are clamped to the range, NaN is 1. Speed and pitch change
-    /// together (a varispeed resampler, docs/player.md). Applies only when
+    /// outside are clamped to the range, NaN is 1. The pitch is kept (`keepsPitch`,
+    /// docs/player.md), or changes with the speed. Applies only when
     /// `enableRate` was true at `prepareToPlay`; otherwise it is kept and
     /// playback is at 1. A change while playing takes effect at the next period.
     public var rate: Double {
@@ -280,6 +384,47 @@ public final class AudioPlayer: Sendable {
         }
     }
 
+    /// Whether `updateMeters` measures (default false, as AVAudioPlayer). While false the levels
+    /// read −160.
+    public var isMeteringEnabled: Bool {
+        get { withState { $0.meteringEnabled } }
+        set {
+            withState { s in
+                s.meteringEnabled = newValue
+                s.engine?.isMeteringEnabled = newValue
+                if !newValue { s.levels = .silent }
+            }
+        }
+    }
+
+    /// Reads the levels of the frames written to the device since the last call (what is heard a
+    /// buffer later, at most 100 ms through the route's mover): `averagePower` and `peakPower`
+    /// report them until the next call. When none were written it keeps the last levels while
+    /// playing (a call between two periods), and reads silence (−160) otherwise.
+    public func updateMeters() {
+        withState { s in
+            guard s.meteringEnabled else { s.levels = .silent; return }
+            if let levels = s.engine?.takeLevels() {
+                s.levels = levels
+            } else if !s.policy.isPlaying {
+                s.levels = .silent
+            }
+        }
+    }
+
+    /// The RMS level in dBFS of `channel` (0 left, 1 right: the output's channels, after the
+    /// downmix) at the last `updateMeters`: −3.01 for a full-scale sine, as AVAudioPlayer reports
+    /// it, −160 for silence or a channel there is not.
+    public func averagePower(forChannel channel: Int) -> Float {
+        withState { s in Float(s.levels.average.indices.contains(channel) ? s.levels.average[channel] : MeterLevels.silence) }
+    }
+
+    /// The peak level in dBFS of `channel` at the last `updateMeters`: 0 for a full-scale sine,
+    /// −160 for silence or a channel there is not.
+    public func peakPower(forChannel channel: Int) -> Float {
+        withState { s in Float(s.levels.peak.indices.contains(channel) ? s.levels.peak[channel] : MeterLevels.silence) }
+    }
+
     /// Opens the device, ready to play. Called by `play` if needed.
     public func prepareToPlay() throws(AudioPlayerError) {
         try withState { (s: inout State) throws(AudioPlayerError) in try prepare(&s) }
@@ -289,7 +434,15 @@ public final class AudioPlayer: Sendable {
     /// (`follow`), the first period waits for that session to be activated if it is inactive
     /// (one D-Bus round trip when it is active); it plays anyway if the daemon cannot be reached.
     public func play() throws(AudioPlayerError) {
+        try start(at: nil)
+    }
+
+    /// `play()`, its first frame heard at `time` (CLOCK_MONOTONIC ns) or at once (nil).
+    private func start(at time: UInt64?) throws(AudioPlayerError) {
         try withState { (s: inout State) throws(AudioPlayerError) in
+            // Set before the engine is prepared (it takes it then) and on one already prepared.
+            s.startTime = time
+            s.engine?.startTime = time
             do throws(AudioPlayerError) {
                 try prepare(&s)
             } catch {
@@ -300,6 +453,24 @@ public final class AudioPlayer: Sendable {
             }
             apply(s.policy.play(), to: &s)
         }
+    }
+
+    /// The clock `play(atTime:)` is given times on, in seconds: CLOCK_MONOTONIC, which every
+    /// player shares and ALSA's delay is measured against. It runs whether or not anything
+    /// plays (AVAudioPlayer's `deviceCurrentTime`).
+    public var deviceCurrentTime: Double { Double(MonotonicClock.nanoseconds()) / 1e9 }
+
+    /// Plays from `currentTime` with its first frame heard at `time` (on `deviceCurrentTime`'s
+    /// clock): the engine writes silence first, as much as puts that frame at `time` behind what
+    /// the device holds (frames written minus snd_pcm_delay). Two players given the same time
+    /// start together, within the device's delay granularity (a period). A time already past
+    /// plays at once, as `play()`. Returns true when playing was started (AVAudioPlayer's Bool);
+    /// errors are `play()`'s.
+    @discardableResult
+    public func play(atTime time: Double) throws(AudioPlayerError) -> Bool {
+        let target: UInt64? = time.isFinite && time > 0 && time < 1e9 ? UInt64(time * 1e9) : nil
+        try start(at: target.flatMap { $0 > MonotonicClock.nanoseconds() ? $0 : nil })
+        return isPlaying
     }
 
     /// Pauses; the device keeps exactly the frames it played, and `play` continues from the next.
@@ -327,7 +498,24 @@ public final class AudioPlayer: Sendable {
     public func handle(_ notification: AudioSessionNotification) {
         // Not under the lock, which waits for the period being written.
         guard PlaybackPolicy.reacts(to: notification) else { return }
-        withState { s in apply(s.policy.handle(notification), to: &s) }
+        withState { s in
+            if case .routeChange(let info) = notification, routeFile != nil {
+                s.currentDevice = info.currentRoute.outputs.first?.uid
+                s.routeChanges += 1
+            }
+            let wasInterrupted = s.policy.isInterrupted
+            let actions = s.policy.handle(notification)
+            // Told as AVAudioPlayer tells them: the begin after the pause, the end before the resume.
+            if !wasInterrupted && s.policy.isInterrupted {
+                apply(actions, to: &s)
+                emit(.interruptionBegan)
+            } else if wasInterrupted && !s.policy.isInterrupted, case .interruption(let info) = notification {
+                emit(.interruptionEnded(info.options))
+                apply(actions, to: &s)
+            } else {
+                apply(actions, to: &s)
+            }
+        }
     }
 
     /// Follows `session`'s notifications, and activates it when playing starts or resumes while
@@ -343,7 +531,17 @@ public final class AudioPlayer: Sendable {
             if s.activating { activation.yield() }
             return s.following
         }
+        let changesBefore = withState { $0.routeChanges }
         return Task { [self] in
+            // Beside the notifications, so that a play() does not wait for this round trip.
+            let initialRoute = Task { [self] in
+                guard routeFile != nil, let route = try? await session.currentRoute else { return }
+                // Unless a route change came first: it is newer than this reply.
+                withState { s in
+                    if s.routeChanges == changesBefore { s.currentDevice = route.outputs.first?.uid }
+                }
+            }
+            defer { initialRoute.cancel() }
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { for await notification in stream { self.handle(notification) } }
                 group.addTask { for await _ in requests { await self.activate(session) } }
@@ -400,12 +598,17 @@ public final class AudioPlayer: Sendable {
             try engine.seek(to: s.startFrame)
             s.engine = engine
             s.rateEnabled = s.enableRate
+            // The stretcher exists only where a rate can apply and keeps the pitch.
+            engine.stretcher = s.rateEnabled && s.keepsPitch ? RubberBandStretcher(sampleRate: fileFormat.sampleRate, rate: s.rate) : nil
+            engine.isMeteringEnabled = s.meteringEnabled
+            engine.startTime = s.startTime
             Self.applyGains(&s)
             Self.applyRate(&s)
         } catch { throw .output(error) }
     }
 
     private static func applyGains(_ s: inout State) {
+        // The volume through `gains` is the target: a fade in progress in the engine goes on.
         s.engine?.gains = OutputGains(volume: s.volume, pan: s.pan)
         // The session's part in the shared mix code, as the ALSA plugin applies it.
         s.engine?.sessionGain = ar_mix_gain(s.policy.isDucked ? 1 : 0, s.policy.isSilenced ? 1 : 0)
@@ -438,11 +641,11 @@ public final class AudioPlayer: Sendable {
             case .pause:
                 s.held = false
                 s.engine?.pause()
-                continuation.yield(.playingChanged(false))
+                emit(.playingChanged(false))
             case .resume:
                 // play(), or the end of an interruption: both activate the session first.
                 s.held = false
-                continuation.yield(.playingChanged(true))
+                emit(.playingChanged(true))
                 requestActivation(&s)
                 startIfNeeded(&s)
             case .reroute:
@@ -465,9 +668,9 @@ public final class AudioPlayer: Sendable {
     private func fail(_ error: AudioPlayerError, _ s: inout State) {
         _ = s.policy.pause()
         s.engine?.close()
-        continuation.yield(.decodeError(error))
-        continuation.yield(.playingChanged(false))
-        continuation.yield(.finished(successfully: false))
+        emit(.decodeError(error))
+        emit(.playingChanged(false))
+        emit(.finished(successfully: false))
     }
 
     // MARK: - The playback thread
@@ -505,7 +708,7 @@ public final class AudioPlayer: Sendable {
             do throws(PlaybackEngineError) {
                 let written = try engine.writeNextPeriod()
                 s.busySince = nil
-                if let move = engine.takeMove() { continuation.yield(.rerouted(move)) }
+                if let move = engine.takeMove() { emit(.rerouted(move)) }
                 if written > 0 { return .next }
                 // The end of the file: play it out before looping or finishing.
                 do throws(ALSAError) { try engine.drain() } catch { throw .output(error) }
@@ -521,8 +724,8 @@ public final class AudioPlayer: Sendable {
                 do throws(ALSAError) { try engine.seek(to: 0) } catch { throw .output(error) }
                 s.startFrame = 0
                 s.threadRunning = false
-                continuation.yield(.playingChanged(false))
-                continuation.yield(.finished(successfully: true))
+                emit(.playingChanged(false))
+                emit(.finished(successfully: true))
                 return .exit
             } catch .output(let error) where Self.busy(error) && Self.tryAgain(&s) {
                 // Reopened (after a pause, or on a new route) while another stream holds it.
