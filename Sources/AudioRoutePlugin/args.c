@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 // The names and bits come from the contract (audioroute_contract.h, generated from Swift).
@@ -84,4 +85,30 @@ int ar_route_file_path(char *buffer, size_t size, const char *configured, const 
 			n = snprintf(buffer, size, "%s", AR_ROUTE_FILE_SYSTEM);
 	}
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int ar_io_sizes(unsigned int rate, unsigned long buffer_size, const char *duration_us, unsigned long *piece, unsigned long *ahead,
+		char *error, size_t error_size) {
+	// 10 ms pieces and ten of them ahead, unless the app's session asked for another I/O buffer.
+	unsigned long long us = AR_IO_PIECE_DEFAULT_US;
+	int status = 0;
+	if (given(duration_us)) {
+		char *end = NULL;
+		errno = 0;
+		unsigned long long asked = strtoull(duration_us, &end, 10);
+		if (errno != 0 || end == duration_us || *end != '\0' || duration_us[0] == '-' || asked < AR_IO_PIECE_MIN_US || asked > AR_IO_PIECE_MAX_US) {
+			snprintf(error, error_size, "AUDIOROUTE_IO_BUFFER_DURATION \"%.40s\" is not a duration of %d to %d microseconds: 10 ms is used",
+					duration_us, AR_IO_PIECE_MIN_US, AR_IO_PIECE_MAX_US);
+			status = -EINVAL;
+		} else {
+			us = asked;
+		}
+	}
+	unsigned long frames = (unsigned long)((unsigned long long)rate * us / 1000000ULL);
+	if (frames == 0)
+		frames = 1;
+	unsigned long queue = frames * AR_IO_PIECES_AHEAD;
+	*ahead = buffer_size > 0 && queue > buffer_size ? buffer_size : queue;
+	*piece = frames > *ahead ? *ahead : frames;
+	return status;
 }

@@ -132,8 +132,10 @@ static int ar_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params) {
 	(void)params;
 	struct ar_pcm *p = io->private_data;
 	p->frame_bytes = (size_t)snd_pcm_format_physical_width(io->format) / 8 * io->channels;
-	p->piece = io->rate / 100 > 0 ? io->rate / 100 : 1;
-	p->ahead = io->rate / 10 < io->buffer_size ? io->rate / 10 : io->buffer_size;
+	char why[160];
+	if (ar_io_sizes(io->rate, io->buffer_size, getenv("AUDIOROUTE_IO_BUFFER_DURATION"), &p->piece, &p->ahead, why, sizeof(why)) < 0)
+		SNDERR("audioroute: %s", why);
+	ar_trace(p, "pieces of %lu frames, %lu ahead", p->piece, p->ahead);
 	// Twice the app's buffer: the device's may be larger (its size is only "near" ours), and its
 	// delay is what a move replays from here.
 	if (io->stream == SND_PCM_STREAM_PLAYBACK && ar_history_reserve(&p->history, 2 * io->buffer_size, p->frame_bytes) < 0)

@@ -80,9 +80,9 @@ struct ar_pcm {
 	/// The app's frames taken while the stream is held (`hold.stashed` of them, a buffer's worth at
 	/// most): its buffer fills, so it waits in its own poll; they go first on resume.
 	char *stash;
-	/// Frames forwarded at a time: 10 ms.
+	/// Frames forwarded at a time: 10 ms, or the session's I/O buffer duration (ar_io_sizes).
 	snd_pcm_uframes_t piece;
-	/// Most frames queued in the device ahead of what it plays: 100 ms, or the app's buffer if smaller.
+	/// Most frames queued in the device ahead of what it plays: ten pieces (100 ms), or the app's buffer if smaller.
 	snd_pcm_uframes_t ahead;
 	/// AUDIOROUTE_DEBUG is set: what the stream does is written to standard error, timed.
 	int debug;

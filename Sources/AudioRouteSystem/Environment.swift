@@ -17,6 +17,14 @@ public enum Environment {
         return result
     }
 
+    /// Sets (or with nil removes) a variable of this process (setenv, unsetenv), for libraries
+    /// it loads later to read: the ALSA plugin's AUDIOROUTE_IO_BUFFER_DURATION. glibc's setenv is
+    /// not safe against a getenv on another thread at the same moment; callers set before opening.
+    public static func set(_ name: String, to value: String?) throws(Errno) {
+        let result = value.map { setenv(name, $0, 1) } ?? unsetenv(name)
+        guard result == 0 else { throw Errno(Errno.Code(errno), value == nil ? "unsetenv \(name)" : "setenv \(name)") }
+    }
+
     /// Ends the process now (_exit): no atexit handlers, no flushing, safe from any thread while
     /// others run (a signal thread that has cleaned up).
     public static func exitImmediately(_ status: Int32) -> Never { _exit(status) }

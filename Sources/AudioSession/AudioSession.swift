@@ -65,7 +65,10 @@ public actor AudioSession {
     public private(set) var category: Category = .soloAmbient
     public private(set) var mode: Mode = .default
     public private(set) var categoryOptions: CategoryOptions = []
-    private var prefersInterruptionOnRouteDisconnect = true
+    /// Whether a route disconnect interrupts this (playback) session, as last set. Default true.
+    public private(set) var prefersInterruptionOnRouteDisconnect = true
+    /// The hardware preferences and last values (SessionHardware.swift).
+    var hardware = SessionHardware()
 
     /// - Parameters:
     ///   - bus: where `audiorouted` is (the session bus by default).

@@ -1,6 +1,7 @@
 #ifndef AUDIOROUTE_CALSA_SHIM_H
 #define AUDIOROUTE_CALSA_SHIM_H
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <alsa/asoundlib.h>
 /* The UCM API (snd_use_case_*): asoundlib.h does not include it. */
@@ -9,6 +10,26 @@
 /* snd_use_case_get hands back a malloc'd string the caller frees with free();
  * AudioRouteALSA does not import Glibc (only AudioRouteSystem does). */
 static inline void audioroute_ucm_free_string(const char *value) { free((void *)value); }
+
+/* The mixer's perceptual scale (AudioRouteALSA's ALSAMixerVolume): the cube root of the amplitude
+ * of a gain in hundredths of a dB, and back. libm's, which AudioRouteALSA cannot import. */
+static inline double audioroute_cube_root_amplitude(double hundredths) { return pow(10.0, hundredths / 6000.0); }
+static inline double audioroute_hundredths_of_cube_root_amplitude(double level) { return 6000.0 * log10(level); }
+
+/* An open PCM's channel map as positions (SND_CHMAP_*): snd_pcm_get_chmap hands back a malloc'd
+ * map the caller frees. Fills up to `space` positions; returns the channel count (which may be
+ * more than `space`), 0 when the PCM has no map. */
+static inline int audioroute_pcm_chmap_positions(snd_pcm_t *pcm, unsigned int *positions, unsigned int space)
+{
+	snd_pcm_chmap_t *map = snd_pcm_get_chmap(pcm);
+	if (map == NULL)
+		return 0;
+	int count = (int)map->channels;
+	for (unsigned int i = 0; i < map->channels && i < space; i++)
+		positions[i] = map->pos[i];
+	free(map);
+	return count;
+}
 
 /* A control handle's poll descriptors as plain numbers: struct pollfd is Glibc's, which
  * AudioRouteALSA does not import. Fills up to `space` (at most 8) descriptors and the
@@ -24,6 +45,25 @@ static inline int audioroute_ctl_poll_fds(snd_ctl_t *ctl, int *fds, short *event
 	if ((unsigned int)count > space)
 		count = (int)space;
 	count = snd_ctl_poll_descriptors(ctl, pfds, (unsigned int)count);
+	for (int i = 0; i < count; i++) {
+		fds[i] = pfds[i].fd;
+		events[i] = pfds[i].events;
+	}
+	return count;
+}
+
+/* A simple mixer's poll descriptors as plain numbers, as audioroute_ctl_poll_fds. */
+static inline int audioroute_mixer_poll_fds(snd_mixer_t *mixer, int *fds, short *events, unsigned int space)
+{
+	struct pollfd pfds[8];
+	int count = snd_mixer_poll_descriptors_count(mixer);
+	if (count <= 0)
+		return count;
+	if (count > 8)
+		count = 8;
+	if ((unsigned int)count > space)
+		count = (int)space;
+	count = snd_mixer_poll_descriptors(mixer, pfds, (unsigned int)count);
 	for (int i = 0; i < count; i++) {
 		fds[i] = pfds[i].fd;
 		events[i] = pfds[i].events;

@@ -14,7 +14,7 @@ struct AudioRoute: AsyncParsableCommand {
             """,
         subcommands: [
             Status.self, Ports.self, Monitor.self, Explain.self, Override.self, PreferInput.self, Priority.self, Silent.self,
-            SessionCommand.self, Play.self, Simulate.self, Demo.self, DemoSinkCommand.self,
+            SessionCommand.self, Play.self, Hardware.self, Simulate.self, Demo.self, DemoSinkCommand.self,
         ]
     )
 }

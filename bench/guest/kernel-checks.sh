@@ -25,6 +25,7 @@ flush_hda() { aplay -q -t raw -f S16_LE -c 2 -r 48000 -s 9600 -D dmix:CARD=Intel
 . $PHASES/plugin.sh
 . $PHASES/jack.sh
 . $PHASES/sync.sh
+. $PHASES/hardware.sh
 . $PHASES/surround.sh
 . $PHASES/capture.sh
 . $PHASES/tower.sh

@@ -6,7 +6,8 @@ from .capture import check_capture
 from .common import Failure, phase
 from .cycles import PlayerTrace, PlayerTraceEnd, run_cycles, run_plugin_cycles, trace
 from .harness import (APLAY, CAPTURE_MODULES, MODULE_TREES, Guest, build_initramfs, build_programs, fetch_kernel, finish_run,
-                      kernel_init, start_run)
+                      kernel_init, plug_usb, start_run)
+from .hardware import check_hardware
 from .jack import check_jack
 from .routes import check_route_changes
 from .signals import sequence_bits
@@ -129,6 +130,8 @@ def main(usage):
         if sync:
             with phase("sync", 120):
                 check_sync(guest)
+        with phase("hardware", 120):
+            check_hardware(guest, plug_usb)
         surround_uid = None
         if surround:
             with phase("surround", 420):
@@ -149,7 +152,7 @@ def main(usage):
         with phase("route changes", 1):
             # The plugin's last cycle plugs the USB card back once under the held aplay.
             check_route_changes(guest.lines(), cycles * (2 if plugin else 1) + (1 if plugin else 0), speaker, usb, headphones,
-                                surround_uid, capture)
+                                surround_uid, capture, hardware=True)
         with phase("stock UCM", 1):
             report_stock_ucm(guest.lines())
         with phase("timing", 1):
@@ -159,10 +162,10 @@ def main(usage):
             if plugin:
                 print("    aplay -D audioroute (the ALSA plugin):")
                 print_timings(rows[cycles:])
-            # Before the UCM cycles, card1 was also added by the plugin's re-plug of the USB card
-            # by the surround phase's multichannel card, and by the capture phase.
+            # Before the UCM cycles, card1 was also added by the plugin's re-plug of the USB card,
+            # by the hardware phase, by the surround phase's multichannel card, and by the capture phase.
             ucm_rows = cycle_timings(guest.lines(), ucm_adds, monitor="monitor-ucm",
-                                     first=len(adds + plugin_adds) + (1 if plugin_adds else 0) + (1 if surround_uid else 0)
+                                     first=len(adds + plugin_adds) + (1 if plugin_adds else 0) + 1 + (1 if surround_uid else 0)
                                      + (1 if capture else 0))
             if ucm:
                 print("    audioroute play, the USB card a UCM card (the UCM phase's daemon, --ucm-root):")

@@ -4,10 +4,10 @@ import json
 from .common import Failure
 
 
-def check_route_changes(lines, cycles, speaker, usb, headphones, surround=None, capture=False):
+def check_route_changes(lines, cycles, speaker, usb, headphones, surround=None, capture=False, hardware=False):
     """The client saw, for each cycle, the route move to the USB port with newDeviceAvailable and
     back to the speaker with oldDeviceUnavailable, then the same for the headphone jack and for
-    the multichannel USB card, and no other route change."""
+    the hardware phase's USB card (`hardware`), the multichannel USB card, and no other route change."""
     changes = [json.loads(l[len("log monitor "):]) for l in lines if l.startswith("log monitor {")]
     changes = [(c["reason"], c["previous"]["outputs"], c["current"]["outputs"]) for c in changes if c.get("event") == "routeChange"]
     # A playAndRecord session (the call phase) changes the category, not the outputs: not a move.
@@ -16,6 +16,8 @@ def check_route_changes(lines, cycles, speaker, usb, headphones, surround=None, 
     expected = [("newDeviceAvailable", speaker, [usb]), ("oldDeviceUnavailable", [usb], speaker)] * cycles
     if headphones is not None:
         expected += [("newDeviceAvailable", speaker, [headphones]), ("oldDeviceUnavailable", [headphones], speaker)]
+    if hardware:
+        expected += [("newDeviceAvailable", speaker, [usb]), ("oldDeviceUnavailable", [usb], speaker)]
     if surround is not None:
         expected += [("newDeviceAvailable", speaker, [surround]), ("oldDeviceUnavailable", [surround], speaker)]
     if capture:
@@ -24,6 +26,7 @@ def check_route_changes(lines, cycles, speaker, usb, headphones, surround=None, 
         raise Failure(f"the client's route changes were {changes}, expected {expected}")
     print(f"    {len(changes)} route changes, as expected: to {usb} and back, {cycles} times"
           + (f"; to {headphones} and back" if headphones else "")
+          + (f"; to {usb} and back for the hardware phase" if hardware else "")
           + (f"; to {surround} and back" if surround else "")
           + (f"; to {usb} and back under the capture" if capture else "")
           + (f"; and {len(kept)} categoryChange keeping the outputs" if kept else ""))

@@ -41,6 +41,22 @@ const char *ar_name(enum ar_names kind, int index, unsigned long *value);
 int ar_route_file_path(char *buffer, size_t size, const char *configured, const char *xdg_runtime_dir,
 		int (*user_exists)(const char *path));
 
+/// The I/O buffer a stream forwards in: 10 ms pieces unless AUDIOROUTE_IO_BUFFER_DURATION (set by
+/// the client library's setPreferredIOBufferDuration) says otherwise, 1 ms to 100 ms.
+#define AR_IO_PIECE_DEFAULT_US 10000
+#define AR_IO_PIECE_MIN_US 1000
+#define AR_IO_PIECE_MAX_US 100000
+/// Pieces queued in the device ahead of what it plays (100 ms by default).
+#define AR_IO_PIECES_AHEAD 10
+
+/// The stream's piece (frames forwarded at a time) and its queue ahead of the device (frames),
+/// at `rate`, from `duration_us` (the process's AUDIOROUTE_IO_BUFFER_DURATION in microseconds, NULL
+/// or "" when unset): a piece of that duration and ten of them ahead, the queue no larger than the
+/// app's `buffer_size` and the piece no larger than the queue. Returns 0, or -EINVAL with `error`
+/// naming the fault for a value that is not a number of 1000 to 100000 (the defaults are used then).
+int ar_io_sizes(unsigned int rate, unsigned long buffer_size, const char *duration_us, unsigned long *piece, unsigned long *ahead,
+		char *error, size_t error_size);
+
 /// The stream's states around the device it forwards to.
 enum ar_state {
 	/// No device open (before hw_params, after close).
