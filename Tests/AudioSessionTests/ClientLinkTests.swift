@@ -35,9 +35,9 @@ import Testing
         #expect(libraries.contains { $0.hasPrefix("libudev.so") }, "the reading works: \(libraries)")
         #expect(!libraries.contains { $0.hasPrefix("libasound.so") }, "\(libraries)")
         // Nor the player's decoder and time-stretch: only clients of the player load libsndfile
-        // and Rubber Band.
+        // and SoundTouch.
         #expect(!libraries.contains { $0.hasPrefix("libsndfile.so") }, "\(libraries)")
-        #expect(!libraries.contains { $0.hasPrefix("librubberband.so") }, "\(libraries)")
+        #expect(!libraries.contains { $0.hasPrefix("libSoundTouch.so") }, "\(libraries)")
     }
 
     @Test func theDaemonLinksTheWatchersLibraries() throws {
