@@ -12,8 +12,8 @@ public final class SoundTouchStretcher: TimeStretcher {
     /// The final frames were fed and flushed: once the output is drained, `available` is −1.
     private var ended = false
 
-    /// Nil when SoundTouch refuses: a sample rate outside 8 kHz…768 kHz (its windows are sized
-    /// in milliseconds of the rate), a rate outside 0.1…10, or no memory.
+    /// Nil when SoundTouch refuses: a sample rate outside 8 kHz…192 kHz (its windows are sized
+    /// in milliseconds of the rate; it throws above 192 kHz), a rate outside 0.1…10, or no memory.
     public init?(sampleRate: Int, rate: Double) {
         guard sampleRate >= Int(AR_SOUNDTOUCH_MIN_RATE), sampleRate <= Int(AR_SOUNDTOUCH_MAX_RATE) else { return nil }
         var created: OpaquePointer?

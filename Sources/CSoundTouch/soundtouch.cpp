@@ -66,8 +66,8 @@ extern "C" int ar_soundtouch_set_tempo(ar_soundtouch *st, double tempo) {
 
 extern "C" int ar_soundtouch_put(ar_soundtouch *st, const float *interleaved, unsigned frames) {
     if (frames == 0) return 0;
-    // SoundTouch counts samples in a uint and buffers them all: one second of the highest rate
-    // at a time keeps its memory bounded by what the caller holds anyway.
+    // SoundTouch counts samples in a uint and buffers them all: at most a second of the highest
+    // rate at a time keeps its memory bounded by what the caller holds anyway.
     if (interleaved == nullptr || frames > AR_SOUNDTOUCH_MAX_RATE) return -EINVAL;
     try {
         st->engine.putSamples(interleaved, frames);

@@ -257,3 +257,54 @@ private func frequency(_ bytes: [UInt8], frames range: Range<Int>) -> Double {
         }
     }
 }
+
+@Suite struct SoundTouchStretcherTests {
+    /// Feeds `frames` of a 440 Hz sine at 48 kHz in blocks of 4,096 (the last as final) and
+    /// takes every output frame until `available` says the end (−1).
+    private func stretch(frames: Int, rate: Double) throws -> Int {
+        let stretcher = try #require(SoundTouchStretcher(sampleRate: 48000, rate: rate) as SoundTouchStretcher?)
+        var fed = 0, out = 0
+        while fed < frames {
+            let count = min(4096, frames - fed)
+            let block = (fed..<(fed + count)).map { Float(sin(2 * Double.pi * 440 * Double($0) / 48000) * 0.5) }
+            fed += count
+            stretcher.process(left: block, right: block, final: fed == frames)
+            while stretcher.available > 0 { out += stretcher.retrieve(maxFrames: 1024).left.count }
+        }
+        #expect(stretcher.available == -1, "the end is reported once everything was taken")
+        return out
+    }
+
+    /// At a constant rate the output is the source's length over the rate, to the frame: the
+    /// silence that pushes the last frames out is cut.
+    @Test(arguments: [(1.5, 64000), (0.75, 128_000), (2.0, 48000), (0.5, 192_000)])
+    func theOutputIsTheSourceOverTheRate(rate: Double, frames: Int) throws {
+        #expect(try stretch(frames: 96000, rate: rate) == frames)
+    }
+
+    /// SoundTouch sizes its windows in milliseconds of the rate, and libSoundTouch 2.3.2 throws
+    /// "Excessive samplerate" above 192 kHz: outside 8…192 kHz the shim refuses (the player
+    /// then plays varispeed), with no exception out.
+    @Test func sampleRatesOutsideEightToOneNinetyTwoKilohertzAreRefused() {
+        #expect(SoundTouchStretcher(sampleRate: 7999, rate: 1.5) == nil)
+        #expect(SoundTouchStretcher(sampleRate: 0, rate: 1.5) == nil)
+        #expect(SoundTouchStretcher(sampleRate: 8000, rate: 1.5) != nil)
+        #expect(SoundTouchStretcher(sampleRate: 192_000, rate: 1.5) != nil)
+        #expect(SoundTouchStretcher(sampleRate: 192_001, rate: 1.5) == nil)
+        #expect(SoundTouchStretcher(sampleRate: 768_000, rate: 1.5) == nil)
+    }
+
+    /// A reset (a seek) forgets what it held and the end: the next pass is a whole one again.
+    @Test func aResetStartsAWholePass() throws {
+        let stretcher = try #require(SoundTouchStretcher(sampleRate: 48000, rate: 1.5) as SoundTouchStretcher?)
+        let block = (0..<48000).map { Float(sin(2 * Double.pi * 440 * Double($0) / 48000) * 0.5) }
+        stretcher.process(left: block, right: block, final: true)
+        #expect(stretcher.available > 0)
+        stretcher.reset()
+        #expect(stretcher.available == 0)
+        stretcher.process(left: block, right: block, final: true)
+        var out = 0
+        while stretcher.available > 0 { out += stretcher.retrieve(maxFrames: 1024).left.count }
+        #expect(out == 32000)
+    }
+}

@@ -599,7 +599,7 @@ public final class AudioPlayer: Sendable {
             s.engine = engine
             s.rateEnabled = s.enableRate
             // The stretcher exists only where a rate can apply and keeps the pitch. SoundTouch
-            // refuses rates below 8 kHz: such a file plays varispeed (docs/player.md).
+            // takes 8…192 kHz: a file outside plays varispeed (docs/player.md).
             engine.stretcher = s.rateEnabled && s.keepsPitch ? SoundTouchStretcher(sampleRate: fileFormat.sampleRate, rate: s.rate) : nil
             engine.isMeteringEnabled = s.meteringEnabled
             engine.startTime = s.startTime

@@ -11,9 +11,10 @@ extern "C" {
 /// One SoundTouch instance.
 typedef struct ar_soundtouch ar_soundtouch;
 
-/// The sample rates accepted: SoundTouch sizes its windows in milliseconds of the rate.
+/// The sample rates accepted: SoundTouch sizes its windows in milliseconds of the rate (too
+/// short below 8 kHz), and libSoundTouch 2.3.2 throws "Excessive samplerate" above 192 kHz.
 #define AR_SOUNDTOUCH_MIN_RATE 8000
-#define AR_SOUNDTOUCH_MAX_RATE 768000
+#define AR_SOUNDTOUCH_MAX_RATE 192000
 /// The channels accepted (SoundTouch's own limit is 16; the player stretches stereo).
 #define AR_SOUNDTOUCH_MAX_CHANNELS 16
 /// The tempos accepted: SoundTouch's own range is wider, the player's is 0.5…2.
