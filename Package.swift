@@ -39,7 +39,7 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         // libsndfile, and its memory file for sf_open_virtual.
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
-        // SoundTouch (C++, LGPL-2.1): the player's time-stretch (rate keeping the pitch), behind a
+        // SoundTouch (C++, LGPL-2.1+): the player's time-stretch (rate keeping the pitch), behind a
         // small C ABI (one .cpp file) so that Swift calls C, not C++.
         .target(
             name: "CSoundTouch",

@@ -1,4 +1,4 @@
-// SoundTouch (LGPL-2.1) as the engine's `TimeStretcher`: the player's `rate` keeping the pitch.
+// SoundTouch (LGPL-2.1+) as the engine's `TimeStretcher`: the player's `rate` keeping the pitch.
 // Chosen over Rubber Band, which is GPL: linked into the client library it would make every app
 // a GPL work (docs/decisions.md). SoundTouch is C++; CSoundTouch is its C ABI.
 import AudioRouteCore
