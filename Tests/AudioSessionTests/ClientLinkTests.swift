@@ -23,6 +23,8 @@ import Testing
         // audiosession-probe: one AudioSession and nothing else (Tests/Helpers).
         let libraries = try Self.needed(productsDirectory + "/audiosession-probe")
         #expect(libraries.contains { $0.hasPrefix("libsystemd.so") }, "the client talks D-Bus through sd-bus: \(libraries)")
+        // The player's time-stretch: the name the daemon's check below looks for.
+        #expect(libraries.contains { $0.hasPrefix("libSoundTouch.so") }, "the player stretches through SoundTouch: \(libraries)")
         for library in Self.watcherLibraries {
             #expect(!libraries.contains { $0.hasPrefix(library) }, "a client links \(library): \(libraries)")
         }
