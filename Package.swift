@@ -39,8 +39,12 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         // libsndfile, and its memory file for sf_open_virtual.
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
-        // Rubber Band's C API: the player's time-stretch (rate keeping the pitch). Module map only.
-        .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
+        // SoundTouch (C++, LGPL-2.1+): the player's time-stretch (rate keeping the pitch), behind a
+        // small C ABI (one .cpp file) so that Swift calls C, not C++.
+        .target(
+            name: "CSoundTouch",
+            linkerSettings: [.linkedLibrary("SoundTouch"), .linkedLibrary("stdc++")]
+        ),
         // The Swift runtime's executor hooks (the one-thread executor).
         .systemLibrary(name: "CSwiftConcurrency"),
 
@@ -70,8 +74,8 @@ let package = Package(
         .target(name: "AudioRouteALSA", dependencies: ["AudioRouteCore", "AudioRouteSystem", "AudioRouteMix", "AudioRoutePlugin", "CALSA"]),
         // libsndfile, for clients: the player's decoder (WAV, AIFF, CAF, FLAC, Ogg Vorbis, Opus,
         // MP3), streamed a window at a time into the engine's `FrameSource`.
-        // Also the time-stretch (Rubber Band) the engine renders through when `rate` keeps the pitch.
-        .target(name: "AudioRouteDecoding", dependencies: ["AudioRouteCore", "AudioRouteSystem", "CSndfile", "CRubberBand"]),
+        // Also the time-stretch (SoundTouch) the engine renders through when `rate` keeps the pitch.
+        .target(name: "AudioRouteDecoding", dependencies: ["AudioRouteCore", "AudioRouteSystem", "CSndfile", "CSoundTouch"]),
         // Gain and silence on samples, in C: the ALSA plugin compiles the same file into its .so
         // (scripts/build-alsa-plugin), the player calls it through AudioRouteALSA. No libasound.
         .target(name: "AudioRouteMix"),

@@ -147,7 +147,7 @@ public final class PlaybackEngine {
     /// Frames of silence still to write before the source's (from `startTime`).
     private var silenceLeft = 0
     /// The time-stretch rendered through at a rate other than 1, keeping the pitch (the player's
-    /// Rubber Band); nil: varispeed (`renderVarispeed`, speed and pitch together). With one,
+    /// SoundTouch); nil: varispeed (`renderVarispeed`, speed and pitch together). With one,
     /// `position` is the next source frame fed to it, ahead of the output by what it holds. Once
     /// used it stays the path until a seek, at rate 1 too (no jump over what it holds).
     public var stretcher: (any TimeStretcher)? {

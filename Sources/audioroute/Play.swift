@@ -16,7 +16,7 @@ struct Play: AsyncParsableCommand {
             the ALSA PCM `audioroute_route` (the route's device, rewritten by audiorouted) or --device. \
             Unplugging the output pauses (as iOS players do); an interruption pauses and resumes only \
             if it was playing and the interruption ends with shouldResume; ducking lowers the volume. \
-            --rate plays faster or slower keeping the pitch (Rubber Band), or with --varispeed pitch \
+            --rate plays faster or slower keeping the pitch (SoundTouch), or with --varispeed pitch \
             included (the time shown is the file's). \
             --at starts the sound at a time on CLOCK_MONOTONIC, silence written first: two players \
             given the same time start together. \

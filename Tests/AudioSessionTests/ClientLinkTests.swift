@@ -23,6 +23,8 @@ import Testing
         // audiosession-probe: one AudioSession and nothing else (Tests/Helpers).
         let libraries = try Self.needed(productsDirectory + "/audiosession-probe")
         #expect(libraries.contains { $0.hasPrefix("libsystemd.so") }, "the client talks D-Bus through sd-bus: \(libraries)")
+        // The player's time-stretch: the name the daemon's check below looks for.
+        #expect(libraries.contains { $0.hasPrefix("libSoundTouch.so") }, "the player stretches through SoundTouch: \(libraries)")
         for library in Self.watcherLibraries {
             #expect(!libraries.contains { $0.hasPrefix(library) }, "a client links \(library): \(libraries)")
         }
@@ -35,9 +37,9 @@ import Testing
         #expect(libraries.contains { $0.hasPrefix("libudev.so") }, "the reading works: \(libraries)")
         #expect(!libraries.contains { $0.hasPrefix("libasound.so") }, "\(libraries)")
         // Nor the player's decoder and time-stretch: only clients of the player load libsndfile
-        // and Rubber Band.
+        // and SoundTouch.
         #expect(!libraries.contains { $0.hasPrefix("libsndfile.so") }, "\(libraries)")
-        #expect(!libraries.contains { $0.hasPrefix("librubberband.so") }, "\(libraries)")
+        #expect(!libraries.contains { $0.hasPrefix("libSoundTouch.so") }, "\(libraries)")
     }
 
     @Test func theDaemonLinksTheWatchersLibraries() throws {

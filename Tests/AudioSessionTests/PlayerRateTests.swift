@@ -204,7 +204,7 @@ private func frequency(_ bytes: [UInt8], frames range: Range<Int>) -> Double {
 
 @Suite(.serialized) struct PlayerTimeStretchTests {
     /// At rate 1.5 with the pitch kept (the default, as AVAudioPlayer): a 440 Hz sine comes out at
-    /// 440 Hz (not 660, varispeed's) and 1/1.5 as long, within Rubber Band's edges.
+    /// 440 Hz (not 660, varispeed's) and 1/1.5 as long, within the stretcher's edges.
     @Test func aSineAtRateOneAndAHalfKeepsItsPitch() async throws {
         try await withTemporaryDirectory { dir in
             try devices(dir, route: "dev_speaker")
@@ -228,7 +228,11 @@ private func frequency(_ bytes: [UInt8], frames range: Range<Int>) -> Double {
 @Suite(.serialized) struct EngineTimeStretchTests {
     /// Back to rate 1 after periods through the stretcher: it stays the path, so what it held is
     /// played, not skipped: 10 periods at 1.5 (15,360 source frames) then the rest at 1 make
-    /// 10,240 + 80,640 output frames, within Rubber Band's edges (a rounding of its blocks).
+    /// 10,240 + 80,640 output frames, within the stretcher's edges. SoundTouch stretches a
+    /// sequence at a time (libSoundTouch 2.3.2's SETTING_NOMINAL_OUTPUT_SEQUENCE at 48 kHz and
+    /// tempo 1.5: 2,352 output frames): what it stretched at 1.5 beyond the 10 periods stays so,
+    /// at most a sequence, making up to half a sequence (1,176) fewer frames. Skipping what it
+    /// holds loses some 5,800.
     @Test func backAtRateOneTheStretcherHeldFramesArePlayed() async throws {
         try await withTemporaryDirectory { dir in
             try devices(dir, route: "dev_speaker")
@@ -239,13 +243,68 @@ private func frequency(_ bytes: [UInt8], frames range: Range<Int>) -> Double {
                 source: try SoundFileDecoder(contentsOf: dir + "/a.wav"), device: "dev_speaker",
                 configuration: .custom(configuration), periodFrames: 1024, latencyMicroseconds: 5000)
             engine.rate = 1.5
-            engine.stretcher = RubberBandStretcher(sampleRate: 48000, rate: 1.5)
+            guard let stretcher = SoundTouchStretcher(sampleRate: 48000, rate: 1.5) else {
+                Issue.record("SoundTouch refused 48 kHz")
+                return
+            }
+            engine.stretcher = stretcher
             for _ in 0..<10 { try engine.writeNextPeriod() }
             engine.rate = 1
             while try engine.writeNextPeriod() > 0 {}
             engine.close()
             let frames = bytes(dir + "/speaker.raw").count / 4
-            #expect(abs(frames - (10240 + 80640)) < 300, "\(frames)")
+            #expect(frames <= 10240 + 80640 && frames >= 10240 + 80640 - 1176, "\(frames)")
         }
+    }
+}
+
+@Suite struct SoundTouchStretcherTests {
+    /// Feeds `frames` of a 440 Hz sine at 48 kHz in blocks of 4,096 (the last as final) and
+    /// takes every output frame until `available` says the end (−1).
+    private func stretch(frames: Int, rate: Double) throws -> Int {
+        let stretcher = try #require(SoundTouchStretcher(sampleRate: 48000, rate: rate) as SoundTouchStretcher?)
+        var fed = 0, out = 0
+        while fed < frames {
+            let count = min(4096, frames - fed)
+            let block = (fed..<(fed + count)).map { Float(sin(2 * Double.pi * 440 * Double($0) / 48000) * 0.5) }
+            fed += count
+            stretcher.process(left: block, right: block, final: fed == frames)
+            while stretcher.available > 0 { out += stretcher.retrieve(maxFrames: 1024).left.count }
+        }
+        #expect(stretcher.available == -1, "the end is reported once everything was taken")
+        return out
+    }
+
+    /// At a constant rate the output is the source's length over the rate, to the frame: the
+    /// silence that pushes the last frames out is cut.
+    @Test(arguments: [(1.5, 64000), (0.75, 128_000), (2.0, 48000), (0.5, 192_000)])
+    func theOutputIsTheSourceOverTheRate(rate: Double, frames: Int) throws {
+        #expect(try stretch(frames: 96000, rate: rate) == frames)
+    }
+
+    /// SoundTouch sizes its windows in milliseconds of the rate, and libSoundTouch 2.3.2 throws
+    /// "Excessive samplerate" above 192 kHz: outside 8…192 kHz the shim refuses (the player
+    /// then plays varispeed), with no exception out.
+    @Test func sampleRatesOutsideEightToOneNinetyTwoKilohertzAreRefused() {
+        #expect(SoundTouchStretcher(sampleRate: 7999, rate: 1.5) == nil)
+        #expect(SoundTouchStretcher(sampleRate: 0, rate: 1.5) == nil)
+        #expect(SoundTouchStretcher(sampleRate: 8000, rate: 1.5) != nil)
+        #expect(SoundTouchStretcher(sampleRate: 192_000, rate: 1.5) != nil)
+        #expect(SoundTouchStretcher(sampleRate: 192_001, rate: 1.5) == nil)
+        #expect(SoundTouchStretcher(sampleRate: 768_000, rate: 1.5) == nil)
+    }
+
+    /// A reset (a seek) forgets what it held and the end: the next pass is a whole one again.
+    @Test func aResetStartsAWholePass() throws {
+        let stretcher = try #require(SoundTouchStretcher(sampleRate: 48000, rate: 1.5) as SoundTouchStretcher?)
+        let block = (0..<48000).map { Float(sin(2 * Double.pi * 440 * Double($0) / 48000) * 0.5) }
+        stretcher.process(left: block, right: block, final: true)
+        #expect(stretcher.available > 0)
+        stretcher.reset()
+        #expect(stretcher.available == 0)
+        stretcher.process(left: block, right: block, final: true)
+        var out = 0
+        while stretcher.available > 0 { out += stretcher.retrieve(maxFrames: 1024).left.count }
+        #expect(out == 32000)
     }
 }

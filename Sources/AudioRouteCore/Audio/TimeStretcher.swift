@@ -1,6 +1,6 @@
 // The time-stretch the player's engine renders through at a rate other than 1 when the pitch is
 // kept (AVAudioPlayer's `rate`): an interface here, a library behind it (AudioRouteDecoding's
-// Rubber Band), so that only players load the library.
+// SoundTouch), so that only players load the library.
 
 /// A streaming time-stretch of stereo float frames: fed source frames, it gives output frames at
 /// `1/rate` their length, at the same pitch.

@@ -361,8 +361,8 @@ public final class AudioPlayer: Sendable {
         set { withState { s in s.enableRate = newValue } }
     }
 
-    /// Whether `rate` keeps the pitch (default true, as AVAudioPlayer): a time-stretch (Rubber
-    /// Band, real-time mode). False: a varispeed resampler, speed and pitch together like a tape.
+    /// Whether `rate` keeps the pitch (default true, as AVAudioPlayer): a time-stretch
+    /// (SoundTouch). False: a varispeed resampler, speed and pitch together like a tape.
     /// Read when the player is prepared, as `enableRate` is.
     public var keepsPitch: Bool {
         get { withState { $0.keepsPitch } }
@@ -598,8 +598,9 @@ public final class AudioPlayer: Sendable {
             try engine.seek(to: s.startFrame)
             s.engine = engine
             s.rateEnabled = s.enableRate
-            // The stretcher exists only where a rate can apply and keeps the pitch.
-            engine.stretcher = s.rateEnabled && s.keepsPitch ? RubberBandStretcher(sampleRate: fileFormat.sampleRate, rate: s.rate) : nil
+            // The stretcher exists only where a rate can apply and keeps the pitch. SoundTouch
+            // takes 8…192 kHz: a file outside plays varispeed (docs/player.md).
+            engine.stretcher = s.rateEnabled && s.keepsPitch ? SoundTouchStretcher(sampleRate: fileFormat.sampleRate, rate: s.rate) : nil
             engine.isMeteringEnabled = s.meteringEnabled
             engine.startTime = s.startTime
             Self.applyGains(&s)
