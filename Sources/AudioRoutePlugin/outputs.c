@@ -67,7 +67,8 @@ static int open_output(struct ar_pcm *p, struct ar_output *output, size_t index)
 /// device and closing those it no longer names; one that fails is left out (and tried again at the
 /// file's next change). Only once the stream has its parameters and the first output is open.
 void ar_outputs_sync(struct ar_pcm *p) {
-	if (p->stream != SND_PCM_STREAM_PLAYBACK || p->outputs_text == NULL || p->slave == NULL || p->slave_config == NULL ||
+	// Only for the route's own output: a definition of the user's (`route_pcm`) is one device.
+	if (p->stream != SND_PCM_STREAM_PLAYBACK || strcmp(p->route_name, AR_ROUTE_OUTPUT_PCM) != 0 || p->outputs_text == NULL || p->slave == NULL || p->slave_config == NULL ||
 			p->frame_bytes == 0)
 		return;
 	size_t count = 0;
