@@ -111,6 +111,12 @@ void ar_outputs_sync(struct ar_pcm *p) {
 static int write_output(struct ar_pcm *p, struct ar_output *output, const char *frames, snd_pcm_uframes_t count) {
 	snd_pcm_uframes_t done = 0;
 	int recovered = 0;
+	// Dropped with the first (a hold, a stop) and not prepared since: a move's replay comes first.
+	if (snd_pcm_state(output->pcm) == SND_PCM_STATE_SETUP) {
+		int err = snd_pcm_prepare(output->pcm);
+		if (err < 0)
+			return err;
+	}
 	while (done < count) {
 		snd_pcm_sframes_t n = snd_pcm_writei(output->pcm, frames + done * p->frame_bytes, count - done);
 		if (n == -EAGAIN)
