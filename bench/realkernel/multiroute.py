@@ -47,7 +47,7 @@ class MultiroutePlaying(Report):
     def parse(cls, line):
         rest = line[len(cls.words):].strip()
         alive, _, rest = rest.partition(" ")
-        start = rest.find("{")
+        start = rest.find('{"')  # the route file's own braces are followed by its lines' `|`
         if start < 0:
             raise Failure(f"'{cls.words}': no `audioroute status --json` after the route file: {line[:300]}")
         try:
