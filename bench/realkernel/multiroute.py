@@ -112,17 +112,22 @@ def find_marks(samples, bits):
         if abs(samples[i]) <= loud:
             i += 600
             continue
-        # The marker's first frame: every frame of it is loud, none of the music is.
-        while i > 0 and abs(samples[i - 1]) > loud:
+        # The marker's first frame: every frame of it is loud, none of the music is (at most a
+        # marker's length back: anything longer and loud is not a marker).
+        probe, first = i, max(0, i - MULTIROUTE_MARK_FRAMES)
+        while i > first and abs(samples[i - 1]) > loud:
             i -= 1
         found = None
-        for index, place, _ in locate(samples[i:i + MULTIROUTE_MARK_FRAMES], bits):
+        for index, place, _ in locate(samples[i:i + MULTIROUTE_MARK_FRAMES], bits, misses=4):
             k = next((k for k, p in enumerate(MULTIROUTE_PLACES) if p <= place < p + MULTIROUTE_MARK_FRAMES), None)
-            if k is not None:
-                found = (i + index - (place - MULTIROUTE_PLACES[k]), k)
+            start = i + index - (place - MULTIROUTE_PLACES[k]) if k is not None else -1
+            # The music before it: a marker's place inside a longer loud signal (the cycles'
+            # sequence, in the same file) is no marker.
+            if k is not None and (start <= 0 or abs(samples[start - 1]) <= loud):
+                found = (start, k)
                 break
         if found is None:
-            i += MULTIROUTE_MARK_FRAMES
+            i = probe + MULTIROUTE_MARK_FRAMES
             continue
         marks.append(found)
         i = found[0] + MULTIROUTE_MARK_FRAMES + RATE
@@ -130,21 +135,46 @@ def find_marks(samples, bits):
 
 
 def music_levels(samples, marks):
-    """The tone's amplitude 2 s after each marker, against the marker's level (MULTIROUTE_TONE of
+    """The tone's amplitude 2 s after each marker (the loudest 20 ms in 0.5 s), against the marker's level (MULTIROUTE_TONE of
     SIGNAL_LEVEL as played): the music, at the ratio it was played, whatever the card's gain."""
     levels = []
     for start, _ in marks:
         marker = sum(abs(x) for x in samples[start + 100:start + 1100]) / 1000
-        window = goertzel(samples, start + 2 * RATE, start + 2 * RATE + 960, MUSIC_HZ)
-        levels.append((window[0] if window else 0.0) / marker * SIGNAL_LEVEL / MULTIROUTE_TONE if marker else 0.0)
+        # The loudest of 25 windows (0.5 s): a window with a frame the plugin repeated or dropped
+        # on the way breaks the tone's phase, and reads low.
+        windows = goertzel(samples, start + 2 * RATE, start + 2 * RATE + 25 * 960, MUSIC_HZ)
+        levels.append(max(windows, default=0.0) / marker * SIGNAL_LEVEL / MULTIROUTE_TONE if marker else 0.0)
     return levels
 
 
+# The largest change of the cards' offset from the first marker to the last that passes: the
+# files' times are read to about 25 ms each (Files); uncorrected, the emulated cards' clocks parted
+# by about 2.5% (500 ms in 20 s).
+MOST_DRIFT_MS = 100
+
+
 def drift(hda, usb):
-    """Per marker (in order), the USB card's position less the HDA card's, less the first's: how
-    far the two drifted apart (frames; > 0: the USB card played more frames between them)."""
+    """Per marker (in order), the USB card's position less the HDA card's, less the first's: the
+    frames one card played between them that the other did not (> 0: the USB card played more):
+    what the plugin dropped or repeated to keep them in step, on top of the cards' own gaps."""
     offsets = [u - h for (h, _), (u, _) in zip(hda, usb)]
     return [o - offsets[0] for o in offsets]
+
+
+def played_at(growth, frame):
+    """When a card played `frame` of its capture, on the host's clock: the first read of its file
+    that held it (Files' growth: host seconds, bytes), less the frames after it in that read at
+    the card's rate (QEMU writes each card's output as it plays it). None when no read held it."""
+    for seconds, size in growth:
+        if size // 4 > frame:
+            return seconds - (size // 4 - frame) / RATE
+    return None
+
+
+def offsets_ms(hda, usb, hda_growth, usb_growth):
+    """Per marker, when the USB card played it less when the HDA card did (ms, the host's clock)."""
+    times = [(played_at(usb_growth, u), played_at(hda_growth, h)) for (h, _), (u, _) in zip(hda, usb)]
+    return [None if u is None or h is None else (u - h) * 1000 for u, h in times]
 
 
 def check_multiroute(guest, bits, repeats, speaker, headphones):
@@ -172,6 +202,7 @@ def check_multiroute(guest, bits, repeats, speaker, headphones):
           f"repeated {done.repeats} times; {done.notes}")
     if done.status != 0:
         faults.append(f"aplay exited {done.status}: {done.notes}")
+    growth = {name: guest.files.take_growth(name) for name in ("hda", "usb")}
     files = {name: left(guest.files.take(name)) for name in ("hda", "usb")}
     guest.command("device_del", id="usbcard")
     end = MultirouteEnd.wait(guest, 180)
@@ -190,10 +221,21 @@ def check_multiroute(guest, bits, repeats, speaker, headphones):
             faults.append(f"the {name} card's file: the music after some markers is at {low} of its level as played")
     if not faults:
         apart = drift(marks["hda"], marks["usb"])
-        span = (marks["hda"][-1][0] - marks["hda"][0][0]) / RATE
-        largest = max(apart, key=abs)
-        print(f"    drift between the cards over {span:.0f} s (first marker to last): {apart[-1]} frames "
-              f"({apart[-1] * 1000 / RATE:.2f} ms); the largest {largest} frames ({largest * 1000 / RATE:.2f} ms); "
-              f"per marker: {apart}")
+        span = (marks["usb"][-1][0] - marks["usb"][0][0]) / RATE
+        print(f"    frames the USB card played less the HDA card's, from the first marker to each (the plugin's "
+              f"drops and repeats on the further output): {apart[-1]} over {span:.0f} s "
+              f"({apart[-1] * 100 / max(1, span * RATE):.2f}%); per marker: {apart}")
+        offsets = offsets_ms(marks["hda"], marks["usb"], growth["hda"], growth["usb"])
+        if None in offsets:
+            faults.append(f"a marker's time could not be read from the files' growth: {offsets}")
+        else:
+            moved = [o - offsets[0] for o in offsets]
+            worst = max(moved, key=abs)
+            print(f"    drift between the cards as played (the host's clock, each marker to about 25 ms): "
+                  f"{moved[-1]:+.1f} ms from the first marker to the last, over {span:.0f} s; the largest {worst:+.1f} ms; "
+                  f"the USB card {offsets[0]:+.1f} ms after the HDA card at the first; per marker (ms): "
+                  f"{[round(m, 1) for m in moved]}")
+            if abs(worst) > MOST_DRIFT_MS:
+                faults.append(f"the cards drifted {worst:+.1f} ms apart (at most {MOST_DRIFT_MS} ms passes)")
     if faults:
         raise Failure("multiRoute: " + "; ".join(faults))

@@ -5,9 +5,9 @@ import os
 import tempfile
 import unittest
 
-from signal_support import bits, silence
+from signal_support import bits, signal, silence
 from realkernel.common import Failure
-from realkernel.multiroute import MultirouteBegin, MultirouteDone, MultirouteEnd, drift, find_marks, music_levels
+from realkernel.multiroute import MultirouteBegin, MultirouteDone, MultirouteEnd, drift, find_marks, music_levels, offsets_ms, played_at
 from realkernel.signals import MULTIROUTE_MARK_FRAMES, RATE, multiroute_marks, write_multiroute_music
 
 
@@ -48,11 +48,28 @@ class Markers(unittest.TestCase):
         self.assertEqual(found[1][0], frame)
         self.assertEqual(found[2][0], multiroute_marks()[2][0] - 1)
 
+    def test_a_long_loud_signal_before_the_music_is_passed_over_quickly(self):
+        # The cycles' signal (the sequence from 0, loud throughout) in the same file, before.
+        card = signal(0, 5 * RATE) + self.music
+        found = find_marks(card, bits())
+        self.assertEqual(found, [(5 * RATE + frame, k) for k, (frame, _) in enumerate(multiroute_marks())])
+
     def test_the_drift_is_each_offset_less_the_first(self):
         frames = [frame for frame, _ in multiroute_marks()]
         hda = [(f, k) for k, f in enumerate(frames)]
         usb = [(f + 500 + k * 3, k) for k, f in enumerate(frames)]
         self.assertEqual(drift(hda, usb), [0, 3, 6])
+
+    def test_a_frame_is_played_when_its_read_held_it_less_the_frames_after_it(self):
+        growth = [(10.0, 4 * 960), (10.02, 4 * 1920)]
+        self.assertEqual(played_at(growth, 0), 10.0 - 960 / RATE)
+        self.assertAlmostEqual(played_at(growth, 1000), 10.02 - 920 / RATE)
+        self.assertIsNone(played_at(growth, 1920))
+        # The USB card plays each marker 30 ms after the HDA card.
+        hda_growth = [(1.0 + n, 4 * RATE * (n + 1)) for n in range(30)]
+        usb_growth = [(1.03 + n, 4 * RATE * (n + 1)) for n in range(30)]
+        marks = [(RATE * 5, 0), (RATE * 15, 1)]
+        self.assertEqual([round(x, 3) for x in offsets_ms(marks, marks, hda_growth, usb_growth)], [30.0, 30.0])
 
     def test_the_music_missing_between_markers_reads_low(self):
         card = array.array("h", self.music)
