@@ -148,8 +148,8 @@ def music_levels(samples, marks):
 
 
 # The largest change of the cards' offset from the first marker to the last that passes: the
-# files' times are read to about 25 ms each (Files); uncorrected, the emulated cards' clocks parted
-# by about 2.5% (500 ms in 20 s).
+# files' times are read to about 25 ms each (Files); uncorrected, the emulated cards parted by 2.5%
+# to 23% (the HDA card takes more frames: docs/benchmarks.md), seconds in a minute.
 MOST_DRIFT_MS = 100
 
 
