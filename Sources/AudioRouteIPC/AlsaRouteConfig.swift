@@ -1,6 +1,7 @@
 // The ALSA side of a route: a configuration file that defines `audioroute_route`
 // (output) and `audioroute_route_capture` (input) as plug devices on the PCMs of
-// the current route, rewritten on every route change, and the public names
+// the current route, `audioroute_route_output_<n>` for a multiRoute route's further
+// outputs (the plugin plays to them too), rewritten on every route change, and the public names
 // `audioroute` / `audioroute_capture` as the same plugs where nothing defines them
 // already (the ALSA plugin's configuration does). An ALSA client that opens them
 // plays to wherever the route is at the moment it opens.
@@ -8,7 +9,7 @@ import AudioRouteCore
 import AudioRouteSystem
 
 /// The configuration text for one route. Building it is a pure function of the
-/// route's first output and first input port.
+/// route's output ports and first input port.
 public struct AlsaRouteConfig: Sendable, Hashable {
     /// The route file's own PCM for the route's output: a plug over its first output
     /// port's PCM, always defined (`pcm.!`). The player opens it (it follows the route
@@ -21,6 +22,14 @@ public struct AlsaRouteConfig: Sendable, Hashable {
     public static let publicOutputPCM = "audioroute"
     /// The name apps open for the route's input (`pcm.?`, as `publicOutputPCM`).
     public static let publicInputPCM = "audioroute_capture"
+    /// Most outputs a route file names: the first and seven further ones (the plugin's
+    /// `AR_MAX_OUTPUTS`); a route's outputs past these are left out, with a problem.
+    public static let maximumOutputs = 8
+
+    /// The route file's PCM for a multiRoute route's further output `index` (1 for the
+    /// second output): a plug over that port's PCM, which the plugin plays to beside
+    /// `outputPCM` (docs/alsa.md, "multiRoute").
+    public static func furtherOutputPCM(_ index: Int) -> String { "audioroute_route_output_\(index)" }
 
     /// One side of the route, as it will be written.
     public struct Side: Sendable, Hashable {
@@ -33,22 +42,42 @@ public struct AlsaRouteConfig: Sendable, Hashable {
     }
 
     public let output: Side
+    /// A multiRoute route's outputs after the first, in the route's order (empty for
+    /// every other route): `furtherOutputPCM(1)`, `furtherOutputPCM(2)`, …
+    public let furtherOutputs: [Side]
     public let input: Side
     /// PCM strings that were refused (and replaced by "null"), naming the port and fault.
     public let problems: [String]
 
     /// The configuration for `output` and `input` (nil: that side of the route is empty).
     public init(output: Port?, input: Port?) {
+        self.init(outputs: output.map { [$0] } ?? [], input: input)
+    }
+
+    /// The configuration for `outputs` (the first is `outputPCM`, the others further
+    /// outputs; a port without a PCM among those is left out of them) and `input`.
+    public init(outputs: [Port], input: Port?) {
         var problems: [String] = []
-        self.output = Self.side(output, direction: "output", problems: &problems)
+        self.output = Self.side(outputs.first, direction: "output", problems: &problems)
+        var further: [Side] = []
+        for port in outputs.dropFirst() {
+            guard further.count + 1 < Self.maximumOutputs else {
+                problems.append("port \(port.uid): more than \(Self.maximumOutputs) outputs in the route: left out")
+                continue
+            }
+            let side = Self.side(port, direction: "output", problems: &problems)
+            // Nothing to play to: a "null" further output would only cost the plugin a device.
+            if side.pcm != "null" { further.append(side) }
+        }
+        self.furtherOutputs = further
         self.input = Self.side(input, direction: "input", problems: &problems)
         self.problems = problems
     }
 
-    /// The configuration for `route`: its first output and first input. A
-    /// multiRoute route's further outputs are not reachable through `audioroute`.
+    /// The configuration for `route`: all its outputs (a multiRoute route has several)
+    /// and its first input.
     public init(route: RoutePorts) {
-        self.init(output: route.outputs.first, input: route.inputs.first)
+        self.init(outputs: route.outputs, input: route.inputs.first)
     }
 
     /// The configuration for `route`, its uids described by `ports`.
@@ -137,6 +166,15 @@ public struct AlsaRouteConfig: Sendable, Hashable {
                 lines.append("}")
             }
             lines.append("")
+            guard name == Self.outputPCM else { continue }
+            for (offset, further) in furtherOutputs.enumerated() {
+                lines.append("# further output \(offset + 1) (multiRoute): \(further.note)")
+                lines.append("pcm.!\(Self.furtherOutputPCM(offset + 1)) {")
+                lines.append("    type plug")
+                lines.append("    slave.pcm \(Self.quoted(further.pcm))")
+                lines.append("}")
+                lines.append("")
+            }
         }
         return lines.joined(separator: "\n")
     }

@@ -53,6 +53,8 @@ public enum CContract {
             "// The route file: the PCMs it defines, and where it is.",
             define("AR_ROUTE_OUTPUT_PCM", AlsaRouteConfig.outputPCM),
             define("AR_ROUTE_INPUT_PCM", AlsaRouteConfig.inputPCM),
+            define("AR_ROUTE_FURTHER_OUTPUT_PCM_PREFIX", String(AlsaRouteConfig.furtherOutputPCM(1).dropLast())),
+            "#define AR_MAX_OUTPUTS \(AlsaRouteConfig.maximumOutputs)",
             define("AR_ROUTE_FILE_IN_RUNTIME_DIRECTORY", String(RouteFileLocation.file(runtimeDirectory: "").dropFirst())),
             define("AR_ROUTE_FILE_SYSTEM", RouteFileLocation.system),
             "",

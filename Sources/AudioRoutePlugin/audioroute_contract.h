@@ -82,6 +82,8 @@
 // The route file: the PCMs it defines, and where it is.
 #define AR_ROUTE_OUTPUT_PCM "audioroute_route"
 #define AR_ROUTE_INPUT_PCM "audioroute_route_capture"
+#define AR_ROUTE_FURTHER_OUTPUT_PCM_PREFIX "audioroute_route_output_"
+#define AR_MAX_OUTPUTS 8
 #define AR_ROUTE_FILE_IN_RUNTIME_DIRECTORY "audioroute/asound.conf"
 #define AR_ROUTE_FILE_SYSTEM "/run/audioroute/asound.conf"
 

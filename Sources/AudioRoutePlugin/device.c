@@ -15,6 +15,7 @@ void ar_close_retired(struct ar_pcm *p, int now) {
 
 void ar_close_slave(struct ar_pcm *p) {
 	ar_close_retired(p, 1);
+	ar_outputs_close(p);
 	if (p->slave != NULL) {
 		snd_pcm_drop(p->slave);
 		snd_pcm_close(p->slave);
@@ -47,6 +48,8 @@ int ar_open_slave(struct ar_pcm *p) {
 			SNDERR("audioroute: cannot load %s: %s", p->config_files[i], snd_strerror(err));
 	if (err >= 0)
 		err = ar_load_text(config, text, length);
+	if (err >= 0 && p->stream == SND_PCM_STREAM_PLAYBACK)
+		ar_outputs_keep_text(p, text, length);
 	free(text);
 	char key[96];
 	snprintf(key, sizeof(key), "pcm.%s.type", p->route_name);
@@ -69,20 +72,28 @@ int ar_open_slave(struct ar_pcm *p) {
 	return 0;
 }
 
-/// Gives the slave the stream's parameters: the route's definition is a `plug`, so it converts.
-int ar_setup_slave(struct ar_pcm *p) {
+/// Gives `pcm` the stream's parameters: the route's definitions are `plug`s, so they convert.
+int ar_setup_device(struct ar_pcm *p, snd_pcm_t *pcm) {
 	snd_pcm_hw_params_t *hw;
 	snd_pcm_hw_params_alloca(&hw);
 	snd_pcm_uframes_t period = p->io.period_size, buffer = p->io.buffer_size;
 	int err;
-	if ((err = snd_pcm_hw_params_any(p->slave, hw)) < 0 ||
-			(err = snd_pcm_hw_params_set_access(p->slave, hw, SND_PCM_ACCESS_RW_INTERLEAVED)) < 0 ||
-			(err = snd_pcm_hw_params_set_format(p->slave, hw, p->io.format)) < 0 ||
-			(err = snd_pcm_hw_params_set_channels(p->slave, hw, p->io.channels)) < 0 ||
-			(err = snd_pcm_hw_params_set_rate(p->slave, hw, p->io.rate, 0)) < 0 ||
-			(err = snd_pcm_hw_params_set_period_size_near(p->slave, hw, &period, NULL)) < 0 ||
-			(err = snd_pcm_hw_params_set_buffer_size_near(p->slave, hw, &buffer)) < 0 ||
-			(err = snd_pcm_hw_params(p->slave, hw)) < 0) {
+	if ((err = snd_pcm_hw_params_any(pcm, hw)) < 0 ||
+			(err = snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED)) < 0 ||
+			(err = snd_pcm_hw_params_set_format(pcm, hw, p->io.format)) < 0 ||
+			(err = snd_pcm_hw_params_set_channels(pcm, hw, p->io.channels)) < 0 ||
+			(err = snd_pcm_hw_params_set_rate(pcm, hw, p->io.rate, 0)) < 0 ||
+			(err = snd_pcm_hw_params_set_period_size_near(pcm, hw, &period, NULL)) < 0 ||
+			(err = snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &buffer)) < 0 ||
+			(err = snd_pcm_hw_params(pcm, hw)) < 0)
+		return err;
+	return 0;
+}
+
+/// Gives the slave the stream's parameters.
+int ar_setup_slave(struct ar_pcm *p) {
+	int err = ar_setup_device(p, p->slave);
+	if (err < 0) {
 		if (err != -EBUSY || !p->busy_reported_later)
 			SNDERR("audioroute: the route's device %s refused the stream's parameters: %s", p->device, snd_strerror(err));
 		return err;
@@ -116,8 +127,12 @@ int ar_replay(struct ar_pcm *p, snd_pcm_sframes_t frames) {
 	size_t first_count, second_count;
 	ar_history_last(&p->history, (size_t)frames, &first, &first_count, &second, &second_count);
 	snd_pcm_sframes_t n = ar_write_all(p, first, first_count);
-	if (n >= 0)
+	if (n >= 0) {
+		ar_outputs_write(p, first, first_count);  // held, the further outputs were dropped too
 		n = ar_write_all(p, second, second_count);
+	}
+	if (n >= 0)
+		ar_outputs_write(p, second, second_count);
 	return n < 0 ? (int)n : 0;
 }
 
@@ -207,5 +222,6 @@ int ar_move(struct ar_pcm *p) {
 	p->moved_replay = (long)pending;
 	err = ar_replay(p, pending);
 	ar_trace(p, "move: replayed on %s", p->device);
+	ar_outputs_sync(p);  // the route's further outputs, as the file that moved the stream names them
 	return err;
 }

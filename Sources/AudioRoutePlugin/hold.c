@@ -38,6 +38,7 @@ void ar_begin_hold(struct ar_pcm *p) {
 	ar_hold_begin(&p->hold, (long)delay);
 	if (p->slave != NULL)
 		snd_pcm_drop(p->slave);
+	ar_outputs_each(p, snd_pcm_drop);  // a multiRoute route's further outputs are silent too
 }
 
 /// The interruption ended with shouldResume (and the session is active again): the stream goes
@@ -50,6 +51,7 @@ int ar_end_hold(struct ar_pcm *p) {
 	int err = snd_pcm_prepare(p->slave);
 	if (err < 0)
 		return err;
+	ar_outputs_each(p, snd_pcm_prepare);
 	if (p->stream == SND_PCM_STREAM_CAPTURE)
 		return snd_pcm_start(p->slave);
 	return ar_replay(p, replay);

@@ -148,9 +148,12 @@ static int ar_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params) {
 			((p->scratch = malloc(io->buffer_size * p->frame_bytes)) == NULL || (p->stash = malloc(io->buffer_size * p->frame_bytes)) == NULL))
 		return -ENOMEM;
 	p->hold.capacity = p->stash != NULL ? io->buffer_size : 0;
+	ar_outputs_close(p);  // set up again below, with these parameters
 	int err = open_route(p);
-	if (err >= 0)
+	if (err >= 0) {
 		ar_step(&p->state, AR_EVENT_OPENED);
+		ar_outputs_sync(p);
+	}
 	return err;
 }
 
@@ -172,6 +175,7 @@ static int ar_prepare(snd_pcm_ioplug_t *io) {
 	ar_hold_unstash(&p->hold, p->hold.stashed);
 	p->silence_since = 0;
 	ar_history_clear(&p->history);
+	ar_outputs_each(p, snd_pcm_prepare);
 	return p->slave != NULL ? snd_pcm_prepare(p->slave) : 0;
 }
 
@@ -185,6 +189,7 @@ static int ar_start(snd_pcm_ioplug_t *io) {
 
 static int ar_stop(snd_pcm_ioplug_t *io) {
 	struct ar_pcm *p = io->private_data;
+	ar_outputs_each(p, snd_pcm_drop);
 	return p->slave != NULL ? snd_pcm_drop(p->slave) : 0;
 }
 
@@ -192,6 +197,7 @@ static int ar_drain(snd_pcm_ioplug_t *io) {
 	struct ar_pcm *p = io->private_data;
 	if (p->slave == NULL || io->stream != SND_PCM_STREAM_PLAYBACK)
 		return 0;
+	ar_outputs_drain(p);
 	int err = snd_pcm_drain(p->slave);
 	return ar_is_device_gone(err) ? 0 : err;
 }
@@ -208,6 +214,7 @@ static void free_pcm(struct ar_pcm *p) {
 	ar_bus_close(p->bus);  // first: deactivating with notifyOthers lets others resume
 	ar_close_slave(p);
 	free(p->route_text);
+	free(p->outputs_text);
 	free(p->scratch);
 	free(p->stash);
 	if (p->io.poll_fd >= 0)

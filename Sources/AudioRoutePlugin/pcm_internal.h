@@ -29,6 +29,16 @@
 
 #define AR_HIDDEN __attribute__((visibility("hidden")))
 
+/// A multiRoute route's further output (outputs.c): its own device, written what the first gets.
+struct ar_output {
+	/// NULL: not open (it failed, and waits for the route file to change).
+	snd_pcm_t *pcm;
+	snd_config_t *config;
+	/// The slave.pcm of its definition in the route file.
+	char device[512];
+	struct ar_drift drift;
+};
+
 struct ar_pcm {
 	snd_pcm_ioplug_t io;
 	struct ar_args args;
@@ -100,6 +110,12 @@ struct ar_pcm {
 	int moved;
 	char moved_from[512];
 	long moved_replay;
+	/// A multiRoute route's further outputs (playback), from the route file's text last read
+	/// (`outputs_text`, NULL: none read yet), opened once the stream's parameters are known.
+	struct ar_output outputs[AR_MAX_OUTPUTS - 1];
+	size_t output_count;
+	char *outputs_text;
+	size_t outputs_length;
 };
 
 // The stream's clock, trace and bus (pcm.c).
@@ -125,11 +141,20 @@ AR_HIDDEN void ar_check_route(struct ar_pcm *p);
 AR_HIDDEN void ar_close_retired(struct ar_pcm *p, int now);
 AR_HIDDEN void ar_close_slave(struct ar_pcm *p);
 AR_HIDDEN int ar_open_slave(struct ar_pcm *p);
+AR_HIDDEN int ar_setup_device(struct ar_pcm *p, snd_pcm_t *pcm);
 AR_HIDDEN int ar_setup_slave(struct ar_pcm *p);
 AR_HIDDEN snd_pcm_sframes_t ar_write_all(struct ar_pcm *p, const char *frames, snd_pcm_uframes_t count);
 AR_HIDDEN int ar_replay(struct ar_pcm *p, snd_pcm_sframes_t frames);
 AR_HIDDEN int ar_open_and_setup(struct ar_pcm *p);
 AR_HIDDEN int ar_move(struct ar_pcm *p);
+
+// A multiRoute route's further outputs (outputs.c).
+AR_HIDDEN void ar_outputs_keep_text(struct ar_pcm *p, const char *text, size_t length);
+AR_HIDDEN void ar_outputs_sync(struct ar_pcm *p);
+AR_HIDDEN void ar_outputs_close(struct ar_pcm *p);
+AR_HIDDEN void ar_outputs_write(struct ar_pcm *p, const char *frames, snd_pcm_uframes_t count);
+AR_HIDDEN void ar_outputs_each(struct ar_pcm *p, int (*action)(snd_pcm_t *pcm));
+AR_HIDDEN void ar_outputs_drain(struct ar_pcm *p);
 
 // Holding (hold.c).
 AR_HIDDEN void ar_update_readiness(struct ar_pcm *p);

@@ -120,5 +120,9 @@ void ar_check_route(struct ar_pcm *p) {
 	} else if (strcmp(device, p->device) != 0) {
 		ar_trace(p, "the route names %s", device);
 		ar_step(&p->state, AR_EVENT_ROUTE_CHANGED);
+	} else if (p->stream == SND_PCM_STREAM_PLAYBACK) {
+		// The same first output: a multiRoute route's further outputs may have changed all the same.
+		ar_outputs_keep_text(p, text, length);
+		ar_outputs_sync(p);
 	}
 }

@@ -143,3 +143,26 @@ unsigned long ar_hold_stash(struct ar_hold *hold, unsigned long size) {
 void ar_hold_unstash(struct ar_hold *hold, unsigned long count) {
 	hold->stashed = count < hold->stashed ? hold->stashed - count : 0;
 }
+
+long ar_drift_step(struct ar_drift *drift, long difference, long threshold, long max_step) {
+	if (!drift->measured) {
+		drift->sum16 = 16LL * difference;
+		drift->measured = 1;
+	} else {
+		drift->sum16 += difference - drift->sum16 / 16;
+	}
+	long long smoothed = drift->sum16 / 16;
+	long long size = smoothed < 0 ? -smoothed : smoothed;
+	if (size > threshold)
+		drift->correcting = 1;
+	else if (size <= threshold / 4)
+		drift->correcting = 0;
+	if (!drift->correcting || size == 0)
+		return 0;
+	long step = size < max_step ? (long)size : max_step;
+	long correction = smoothed > 0 ? step : -step;
+	// What is dropped (repeated) changes the difference at once: the average follows, so that the
+	// next measurements are not corrected for again.
+	drift->sum16 -= 16LL * correction;
+	return correction;
+}

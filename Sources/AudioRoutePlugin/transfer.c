@@ -65,9 +65,11 @@ static snd_pcm_sframes_t forward(struct ar_pcm *p, const char *frames, snd_pcm_u
 			break;
 		snd_pcm_uframes_t piece = count - done < p->piece ? count - done : p->piece;
 		const char *at = frames + done * p->frame_bytes;
-		snd_pcm_sframes_t n = ar_write_all(p, at_tower_gain(p, at, piece), piece);
+		const char *sent = at_tower_gain(p, at, piece);
+		snd_pcm_sframes_t n = ar_write_all(p, sent, piece);
 		if (n < 0)
 			return done > 0 ? (snd_pcm_sframes_t)done : n;
+		ar_outputs_write(p, sent, (snd_pcm_uframes_t)n);  // a multiRoute route's further outputs
 		ar_history_remember(&p->history, at, (size_t)n);
 		ar_close_retired(p, 0);
 		p->transferred = (p->transferred + (snd_pcm_uframes_t)n) % p->boundary;

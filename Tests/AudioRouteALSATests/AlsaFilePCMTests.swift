@@ -66,6 +66,25 @@ private func fileBytes(_ path: String) -> [UInt8]? { try? AtomicFile.read(path) 
         }
     }
 
+    /// The player's path (the plugin's mover, as `AudioPlayer` opens the route): a multiRoute
+    /// route's two outputs each get every frame.
+    @Test func theRouteFollowerPlaysToEveryOutputOfAMultiRouteRoute() throws {
+        try withSyncTemporaryDirectory { dir in
+            try writeFile(dir + "/bench.conf", benchConfiguration(dir))
+            let writer = AlsaRouteConfigWriter(runtimeDirectory: dir + "/run")
+            try writer.write(AlsaRouteConfig(outputs: [deviceA, deviceB], input: nil))
+            let frames = pattern(4800 * 4, seed: 3)
+            do {
+                var pcm = try PCM(followingRoute: writer.path, routePCM: AlsaRouteConfig.outputPCM, configurationFiles: [dir + "/bench.conf"])
+                try pcm.configure(format: .s16LE, channels: 2, rate: 48000)
+                #expect(try pcm.write(frames) == frames.count / 4)
+                try pcm.drain()
+            }
+            #expect(fileBytes(dir + "/a.raw") == frames)
+            #expect(fileBytes(dir + "/b.raw") == frames)
+        }
+    }
+
     @Test func theRuntimeDirectoryIsPrivateAndNoTemporaryFileRemains() throws {
         try withSyncTemporaryDirectory { dir in
             let writer = AlsaRouteConfigWriter(runtimeDirectory: dir + "/run/user")

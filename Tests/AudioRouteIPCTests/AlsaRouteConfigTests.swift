@@ -47,6 +47,38 @@ private func parsed(_ config: AlsaRouteConfig) throws -> Parsed {
         #expect(config.problems.isEmpty)
     }
 
+    /// A multiRoute route: the first output is `audioroute_route`, as for any route; each further
+    /// one a plug of its own, numbered from 1 in the route's order, which the plugin plays to too.
+    @Test func aMultiRouteRouteNamesEveryOutput() throws {
+        let usb = Port(uid: "usb-QEMU_QEMU_USB_Audio-2/output", type: .usbAudio, device: "usb-QEMU", alsa: "dmix:CARD=Audio,DEV=0")
+        let config = AlsaRouteConfig(route: RoutePorts(outputs: [headphones, usb, a2dp], inputs: [headsetMic]))
+        let tree = try parsed(config)
+        #expect(tree.string(at: "pcm.audioroute_route.slave.pcm") == "dmix:CARD=PCH,DEV=0")
+        #expect(tree.string(at: "pcm.audioroute.slave.pcm") == "dmix:CARD=PCH,DEV=0")
+        #expect(tree.string(at: "pcm.audioroute_route_output_1.type") == "plug")
+        #expect(tree.string(at: "pcm.audioroute_route_output_1.slave.pcm") == "dmix:CARD=Audio,DEV=0")
+        #expect(tree.string(at: "pcm.audioroute_route_output_2.slave.pcm") == "bluealsa:DEV=00:11:22:33:44:55,PROFILE=a2dp")
+        #expect(!tree.contains("pcm.audioroute_route_output_3"))
+        #expect(tree.string(at: "pcm.audioroute_route_capture.slave.pcm") == "dsnoop:CARD=PCH,DEV=0")
+        #expect(config.problems.isEmpty)
+        // A one-output route names no further output.
+        #expect(try !parsed(AlsaRouteConfig(route: RoutePorts(outputs: [headphones], inputs: []))).contains("pcm.audioroute_route_output_1"))
+    }
+
+    /// Further outputs with nothing to play to (no PCM) are left out, and the numbering has no
+    /// gap (the plugin stops at the first missing number); past eight outputs, the rest are left
+    /// out and said.
+    @Test func furtherOutputsAreNumberedWithoutAGapAndBounded() throws {
+        let silent = Port(uid: "no-pcm", type: .builtInSpeaker, device: "x")
+        let many = (0..<10).map { Port(uid: "out\($0)", type: .usbAudio, device: "usb\($0)", alsa: .named("plug\($0)")) }
+        let config = AlsaRouteConfig(outputs: [many[0], silent] + many.dropFirst(), input: nil)
+        let tree = try parsed(config)
+        #expect(tree.string(at: "pcm.audioroute_route.slave.pcm") == "plug0")
+        for index in 1...7 { #expect(tree.string(at: "pcm.audioroute_route_output_\(index).slave.pcm") == "plug\(index)") }
+        #expect(!tree.contains("pcm.audioroute_route_output_8"))
+        #expect(config.problems == ["port out8: more than 8 outputs in the route: left out", "port out9: more than 8 outputs in the route: left out"])
+    }
+
     /// A USB card's surround output (dmix at its channels, docs/ports.md): the plug in front of it
     /// takes the name whole, CHANNELS and all, and the card's control is still found.
     @Test func aSurroundPortsDmixKeepsItsChannels() throws {

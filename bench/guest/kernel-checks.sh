@@ -28,6 +28,7 @@ flush_hda() { aplay -q -t raw -f S16_LE -c 2 -r 48000 -s 9600 -D dmix:CARD=Intel
 . $PHASES/hardware.sh
 . $PHASES/surround.sh
 . $PHASES/capture.sh
+. $PHASES/multiroute.sh
 . $PHASES/tower.sh
 . $PHASES/ucm.sh
 . $PHASES/lost.sh

@@ -24,6 +24,7 @@ class Files:
         self.console_offset = 0
         self.steps = []                        # bytes a WAV file grew by between two reads
         self.captures = {}                     # name: what the file gained since capture(name)
+        self.growth = {}                       # name: (host seconds, bytes captured) at each read that found more
         self.spreads = []                      # per conversion: median minus smallest offset, s
         self.partial = b""
         self.stopping = False
@@ -83,6 +84,7 @@ class Files:
             self.steps.append(len(data))
             if name in self.captures:
                 self.captures[name] += data
+                self.growth[name].append((now, len(self.captures[name])))
         samples = array.array("h", data)
         loud = sum(1 for i in range(0, len(samples), 2) if abs(samples[i]) > 1000)
         first = next((i // 2 for i in range(0, len(samples), 2) if abs(samples[i]) > 1000), None)
@@ -102,6 +104,7 @@ class Files:
         self.check()
         with self.lock:
             self.captures[name] = bytearray()
+            self.growth[name] = []
 
     def mark(self, name):
         """Frames captured so far: where the capture stands as a report arrives."""
@@ -114,6 +117,13 @@ class Files:
         self.check()
         with self.lock:
             return self.captures.pop(name)
+
+    def take_growth(self, name):
+        """When the capture of `name` grew, and to how many bytes: (host seconds, bytes), in order.
+        Taken before take(name)."""
+        self.check()
+        with self.lock:
+            return self.growth.pop(name, [])
 
     def first_onset(self, name, after):
         self.check()

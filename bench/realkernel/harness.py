@@ -4,7 +4,7 @@ import array, ctypes, json, os, shutil, signal, socket, subprocess, sys, tempfil
 
 from .common import Failure, run
 from .files import Files
-from .signals import AMBIENT_HZ, CALL_HZ, MUSIC_HZ, PROMPT_HZ, SIGNAL_LEVEL, SURROUND_HZ, SURROUND_SECONDS, SURROUND_STEREO_HZ, SYNC_HZ, SYNC_LEVEL, SYNC_SECONDS, write_channels, write_mono_tone, write_signal, write_tone
+from .signals import AMBIENT_HZ, CALL_HZ, MUSIC_HZ, PROMPT_HZ, SIGNAL_LEVEL, SURROUND_HZ, SURROUND_SECONDS, SURROUND_STEREO_HZ, SYNC_HZ, SYNC_LEVEL, SYNC_SECONDS, write_channels, write_mono_tone, write_multiroute_music, write_signal, write_tone
 
 
 # bench/realkernel/harness.py: the repository is three folders up.
@@ -283,6 +283,8 @@ def build_initramfs(root, release, work, bits, init=None, module_trees=None, ext
     # The sync phase's two players: a tone on one side each (0 Hz: the other side silent).
     write_channels(os.path.join(stage, "root", "sync-left.wav"), SYNC_SECONDS, (SYNC_HZ, 0.0), level=SYNC_LEVEL)
     write_channels(os.path.join(stage, "root", "sync-right.wav"), SYNC_SECONDS, (0.0, SYNC_HZ), level=SYNC_LEVEL)
+    # The multiRoute phase's music with its markers (raw mono: the guest repeats it into one stream).
+    write_multiroute_music(os.path.join(stage, "root", "multiroute.raw"), bits)
     os.makedirs(os.path.join(stage, "etc"), exist_ok=True)
     with open(os.path.join(stage, "etc", "passwd"), "w") as f:
         f.write("root:x:0:0:root:/root:/bin/sh\nmessagebus:x:100:101::/nonexistent:/bin/false\n")
@@ -357,7 +359,7 @@ class Guest:
     QMP (hot-plug). Killed with its process group, whatever happens."""
 
     def __init__(self, kernel, initramfs, work, cycles, debug=False, shell=False, jack=False, plugin=False, tower=False,
-                 append="", extra_argv=(), ucm=False, surround=False, mic=False, capture=False, bits=None, sync=False):
+                 append="", extra_argv=(), ucm=False, surround=False, mic=False, capture=False, bits=None, sync=False, multiroute=0):
         self.console = os.path.join(work, "console.log")
         self.qmp_path = os.path.join(work, "qmp.sock")
         self.wavs = {"hda": os.path.join(work, "hda.wav"), "usb": os.path.join(work, "usb.wav")}
@@ -377,6 +379,7 @@ class Guest:
             "-append", f"console=ttyS0 rdinit=/init panic=-1 loglevel={6 if shell else 4} CYCLES={cycles}" + (" JACK=1" if jack else "")
                        + (" PLUGIN=1" if plugin else "") + (" TOWER=1" if tower else "") + (" UCM=1" if ucm else "")
                        + (" SURROUND=1" if surround else "") + (" CAPTURE=1" if capture else "") + (" SYNC=1" if sync else "")
+                       + (f" MULTIROUTE={multiroute}" if multiroute else "")
                        + (f" snd_hda_intel.patch={MIC_FIRMWARE} HDA_PCM=2" if mic else " HDA_PCM=0") + (" AUDIOROUTE_DEBUG=1" if debug else "") + (" AUDIOROUTE_SHELL=1 quiet" if shell else "") + append,
             "-audiodev", "wav,id=hda,out.frequency=48000,path=" + self.wavs["hda"],
             "-device", "intel-hda", "-device", f"{HDA_CODEC},audiodev=hda" + (",cad=1" if mic else ""),

@@ -9,6 +9,7 @@ from .harness import (APLAY, CAPTURE_MODULES, MODULE_TREES, Guest, build_initram
                       kernel_init, plug_usb, start_run)
 from .hardware import check_hardware
 from .jack import check_jack
+from .multiroute import check_multiroute
 from .routes import check_route_changes
 from .signals import sequence_bits
 from .surround import check_surround
@@ -113,9 +114,12 @@ def main(usage):
         surround = "--no-surround" not in args
         capture = "--no-capture" not in args
         sync = "--no-sync" not in args
+        # The multiRoute phase's stream: its 30 s music repeated; 10 minutes for the drift's figure.
+        multiroute = 0 if "--no-multiroute" in args else (
+            2 * int(args[args.index("--multiroute-minutes") + 1]) if "--multiroute-minutes" in args else 1)
         # The mic's codec is there with or without the capture phase: every phase sees one card.
         guest = Guest(kernel, image, work, cycles, debug="--debug" in args, jack=jack, plugin=plugin, tower=tower, ucm=ucm,
-                      surround=surround, mic=True, capture=capture, bits=bits, sync=sync)
+                      surround=surround, mic=True, capture=capture, bits=bits, sync=sync, multiroute=multiroute)
         with phase("boot", 300):
             guest.wait_for("booted", 300)
             mic = check_boot(guest.lines())
@@ -139,6 +143,9 @@ def main(usage):
         if capture:
             with phase("capture", 300):
                 check_capture(guest, bits, mic, speaker)
+        if multiroute:
+            with phase("multiRoute", 420 + multiroute * 60):
+                check_multiroute(guest, bits, multiroute, speaker, headphones)
         if tower:
             for name, check in (("duck", check_duck), ("silent mode", check_silent), ("call", check_call)):
                 collect(problems, name, check, guest)
@@ -152,7 +159,7 @@ def main(usage):
         with phase("route changes", 1):
             # The plugin's last cycle plugs the USB card back once under the held aplay.
             check_route_changes(guest.lines(), cycles * (2 if plugin else 1) + (1 if plugin else 0), speaker, usb, headphones,
-                                surround_uid, capture, hardware=True)
+                                surround_uid, capture, hardware=True, multiroute=bool(multiroute))
         with phase("stock UCM", 1):
             report_stock_ucm(guest.lines())
         with phase("timing", 1):
@@ -166,7 +173,7 @@ def main(usage):
             # by the hardware phase, by the surround phase's multichannel card, and by the capture phase.
             ucm_rows = cycle_timings(guest.lines(), ucm_adds, monitor="monitor-ucm",
                                      first=len(adds + plugin_adds) + (1 if plugin_adds else 0) + 1 + (1 if surround_uid else 0)
-                                     + (1 if capture else 0))
+                                     + (1 if capture else 0) + (1 if multiroute else 0))
             if ucm:
                 print("    audioroute play, the USB card a UCM card (the UCM phase's daemon, --ucm-root):")
                 print_timings(ucm_rows)

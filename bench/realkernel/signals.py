@@ -80,3 +80,29 @@ def write_signal(path, bits):
 
 def write_mono_tone(path, seconds, frequency, level=10000):
     write_mono(path, array.array("h", (int(level * math.sin(2 * math.pi * frequency * n / RATE)) for n in range(int(RATE * seconds)))))
+
+
+# The multiRoute phase's music: MUSIC_HZ at MULTIROUTE_TONE, with a marker every
+# MULTIROUTE_MARK_EVERY seconds (from MULTIROUTE_MARK_AT): MULTIROUTE_MARK_FRAMES frames of the
+# sequence at +/-SIGNAL_LEVEL from place MULTIROUTE_PLACES[k], which locate() places to the frame
+# in either card's file (as a correlation peak would, without the cost). Raw mono S16, so that the
+# guest repeats it into one stream for as long as the phase plays.
+MULTIROUTE_FILE_SECONDS = 30
+MULTIROUTE_TONE = 6000
+MULTIROUTE_MARK_AT, MULTIROUTE_MARK_EVERY, MULTIROUTE_MARK_FRAMES = 1, 10, 4800
+MULTIROUTE_PLACES = (100000, 400000, 700000)
+
+
+def multiroute_marks():
+    """The markers of one file: (frame, place in the sequence)."""
+    return [((MULTIROUTE_MARK_AT + k * MULTIROUTE_MARK_EVERY) * RATE, place) for k, place in enumerate(MULTIROUTE_PLACES)]
+
+
+def write_multiroute_music(path, bits):
+    samples = array.array("h", (int(MULTIROUTE_TONE * math.sin(2 * math.pi * MUSIC_HZ * n / RATE))
+                                for n in range(RATE * MULTIROUTE_FILE_SECONDS)))
+    for frame, place in multiroute_marks():
+        for n in range(MULTIROUTE_MARK_FRAMES):
+            samples[frame + n] = SIGNAL_LEVEL if bits[place + n] else -SIGNAL_LEVEL
+    with open(path, "wb") as f:
+        f.write(samples.tobytes())

@@ -5,14 +5,14 @@ import re
 import unittest
 
 from fake_guest import FakeGuest, quietly, recorded
-from realkernel import capture, cycles, hardware, jack, surround, sync, tower, ucm
+from realkernel import capture, cycles, hardware, jack, multiroute, surround, sync, tower, ucm
 from realkernel.bluetooth import image as bluetooth_image, pairing as bluetooth_pairing
 from realkernel.common import Failure
 from realkernel.events import Event
 from realkernel.harness import guest_text
 
 # The phases with typed events.
-KERNEL_PHASES = (capture, cycles, hardware, jack, surround, sync, tower, ucm)
+KERNEL_PHASES = (capture, cycles, hardware, jack, multiroute, surround, sync, tower, ucm)
 BLUETOOTH_PHASES = (bluetooth_pairing, *bluetooth_image.PHASES)
 PHASES = KERNEL_PHASES + BLUETOOTH_PHASES
 SPEAKER = "pci-0000:00:04.0/speaker"

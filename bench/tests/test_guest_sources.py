@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 from benchpath import GUEST
-from realkernel import capture, cycles, hardware, harness, jack, surround, sync, tower, ucm
+from realkernel import capture, cycles, hardware, harness, jack, multiroute, surround, sync, tower, ucm
 from realkernel.bluetooth import image
 
 # What each program links, as the benches build it.
@@ -42,7 +42,7 @@ class GuestSources(unittest.TestCase):
 
     def test_each_phase_module_names_its_script_which_is_packed_and_sourced_in_order(self):
         scripts = [cycles.GUEST_SCRIPT, cycles.PLUGIN_GUEST_SCRIPT, jack.GUEST_SCRIPT, sync.GUEST_SCRIPT, hardware.GUEST_SCRIPT, surround.GUEST_SCRIPT,
-                   capture.GUEST_SCRIPT, tower.GUEST_SCRIPT, ucm.GUEST_SCRIPT, tower.LOST_GUEST_SCRIPT]
+                   capture.GUEST_SCRIPT, multiroute.GUEST_SCRIPT, tower.GUEST_SCRIPT, ucm.GUEST_SCRIPT, tower.LOST_GUEST_SCRIPT]
         for script in scripts:
             self.assertTrue(os.path.isfile(os.path.join(GUEST, script)), f"{script}: no such file in bench/guest")
         # Every phase script is a module's, in the initramfs where kernel-checks.sh sources it, in the

@@ -212,6 +212,22 @@ unsigned long ar_hold_stash(struct ar_hold *hold, unsigned long size);
 /// `count` stashed frames went to the device.
 void ar_hold_unstash(struct ar_hold *hold, unsigned long count);
 
+/// A multiRoute route's further output against the first (docs/decisions.md, "multiRoute"): the
+/// difference of their delays, smoothed, and whether it is being corrected.
+struct ar_drift {
+	/// 16 times the smoothed difference, in frames (an average over about 16 measurements).
+	long long sum16;
+	int measured;
+	int correcting;
+};
+
+/// Feeds one measured `difference` (the further device's delay minus the first's, in frames) and
+/// returns what to do to the further device's next piece: drop that many frames (> 0: it holds
+/// more than the first) or repeat its last frame that many times (< 0: it holds less). 0 while the
+/// smoothed difference stays within `threshold`; past it, corrections of at most `max_step` until
+/// the smoothed difference is within a quarter of `threshold` again.
+long ar_drift_step(struct ar_drift *drift, long difference, long threshold, long max_step);
+
 /// The daemon went away (its bus name lost its owner, or the bus closed): everything derived from
 /// it is dropped, as BlueALSA drops BlueZ's state, the interruption too. A stream the tower held
 /// plays on outside it (docs/alsa.md, "When the tower goes away"); nothing else would ever

@@ -1,0 +1,96 @@
+"""The multiRoute phase's analysis on synthesized card files: its markers found to the frame in the
+music, whatever the card's gain, and the drift between two files."""
+import array
+import os
+import tempfile
+import unittest
+
+from signal_support import bits, signal, silence
+from realkernel.common import Failure
+from realkernel.multiroute import MultirouteBegin, MultirouteDone, MultirouteEnd, drift, find_marks, music_levels, offsets_ms, played_at
+from realkernel.signals import MULTIROUTE_MARK_FRAMES, RATE, multiroute_marks, write_multiroute_music
+
+
+def music():
+    """One file of the phase's music (as the guest plays it), mono samples."""
+    with tempfile.TemporaryDirectory() as work:
+        path = os.path.join(work, "multiroute.raw")
+        write_multiroute_music(path, bits())
+        with open(path, "rb") as f:
+            return array.array("h", f.read())
+
+
+def scaled(samples, gain):
+    return array.array("h", (int(x * gain) for x in samples))
+
+
+class Markers(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.music = music()
+
+    def test_every_marker_is_found_where_it_was_played_whatever_the_gain(self):
+        for lead, gain in ((0, 1.0), (12345, 0.4)):
+            with self.subTest(gain=gain):
+                card = silence(lead) + scaled(self.music, gain) + scaled(self.music, gain)
+                found = find_marks(card, bits())
+                expected = [(lead + frame, k) for k, (frame, _) in enumerate(multiroute_marks())]
+                expected += [(start + len(self.music), k) for start, k in expected]
+                self.assertEqual(found, expected)
+                for level in music_levels(card, found):
+                    self.assertAlmostEqual(level, 1.0, delta=0.05)
+
+    def test_a_frame_dropped_inside_a_marker_still_places_it(self):
+        frame = multiroute_marks()[1][0]
+        card = self.music[:frame + 100] + self.music[frame + 101:]
+        found = find_marks(card, bits())
+        self.assertEqual([k for _, k in found], [0, 1, 2])
+        self.assertEqual(found[1][0], frame)
+        self.assertEqual(found[2][0], multiroute_marks()[2][0] - 1)
+
+    def test_a_long_loud_signal_before_the_music_is_passed_over_quickly(self):
+        # The cycles' signal (the sequence from 0, loud throughout) in the same file, before.
+        card = signal(0, 5 * RATE) + self.music
+        found = find_marks(card, bits())
+        self.assertEqual(found, [(5 * RATE + frame, k) for k, (frame, _) in enumerate(multiroute_marks())])
+
+    def test_the_drift_is_each_offset_less_the_first(self):
+        frames = [frame for frame, _ in multiroute_marks()]
+        hda = [(f, k) for k, f in enumerate(frames)]
+        usb = [(f + 500 + k * 3, k) for k, f in enumerate(frames)]
+        self.assertEqual(drift(hda, usb), [0, 3, 6])
+
+    def test_a_frame_is_played_when_its_read_held_it_less_the_frames_after_it(self):
+        growth = [(10.0, 4 * 960), (10.02, 4 * 1920)]
+        self.assertEqual(played_at(growth, 0), 10.0 - 960 / RATE)
+        self.assertAlmostEqual(played_at(growth, 1000), 10.02 - 920 / RATE)
+        self.assertIsNone(played_at(growth, 1920))
+        # The USB card plays each marker 30 ms after the HDA card.
+        hda_growth = [(1.0 + n, 4 * RATE * (n + 1)) for n in range(30)]
+        usb_growth = [(1.03 + n, 4 * RATE * (n + 1)) for n in range(30)]
+        marks = [(RATE * 5, 0), (RATE * 15, 1)]
+        self.assertEqual([round(x, 3) for x in offsets_ms(marks, marks, hda_growth, usb_growth)], [30.0, 30.0])
+
+    def test_the_music_missing_between_markers_reads_low(self):
+        card = array.array("h", self.music)
+        frame = multiroute_marks()[0][0]
+        for n in range(frame + MULTIROUTE_MARK_FRAMES, frame + 3 * RATE):
+            card[n] = 0
+        levels = music_levels(card, find_marks(card, bits()))
+        self.assertLess(levels[0], 0.1)
+        self.assertAlmostEqual(levels[1], 1.0, delta=0.05)
+
+
+class Reports(unittest.TestCase):
+    def test_the_phase_reports_parse(self):
+        self.assertEqual(MultirouteBegin.parse("multiroute-begin 42").monitor_lines, 42)
+        done = MultirouteDone.parse("multiroute-done 0 3 1 further output 1: x open|")
+        self.assertEqual((done.status, done.drops, done.repeats, done.notes), (0, 3, 1, "further output 1: x open|"))
+        end = MultirouteEnd.parse('multiroute-end 57 {"route": {"outputs": [{"uid": "spk"}]}}')
+        self.assertEqual((end.monitor_lines, end.status["route"]["outputs"][0]["uid"]), (57, "spk"))
+        with self.assertRaises(Failure):
+            MultirouteDone.parse("multiroute-done zero")
+
+
+if __name__ == "__main__":
+    unittest.main()
