@@ -2,6 +2,7 @@
 // (systemd sets JOURNAL_STREAM), each line carries its syslog priority as a `<N>`
 // prefix (sd-daemon(3)) and no time stamp, which journald adds itself. Elsewhere
 // (a terminal, a test, a file) swift-log's StreamLogHandler writes as before.
+import AudioRouteCore
 import AudioRouteSystem
 import Logging
 
@@ -50,9 +51,9 @@ public struct JournalLogHandler: LogHandler {
     /// One line: priority, label, message (newlines flattened: journald would start a new
     /// entry, at the default priority, at each), metadata sorted by key.
     public static func line(level: Logger.Level, label: String, message: String, metadata: Logger.Metadata) -> String {
-        var text = "<\(priority(level))>\(label): " + message.replacing("\n", with: " ")
+        var text = "<\(priority(level))>\(label): " + message.replacing(character: "\n", with: " ")
         for key in metadata.keys.sorted() {
-            text += " \(key)=\(String(describing: metadata[key]!).replacing("\n", with: " "))"
+            text += " \(key)=\(String(describing: metadata[key]!).replacing(character: "\n", with: " "))"
         }
         return text + "\n"
     }

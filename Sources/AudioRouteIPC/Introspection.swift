@@ -1,3 +1,5 @@
+import AudioRouteCore
+
 // The introspection document the daemon serves: the standard interfaces, and the API's
 // interface blocks cut verbatim from the checked-in XML (audioRouteIntrospectionXML).
 extension DBusAPI {
@@ -40,8 +42,8 @@ extension DBusAPI {
     /// The `<interface name="...">…</interface>` block of `name` in the checked-in XML, verbatim.
     public static func interfaceBlock(_ name: String, in xml: String = audioRouteIntrospectionXML) -> String? {
         let opening = "  <interface name=\"\(name)\">"
-        guard let start = xml.firstRange(of: opening) else { return nil }
-        guard let end = xml[start.upperBound...].firstRange(of: "</interface>") else { return nil }
+        guard let start = xml.firstRange(ofText: opening) else { return nil }
+        guard let end = xml[start.upperBound...].firstRange(ofText: "</interface>") else { return nil }
         return String(xml[start.lowerBound..<end.upperBound])
     }
 

@@ -142,7 +142,7 @@ final class Cards {
             // by an Error line that this card is not supported (HDA-Intel.conf, USB-Audio.conf).
             if error.code == -Errno.Code.noSuchDeviceOrAddress.rawValue {
                 // The profile's own Error line says why: libasound's message before its "failed to import".
-                let reason = libasound.last { !$0.contains("failed to import") }.map { " (\($0))" } ?? ""
+                let reason = libasound.last { !$0.contains(text: "failed to import") }.map { " (\($0))" } ?? ""
                 message += "the profile at \(root)/conf.d/\(info.driver)/ does not support this card\(reason)"
             } else {
                 message += "the stock lookup reads \(root)/conf.d/\(info.driver)/\(info.longName).conf, then \(root)/conf.d/\(info.driver)/\(info.driver).conf"

@@ -524,7 +524,7 @@ public enum CardClassifier {
             return (.HDMI, "PCI function 0 of the same device has display class \(class0)")
         }
         if parent.isGraphicsAudioFunction { return (.HDMI, "PCI function 0 of the same device is a display controller") }
-        if bus == "pci", let model = card.properties["ID_MODEL_FROM_DATABASE"], model.contains("HDMI") || model.contains("DisplayPort") || model.contains("DP Audio") {
+        if bus == "pci", let model = card.properties["ID_MODEL_FROM_DATABASE"], model.contains(text: "HDMI") || model.contains(text: "DisplayPort") || model.contains(text: "DP Audio") {
             return (.HDMI, "hwdb ID_MODEL_FROM_DATABASE \(quoted(model))")
         }
         for compatible in parent.ofCompatible {
@@ -542,7 +542,7 @@ public enum CardClassifier {
         // A card id is a weak word: NVIDIA's chipset HDA is `NVidia` too (a MacBook Air's MCP89 with
         // its CS4206 codec). A playback PCM whose name says something other than HDMI/DP wins.
         let pcmSaysAnalog = card.pcms.contains { $0.playback && !($0.id ?? "").isEmpty && PCMNames.naming($0)?.role != .display }
-        if let cardID, !pcmSaysAnalog, (bus == "pci" && videoCardIDs.contains(cardID)) || (bus != "usb" && cardID.lowercased().contains("hdmi")) {
+        if let cardID, !pcmSaysAnalog, (bus == "pci" && videoCardIDs.contains(cardID)) || (bus != "usb" && cardID.lowercased().contains(text: "hdmi")) {
             return (.HDMI, "card id \(cardID)")
         }
         // What the control device says: a card named for its HDMI (`vc4-hdmi-0`, `HDA ATI HDMI`).
@@ -575,8 +575,8 @@ public enum CardClassifier {
     /// a platform parent: a card whose bus is unknown (a report without its sysfs section) is not
     /// taken for one on no evidence.
     static func boardSignal(_ card: CardRecord, bus: String?) -> String? {
-        guard bus != "usb", bus != "pci", !card.syspath.contains("/pci") else { return nil }
-        if let path = card.properties["ID_PATH"], path.hasPrefix("pci-") || path.contains("-usb-") { return nil }
+        guard bus != "usb", bus != "pci", !card.syspath.contains(text: "/pci") else { return nil }
+        if let path = card.properties["ID_PATH"], path.hasPrefix("pci-") || path.contains(text: "-usb-") { return nil }
         if let compatible = card.parent.ofCompatible.first { return "board card: OF_COMPATIBLE \(quoted(compatible))" }
         if bus == "platform" || card.parent.subsystem == "platform" { return "board card: platform device with no PCI or USB parent" }
         guard bus == nil else { return nil }
@@ -667,7 +667,7 @@ public enum CardClassifier {
     static func busName(_ card: CardRecord) -> String? {
         if let bus = card.properties["ID_BUS"], isToken(bus) { return bus.lowercased() }
         if let subsystem = card.parent.subsystem { return subsystem == "usb" ? "usb" : subsystem }
-        if card.syspath.contains("/usb") { return "usb" }
+        if card.syspath.contains(text: "/usb") { return "usb" }
         return saidBus(card)?.bus
     }
 
@@ -682,7 +682,7 @@ public enum CardClassifier {
     static func busSignal(_ card: CardRecord) -> String? {
         if let bus = card.properties["ID_BUS"], isToken(bus) { return "ID_BUS=\(bus)" }
         if let subsystem = card.parent.subsystem { return "parent subsystem \(subsystem)" }
-        if card.syspath.contains("/usb") { return "syspath below a USB device" }
+        if card.syspath.contains(text: "/usb") { return "syspath below a USB device" }
         return saidBus(card)?.signal
     }
 

@@ -1,3 +1,4 @@
+import AudioRouteCore
 import AudioRouteSystem
 
 /// Jack state from a card's ALSA controls: the boolean `… Jack` elements that HDA, USB and
@@ -15,7 +16,7 @@ public enum ControlJacks {
         let words = base.lowercased().split { !($0.isLetter || $0.isNumber) }
         guard !words.isEmpty, !words.contains("phantom") else { return nil }
         // HDMI/DP first: `HDMI/DP,pcm=3` holds neither `mic` nor `line`, but be sure.
-        if base.contains("HDMI") || base.contains("DP,pcm=") || words.last == "dp" || words.contains("displayport") {
+        if base.contains(text: "HDMI") || base.contains(text: "DP,pcm=") || words.last == "dp" || words.contains("displayport") {
             return .videooutInsert
         }
         if words.contains("mic") || words.contains("microphone") { return .microphoneInsert }

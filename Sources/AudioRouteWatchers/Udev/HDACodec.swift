@@ -1,3 +1,4 @@
+import AudioRouteCore
 import AudioRouteSystem
 
 // HDA codec pins from /proc/asound/card<n>/codec#<m>: the firmware's word on how each pin is
@@ -29,7 +30,7 @@ enum HDACodecProc {
                 address = value
             } else if line.hasPrefix("Node 0x") {
                 // Only pin complexes carry a default configuration.
-                node = line.contains("[Pin Complex]") ? hex(line.dropFirst("Node 0x".count).prefix { $0.isHexDigit }).map(Int.init) : nil
+                node = line.contains(text: "[Pin Complex]") ? hex(line.dropFirst("Node 0x".count).prefix { $0.isHexDigit }).map(Int.init) : nil
                 capabilities = nil
             } else if line.hasPrefix("Pincap 0x"), node != nil {
                 capabilities = hex(line.dropFirst("Pincap 0x".count).prefix { $0.isHexDigit })

@@ -253,14 +253,14 @@ public struct JackRecord: Sendable, Hashable {
     /// The PCM device an HDMI/DP jack stands for (`...,pcm=3`), if the name says.
     public var hdmiPCM: Int? {
         guard isVideoJack else { return nil }
-        guard let range = name.firstRange(of: "pcm=") else { return nil }
+        guard let range = name.firstRange(ofText: "pcm=") else { return nil }
         let digits = name[range.upperBound...].prefix { $0.isASCII && $0.isNumber }
         return Int(digits)
     }
 
     /// Whether the name says HDMI or DisplayPort (`HDA NVidia HDMI/DP,pcm=3`, `vc4-hdmi-0 HDMI Jack`).
     public var isVideoJack: Bool {
-        name.contains("HDMI") || name.contains("DP,pcm=") || name.hasSuffix(" DP Jack") || name.contains("DisplayPort")
+        name.contains(text: "HDMI") || name.contains(text: "DP,pcm=") || name.hasSuffix(" DP Jack") || name.contains(text: "DisplayPort")
     }
 
     /// The switch bitmap udev's input builtin exports as `SW=` on the input device
