@@ -207,7 +207,7 @@ let package = Package(
             name: "AudioSessionTests",
             dependencies: [
                 "AudioSession", "AudioSessionNotifications", "AudioRouteIPC", "AudioRouteCore", "AudioRouteALSA", "AudioRouteDecoding",
-                "AudioRouteSystem", "AudioRouteTestKit", "AudioRouteMix",
+                "AudioRouteSystem", "AudioRouteTestKit", "AudioRouteMix", "CMpg123",
             ]
         ),
         // ar_mix_apply for every format, against AudioRouteCore's renderer.
