@@ -294,6 +294,7 @@ enum Lossy: String, CaseIterable, Sendable {
             // refused or decoded to its end or to an error, never a crash.
             try encode("lame", package: "lame", ["--quiet", "-V", "4", "--add-id3v2", "--tt", "t", dir + "/signal.wav", dir + "/good.mp3"])
             var mp3 = try AtomicFile.read(dir + "/good.mp3")
+            let good = try decodeAll(try SoundFileDecoder(contentsOf: dir + "/good.mp3"))
             for index in 4096..<mp3.count { mp3[index] ^= 0x55 }
             try AtomicFile.write(mp3, to: dir + "/garbled.mp3")
             // (libmpg123 once asked the shim's memory reader for SIZE_MAX bytes on this file.)
@@ -311,12 +312,23 @@ enum Lossy: String, CaseIterable, Sendable {
                 // and the file cannot decode to its length; frames of silence in their place would
                 // be a silent cut.
                 var at = 0
+                var decoded: [UInt8] = []
                 do throws(FrameReadError) {
-                    while at < decoder.frameCount { at += try decoder.frames(at..<min(decoder.frameCount, at + 1001)).frameCount }
+                    while at < decoder.frameCount {
+                        let buffer = try decoder.frames(at..<min(decoder.frameCount, at + 1001))
+                        decoded += buffer.bytes
+                        at += buffer.frameCount
+                    }
                     Issue.record("\(source): the garbled MP3 decoded to its length, \(at) frames")
                 } catch {
                     #expect(error.frame >= at && error.frame > 0 && error.frame < decoder.frameCount && !error.reason.isEmpty, "\(source): \(error)")
                 }
+                // The frames it gave are the intact file's (the same bitstream up to the garbage),
+                // not silence or noise in place of the frames it could not decode; the last two
+                // MPEG frames before the fault may differ (their bit reservoir reaches into it).
+                let frameBytes = decoder.format.bytesPerFrame
+                let same = max(0, decoded.count / frameBytes - 2304) * frameBytes
+                #expect(same > 0 && decoded.prefix(same) == good.prefix(same), "\(source): \(decoded.count / frameBytes) frames")
             }
             // A seek into the missing half fails, by name.
             let again = try SoundFileDecoder(contentsOf: dir + "/half.flac")
