@@ -39,6 +39,8 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         // libsndfile, and its memory file for sf_open_virtual.
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        // libmpg123, for MP3 (libsndfile's own MP3 stops at an estimated length), and its memory reader.
+        .systemLibrary(name: "CMpg123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         // SoundTouch (C++, LGPL-2.1+): the player's time-stretch (rate keeping the pitch), behind a
         // small C ABI (one .cpp file) so that Swift calls C, not C++.
         .target(
@@ -72,10 +74,10 @@ let package = Package(
         // daemon, which never plays audio, does not load it. The player moves through the ALSA
         // plugin's own mover (AudioRoutePlugin's ar_follower_open): one mover for both.
         .target(name: "AudioRouteALSA", dependencies: ["AudioRouteCore", "AudioRouteSystem", "AudioRouteMix", "AudioRoutePlugin", "CALSA"]),
-        // libsndfile, for clients: the player's decoder (WAV, AIFF, CAF, FLAC, Ogg Vorbis, Opus,
-        // MP3), streamed a window at a time into the engine's `FrameSource`.
+        // libsndfile, for clients: the player's decoder (WAV, AIFF, CAF, FLAC, Ogg Vorbis, Opus),
+        // and libmpg123 for MP3, streamed a window at a time into the engine's `FrameSource`.
         // Also the time-stretch (SoundTouch) the engine renders through when `rate` keeps the pitch.
-        .target(name: "AudioRouteDecoding", dependencies: ["AudioRouteCore", "AudioRouteSystem", "CSndfile", "CSoundTouch"]),
+        .target(name: "AudioRouteDecoding", dependencies: ["AudioRouteCore", "AudioRouteSystem", "CSndfile", "CMpg123", "CSoundTouch"]),
         // Gain and silence on samples, in C: the ALSA plugin compiles the same file into its .so
         // (scripts/build-alsa-plugin), the player calls it through AudioRouteALSA. No libasound.
         .target(name: "AudioRouteMix"),
@@ -205,7 +207,7 @@ let package = Package(
             name: "AudioSessionTests",
             dependencies: [
                 "AudioSession", "AudioSessionNotifications", "AudioRouteIPC", "AudioRouteCore", "AudioRouteALSA", "AudioRouteDecoding",
-                "AudioRouteSystem", "AudioRouteTestKit", "AudioRouteMix",
+                "AudioRouteSystem", "AudioRouteTestKit", "AudioRouteMix", "CMpg123",
             ]
         ),
         // ar_mix_apply for every format, against AudioRouteCore's renderer.

@@ -1,5 +1,5 @@
-// Decoding through libsndfile (WAV, AIFF, CAF, FLAC, Ogg Vorbis, Opus, MP3 and the rest it
-// reads), streamed: the decoder holds one window of frames, read on demand, never the whole
+// Decoding through libsndfile (WAV, AIFF, CAF, FLAC, Ogg Vorbis, Opus and the rest it reads;
+// MP3 through libmpg123 directly, MP3.swift), streamed: the decoder holds one window of frames, read on demand, never the whole
 // file. The handle is owned (closed in deinit), so a file that fails anywhere leaves nothing
 // open. libsndfile is wrapped here only, as libasound is in AudioRouteALSA.
 import AudioRouteCore
@@ -148,7 +148,7 @@ struct SoundFileHandle: ~Copyable {
     }
 }
 
-/// A file decoded by libsndfile, read a window at a time. Not thread-safe: one owner reads it
+/// A file decoded by libsndfile (an MP3 by libmpg123, `MPG123Stream`), read a window at a time. Not thread-safe: one owner reads it
 /// (the player's engine, under the player's lock).
 public final class SoundFileDecoder: FrameSource {
     /// What was opened: the path, or "data".
@@ -165,6 +165,9 @@ public final class SoundFileDecoder: FrameSource {
     public static let windowFrames = 8192
 
     private let handle: SoundFileHandle
+    /// An MP3's decoder, which reads it in libsndfile's place (libsndfile stops at an estimated
+    /// length); libsndfile's handle only identified it.
+    private let mp3: MPG123Stream?
     /// How samples are read from libsndfile.
     private let reading: Reading
     /// The frame libsndfile reads next.
@@ -178,14 +181,14 @@ public final class SoundFileDecoder: FrameSource {
         let path = FileURL.path(location)
         var info = SF_INFO()
         let handle = try SoundFileHandle.open(path: path, info: &info)
-        try self.init(handle: handle, info: info, sourceName: path, header: Self.header(path: path))
+        try self.init(handle: handle, info: info, sourceName: path, header: Self.header(path: path), path: path, data: nil)
     }
 
     /// Opens bytes in memory (copied).
     public convenience init(data: [UInt8]) throws(AudioDecodeError) {
         var info = SF_INFO()
         let handle = try SoundFileHandle.open(data: data, info: &info)
-        try self.init(handle: handle, info: info, sourceName: "data", header: Array(data.prefix(Self.headerBytes)))
+        try self.init(handle: handle, info: info, sourceName: "data", header: Array(data.prefix(Self.headerBytes)), path: nil, data: data)
     }
 
     /// How much of a file's start is read for its declared length (`declaredWAVFrames`).
@@ -237,11 +240,21 @@ public final class SoundFileDecoder: FrameSource {
         return nil
     }
 
-    private init(handle: consuming SoundFileHandle, info: SF_INFO, sourceName: String, header: [UInt8]) throws(AudioDecodeError) {
+    private init(
+        handle: consuming SoundFileHandle, info: SF_INFO, sourceName: String, header: [UInt8], path: String?, data: [UInt8]?
+    ) throws(AudioDecodeError) {
         let name = Self.formatName(info.format)
-        let channels = Int(info.channels)
-        let rate = Int(info.samplerate)
+        var channels = Int(info.channels)
+        var rate = Int(info.samplerate)
+        var length = info.frames
         let major = Int(info.format) & Int(SF_FORMAT_TYPEMASK)
+        // MP3: libmpg123's own format and exact length replace libsndfile's estimate.
+        let mp3 = major == Int(SF_FORMAT_MPEG) ? try MPG123Stream(source: sourceName, path: path, data: data) : nil
+        if let mp3 {
+            channels = mp3.channels
+            rate = mp3.sampleRate
+            length = sf_count_t(mp3.frameCount)
+        }
         let order: ChannelOrder = major == Int(SF_FORMAT_OGG) ? .vorbis : .wave
         guard let downmix = Self.channelMap(handle.file, channels: channels).flatMap(StereoDownmix.init(positions:))
             ?? StereoDownmix(channels: channels, order: order)
@@ -252,18 +265,19 @@ public final class SoundFileDecoder: FrameSource {
             throw .unsupportedSampleRate(source: sourceName, format: name, rate: rate)
         }
         // libsndfile says SF_COUNT_MAX when it cannot tell; 2^40 frames is 290 days at 44.1 kHz.
-        guard info.frames >= 0 && info.frames < 1 << 40 else {
-            throw .unknownLength(source: sourceName, format: name, frames: info.frames)
+        guard length >= 0 && length < 1 << 40 else {
+            throw .unknownLength(source: sourceName, format: name, frames: length)
         }
         let (encoding, reading) = Self.reading(subtype: Int(info.format) & Int(SF_FORMAT_SUBMASK), channels: channels)
         // A WAV file cut short: libsndfile's count is what is there; the header's is what was meant.
-        var frames = Int(info.frames)
+        var frames = Int(length)
         if major == Int(SF_FORMAT_WAV) || major == Int(SF_FORMAT_WAVEX), let declared = Self.declaredWAVFrames(header), declared > frames {
             frames = declared
         }
         self.handle = handle
+        self.mp3 = mp3
         self.sourceName = sourceName
-        self.reading = reading
+        self.reading = mp3 == nil ? reading : .float
         decodedFormat = DecodedFormat(name: name, channels: channels, sampleRate: rate, frameCount: frames, downmix: downmix,
             bitDepth: Self.bitDepth(subtype: Int(info.format) & Int(SF_FORMAT_SUBMASK)),
             isFloat: [Int(SF_FORMAT_FLOAT), Int(SF_FORMAT_DOUBLE)].contains(Int(info.format) & Int(SF_FORMAT_SUBMASK)))
@@ -374,9 +388,10 @@ public final class SoundFileDecoder: FrameSource {
         window = nil
         fault = nil
         if cursor != start {
-            guard sf_seek(handle.file, sf_count_t(start), Int32(SF_SEEK_SET)) == sf_count_t(start) else {
+            let moved = if let mp3 { mp3.seek(to: start) } else { sf_seek(handle.file, sf_count_t(start), Int32(SF_SEEK_SET)) == sf_count_t(start) }
+            guard moved else {
                 cursor = -1
-                throw FrameReadError(frame: start, expected: frameCount, reason: "seek failed: \(handle.error)")
+                throw FrameReadError(frame: start, expected: frameCount, reason: "seek failed: \(mp3?.error ?? handle.error)")
             }
             cursor = start
         }
@@ -384,7 +399,12 @@ public final class SoundFileDecoder: FrameSource {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(count * format.bytesPerFrame)
         let got: Int
+        var mp3Fault: String?
         switch reading {
+        case .float where mp3 != nil:
+            var samples = [Float](repeating: 0, count: count * channels)
+            (got, mp3Fault) = mp3!.read(into: &samples, count: count)
+            samples.prefix(got * channels).withUnsafeBytes { bytes.append(contentsOf: $0) }
         case .short:
             var samples = [Int16](repeating: 0, count: count * channels)
             got = Int(samples.withUnsafeMutableBufferPointer { sf_readf_short(handle.file, $0.baseAddress, sf_count_t(count)) })
@@ -424,7 +444,7 @@ public final class SoundFileDecoder: FrameSource {
         }
         guard got == count else {
             cursor = -1
-            let reason = sf_error(handle.file) != 0 ? handle.error : "the stream ends early"
+            let reason = mp3Fault ?? (mp3 == nil && sf_error(handle.file) != 0 ? handle.error : "the stream ends early")
             let error = FrameReadError(frame: start + max(0, got), expected: frameCount, reason: reason)
             if got > 0 {
                 window = PCMBuffer(bytes: bytes, format: format, firstFrame: start)
