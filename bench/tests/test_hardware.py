@@ -47,5 +47,48 @@ class HardwarePhase(unittest.TestCase):
             hardware.HardwareIdle.parse("hardware-idle Error: no route")
 
 
+def mixer(words, raw, dB, tlv, limits="0 - 254"):
+    """An amixer report as the guest joins it (amixer 1.2.8's sget and cget layout)."""
+    return (f"{words} PCM|Simple mixer control 'PCM',0|  Capabilities: pvolume pswitch|  Playback channels: Front Left - Front Right|"
+            f"  Limits: Playback {limits}|  Mono:|  Front Left: Playback {raw} [50%] [{dB}dB] [on]|"
+            f"  Front Right: Playback {raw} [50%] [{dB}dB] [on]|numid=2,iface=MIXER,name='PCM Playback Volume'|"
+            f"  ; type=INTEGER,access=rw---R--,values=2,min=0,max=254,step=0|  : values={raw},{raw}|  | {tlv}|")
+
+
+class AlsamixerScale(unittest.TestCase):
+    """alsamixer's mapping (alsa-utils' volume_mapping.c), worked by hand: 10^((dB - max)/60) over a
+    range wider than 24 dB, rescaled so its minimum is 0 unless that minimum is a mute; linear in dB
+    over a narrower one; the raw fraction without dB."""
+
+    def value(self, raw, dB, tlv, limits="0 - 254"):
+        return hardware.HardwareMixer.parse(mixer("hardware-mixer", raw, dB, tlv, limits)).perceptual()
+
+    def test_a_wide_range_with_a_mute_minimum_is_the_cube_root_curve(self):
+        # dBminmaxmute: the minimum is a mute (alsa-lib's tlv.c); -60 dB below the maximum is 10^-1.
+        self.assertAlmostEqual(self.value(100, "-60.00", "dBminmaxmute-min=-127.00dB,max=0.00dB"), 0.1, places=6)
+        # dBscale with mute=1, step 0.5 dB over 254 steps: the maximum is -127 + 127 = 0 dB; -20 dB is 10^(-1/3).
+        self.assertAlmostEqual(self.value(214, "-20.00", "dBscale-min=-127.00dB,step=0.50dB,mute=1"), 10 ** (-1 / 3), places=6)
+
+    def test_a_wide_range_without_a_mute_starts_at_zero(self):
+        tlv = "dBscale-min=-63.50dB,step=0.25dB,mute=0"
+        # 254 steps of 0.25 dB: -63.5 to 0 dB.
+        self.assertAlmostEqual(self.value(0, "-63.50", tlv), 0.0, places=6)
+        self.assertAlmostEqual(self.value(254, "0.00", tlv), 1.0, places=6)
+        floor = 10 ** (-63.5 / 60)
+        self.assertAlmostEqual(self.value(134, "-30.00", tlv), (10 ** -0.5 - floor) / (1 - floor), places=6)
+
+    def test_a_narrow_range_is_linear_in_db(self):
+        # 24 dB from -24 to 0: -6 dB is three quarters.
+        self.assertAlmostEqual(self.value(1, "-6.00", "dBminmax-min=-24.00dB,max=0.00dB"), 0.75, places=6)
+
+    def test_without_db_the_raw_fraction(self):
+        line = mixer("hardware-mixer", 31, "0", "", "0 - 124").replace(" [0dB]", "").replace("| |", "|")
+        self.assertAlmostEqual(hardware.HardwareMixer.parse(line).perceptual(), 0.25, places=6)
+
+    def test_a_report_without_an_element_fails_by_name(self):
+        with self.assertRaisesRegex(Failure, "'hardware-mixer': amixer shows no playback element"):
+            hardware.HardwareMixer.parse("hardware-mixer |amixer: Unable to find simple control 'PCM',0|")
+
+
 if __name__ == "__main__":
     unittest.main()
