@@ -22,6 +22,11 @@ class HardwarePhase(unittest.TestCase):
         self.assertEqual(plugged, [fake])
         self.assertIn("HDA card (idle): period 1024 frames", printed)
         self.assertIn("USB card (while playing): period 1024 frames", printed)
+        # The kernel's controls: the HDA codec's Master, 0..74 in 1 dB steps from -74 dB (no mute),
+        # at -20 dB, then -37 dB; the USB card's, dBminmax -127.99..8 dB over 0..256.
+        self.assertIn("HDA card (as found): 'Master' raw 54 in 0..74, -2000 in -7400..0", printed)
+        self.assertIn("HDA card (after amixer sset 50%): 'Master' raw 37 in 0..74, -3700 in -7400..0", printed)
+        self.assertIn("USB card (after amixer sset 50%): 'Audio Output Volume Control' raw 128 in 0..256", printed)
         self.assertEqual(fake.commands, [("device_del", {"id": "usbcard"})])
 
     def changed(self, words, old, new):
@@ -40,6 +45,23 @@ class HardwarePhase(unittest.TestCase):
     def test_another_period_than_the_cards_fails(self):
         lines = self.changed("hardware-usb-card", "period_size: 1024", "period_size: 512")
         with self.assertRaisesRegex(Failure, r"USB card \(idle\): ioBufferDuration is 1024 frames, the card's period 512"):
+            quietly(hardware.check_hardware, guest(lines), lambda g: None)
+
+    def test_another_volume_than_alsamixers_fails(self):
+        # outputVolume scaled on the host's side: 0.4309 read as 0.4409.
+        lines = self.changed("hardware-idle", '"outputVolume": 0.430', '"outputVolume": 0.440')
+        with self.assertRaisesRegex(Failure, r"HDA card \(as found\): outputVolume 0.440\d+, alsamixer's value of 'Master' is 0.4309"):
+            quietly(hardware.check_hardware, guest(lines), lambda g: None)
+
+    def test_a_volume_that_does_not_follow_amixer_fails(self):
+        # The session still reads the USB card's volume as found after amixer set it to 50%.
+        lines = self.changed("hardware-usb-set", '"outputVolume": 0.0685', '"outputVolume": 0.7201')
+        with self.assertRaisesRegex(Failure, r"USB card \(after amixer sset 50%\): outputVolume 0.7201\d*, alsamixer's value .* is 0.0685"):
+            quietly(hardware.check_hardware, guest(lines), lambda g: None)
+
+    def test_a_set_value_off_the_middle_or_off_the_tlv_fails(self):
+        lines = self.changed("hardware-mixer-set", "Front Left: Playback 37 [50%] [-37.00dB]", "Front Left: Playback 38 [50%] [-37.00dB]")
+        with self.assertRaisesRegex(Failure, r"HDA card: after amixer sset 50% 'Master' is at raw 38, not the middle of 0..74"):
             quietly(hardware.check_hardware, guest(lines), lambda g: None)
 
     def test_a_report_without_json_fails_by_name(self):
