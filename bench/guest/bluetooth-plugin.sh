@@ -18,10 +18,10 @@ bt_volume() {
   echo "A2DP|$(amixer -D $BT_CTL sget A2DP 2>&1 | tr '\n' '|')$( (amixer -D $BT_CTL cget name='A2DP Playback Volume' || amixer -D $BT_CTL cget name='A2DP Volume') 2>&1 | tr '\n' '|')"
 }
 say plugin-volume-mixer "$(bt_volume)"
-say plugin-volume $(audioroute hardware --json 2>&1 | tr -d '\n')
+say plugin-volume $(audioroute hardware --json 2>/run/hardware-bt.log | tr -d '\n')
 BT_RAW=$(amixer -D $BT_CTL sget A2DP | sed -n 's/^ *[A-Za-z ]*: Playback \([0-9]*\) .*/\1/p' | head -1)
 amixer -q -D $BT_CTL sset A2DP 50% || fail "plugin: amixer -D $BT_CTL sset A2DP 50% failed"
 sleep 0.5
 say plugin-volume-mixer-set "$(bt_volume)"
-say plugin-volume-set $(audioroute hardware --json 2>&1 | tr -d '\n')
+say plugin-volume-set $(audioroute hardware --json 2>/run/hardware-bt.log | tr -d '\n')
 amixer -q -D $BT_CTL sset A2DP ${BT_RAW:-127} || fail "plugin: amixer could not put A2DP back to ${BT_RAW:-127}"

@@ -65,6 +65,20 @@ def hundredths(text):
     return round(float(text) * 100)
 
 
+def tlv_range(tlv, raw_min, raw_max):
+    """One TLV as amixer prints it (`dBscale-min=-74.00dB,step=1.00dB,mute=0`, `dBminmax-min=..,max=..`)
+    over raw_min..raw_max: its dB minimum and maximum (hundredths) as alsa-lib's tlv.c derives them
+    (a dBscale with mute=1 or a dBminmaxmute starts at a mute), and its step; Nones for another."""
+    if scale := re.fullmatch(r"dBscale-min=(-?[\d.]+)dB,step=([\d.]+)dB,mute=(\d)", tlv):
+        step = hundredths(scale.group(2))
+        low = DB_GAIN_MUTE if scale.group(3) == "1" else hundredths(scale.group(1))
+        return low, hundredths(scale.group(1)) + step * (raw_max - raw_min), step
+    if minmax := re.fullmatch(r"dB(minmaxmute|minmax|linear)-min=(-?[\d.]+)dB,max=(-?[\d.]+)dB", tlv):
+        low = DB_GAIN_MUTE if minmax.group(1) == "minmaxmute" else hundredths(minmax.group(2))
+        return low, hundredths(minmax.group(3)), None
+    return None, None, None
+
+
 @dataclass(frozen=True)
 class HardwareMixer(Report):
     """`hardware-mixer ELEMENT|SGET|CGET`: the card's playback element as amixer shows it, lines
@@ -95,13 +109,15 @@ class HardwareMixer(Report):
         raw_min, raw_max = int(limits.group(1)), int(limits.group(2))
         dB = hundredths(value.group(2)) if value.group(2) else None
         dB_min = dB_max = step = None
-        if scale := re.search(r"dBscale-min=(-?[\d.]+)dB,step=([\d.]+)dB,mute=(\d)", rest):
-            step = hundredths(scale.group(2))
-            dB_min = DB_GAIN_MUTE if scale.group(3) == "1" else hundredths(scale.group(1))
-            dB_max = hundredths(scale.group(1)) + step * (raw_max - raw_min)
-        elif minmax := re.search(r"dB(minmaxmute|minmax|linear)-min=(-?[\d.]+)dB,max=(-?[\d.]+)dB", rest):
-            dB_min = DB_GAIN_MUTE if minmax.group(1) == "minmaxmute" else hundredths(minmax.group(2))
-            dB_max = hundredths(minmax.group(3))
+        if "dBrange-" in rest:
+            # A dB range (BlueALSA's): the sub-ranges' widest extent, as alsa-lib's tlv.c takes it.
+            ranges = [tlv_range(tlv, int(low), int(high))
+                      for low, high, tlv in re.findall(r"rangemin=(\d+),,rangemax=(\d+)\|\s*\| (dB[^|]*)", rest)]
+            ranges = [r for r in ranges if r[0] is not None]
+            if ranges:
+                dB_min, dB_max = min(r[0] for r in ranges), max(r[1] for r in ranges)
+        elif tlv := re.search(r"\| (dB(?:scale|minmaxmute|minmax|linear)-[^|]*)", rest):
+            dB_min, dB_max, step = tlv_range(tlv.group(1), raw_min, raw_max)
         return cls(line, element, raw_min, raw_max, int(value.group(1)), dB, dB_min, dB_max, step)
 
     def perceptual(self):
