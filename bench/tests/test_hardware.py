@@ -99,6 +99,16 @@ class AlsamixerScale(unittest.TestCase):
         floor = 10 ** (-63.5 / 60)
         self.assertAlmostEqual(self.value(134, "-30.00", tlv), (10 ** -0.5 - floor) / (1 - floor), places=6)
 
+    def test_a_db_range_spans_its_sub_ranges(self):
+        # amixer's dBrange layout (BlueALSA's A2DP control has one): -96 to -70 dB on raw 0..1, then 1 dB
+        # steps from -60 dB on 2..62 (up to 0 dB): the range is -96..0 dB, with no mute.
+        tlv = ("dBrange-|    rangemin=0,,rangemax=1|      | dBminmax-min=-96.00dB,max=-70.00dB|"
+               "    rangemin=2,,rangemax=62|      | dBscale-min=-60.00dB,step=1.00dB,mute=0")
+        element = hardware.HardwareMixer.parse(mixer("hardware-mixer", 2, "-60.00", tlv, "0 - 62"))
+        self.assertEqual((element.dB_min, element.dB_max), (-9600, 0))
+        floor = 10 ** (-96 / 60)
+        self.assertAlmostEqual(element.perceptual(), (10 ** -1 - floor) / (1 - floor), places=6)
+
     def test_a_narrow_range_is_linear_in_db(self):
         # 24 dB from -24 to 0: -6 dB is three quarters.
         self.assertAlmostEqual(self.value(1, "-6.00", "dBminmax-min=-24.00dB,max=0.00dB"), 0.75, places=6)
