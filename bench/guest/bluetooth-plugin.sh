@@ -19,9 +19,11 @@ bt_volume() {
 }
 say plugin-volume-mixer "$(bt_volume)"
 say plugin-volume $(audioroute hardware --json 2>/run/hardware-bt.log | tr -d '\n')
-BT_RAW=$(amixer -D $BT_CTL sget A2DP | sed -n 's/^ *[A-Za-z ]*: Playback \([0-9]*\) .*/\1/p' | head -1)
+# The first channel's raw value (`Front Left: Playback 127 [100%]`; not the `Limits:` line).
+BT_RAW=$(amixer -D $BT_CTL sget A2DP | sed -n 's/^ *[A-Za-z ]*: Playback \([0-9][0-9]*\) \[.*/\1/p' | head -1)
 amixer -q -D $BT_CTL sset A2DP 50% || fail "plugin: amixer -D $BT_CTL sset A2DP 50% failed"
 sleep 0.5
 say plugin-volume-mixer-set "$(bt_volume)"
 say plugin-volume-set $(audioroute hardware --json 2>/run/hardware-bt.log | tr -d '\n')
 amixer -q -D $BT_CTL sset A2DP ${BT_RAW:-127} || fail "plugin: amixer could not put A2DP back to ${BT_RAW:-127}"
+say plugin-volume-restored "$(bt_volume)"

@@ -51,7 +51,13 @@ class PluginVolumeSet(PluginVolume):
     words: ClassVar[str] = "plugin-volume-set"
 
 
-EVENTS = (PluginStart, PluginPlaying, PluginVolumeMixer, PluginVolume, PluginVolumeMixerSet, PluginVolumeSet)
+@dataclass(frozen=True)
+class PluginVolumeRestored(PluginVolumeMixer):
+    """`plugin-volume-restored ...`: the element once put back, for the phases after."""
+    words: ClassVar[str] = "plugin-volume-restored"
+
+
+EVENTS = (PluginStart, PluginPlaying, PluginVolumeMixer, PluginVolume, PluginVolumeMixerSet, PluginVolumeSet, PluginVolumeRestored)
 
 
 def check_plugin(guest):
@@ -67,6 +73,9 @@ def check_plugin(guest):
     mixer = PluginVolumeMixer.wait(guest, 60)
     volume = PluginVolume.wait(guest, 60)
     check_volume("the headset's A2DP", volume, mixer, PluginVolumeMixerSet.wait(guest, 60), PluginVolumeSet.wait(guest, 60))
+    restored = PluginVolumeRestored.wait(guest, 60)
+    if restored.raw != mixer.raw:
+        raise Failure(f"the headset's A2DP volume was not put back: raw {restored.raw}, it was {mixer.raw}")
 
 
 def check_heard(lines):
