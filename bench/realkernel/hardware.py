@@ -1,6 +1,8 @@
 """The hardware phase: the route's hardware as a session reads it (`audioroute hardware`), against
 the HDA card's own hw_params."""
 import json
+import math
+import re
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -49,6 +51,100 @@ class HardwareIdle(HardwareValues):
 class HardwareOpen(HardwareValues):
     """`hardware-open JSON`: while a stream plays on the card through the plugin."""
     words: ClassVar[str] = "hardware-open"
+
+
+# alsa-lib's dB value for a mute (SND_CTL_TLV_DB_GAIN_MUTE), in hundredths of a dB.
+DB_GAIN_MUTE = -9999999
+# alsamixer's mapping is linear in dB over a range this narrow (hundredths of a dB), its cube-root
+# curve (10^(dB/60)) over a wider one (alsa-utils' alsamixer/volume_mapping.c).
+LINEAR_DB_RANGE = 2400
+
+
+def hundredths(text):
+    """`-20.40` (amixer's dB) in hundredths of a dB."""
+    return round(float(text) * 100)
+
+
+def tlv_range(tlv, raw_min, raw_max):
+    """One TLV as amixer prints it (`dBscale-min=-74.00dB,step=1.00dB,mute=0`, `dBminmax-min=..,max=..`)
+    over raw_min..raw_max: its dB minimum and maximum (hundredths) as alsa-lib's tlv.c derives them
+    (a dBscale with mute=1 or a dBminmaxmute starts at a mute), and its step; Nones for another."""
+    if scale := re.fullmatch(r"dBscale-min=(-?[\d.]+)dB,step=([\d.]+)dB,mute=(\d)", tlv):
+        step = hundredths(scale.group(2))
+        low = DB_GAIN_MUTE if scale.group(3) == "1" else hundredths(scale.group(1))
+        return low, hundredths(scale.group(1)) + step * (raw_max - raw_min), step
+    if minmax := re.fullmatch(r"dB(minmaxmute|minmax|linear)-min=(-?[\d.]+)dB,max=(-?[\d.]+)dB", tlv):
+        low = DB_GAIN_MUTE if minmax.group(1) == "minmaxmute" else hundredths(minmax.group(2))
+        return low, hundredths(minmax.group(3)), None
+    return None, None, None
+
+
+@dataclass(frozen=True)
+class HardwareMixer(Report):
+    """`hardware-mixer ELEMENT|SGET|CGET`: the card's playback element as amixer shows it, lines
+    joined by `|`: `Limits: Playback 0 - 127`, the first channel's `Front Left: Playback 100 [79%]
+    [-6.75dB]`, and its volume control's TLV from cget (`| dBscale-min=-95.25dB,step=0.75dB,mute=0`,
+    `dBminmax-`/`dBminmaxmute-`/`dBlinear-min=..,max=..`). Fields: the element, the raw range, the
+    first channel's raw value and dB (hundredths; None without dB), the dB range (hundredths; None
+    without a dB TLV) as alsa-lib derives it from the TLV (tlv.c: a mute flag makes the minimum a mute)."""
+    script: ClassVar[str] = GUEST_SCRIPT
+    words: ClassVar[str] = "hardware-mixer"
+    element: str
+    raw_min: int
+    raw_max: int
+    raw: int
+    dB: object
+    dB_min: object
+    dB_max: object
+    dB_step: object
+
+    @classmethod
+    def parse(cls, line):
+        text = line[len(cls.words):].strip()
+        element, _, rest = text.partition("|")
+        limits = re.search(r"Limits:(?: Playback)? (-?\d+) - (-?\d+)", rest)
+        value = re.search(r"\|\s*(?:Mono|Front Left|[A-Za-z ]+):(?: Playback)? (-?\d+) \[\d+%\](?: \[(-?[\d.]+)dB\])?", rest)
+        if not element or not limits or not value:
+            raise Failure(f"'{cls.words}': amixer shows no playback element with a raw range and value: {text[:400]}")
+        raw_min, raw_max = int(limits.group(1)), int(limits.group(2))
+        dB = hundredths(value.group(2)) if value.group(2) else None
+        dB_min = dB_max = step = None
+        if "dBrange-" in rest:
+            # A dB range (BlueALSA's): the sub-ranges' widest extent, as alsa-lib's tlv.c takes it.
+            ranges = [tlv_range(tlv, int(low), int(high))
+                      for low, high, tlv in re.findall(r"rangemin=(\d+),,rangemax=(\d+)\|\s*\| (dB[^|]*)", rest)]
+            ranges = [r for r in ranges if r[0] is not None]
+            if ranges:
+                dB_min, dB_max = min(r[0] for r in ranges), max(r[1] for r in ranges)
+        elif tlv := re.search(r"\| (dB(?:scale|minmaxmute|minmax|linear)-[^|]*)", rest):
+            dB_min, dB_max, step = tlv_range(tlv.group(1), raw_min, raw_max)
+        return cls(line, element, raw_min, raw_max, int(value.group(1)), dB, dB_min, dB_max, step)
+
+    def perceptual(self):
+        """alsamixer's 0...1 value of the element's first channel, re-derived from its mapping: the raw
+        fraction without a dB range; linear in dB over a range of 24 dB or less; else 10^((dB-max)/60),
+        rescaled so the range's minimum is 0 unless that minimum is a mute."""
+        if self.dB_min is None or self.dB is None or self.dB_min >= self.dB_max:
+            return (self.raw - self.raw_min) / (self.raw_max - self.raw_min) if self.raw_max != self.raw_min else 0.0
+        if self.dB_max - self.dB_min <= LINEAR_DB_RANGE:
+            return (self.dB - self.dB_min) / (self.dB_max - self.dB_min)
+        normalized = 10 ** ((self.dB - self.dB_max) / 6000)
+        if self.dB_min != DB_GAIN_MUTE:
+            floor = 10 ** ((self.dB_min - self.dB_max) / 6000)
+            normalized = (normalized - floor) / (1 - floor)
+        return normalized
+
+
+@dataclass(frozen=True)
+class HardwareMixerSet(HardwareMixer):
+    """`hardware-mixer-set ...`: the element after `amixer sset ELEMENT 50%`."""
+    words: ClassVar[str] = "hardware-mixer-set"
+
+
+@dataclass(frozen=True)
+class HardwareSet(HardwareValues):
+    """`hardware-set JSON`: `audioroute hardware --json` after the element was set."""
+    words: ClassVar[str] = "hardware-set"
 
 
 @dataclass(frozen=True)
@@ -108,8 +204,49 @@ class HardwareUsbCard(HardwareCard):
     words: ClassVar[str] = "hardware-usb-card"
 
 
-EVENTS = (HardwareRoute, HardwareIdle, HardwareCard, HardwareOpen, HardwareUsbReady, HardwareUsbRoute, HardwareUsbIdle,
+@dataclass(frozen=True)
+class HardwareUsbMixer(HardwareMixer):
+    words: ClassVar[str] = "hardware-usb-mixer"
+
+
+@dataclass(frozen=True)
+class HardwareUsbMixerSet(HardwareMixer):
+    words: ClassVar[str] = "hardware-usb-mixer-set"
+
+
+@dataclass(frozen=True)
+class HardwareUsbSet(HardwareValues):
+    words: ClassVar[str] = "hardware-usb-set"
+
+
+EVENTS = (HardwareRoute, HardwareIdle, HardwareMixer, HardwareMixerSet, HardwareSet, HardwareCard, HardwareOpen,
+          HardwareUsbReady, HardwareUsbRoute, HardwareUsbIdle, HardwareUsbMixer, HardwareUsbMixerSet, HardwareUsbSet,
           HardwareUsbCard, HardwareUsbOpen, HardwareUsbDone)
+
+# How far `outputVolume` (a Float) may be from alsamixer's value computed here.
+VOLUME_TOLERANCE = 0.005
+
+
+def check_volume(what, idle, mixer, mixer_set, after):
+    """outputVolume against the element as amixer shows it, before and after `amixer sset 50%`:
+    the set raw value is the middle of the raw range (amixer rounds), its dB is the TLV's for that
+    raw value (dBscale: min + step per raw step), and outputVolume follows to alsamixer's value."""
+    for name, values, element in (("as found", idle.values, mixer), ("after amixer sset 50%", after.values, mixer_set)):
+        expected = element.perceptual()
+        got = values.get("outputVolume")
+        print(f"    {what} ({name}): '{element.element}' raw {element.raw} in {element.raw_min}..{element.raw_max}, "
+              f"{element.dB} in {element.dB_min}..{element.dB_max} (1/100 dB): alsamixer's {expected:.4f}; outputVolume {got}")
+        if not isinstance(got, (int, float)) or abs(got - expected) > VOLUME_TOLERANCE:
+            raise Failure(f"hardware, {what} ({name}): outputVolume {got}, alsamixer's value of '{element.element}' is "
+                          f"{expected:.4f} (raw {element.raw}, {element.dB} hundredths of a dB in {element.dB_min}..{element.dB_max})")
+    middle = mixer_set.raw_min + (mixer_set.raw_max - mixer_set.raw_min) / 2
+    if abs(mixer_set.raw - middle) > 0.5:
+        raise Failure(f"hardware, {what}: after amixer sset 50% '{mixer_set.element}' is at raw {mixer_set.raw}, "
+                      f"not the middle of {mixer_set.raw_min}..{mixer_set.raw_max}")
+    if mixer_set.dB_step is not None and mixer_set.dB_min != DB_GAIN_MUTE:
+        dB = mixer_set.dB_min + mixer_set.dB_step * (mixer_set.raw - mixer_set.raw_min)
+        if mixer_set.dB is None or abs(mixer_set.dB - dB) > 1:
+            raise Failure(f"hardware, {what}: raw {mixer_set.raw} is {dB} hundredths of a dB by the TLV, amixer shows {mixer_set.dB}")
 
 
 def check_card(what, route, idle, card, opened):
@@ -139,11 +276,14 @@ def check_card(what, route, idle, card, opened):
 def check_hardware(guest, plug_usb):
     """The HDA card, then the USB card (hot-added with `plug_usb(guest)` and removed), each read by
     `audioroute hardware` against the card's own hw_params."""
-    check_card("HDA card", HardwareRoute.wait(guest, 60), HardwareIdle.wait(guest, 60), HardwareCard.wait(guest, 60),
-               HardwareOpen.wait(guest, 60))
+    route, idle = HardwareRoute.wait(guest, 60), HardwareIdle.wait(guest, 60)
+    check_volume("HDA card", idle, HardwareMixer.wait(guest, 60), HardwareMixerSet.wait(guest, 60), HardwareSet.wait(guest, 60))
+    check_card("HDA card", route, idle, HardwareCard.wait(guest, 60), HardwareOpen.wait(guest, 60))
     HardwareUsbReady.wait(guest, 60)
     plug_usb(guest)
-    check_card("USB card", HardwareUsbRoute.wait(guest, 180), HardwareUsbIdle.wait(guest, 60), HardwareUsbCard.wait(guest, 60),
-               HardwareUsbOpen.wait(guest, 60))
+    route, idle = HardwareUsbRoute.wait(guest, 180), HardwareUsbIdle.wait(guest, 60)
+    check_volume("USB card", idle, HardwareUsbMixer.wait(guest, 60), HardwareUsbMixerSet.wait(guest, 60),
+                 HardwareUsbSet.wait(guest, 60))
+    check_card("USB card", route, idle, HardwareUsbCard.wait(guest, 60), HardwareUsbOpen.wait(guest, 60))
     HardwareUsbDone.wait(guest, 60)
     guest.command("device_del", id="usbcard")

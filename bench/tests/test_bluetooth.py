@@ -145,6 +145,11 @@ class Phases(unittest.TestCase):
         quietly(plugin.check_plugin, guest(self.lines))
         self.fails(plugin.check_plugin, self.replaced("plugin-playing", "alive", "exited"), "aplay -D audioroute exited")
         self.fails(plugin.check_plugin, {}, "played on the speaker while the headset was the route", loud={"plugin-playing": 0.1})
+        # BlueALSA's A2DP volume, recorded at 127 of 0..127 (0 dB of -96..0 dB), then at raw 64 (-9.75 dB).
+        self.fails(plugin.check_plugin, self.replaced("plugin-volume-set", '"outputVolume": 0.67', '"outputVolume": 0.97'),
+                   r"the headset's A2DP \(after amixer sset 50%\): outputVolume 0.97\d*, alsamixer's value of 'A2DP' is 0.6798")
+        self.fails(plugin.check_plugin, self.replaced("plugin-volume-restored", "Front Left: Playback 127 [", "Front Left: Playback 0 ["),
+                   "the headset's A2DP volume was not put back: raw 0, it was 127")
 
     def test_calls(self):
         _, printed = quietly(calls.check_call, guest(self.lines))

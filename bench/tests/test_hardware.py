@@ -22,6 +22,11 @@ class HardwarePhase(unittest.TestCase):
         self.assertEqual(plugged, [fake])
         self.assertIn("HDA card (idle): period 1024 frames", printed)
         self.assertIn("USB card (while playing): period 1024 frames", printed)
+        # The kernel's controls: the HDA codec's Master, 0..74 in 1 dB steps from -74 dB (no mute),
+        # at -20 dB, then -37 dB; the USB card's, dBminmax -127.99..8 dB over 0..256.
+        self.assertIn("HDA card (as found): 'Master' raw 54 in 0..74, -2000 in -7400..0", printed)
+        self.assertIn("HDA card (after amixer sset 50%): 'Master' raw 37 in 0..74, -3700 in -7400..0", printed)
+        self.assertIn("USB card (after amixer sset 50%): 'Audio Output Volume Control' raw 128 in 0..256", printed)
         self.assertEqual(fake.commands, [("device_del", {"id": "usbcard"})])
 
     def changed(self, words, old, new):
@@ -42,9 +47,79 @@ class HardwarePhase(unittest.TestCase):
         with self.assertRaisesRegex(Failure, r"USB card \(idle\): ioBufferDuration is 1024 frames, the card's period 512"):
             quietly(hardware.check_hardware, guest(lines), lambda g: None)
 
+    def test_another_volume_than_alsamixers_fails(self):
+        # outputVolume scaled on the host's side: 0.4309 read as 0.4409.
+        lines = self.changed("hardware-idle", '"outputVolume": 0.430', '"outputVolume": 0.440')
+        with self.assertRaisesRegex(Failure, r"HDA card \(as found\): outputVolume 0.440\d+, alsamixer's value of 'Master' is 0.4309"):
+            quietly(hardware.check_hardware, guest(lines), lambda g: None)
+
+    def test_a_volume_that_does_not_follow_amixer_fails(self):
+        # The session still reads the USB card's volume as found after amixer set it to 50%.
+        lines = self.changed("hardware-usb-set", '"outputVolume": 0.0685', '"outputVolume": 0.7201')
+        with self.assertRaisesRegex(Failure, r"USB card \(after amixer sset 50%\): outputVolume 0.7201\d*, alsamixer's value .* is 0.0685"):
+            quietly(hardware.check_hardware, guest(lines), lambda g: None)
+
+    def test_a_set_value_off_the_middle_or_off_the_tlv_fails(self):
+        lines = self.changed("hardware-mixer-set", "Front Left: Playback 37 [50%] [-37.00dB]", "Front Left: Playback 38 [50%] [-37.00dB]")
+        with self.assertRaisesRegex(Failure, r"HDA card: after amixer sset 50% 'Master' is at raw 38, not the middle of 0..74"):
+            quietly(hardware.check_hardware, guest(lines), lambda g: None)
+
     def test_a_report_without_json_fails_by_name(self):
         with self.assertRaisesRegex(Failure, "'hardware-idle': `audioroute hardware --json` printed no JSON: Error"):
             hardware.HardwareIdle.parse("hardware-idle Error: no route")
+
+
+def mixer(words, raw, dB, tlv, limits="0 - 254"):
+    """An amixer report as the guest joins it (amixer 1.2.8's sget and cget layout)."""
+    return (f"{words} PCM|Simple mixer control 'PCM',0|  Capabilities: pvolume pswitch|  Playback channels: Front Left - Front Right|"
+            f"  Limits: Playback {limits}|  Mono:|  Front Left: Playback {raw} [50%] [{dB}dB] [on]|"
+            f"  Front Right: Playback {raw} [50%] [{dB}dB] [on]|numid=2,iface=MIXER,name='PCM Playback Volume'|"
+            f"  ; type=INTEGER,access=rw---R--,values=2,min=0,max=254,step=0|  : values={raw},{raw}|  | {tlv}|")
+
+
+class AlsamixerScale(unittest.TestCase):
+    """alsamixer's mapping (alsa-utils' volume_mapping.c), worked by hand: 10^((dB - max)/60) over a
+    range wider than 24 dB, rescaled so its minimum is 0 unless that minimum is a mute; linear in dB
+    over a narrower one; the raw fraction without dB."""
+
+    def value(self, raw, dB, tlv, limits="0 - 254"):
+        return hardware.HardwareMixer.parse(mixer("hardware-mixer", raw, dB, tlv, limits)).perceptual()
+
+    def test_a_wide_range_with_a_mute_minimum_is_the_cube_root_curve(self):
+        # dBminmaxmute: the minimum is a mute (alsa-lib's tlv.c); -60 dB below the maximum is 10^-1.
+        self.assertAlmostEqual(self.value(100, "-60.00", "dBminmaxmute-min=-127.00dB,max=0.00dB"), 0.1, places=6)
+        # dBscale with mute=1, step 0.5 dB over 254 steps: the maximum is -127 + 127 = 0 dB; -20 dB is 10^(-1/3).
+        self.assertAlmostEqual(self.value(214, "-20.00", "dBscale-min=-127.00dB,step=0.50dB,mute=1"), 10 ** (-1 / 3), places=6)
+
+    def test_a_wide_range_without_a_mute_starts_at_zero(self):
+        tlv = "dBscale-min=-63.50dB,step=0.25dB,mute=0"
+        # 254 steps of 0.25 dB: -63.5 to 0 dB.
+        self.assertAlmostEqual(self.value(0, "-63.50", tlv), 0.0, places=6)
+        self.assertAlmostEqual(self.value(254, "0.00", tlv), 1.0, places=6)
+        floor = 10 ** (-63.5 / 60)
+        self.assertAlmostEqual(self.value(134, "-30.00", tlv), (10 ** -0.5 - floor) / (1 - floor), places=6)
+
+    def test_a_db_range_spans_its_sub_ranges(self):
+        # amixer's dBrange layout (BlueALSA's A2DP control has one): -96 to -70 dB on raw 0..1, then 1 dB
+        # steps from -60 dB on 2..62 (up to 0 dB): the range is -96..0 dB, with no mute.
+        tlv = ("dBrange-|    rangemin=0,,rangemax=1|      | dBminmax-min=-96.00dB,max=-70.00dB|"
+               "    rangemin=2,,rangemax=62|      | dBscale-min=-60.00dB,step=1.00dB,mute=0")
+        element = hardware.HardwareMixer.parse(mixer("hardware-mixer", 2, "-60.00", tlv, "0 - 62"))
+        self.assertEqual((element.dB_min, element.dB_max), (-9600, 0))
+        floor = 10 ** (-96 / 60)
+        self.assertAlmostEqual(element.perceptual(), (10 ** -1 - floor) / (1 - floor), places=6)
+
+    def test_a_narrow_range_is_linear_in_db(self):
+        # 24 dB from -24 to 0: -6 dB is three quarters.
+        self.assertAlmostEqual(self.value(1, "-6.00", "dBminmax-min=-24.00dB,max=0.00dB"), 0.75, places=6)
+
+    def test_without_db_the_raw_fraction(self):
+        line = mixer("hardware-mixer", 31, "0", "", "0 - 124").replace(" [0dB]", "").replace("| |", "|")
+        self.assertAlmostEqual(hardware.HardwareMixer.parse(line).perceptual(), 0.25, places=6)
+
+    def test_a_report_without_an_element_fails_by_name(self):
+        with self.assertRaisesRegex(Failure, "'hardware-mixer': amixer shows no playback element"):
+            hardware.HardwareMixer.parse("hardware-mixer |amixer: Unable to find simple control 'PCM',0|")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,37 @@
 # both against the card's own hw_params in /proc, which the kernel fills while it is open. First the
 # HDA card (the speaker's route), then the USB card, which the host hot-adds on hardware-usb-ready
 # and removes on hardware-usb-done.
+# The card's playback element the session reads, chosen here by amixer on its own (the same order:
+# Master, PCM, Speaker, Headphone, else the first simple control with a playback volume).
+mixer_element() {
+    { printf '%s\n' Master PCM Speaker Headphone; amixer -c $1 scontrols | sed -n "s/^Simple mixer control '\(.*\)',0$/\1/p"; } |
+        while read -r element; do
+            amixer -c $1 sget "$element" 2>/dev/null | grep -q 'Capabilities:.* \(pvolume\|volume\)' && { echo "$element"; break; }
+        done
+}
+# `ELEMENT|SGET|CGET`: the element as amixer shows it (its raw limits, each channel's raw value and
+# dB) and its volume control's TLV (cget's dB scale), lines joined by `|`; the host computes
+# alsamixer's perceptual value from them.
+mixer_line() {
+    echo "$2|$(amixer -c $1 sget "$2" 2>&1 | tr '\n' '|')$( (amixer -c $1 cget name="$2 Playback Volume" || amixer -c $1 cget name="$2 Volume") 2>&1 | tr '\n' '|')"
+}
+# The card's element (found by mixer_element), its mixer stored, then set by amixer to the middle
+# of its raw range (the host computes what that is from the range); `mixer_restore` puts it back
+# for the phases after.
+mixer_half() {
+    [ -n "$2" ] || fail "hardware: amixer finds no playback volume on card $1: $(amixer -c $1 scontrols 2>&1 | tr '\n' '|')"
+    alsactl -f /run/hardware-mixer.state store $1 || fail "hardware: alsactl store $1 failed"
+    amixer -q -c $1 sset "$2" 50% || fail "hardware: amixer sset '$2' 50% on card $1 failed"
+}
+mixer_restore() { alsactl -f /run/hardware-mixer.state restore $1 || fail "hardware: alsactl restore $1 failed"; }
 say hardware-route "$(grep slave.pcm $ROUTE_FILE | head -1)"
 say hardware-idle $(audioroute hardware --json 2>&1 | tr -d '\n')
+HARDWARE_ELEMENT=$(mixer_element Intel)
+say hardware-mixer "$(mixer_line Intel "$HARDWARE_ELEMENT")"
+mixer_half Intel "$HARDWARE_ELEMENT"
+say hardware-mixer-set "$(mixer_line Intel "$HARDWARE_ELEMENT")"
+say hardware-set $(audioroute hardware --json 2>&1 | tr -d '\n')
+mixer_restore Intel
 aplay -q -D audioroute -t raw -f S16_LE -c 2 -r 48000 -d 3 /dev/zero > /run/aplay-hardware.log 2>&1 &
 HARDWARE_PLAY=$!
 sleep 1.5
@@ -18,6 +47,12 @@ wait_until 600 initialized card1 || fail "hardware: no SOUND_INITIALIZED card1 w
 wait_until 300 eval '! grep slave.pcm $ROUTE_FILE | head -1 | grep -q Intel' || fail "hardware: the route's output is still the HDA card 30 s after card1: $(tr '\n' '|' < $ROUTE_FILE)"
 say hardware-usb-route "$(grep slave.pcm $ROUTE_FILE | head -1)"
 say hardware-usb-idle $(audioroute hardware --json 2>&1 | tr -d '\n')
+HARDWARE_ELEMENT=$(mixer_element 1)
+say hardware-usb-mixer "$(mixer_line 1 "$HARDWARE_ELEMENT")"
+mixer_half 1 "$HARDWARE_ELEMENT"
+say hardware-usb-mixer-set "$(mixer_line 1 "$HARDWARE_ELEMENT")"
+say hardware-usb-set $(audioroute hardware --json 2>&1 | tr -d '\n')
+mixer_restore 1
 aplay -q -D audioroute -t raw -f S16_LE -c 2 -r 48000 -d 3 /dev/zero > /run/aplay-hardware-usb.log 2>&1 &
 HARDWARE_PLAY=$!
 sleep 1.5
