@@ -31,6 +31,26 @@ static inline int audioroute_pcm_chmap_positions(snd_pcm_t *pcm, unsigned int *p
 	return count;
 }
 
+/* The shared halves of the two poll-descriptor functions below: the count clamped to the
+ * 8 they hold and the caller's space, and the struct pollfd copied out as plain numbers. */
+static inline int audioroute_poll_fds_copy(const struct pollfd *pfds, int count, int *fds, short *events)
+{
+	for (int i = 0; i < count; i++) {
+		fds[i] = pfds[i].fd;
+		events[i] = pfds[i].events;
+	}
+	return count;
+}
+
+static inline int audioroute_poll_fds_limit(int count, unsigned int space)
+{
+	if (count > 8)
+		count = 8;
+	if ((unsigned int)count > space)
+		count = (int)space;
+	return count;
+}
+
 /* A control handle's poll descriptors as plain numbers: struct pollfd is Glibc's, which
  * AudioRouteALSA does not import. Fills up to `space` (at most 8) descriptors and the
  * events to wait for; returns how many, or a negative error code. */
@@ -40,16 +60,8 @@ static inline int audioroute_ctl_poll_fds(snd_ctl_t *ctl, int *fds, short *event
 	int count = snd_ctl_poll_descriptors_count(ctl);
 	if (count <= 0)
 		return count;
-	if (count > 8)
-		count = 8;
-	if ((unsigned int)count > space)
-		count = (int)space;
-	count = snd_ctl_poll_descriptors(ctl, pfds, (unsigned int)count);
-	for (int i = 0; i < count; i++) {
-		fds[i] = pfds[i].fd;
-		events[i] = pfds[i].events;
-	}
-	return count;
+	count = snd_ctl_poll_descriptors(ctl, pfds, (unsigned int)audioroute_poll_fds_limit(count, space));
+	return audioroute_poll_fds_copy(pfds, count, fds, events);
 }
 
 /* A simple mixer's poll descriptors as plain numbers, as audioroute_ctl_poll_fds. */
@@ -59,16 +71,8 @@ static inline int audioroute_mixer_poll_fds(snd_mixer_t *mixer, int *fds, short 
 	int count = snd_mixer_poll_descriptors_count(mixer);
 	if (count <= 0)
 		return count;
-	if (count > 8)
-		count = 8;
-	if ((unsigned int)count > space)
-		count = (int)space;
-	count = snd_mixer_poll_descriptors(mixer, pfds, (unsigned int)count);
-	for (int i = 0; i < count; i++) {
-		fds[i] = pfds[i].fd;
-		events[i] = pfds[i].events;
-	}
-	return count;
+	count = snd_mixer_poll_descriptors(mixer, pfds, (unsigned int)audioroute_poll_fds_limit(count, space));
+	return audioroute_poll_fds_copy(pfds, count, fds, events);
 }
 
 /* libasound's error messages (snd_lib_error_set_handler) to a function Swift can be: the
