@@ -243,17 +243,31 @@ public struct UdevPortState: Sendable {
         return all
     }
 
+    /// The mixer switches the watcher must follow by name, by card syspath: the UCM cards'
+    /// built-in mics' `CaptureSwitch` controls (`UCMCard.followedSwitches`).
+    public var followedSwitches: [String: [String]] {
+        ucmCards.compactMapValues { $0.followedSwitches.isEmpty ? nil : $0.followedSwitches }
+    }
+
     /// The built-in mic of a card is muted while the card's capture switch is off: announced
     /// (`.inputMuted` of the mic port's device) when that changes, and unmuted when the card,
     /// its mic or its switch goes. The switch (index 0) is the first ADC's, which records PCM 0:
     /// it counts only for a built-in mic on PCM 0 (an HDA codec's analog mic, not a DMIC on
-    /// another PCM beside it), and not on a UCM card, whose profile names its own switches. A
-    /// card without such a built-in mic port announces nothing.
+    /// another PCM beside it). A card without such a built-in mic port announces nothing.
+    /// A UCM card's mic is muted by its own control instead: the `CaptureSwitch` of the data
+    /// source the helper last said is enabled, off; a mic not enabled is not muted (its switch is
+    /// the sequences'), and while a request is on its way what was announced stays.
     private mutating func micMuteEvents(_ cardSyspath: String) -> [PortEvent] {
-        let mic = ucmCards[cardSyspath] != nil ? nil : announced[cardSyspath]?.first {
-            $0.type == .builtInMic && $0.alsa?.cardPCM?.deviceNumber == 0
-        }?.device
-        let muted = cards[cardSyspath]?.captureSwitch == false ? mic : nil
+        let muted: String?
+        if let ucm = ucmCards[cardSyspath] {
+            guard ucm.enabled != nil else { return [] }
+            let mic = announced[cardSyspath]?.first { $0.type == .builtInMic }
+            let control = mic.flatMap { mic in ucm.ports.first { $0.port.uid == mic.uid } }.flatMap(ucm.enabledCaptureSwitch)
+            muted = control.flatMap { cards[cardSyspath]?.namedSwitches[$0] } == false ? mic?.device : nil
+        } else {
+            let mic = announced[cardSyspath]?.first { $0.type == .builtInMic && $0.alsa?.cardPCM?.deviceNumber == 0 }?.device
+            muted = cards[cardSyspath]?.captureSwitch == false ? mic : nil
+        }
         let before = mutedMics[cardSyspath]
         guard muted != before else { return [] }
         mutedMics[cardSyspath] = muted
