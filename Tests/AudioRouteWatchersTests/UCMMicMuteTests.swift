@@ -82,6 +82,16 @@ import Testing
         #expect(state.apply(.card(Self.record(["Mic1 Capture Switch": false]))) == [.inputMuted(device: Self.mic, muted: true)])
         #expect(Self.mutes(state.apply(.ucm(syspath: Self.phone.syspath, card: Self.card(enabled: nil)))) == [])
         #expect(Self.mutes(state.apply(.ucm(syspath: Self.phone.syspath, card: Self.card(enabled: call)))) == [])
+        // The mute interrupted the call and the route left the mic: still muted until the user's
+        // unmute turns the switch on, though the mic is not enabled.
+        let music = UCMState(verb: "HiFi", devices: ["Speaker"])
+        #expect(Self.mutes(state.apply(.ucm(syspath: Self.phone.syspath, card: Self.card(enabled: music)))) == [])
+        #expect(state.apply(.card(Self.record(["Mic1 Capture Switch": true]))) == [.inputMuted(device: Self.mic, muted: false)])
+        // Off again while not enabled: the sequences', no mute.
+        #expect(Self.mutes(state.apply(.card(Self.record(["Mic1 Capture Switch": false])))) == [])
+        _ = state.apply(.card(Self.record(["Mic1 Capture Switch": true])))
+        #expect(Self.mutes(state.apply(.ucm(syspath: Self.phone.syspath, card: Self.card(enabled: call)))) == [])
+        #expect(state.apply(.card(Self.record(["Mic1 Capture Switch": false]))) == [.inputMuted(device: Self.mic, muted: true)])
         // The card gone: unmuted.
         #expect(Self.mutes(state.apply(.cardRemoved(syspath: Self.phone.syspath, action: "remove"))) == [.inputMuted(device: Self.mic, muted: false)])
     }

@@ -37,6 +37,8 @@ public struct UdevPortState: Sendable {
     private var ucmFailed: Set<String> = []
     /// The device of each card's built-in mic announced muted (`.inputMuted`), by card syspath.
     private var mutedMics: [String: String] = [:]
+    /// The control that muted each UCM card's built-in mic, while it is muted, by card syspath.
+    private var mutedControls: [String: String] = [:]
     /// Whether UCM candidates wait for their helper (the daemon), or keep udev's ports (no helpers).
     let usesUCMHelpers: Bool
     let logger: Logger
@@ -256,15 +258,27 @@ public struct UdevPortState: Sendable {
     /// another PCM beside it). A card without such a built-in mic port announces nothing.
     /// A UCM card's mic is muted by its own control instead: the `CaptureSwitch` of the data
     /// source the helper last said is enabled, off; a mic not enabled is not muted (its switch is
-    /// the sequences'), and while a request is on its way what was announced stays.
+    /// the sequences'), and while a request is on its way nothing is muted. Once muted, it is
+    /// unmuted when that control is on again (or the card, its mic or the helper goes), whether
+    /// or not the route still enables it.
     private mutating func micMuteEvents(_ cardSyspath: String) -> [PortEvent] {
         let muted: String?
         if let ucm = ucmCards[cardSyspath] {
-            guard ucm.enabled != nil else { return [] }
             let mic = announced[cardSyspath]?.first { $0.type == .builtInMic }
-            let control = mic.flatMap { mic in ucm.ports.first { $0.port.uid == mic.uid } }.flatMap(ucm.enabledCaptureSwitch)
-            muted = control.flatMap { cards[cardSyspath]?.namedSwitches[$0] } == false ? mic?.device : nil
+            if let before = mutedMics[cardSyspath], let control = mutedControls[cardSyspath] {
+                // Muted until that control is on again, whatever the route does meanwhile: the mute
+                // interrupts the session, the route may leave the mic, and its disable sequence
+                // turns the switch off anyway; the user's unmute is the switch turned on.
+                muted = mic?.device == before && cards[cardSyspath]?.namedSwitches[control] == false ? before : nil
+                if muted == nil { mutedControls[cardSyspath] = nil }
+            } else {
+                guard ucm.enabled != nil else { return [] }
+                let control = mic.flatMap { mic in ucm.ports.first { $0.port.uid == mic.uid } }.flatMap(ucm.enabledCaptureSwitch)
+                muted = control.flatMap { cards[cardSyspath]?.namedSwitches[$0] } == false ? mic?.device : nil
+                mutedControls[cardSyspath] = muted == nil ? nil : control
+            }
         } else {
+            mutedControls[cardSyspath] = nil
             let mic = announced[cardSyspath]?.first { $0.type == .builtInMic && $0.alsa?.cardPCM?.deviceNumber == 0 }?.device
             muted = cards[cardSyspath]?.captureSwitch == false ? mic : nil
         }
