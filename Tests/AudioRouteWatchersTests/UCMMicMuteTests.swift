@@ -96,6 +96,16 @@ import Testing
         #expect(Self.mutes(state.apply(.cardRemoved(syspath: Self.phone.syspath, action: "remove"))) == [.inputMuted(device: Self.mic, muted: false)])
     }
 
+    @Test func aSwitchTheHelperCouldNotFollowIsExplainedAsNoMute() {
+        var card = Self.card(enabled: UCMState())
+        card.notes = ["HiFi/Mic1: CaptureSwitch \"\" is an empty name: its mute is not followed", "HiFi/Bluetooth: no port type for this device"]
+        let decisions = UdevPortState.ucmClassification(card, jacks: []).decisions.filter { $0.subject == "card" }.map { "\($0.outcome): \($0.signal)" }
+        #expect(decisions.dropFirst() == [
+            "no mute: UCM: HiFi/Mic1: CaptureSwitch \"\" is an empty name: its mute is not followed",
+            "no port: UCM: HiFi/Bluetooth: no port type for this device",
+        ])
+    }
+
     @Test func noSwitchOrOneTheCardHasNotMutesNothing() {
         var state = UCMPortStateTests.state()
         let call = UCMState(verb: "Voice Call", devices: ["Speaker", "DigitalMic"])

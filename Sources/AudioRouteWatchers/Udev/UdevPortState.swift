@@ -343,7 +343,11 @@ public struct UdevPortState: Sendable {
             ClassificationDecision(
                 subject: "card", outcome: "ports from its UCM profile (verbs \(card.verbs.joined(separator: ", ")))",
                 signal: "alsa-lib's UCM opened \(card.card)"))
-        for note in card.notes { result.decisions.append(ClassificationDecision(subject: "card", outcome: "no port", signal: "UCM: \(note)")) }
+        for note in card.notes {
+            // The helper's notes say why a device gave no port, or why a mic's mute is not followed.
+            let outcome = note.hasSuffix("its mute is not followed") ? "no mute" : "no port"
+            result.decisions.append(ClassificationDecision(subject: "card", outcome: outcome, signal: "UCM: \(note)"))
+        }
         for ucm in card.ports {
             var port = ucm.port
             let raw = port.alsa?.description ?? ""
