@@ -14,6 +14,9 @@ public struct UCMHelperPort: Sendable {
     /// The profile's PlaybackPriority or CapturePriority for the port in the first verb that
     /// has it, when the profile gives one.
     public var priority: Int?
+    /// For each verb that has the port: the `CaptureSwitch` of each of its data sources that
+    /// names one (a built-in mic's mute), in `devices`' order.
+    public var captureSwitches: [(verb: String, switches: [(device: String, control: String)])] = []
 }
 
 /// A line the helper could not take: the fault, named.
@@ -47,12 +50,17 @@ public enum UCMHelperProtocol {
         for verb in configuration.verbs {
             for ucm in UCMPortMapping.ports(card: configuration.card, verb: verb, notes: &notes) {
                 let devices = ucm.dataSources.map(\.device)
-                if let index = ports.firstIndex(where: { $0.port.uid == ucm.port.uid }) {
+                let switches = ucm.dataSources.compactMap { source in source.captureSwitch.map { (source.device, $0) } }
+                let index: Int
+                if let known = ports.firstIndex(where: { $0.port.uid == ucm.port.uid }) {
+                    index = known
                     ports[index].devices.append((verb.name, devices))
                 } else {
+                    index = ports.count
                     ports.append(
                         UCMHelperPort(port: ucm.port, devices: [(verb.name, devices)], jackControl: ucm.jackControl, priority: ucm.priority))
                 }
+                if !switches.isEmpty { ports[index].captureSwitches.append((verb.name, switches)) }
             }
         }
         return ports
@@ -66,7 +74,8 @@ public enum UCMHelperProtocol {
     }
 
     /// The hello for a card opened: the card, its verbs, its ports (Port.json's members but
-    /// "sequence", then "devices", "jackControl" and "profilePriority"), the jacks that could
+    /// "sequence", then "devices", "jackControl", "profilePriority", and "captureSwitch" where a
+    /// data source names its mute control), the jacks that could
     /// be read, and the notes (devices that gave no port, and why).
     public static func hello(
         _ configuration: UCMConfiguration, ports: [UCMHelperPort], jacks: [String: Bool], notes: [String] = []
@@ -80,6 +89,15 @@ public enum UCMHelperProtocol {
             members.append(JSON.Member("devices", .object(port.devices.map { JSON.Member($0.verb, .array($0.devices.map(JSON.string))) })))
             members.append(JSON.Member("jackControl", port.jackControl.map(JSON.string) ?? .null))
             members.append(JSON.Member("profilePriority", port.priority.map { .integer(Int64($0)) } ?? .null))
+            // Only where a data source names one: a hello without mute controls reads as before.
+            if !port.captureSwitches.isEmpty {
+                members.append(
+                    JSON.Member(
+                        "captureSwitch",
+                        .object(port.captureSwitches.map { verb in
+                            JSON.Member(verb.verb, .object(verb.switches.map { JSON.Member($0.device, .string($0.control)) }))
+                        })))
+            }
             return .object(members)
         }
         let jackMembers = jackControls(ports).compactMap { name in jacks[name].map { JSON.Member(name, .bool($0)) } }

@@ -64,6 +64,9 @@ public struct UCMDataSource: Sendable, Hashable {
     public var alsa: ALSADevice
     /// Its `CapturePriority` / `PlaybackPriority`, when the configuration gives one.
     public var priority: Int?
+    /// A built-in mic's mute: its `CaptureSwitch` as a mixer element's name
+    /// (`UCMControlName.mixerElement`), when the profile names one that can be followed.
+    public var captureSwitch: String? = nil
 }
 
 /// A port made from UCM devices, with what UCM needs to route to it later.
@@ -132,6 +135,25 @@ public enum UCMPortMapping {
         return String(pcm[pcm.index(after: dot)...])
     }
 
+    /// A built-in mic's `CaptureSwitch`, as the element the card's control device has (a plain
+    /// name, or UCM's `name='…'` id on the mixer interface, index 0); nil, with a note, when it
+    /// cannot be followed: not a bounded printable name, another element id, or on a control
+    /// device that is not the card's own (`CaptureCTL` other than `hw:`).
+    static func captureSwitch(_ device: UCMDevice, verb: String, notes: inout [String]) -> String? {
+        guard let raw = device.values["CaptureSwitch"] else { return nil }
+        if let ctl = device.values["CaptureCTL"], !(sharedPCM(ctl)?.hasPrefix("hw:") ?? false) {
+            notes.append("\(verb)/\(device.name): CaptureSwitch on control device \(ctl), not the card's: its mute is not followed")
+            return nil
+        }
+        switch UCMControlName.mixerElement(raw) {
+        case .success(let name): return name
+        case .failure(let fault):
+            let shown = raw.utf8.count > 64 || !raw.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) ? "" : " \"\(raw)\""
+            notes.append("\(verb)/\(device.name): CaptureSwitch\(shown) is \(fault): its mute is not followed")
+            return nil
+        }
+    }
+
     /// The ports of `verb` on `card`: one per mapped device and direction, except that every
     /// built-in mic of the verb becomes one `builtInMic` port whose data sources are those
     /// devices, highest priority first. The port's ALSA name is the device's PlaybackPCM or
@@ -172,7 +194,9 @@ public enum UCMPortMapping {
                 }
                 let source = UCMDataSource(device: device.name, alsa: pcm, priority: device.values[priorityKey].flatMap { Int($0) })
                 if type == .builtInMic {
-                    mics.append(source)
+                    var mic = source
+                    mic.captureSwitch = captureSwitch(device, verb: verb.name, notes: &notes)
+                    mics.append(mic)
                     continue
                 }
                 let port = Port(

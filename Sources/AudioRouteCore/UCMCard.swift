@@ -12,13 +12,82 @@ public struct UCMCardPort: Sendable, Hashable {
     public var jackControl: String?
     /// The profile's PlaybackPriority/CapturePriority for the port, when it gives one.
     public var profilePriority: Int?
+    /// A built-in mic's mute controls: for each verb, each data source's `CaptureSwitch` (a
+    /// mixer element's name, index 0), where the profile names a usable one.
+    public var captureSwitches: [String: [String: String]]
 
-    public init(port: Port, devices: [String: [String]], jackControl: String? = nil, profilePriority: Int? = nil) {
+    public init(
+        port: Port, devices: [String: [String]], jackControl: String? = nil, profilePriority: Int? = nil,
+        captureSwitches: [String: [String: String]] = [:]
+    ) {
         self.port = port
         self.devices = devices
         self.jackControl = jackControl
         self.profilePriority = profilePriority
+        self.captureSwitches = captureSwitches
     }
+}
+
+/// A UCM `CaptureSwitch` value as a control another process can follow: the name of a boolean
+/// mixer element, index 0, on the card's own control device.
+public enum UCMControlName {
+    /// The longest element name the kernel keeps (SNDRV_CTL_ELEM_ID_NAME_MAXLEN, 44 with its NUL).
+    public static let maximumLength = 43
+
+    /// The element name of `value`: a plain name (`Dmic0 Capture Switch`), or UCM's id form
+    /// with a name and nothing but the mixer interface and index 0 (`name='Capture Switch'`,
+    /// `iface=MIXER,name='Capture Switch',index=0`). Names the fault of anything else: empty, too
+    /// long, not printable ASCII, another interface or index, a numid, an unterminated quote.
+    public static func mixerElement(_ value: String) -> Result<String, UCMControlNameFault> {
+        guard value.utf8.count <= 4 * maximumLength else { return .failure(.init("a value of \(value.utf8.count) bytes")) }
+        guard value.hasPrefix("name=") || value.hasPrefix("iface=") || value.hasPrefix("index=") || value.hasPrefix("numid=") else {
+            return checked(value)
+        }
+        var name: String?
+        var rest = Substring(value)
+        while !rest.isEmpty {
+            guard let equals = rest.firstIndex(of: "=") else { return .failure(.init("\"\(value)\" is no control id")) }
+            let key = rest[..<equals].lowercased()
+            rest = rest[rest.index(after: equals)...]
+            let field: Substring
+            if let quote = rest.first, quote == "'" || quote == "\"" {
+                let body = rest.dropFirst()
+                guard let end = body.firstIndex(of: quote) else { return .failure(.init("\"\(value)\": unterminated quote")) }
+                field = body[..<end]
+                rest = body[body.index(after: end)...]
+            } else {
+                let end = rest.firstIndex(of: ",") ?? rest.endIndex
+                field = rest[..<end]
+                rest = rest[end...]
+            }
+            if rest.first == "," { rest = rest.dropFirst() } else if !rest.isEmpty {
+                return .failure(.init("\"\(value)\" is no control id"))
+            }
+            switch key {
+            case "name": name = String(field)
+            case "iface" where field.uppercased() == "MIXER": break
+            case "index" where field == "0": break
+            default: return .failure(.init("\"\(value)\": \(key)=\(field) is not the card's mixer element, index 0"))
+            }
+        }
+        guard let name else { return .failure(.init("\"\(value)\" names no element")) }
+        return checked(name)
+    }
+
+    private static func checked(_ name: String) -> Result<String, UCMControlNameFault> {
+        guard !name.isEmpty else { return .failure(.init("an empty name")) }
+        guard name.utf8.count <= maximumLength else {
+            return .failure(.init("a name of \(name.utf8.count) bytes (a control's has at most \(maximumLength))"))
+        }
+        guard name.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else { return .failure(.init("a name that is not printable ASCII")) }
+        return .success(name)
+    }
+}
+
+/// Why a UCM control value cannot be followed.
+public struct UCMControlNameFault: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// A card's UCM configuration, from its helper's hello line.
@@ -32,13 +101,35 @@ public struct UCMCard: Sendable, Hashable {
     public var jacks: [String: Bool]
     /// What the helper noted about devices that gave no port.
     public var notes: [String]
+    /// What the helper last said is current on the card (its hello: no verb; then each reply);
+    /// nil while a request is on its way, when the card's controls are the sequences' to move.
+    public var enabled: UCMState?
 
-    public init(card: String, verbs: [String], ports: [UCMCardPort], jacks: [String: Bool] = [:], notes: [String] = []) {
+    public init(
+        card: String, verbs: [String], ports: [UCMCardPort], jacks: [String: Bool] = [:], notes: [String] = [],
+        enabled: UCMState? = UCMState()
+    ) {
         self.card = card
         self.verbs = verbs
         self.ports = ports
         self.jacks = jacks
         self.notes = notes
+        self.enabled = enabled
+    }
+
+    /// The mute control of `port` now: the `CaptureSwitch` of its data source that is enabled
+    /// (the first of the current verb's that is). Nil when none of them is enabled (its switch
+    /// is then the profile's sequences', not a mute), it names none, or a request is on its way.
+    public func enabledCaptureSwitch(of port: UCMCardPort) -> String? {
+        guard let enabled, let verb = enabled.verb, let device = port.devices[verb]?.first(where: enabled.devices.contains) else {
+            return nil
+        }
+        return port.captureSwitches[verb]?[device]
+    }
+
+    /// Every mute control the built-in mic ports name, each once, sorted: what the watcher follows.
+    public var followedSwitches: [String] {
+        Set(ports.filter { $0.port.type == .builtInMic }.flatMap { $0.captureSwitches.values.flatMap(\.values) }).sorted()
     }
 
     /// The verb for a session configuration: "Voice Call" for a voice or video chat in
@@ -107,7 +198,7 @@ extension UCMCard {
         var ports: [UCMCardPort] = []
         for node in try root.required("ports").elements() {
             let members = try node.members()
-            let helperKeys = ["devices", "jackControl", "profilePriority"]
+            let helperKeys = ["devices", "jackControl", "profilePriority", "captureSwitch"]
             let portNode = Node(.object(members.filter { !helperKeys.contains($0.key) }), node.path)
             let port = try portNode.port()
             guard !ports.contains(where: { $0.port.uid == port.uid }) else {
@@ -130,7 +221,24 @@ extension UCMCard {
                 guard let value = Int32(exactly: try priority.integer()) else { throw priority.fail("priority out of range") }
                 profilePriority = Int(value)
             }
-            ports.append(UCMCardPort(port: port, devices: devices, jackControl: jackControl, profilePriority: profilePriority))
+            var captureSwitches: [String: [String: String]] = [:]
+            if let switches = try node.optional("captureSwitch") {
+                for member in try switches.members() {
+                    let verbNode = Node(member.value, switches.child(member.key))
+                    guard let enabled = devices[member.key] else { throw verbNode.fail("not one of the port's verbs") }
+                    for source in try verbNode.members() {
+                        let sourceNode = Node(source.value, verbNode.child(source.key))
+                        guard enabled.contains(source.key) else { throw sourceNode.fail("not one of the port's devices in \(member.key)") }
+                        switch UCMControlName.mixerElement(try sourceNode.string()) {
+                        case .success(let name): captureSwitches[member.key, default: [:]][source.key] = name
+                        case .failure(let fault): throw sourceNode.fail("not a control name: \(fault)")
+                        }
+                    }
+                }
+            }
+            ports.append(
+                UCMCardPort(
+                    port: port, devices: devices, jackControl: jackControl, profilePriority: profilePriority, captureSwitches: captureSwitches))
         }
         var jacks: [String: Bool] = [:]
         if let node = try root.optional("jacks") {

@@ -86,6 +86,8 @@ public final class UCMHelpers: Sendable {
         let timeout: UInt64
         /// Whether the watchdog thread runs (while some answer is owed).
         var watching = false
+        /// Where the cards' answers go (the last `reconcile`'s): a request on its way is told there.
+        var deliver: (@Sendable (UCMAnswer) -> Void)?
 
         /// Forgets `syspath`'s entry; what the helper still owes for it, and the close's answer
         /// when `closing`, become stale.
@@ -120,6 +122,16 @@ public final class UCMHelpers: Sendable {
             if entry.owed == 0 { entry.due = now + timeout }
             entry.owed += 1
             entries[syspath] = entry
+        }
+
+        /// The helper said what is current on `syspath`'s card: its card with that state, once no
+        /// other request is owed (an answer to an older request is not what the card is now).
+        mutating func settled(_ syspath: String, _ state: UCMState) -> UCMAnswer? {
+            guard var entry = entries[syspath], var card = entry.card, entry.owed == 0 else { return nil }
+            card.enabled = state
+            entry.card = card
+            entries[syspath] = entry
+            return UCMAnswer(syspath: syspath, card: card)
         }
 
         /// The helper goes: nothing it owes will come.
@@ -172,6 +184,7 @@ public final class UCMHelpers: Sendable {
     package func reconcile(wanted: [String: UCMCardRequest], loop: any PollLoop, deliver: @escaping @Sendable (UCMAnswer) -> Void) {
         var known: [String] = []
         let (helper, lines, start, stop): (UCMHelper?, [JSON], [String], UCMHelper?) = registry.withLock { registry in
+            registry.deliver = deliver
             var lines: [JSON] = []
             for (syspath, entry) in registry.entries where wanted[syspath] != entry.request {
                 registry.remove(syspath, closing: true)
@@ -326,18 +339,23 @@ public final class UCMHelpers: Sendable {
             logger.debug("UCM jack", metadata: ["card": "\(name)", "jack": "\(control)", "plugged": "\(plugged)"])
             if let event { deliver(event) }
         case .reply(let name, let state):
-            registry.withLock { registry in
-                if let syspath = registry.entry(named: name, answer: true) { registry.answered(syspath, now: MonotonicClock.nanoseconds()) }
+            let event: UCMAnswer? = registry.withLock { registry in
+                guard let syspath = registry.entry(named: name, answer: true) else { return nil }
+                registry.answered(syspath, now: MonotonicClock.nanoseconds())
+                return registry.settled(syspath, state)
             }
             logger.debug("UCM card set", metadata: ["card": "\(name)", "state": "\(state)"])
-        case .failure(let name, let message, _):
+            if let event { deliver(event) }
+        case .failure(let name, let message, let state):
             logger.warning("UCM helper could not set the card", metadata: ["card": "\(name)", "error": "\(message)"])
-            registry.withLock { registry in
-                guard let syspath = registry.entry(named: name, answer: true) else { return }
+            let event: UCMAnswer? = registry.withLock { registry in
+                guard let syspath = registry.entry(named: name, answer: true) else { return nil }
                 registry.answered(syspath, now: MonotonicClock.nanoseconds())
                 // Asked again at the next route.
                 registry.entries[syspath]?.requested = nil
+                return state.flatMap { registry.settled(syspath, $0) }
             }
+            if let event { deliver(event) }
         case .error(let message):
             logger.warning("UCM helper refused a line", metadata: ["error": "\(message)"])
         }
@@ -373,9 +391,10 @@ public final class UCMHelpers: Sendable {
     /// Tells the helper the state `route` needs on each open card, for the controlling
     /// session's configuration. A card already asked for that state is not written to.
     public func apply(route: Route, configuration: SessionConfiguration?) {
-        let (helper, lines): (UCMHelper?, [(syspath: String, generation: UInt64, line: JSON)]) = registry.withLock { registry in
-            guard registry.helper != nil else { return (nil, []) }
+        let (helper, lines, moving, deliver): (UCMHelper?, [(syspath: String, generation: UInt64, line: JSON)], [UCMAnswer], (@Sendable (UCMAnswer) -> Void)?) = registry.withLock { registry in
+            guard registry.helper != nil else { return (nil, [], [], nil) }
             var lines: [(syspath: String, generation: UInt64, line: JSON)] = []
+            var moving: [UCMAnswer] = []
             let now = MonotonicClock.nanoseconds()
             for syspath in registry.entries.keys.sorted() {
                 guard let entry = registry.entries[syspath], let card = entry.card else { continue }
@@ -385,10 +404,16 @@ public final class UCMHelpers: Sendable {
                 // Owed before it is written: its answer can come before this thread goes on.
                 registry.owe(syspath, now: now)
                 lines.append((syspath, entry.generation, target.request(card: entry.request.name)))
+                // Its sequences move its controls until the reply: a mute control is not the user's meanwhile.
+                if card.enabled != nil {
+                    registry.entries[syspath]?.card?.enabled = nil
+                    moving.append(UCMAnswer(syspath: syspath, card: registry.entries[syspath]?.card))
+                }
             }
-            return (registry.helper, lines)
+            return (registry.helper, lines, moving, registry.deliver)
         }
         guard let helper else { return }
+        if let deliver { for answer in moving { deliver(answer) } }
         for (syspath, generation, line) in lines where !helper.send(line) {
             // Not sent, so no answer is owed: asked again at the next route.
             registry.withLock { registry in

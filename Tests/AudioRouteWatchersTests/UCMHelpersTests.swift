@@ -122,6 +122,34 @@ import Testing
         }
     }
 
+    /// What the card's enabled devices are known to be (`UCMCard.enabled`, for the built-in mic's
+    /// mute): none at the hello, unknown while a request is on its way, the reply's once the last
+    /// request owed is answered (an older request's reply is not what the card is now).
+    @Test func theRepliesTellWhatIsEnabledOnceNoneIsOwed() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { removeTree(directory) }
+        // Each request answered 0.3 s late, as carried out: both are written before the first reply.
+        let path = try Self.helper(
+            in: directory,
+            """
+                '{"open": "hw:0"}') printf '%s\\n' '\(Self.hello("hw:0"))' ;;
+                *) sleep 0.3; printf '%s, "steps": []}\\n' "${line%?}" ;;
+            """)
+        let helpers = UCMHelpers(executable: path, logger: LogCapture().logger)
+        try Self.running(helpers) { loop, events in
+            let enabled = { events.list.withLock { $0.map { $0.card?.enabled.map(\.description) ?? "unknown" } } }
+            helpers.reconcile(wanted: ["/card0": UCMCardRequest(name: "hw:0", base: "card0")], loop: loop, deliver: events.deliver)
+            #expect(events.wait { enabled() == ["Inactive []"] }, "\(enabled())")
+            helpers.apply(route: Route(outputs: ["card0/speaker"]), configuration: nil)
+            helpers.apply(route: Route(outputs: []), configuration: nil)
+            #expect(events.wait { enabled().count == 3 }, "\(enabled())")
+            usleep(400_000)
+            #expect(enabled() == ["Inactive []", "unknown", "Inactive []"])
+            let requests = ((try? String(contentsOfFile: directory + "/lines", encoding: .utf8)) ?? "").split(separator: "\n").dropFirst()
+            #expect(requests == [#"{"card": "hw:0", "verb": "HiFi", "devices": ["Speaker"]}"#, #"{"card": "hw:0", "verb": null, "devices": []}"#])
+        }
+    }
+
     /// A helper that stops answering requests (stuck in a sequence) is killed once the answer is
     /// overdue: every card goes back to udev.
     @Test func aHelperThatDoesNotAnswerARequestIsKilled() throws {
@@ -139,7 +167,9 @@ import Testing
             helpers.reconcile(wanted: ["/card0": UCMCardRequest(name: "hw:0", base: "card0")], loop: loop, deliver: events.deliver)
             #expect(events.wait { events.answers == ["/card0 ports"] }, "\(events.answers)")
             helpers.apply(route: Route(outputs: ["card0/speaker"]), configuration: nil)
-            #expect(events.wait { events.answers == ["/card0 ports", "/card0 none"] }, "\(events.answers)")
+            // The request on its way (the card, its state not known until the reply), then the
+            // helper killed.
+            #expect(events.wait { events.answers == ["/card0 ports", "/card0 ports", "/card0 none"] }, "\(events.answers)")
             let records = logs.records.withLock { $0.map { "\($0.level) \($0.message)" } }
             #expect(logs.count(.error, containing: "UCM helper did not answer: killed") == 1, "\(records)")
         }

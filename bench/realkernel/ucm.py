@@ -20,9 +20,10 @@ UCM_VOLUME = {"HiFi": "74,74", "Voice Call": "37,37"}
 UCM_GAIN = {"HiFi": 1.0, "Voice Call": 0.5}
 UCM_SWITCH = {"builtInSpeaker": "on,off", "builtInReceiver": "off,on"}
 # The daemon's steps: (report, verb, output, mic on). Music (mixable) plays throughout; the
-# call's player is interrupted while `audioroute override speaker`'s session holds.
+# call's player is interrupted while the mic is muted (before "resumed") and while `audioroute
+# override speaker`'s session holds.
 UCM_STEPS = [("music", "HiFi", "builtInSpeaker", False), ("call", "Voice Call", "builtInReceiver", True),
-             ("speaker", "Voice Call", "builtInSpeaker", True), ("back", "Voice Call", "builtInReceiver", True),
+             ("resumed", "Voice Call", "builtInReceiver", True), ("speaker", "Voice Call", "builtInSpeaker", True), ("back", "Voice Call", "builtInReceiver", True),
              ("ended", "HiFi", "builtInSpeaker", False)]
 
 
@@ -96,6 +97,42 @@ class UcmStepEnd(Report):
 STEP_EVENTS = {step: (type(f"UcmStep_{step}", (UcmStep,), {"words": f"ucm-{step}", "script": GUEST_SCRIPT}),
                       type(f"UcmStepEnd_{step}", (UcmStepEnd,), {"words": f"ucm-{step}-end", "script": GUEST_SCRIPT}))
                for step, *_ in UCM_STEPS}
+
+
+@dataclass(frozen=True)
+class UcmMicMute(Report):
+    """`WORDS capture=.. KEY=..`: the Capture switch (amixer) and what the mixable recorder beside
+    the call heard (`began=REASON`, `ended=shouldResume|none`)."""
+    capture: str
+    heard: str
+
+    @classmethod
+    def parse(cls, line):
+        fields = dict(f.split("=", 1) for f in cls.fields(line) if "=" in f)
+        return cls(line, fields.get("capture"), fields.get("began", fields.get("ended")))
+
+
+class UcmMicMuted(UcmMicMute):
+    """`ucm-mic-muted capture=.. began=REASON`: the Mic's CaptureSwitch turned off during the call."""
+    words, script = "ucm-mic-muted", GUEST_SCRIPT
+
+
+class UcmMicUnmuted(UcmMicMute):
+    """`ucm-mic-unmuted capture=.. ended=shouldResume|none`: and on again."""
+    words, script = "ucm-mic-unmuted", GUEST_SCRIPT
+
+
+def check_ucm_mic_mute(muted, unmuted):
+    """The profile's own mute (the Mic device's CaptureSwitch): off interrupts the recorder with
+    builtInMicMuted, on ends the interruption with shouldResume."""
+    print(f"    mic mute: capture {muted.capture}, the recorder heard {muted.heard or 'nothing'}; "
+          f"unmuted: capture {unmuted.capture}, {unmuted.heard or 'nothing'}")
+    if muted.capture != "off,off" or muted.heard != "builtInMicMuted":
+        raise Failure(f"UCM mic mute: with the Capture Switch {muted.capture}, the recorder's interruption was "
+                      f"{muted.heard or 'none'}, expected builtInMicMuted ({muted.report})")
+    if unmuted.capture != "on,on" or unmuted.heard != "shouldResume":
+        raise Failure(f"UCM mic mute: with the Capture Switch {unmuted.capture}, the recorder's interruption ended "
+                      f"{'with ' + unmuted.heard if unmuted.heard else 'never'}, expected with shouldResume ({unmuted.report})")
 
 
 class UcmAlive(Alive):
@@ -177,7 +214,7 @@ class StockUcm(Report):
 
 
 EVENTS = (UcmConfigSpeaker, UcmConfigSpeakerEnd, UcmConfigEarpiece, UcmConfigEarpieceEnd, UcmPorts,
-          *(e for pair in STEP_EVENTS.values() for e in pair), UcmAlive, UcmUsbReady, UcmUsbAdded, UcmUsbMemory,
+          *(e for pair in STEP_EVENTS.values() for e in pair), UcmMicMuted, UcmMicUnmuted, UcmAlive, UcmUsbReady, UcmUsbAdded, UcmUsbMemory,
           UcmUsbRemoved, UcmUsbMemoryEnd, DaemonMemoryStart, DaemonMemory, StockUcm)
 
 
@@ -232,7 +269,11 @@ def run_ucm(guest):
         print(f"    outputs with UCM: {kinds}")
         if not {"builtInSpeaker", "builtInReceiver"} <= {k for k, _ in kinds}:
             raise Failure(f"UCM: the daemon's outputs are {kinds}: no speaker and earpiece from the card's UCM configuration")
-        channels, marks, reports = ucm_capture(guest, [e for step, *_ in UCM_STEPS for e in STEP_EVENTS[step]])
+        events = [e for step, *_ in UCM_STEPS for e in STEP_EVENTS[step]]
+        # The mic's mute comes between the call and its return.
+        resumed = events.index(STEP_EVENTS["resumed"][0])
+        channels, marks, reports = ucm_capture(guest, events[:resumed] + [UcmMicMuted, UcmMicUnmuted] + events[resumed:])
+        check_ucm_mic_mute(reports[UcmMicMuted], reports[UcmMicUnmuted])
         music = ucm_levels(channels, marks, "music")
         reference = music[0]
         for step, verb, output, mic in UCM_STEPS:

@@ -40,6 +40,29 @@ class Step(unittest.TestCase):
             quietly(ucm_check_step, "music", line, (10000, 0), REFERENCE, "HiFi", "builtInSpeaker", False)
 
 
+class MicMute(unittest.TestCase):
+    """The Mic device's CaptureSwitch turned off and on during the call, and what the recorder beside it heard."""
+    MUTED = ucm.UcmMicMuted.parse("ucm-mic-muted capture=off,off began=builtInMicMuted")
+    UNMUTED = ucm.UcmMicUnmuted.parse("ucm-mic-unmuted capture=on,on ended=shouldResume")
+
+    def test_muted_then_resumed(self):
+        self.assertEqual((self.MUTED.capture, self.MUTED.heard, self.UNMUTED.capture, self.UNMUTED.heard),
+                         ("off,off", "builtInMicMuted", "on,on", "shouldResume"))
+        _, printed = quietly(ucm.check_ucm_mic_mute, self.MUTED, self.UNMUTED)
+        self.assertIn("the recorder heard builtInMicMuted", printed)
+
+    def test_another_reason_or_none_fails(self):
+        for line in ("ucm-mic-muted capture=off,off began=default", "ucm-mic-muted capture=off,off began=",
+                     "ucm-mic-muted capture=on,on began=builtInMicMuted"):
+            with self.subTest(line), self.assertRaisesRegex(Failure, "expected builtInMicMuted"):
+                quietly(ucm.check_ucm_mic_mute, ucm.UcmMicMuted.parse(line), self.UNMUTED)
+
+    def test_an_end_without_should_resume_fails(self):
+        for line, said in (("ucm-mic-unmuted capture=on,on ended=none", "ended with none"), ("ucm-mic-unmuted capture=on,on ended=", "ended never")):
+            with self.subTest(line), self.assertRaisesRegex(Failure, said):
+                quietly(ucm.check_ucm_mic_mute, self.MUTED, ucm.UcmMicUnmuted.parse(line))
+
+
 class RecordedPhase(unittest.TestCase):
     lines = recorded("ucm-phase.console")
 

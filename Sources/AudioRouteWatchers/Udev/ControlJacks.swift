@@ -64,6 +64,13 @@ public enum ControlJacks {
             && info.access.contains(.read) && info.count >= 1
     }
 
+    /// Whether an element is the mixer switch `name` that a UCM profile names as a mute
+    /// (`CaptureSwitch`): boolean, readable, on the mixer interface, index 0.
+    public static func isNamedSwitch(_ info: ALSAControlElementInfo, name: String) -> Bool {
+        info.type == .boolean && info.id.interface == .mixer && info.id.name == name && info.id.index == 0
+            && info.access.contains(.read) && info.count >= 1
+    }
+
     /// The switches on, from the element's values: any value on means plugged.
     public static func state(_ values: [Bool], supported: SwitchSet) -> SwitchSet {
         values.contains(true) ? supported : []
@@ -119,6 +126,24 @@ final class ControlJackDevice {
             }
         }
         return (jacks, eld.sorted(), phantoms, capture)
+    }
+
+    /// The mixer switches named `names` (index 0) that the card has, by numid; the names it has
+    /// not are returned apart.
+    func namedSwitches(_ names: [String]) -> (found: [UInt32: (name: String, element: CaptureSwitch)], missing: [String]) {
+        var found: [UInt32: (name: String, element: CaptureSwitch)] = [:]
+        guard !names.isEmpty, let ids = try? device.elementIDs() else { return ([:], names) }
+        var missing: [String] = []
+        for name in names {
+            guard let id = ids.first(where: { $0.interface == .mixer && $0.name == name && $0.index == 0 }),
+                let info = try? device.info(numid: id.numid), ControlJacks.isNamedSwitch(info, name: name)
+            else {
+                missing.append(name)
+                continue
+            }
+            found[id.numid] = (name, CaptureSwitch(numid: id.numid, count: Int(min(info.count, 128))))
+        }
+        return (found, missing)
     }
 
     /// Whether the capture switch is on (any channel); nil if it cannot be read.

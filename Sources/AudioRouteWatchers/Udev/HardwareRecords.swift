@@ -150,12 +150,16 @@ public struct CardRecord: Sendable, Hashable {
     /// Its `Capture Switch` control (the capture mute a mic-mute key and the mic-mute LED follow):
     /// on (any channel on) or off; nil when it has none, or it was not read.
     public var captureSwitch: Bool?
+    /// The mixer switches the watcher was asked to follow on this card (a UCM profile's mute
+    /// controls), by name: on (any channel on) or off. A name that is not on the card, or cannot
+    /// be read, is absent.
+    public var namedSwitches: [String: Bool]
 
     public init(
         syspath: String, sysname: String? = nil, properties: [String: String] = [:], attributes: [String: String] = [:],
         pcms: [PCMDevice] = [], hasControl: Bool = true, parent: CardParent = CardParent(), faults: [String] = [],
         info: ALSACardInfo? = nil, hdaPins: [HDAPin] = [], eldDevices: [Int] = [], phantomJacks: [String] = [],
-        usbPlayback: [Int: USBPlaybackFormat] = [:], captureSwitch: Bool? = nil
+        usbPlayback: [Int: USBPlaybackFormat] = [:], captureSwitch: Bool? = nil, namedSwitches: [String: Bool] = [:]
     ) {
         self.syspath = syspath
         self.sysname = sysname ?? String(syspath.split(separator: "/").last ?? "")
@@ -171,6 +175,7 @@ public struct CardRecord: Sendable, Hashable {
         self.phantomJacks = phantomJacks
         self.usbPlayback = usbPlayback
         self.captureSwitch = captureSwitch
+        self.namedSwitches = namedSwitches
     }
 }
 

@@ -43,6 +43,8 @@ final class UdevEventLoop: @unchecked Sendable {
         var elements: [UInt32: (element: ControlJackDevice.Element, state: SwitchSet)]
         /// Its capture switch, if it has one.
         var captureSwitch: ControlJackDevice.CaptureSwitch?
+        /// The switches followed by name (`follow(_:card:)`), by numid.
+        var named: [UInt32: (name: String, element: ControlJackDevice.CaptureSwitch)] = [:]
     }
 
     /// By the control device's syspath.
@@ -88,6 +90,10 @@ final class UdevEventLoop: @unchecked Sendable {
         var pinsRead = false
         /// Its capture switch, on or off, as last read (nil: none, or not read).
         var captureSwitch: Bool?
+        /// The mixer switches to follow by name (a UCM profile's mute controls), and their
+        /// values as last read.
+        var followed: [String] = []
+        var namedSwitches: [String: Bool] = [:]
     }
     private var cardCache: [String: CardCache] = [:]
 
@@ -341,7 +347,7 @@ final class UdevEventLoop: @unchecked Sendable {
             syspath: syspath, sysname: cache.sysname, properties: cache.properties, attributes: cache.attributes,
             pcms: pcms, hasControl: hasControl, parent: cache.parent, faults: cache.faults, info: cache.info, hdaPins: cache.hdaPins,
             eldDevices: cache.eldDevices, phantomJacks: cache.phantomJacks, usbPlayback: cache.usbPlayback,
-            captureSwitch: cache.captureSwitch)
+            captureSwitch: cache.captureSwitch, namedSwitches: cache.namedSwitches)
     }
 
     /// A PCM child's `pcm_class` and `id` attributes, where sysfs has them.
@@ -592,8 +598,44 @@ final class UdevEventLoop: @unchecked Sendable {
             records.append(jackRecord(element, state: state, control: syspath, card: cardSyspath))
         }
         controls[syspath] = open
+        findNamedSwitches(control: syspath)
         watch(control: syspath)
         return records
+    }
+
+    /// The most switches followed on one card: a profile's built-in mics name a few.
+    static let maximumFollowedSwitches = 16
+
+    /// Follows the boolean mixer switches `names` (index 0) of the card, from now on and whenever
+    /// its control device is open, in place of those followed before; their values are part of
+    /// the card's record (`namedSwitches`). A name the card has not is reported once.
+    func follow(_ names: [String], card cardSyspath: String) {
+        let names = Array(names.prefix(Self.maximumFollowedSwitches))
+        guard let cache = cardCache[cardSyspath], cache.followed != names else { return }
+        cardCache[cardSyspath]?.followed = names
+        if let syspath = controls.first(where: { $0.value.cardSyspath == cardSyspath })?.key {
+            findNamedSwitches(control: syspath)
+        } else {
+            cardCache[cardSyspath]?.namedSwitches = [:]
+        }
+        guard let now = cardCache[cardSyspath], now.namedSwitches != cache.namedSwitches else { return }
+        emit(.card(record(cardSyspath, now)))
+    }
+
+    /// Looks up the card's followed switches on its open control device and reads them.
+    private func findNamedSwitches(control syspath: String) {
+        guard var control = controls[syspath], let cache = cardCache[control.cardSyspath] else { return }
+        let (found, missing) = control.device.namedSwitches(cache.followed)
+        for name in missing {
+            emit(.fault(
+                key: "\(syspath)#switch:\(name)",
+                message: "\(cache.sysname): no boolean mixer control \(CardClassifier.quoted(name)) (index 0) to follow: the mute it stands for is not seen"))
+        }
+        control.named = found
+        controls[syspath] = control
+        var values: [String: Bool] = [:]
+        for (name, element) in found.values { if let on = control.device.isOn(element) { values[name] = on } }
+        cardCache[control.cardSyspath]?.namedSwitches = values
     }
 
     /// CARD_INFO and every PCM's PCM_INFO, into the card's cache. A card that cannot say is
@@ -661,6 +703,24 @@ final class UdevEventLoop: @unchecked Sendable {
             case .events(let events):
                 for event in events {
                     let numid = event.id.numid
+                    if let named = control.named[numid], event.mask.isRemoval || event.mask.contains(.value) {
+                        // A followed switch (it may be the capture switch too: both are told).
+                        if event.mask.isRemoval { control.named[numid] = nil }
+                        let on = event.mask.isRemoval ? nil : control.device.isOn(named.element)
+                        if var cache = cardCache[control.cardSyspath], cache.namedSwitches[named.name] != on {
+                            cache.namedSwitches[named.name] = on
+                            cardCache[control.cardSyspath] = cache
+                            emit(.card(record(control.cardSyspath, cache)))
+                        }
+                    } else if event.mask.contains(.add), control.named[numid] == nil, event.id.interface == .mixer, event.id.index == 0,
+                        cardCache[control.cardSyspath]?.followed.contains(event.id.name) == true
+                    {
+                        // A followed switch that came after the control device was opened.
+                        controls[syspath] = control
+                        findNamedSwitches(control: syspath)
+                        control = controls[syspath] ?? control
+                        if let cache = cardCache[control.cardSyspath] { emit(.card(record(control.cardSyspath, cache))) }
+                    }
                     if let capture = control.captureSwitch, capture.numid == numid {
                         // The capture switch is part of the card's record: a change is a new record.
                         // A value that cannot be read counts as no switch (never muted).
@@ -696,6 +756,7 @@ final class UdevEventLoop: @unchecked Sendable {
         if let source = control.source { loop?.unwatch(source) }
         // What it said is no longer vouched for; the card's next record says so.
         if control.captureSwitch != nil { cardCache[control.cardSyspath]?.captureSwitch = nil }
+        if !control.named.isEmpty { cardCache[control.cardSyspath]?.namedSwitches = [:] }
         if announce { for numid in control.elements.keys.sorted() { emit(.jackRemoved(syspath: "\(syspath)#\(numid)")) } }
     }
 }

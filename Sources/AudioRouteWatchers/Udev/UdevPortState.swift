@@ -37,6 +37,8 @@ public struct UdevPortState: Sendable {
     private var ucmFailed: Set<String> = []
     /// The device of each card's built-in mic announced muted (`.inputMuted`), by card syspath.
     private var mutedMics: [String: String] = [:]
+    /// The control that muted each UCM card's built-in mic, while it is muted, by card syspath.
+    private var mutedControls: [String: String] = [:]
     /// Whether UCM candidates wait for their helper (the daemon), or keep udev's ports (no helpers).
     let usesUCMHelpers: Bool
     let logger: Logger
@@ -243,17 +245,43 @@ public struct UdevPortState: Sendable {
         return all
     }
 
+    /// The mixer switches the watcher must follow by name, by card syspath: the UCM cards'
+    /// built-in mics' `CaptureSwitch` controls (`UCMCard.followedSwitches`).
+    public var followedSwitches: [String: [String]] {
+        ucmCards.compactMapValues { $0.followedSwitches.isEmpty ? nil : $0.followedSwitches }
+    }
+
     /// The built-in mic of a card is muted while the card's capture switch is off: announced
     /// (`.inputMuted` of the mic port's device) when that changes, and unmuted when the card,
     /// its mic or its switch goes. The switch (index 0) is the first ADC's, which records PCM 0:
     /// it counts only for a built-in mic on PCM 0 (an HDA codec's analog mic, not a DMIC on
-    /// another PCM beside it), and not on a UCM card, whose profile names its own switches. A
-    /// card without such a built-in mic port announces nothing.
+    /// another PCM beside it). A card without such a built-in mic port announces nothing.
+    /// A UCM card's mic is muted by its own control instead: the `CaptureSwitch` of the data
+    /// source the helper last said is enabled, off; a mic not enabled is not muted (its switch is
+    /// the sequences'), and while a request is on its way nothing is muted. Once muted, it is
+    /// unmuted when that control is on again (or the card, its mic or the helper goes), whether
+    /// or not the route still enables it.
     private mutating func micMuteEvents(_ cardSyspath: String) -> [PortEvent] {
-        let mic = ucmCards[cardSyspath] != nil ? nil : announced[cardSyspath]?.first {
-            $0.type == .builtInMic && $0.alsa?.cardPCM?.deviceNumber == 0
-        }?.device
-        let muted = cards[cardSyspath]?.captureSwitch == false ? mic : nil
+        let muted: String?
+        if let ucm = ucmCards[cardSyspath] {
+            let mic = announced[cardSyspath]?.first { $0.type == .builtInMic }
+            if let before = mutedMics[cardSyspath], let control = mutedControls[cardSyspath] {
+                // Muted until that control is on again, whatever the route does meanwhile: the mute
+                // interrupts the session, the route may leave the mic, and its disable sequence
+                // turns the switch off anyway; the user's unmute is the switch turned on.
+                muted = mic?.device == before && cards[cardSyspath]?.namedSwitches[control] == false ? before : nil
+                if muted == nil { mutedControls[cardSyspath] = nil }
+            } else {
+                guard ucm.enabled != nil else { return [] }
+                let control = mic.flatMap { mic in ucm.ports.first { $0.port.uid == mic.uid } }.flatMap(ucm.enabledCaptureSwitch)
+                muted = control.flatMap { cards[cardSyspath]?.namedSwitches[$0] } == false ? mic?.device : nil
+                mutedControls[cardSyspath] = muted == nil ? nil : control
+            }
+        } else {
+            mutedControls[cardSyspath] = nil
+            let mic = announced[cardSyspath]?.first { $0.type == .builtInMic && $0.alsa?.cardPCM?.deviceNumber == 0 }?.device
+            muted = cards[cardSyspath]?.captureSwitch == false ? mic : nil
+        }
         let before = mutedMics[cardSyspath]
         guard muted != before else { return [] }
         mutedMics[cardSyspath] = muted
@@ -315,7 +343,11 @@ public struct UdevPortState: Sendable {
             ClassificationDecision(
                 subject: "card", outcome: "ports from its UCM profile (verbs \(card.verbs.joined(separator: ", ")))",
                 signal: "alsa-lib's UCM opened \(card.card)"))
-        for note in card.notes { result.decisions.append(ClassificationDecision(subject: "card", outcome: "no port", signal: "UCM: \(note)")) }
+        for note in card.notes {
+            // The helper's notes say why a device gave no port, or why a mic's mute is not followed.
+            let outcome = note.hasSuffix("its mute is not followed") ? "no mute" : "no port"
+            result.decisions.append(ClassificationDecision(subject: "card", outcome: outcome, signal: "UCM: \(note)"))
+        }
         for ucm in card.ports {
             var port = ucm.port
             let raw = port.alsa?.description ?? ""

@@ -38,10 +38,13 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
     /// is full, until the consumer has taken enough of what was read (docs/ports.md).
     func hardwareEvents(backlog: Backlog?) -> AsyncThrowingStream<HardwareEvent, any Error> { hardwareStream(backlog: backlog).events }
 
-    /// `hardwareEvents(backlog:)`, with the loop that reads (nil if it could not start) and a
-    /// way for other sources read on that loop (the UCM helper) to add events to the stream.
+    /// `hardwareEvents(backlog:)`, with the loop that reads (nil if it could not start), a
+    /// way for other sources read on that loop (the UCM helper) to add events to the stream, and
+    /// one to tell the reader which mixer switches of a card to follow by name (by card syspath:
+    /// a UCM profile's mute controls).
     func hardwareStream(backlog: Backlog?) -> (
-        events: AsyncThrowingStream<HardwareEvent, any Error>, loop: (any PollLoop)?, inject: @Sendable (HardwareEvent) -> Void
+        events: AsyncThrowingStream<HardwareEvent, any Error>, loop: (any PollLoop)?, inject: @Sendable (HardwareEvent) -> Void,
+        follow: @Sendable (String, [String]) -> Void
     ) {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: HardwareEvent.self, throwing: (any Error).self, bufferingPolicy: .unbounded)
         let inject: @Sendable (HardwareEvent) -> Void = { event in
@@ -61,7 +64,7 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
                 ownThread = thread
             } catch {
                 continuation.finish(throwing: error)
-                return (stream, nil, inject)
+                return (stream, nil, inject, { _, _ in })
             }
         }
         // Set on the loop once reading; the sources are dropped there when the consumer stops
@@ -88,7 +91,10 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
                 continuation.finish(throwing: error)
             }
         }
-        return (stream, loop, inject)
+        let follow: @Sendable (String, [String]) -> Void = { syspath, names in
+            loop.schedule { running.value?.follow(names, card: syspath) }
+        }
+        return (stream, loop, inject, follow)
     }
 
     public func run(
@@ -98,7 +104,9 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
         // On a loop, the producer and this consumer share one thread: without a bound, a
         // burst of queued uevents would all be read (and held) before the first is applied.
         let backlog = loop.map { Backlog(limit: Backlog.defaultLimit, loop: $0) }
-        let (events, reader, inject) = hardwareStream(backlog: backlog)
+        let (events, reader, inject, follow) = hardwareStream(backlog: backlog)
+        // The switches each card was told to follow.
+        var following: [String: [String]] = [:]
         defer { ucmHelpers?.stopAll() }
         // The enumeration is complete once the UCM cards present have their ports too (their
         // helper answers or fails within UCMHelpers.helloTimeout): they are restored, not new.
@@ -108,6 +116,13 @@ public struct UdevWatcher: PortWatcher, PortSnapshotting {
             // Only a card's arrival, change or removal (or a helper's answer) changes which cards want one.
             if let ucmHelpers, let reader, event.changesCards {
                 ucmHelpers.reconcile(wanted: state.ucmCandidates, loop: reader) { inject(.ucm(syspath: $0.syspath, card: $0.card)) }
+                // A re-enumeration forgot what each card followed.
+                if case .resynced = event { following = [:] }
+                let wanted = state.followedSwitches
+                for syspath in Set(wanted.keys).union(following.keys).sorted() where wanted[syspath] != following[syspath] {
+                    follow(syspath, wanted[syspath] ?? [])
+                }
+                following = wanted
             }
             if case .enumerated = event { enumerationHeld = true }
             if enumerationHeld && state.ucmPending.isEmpty {

@@ -12,7 +12,7 @@ if [ -n "$UCM" ]; then
   # amp write (docs/ucm.md); with power_save 0 the file follows the controls.
   POWER_SAVE=$(cat /sys/module/snd_hda_intel/parameters/power_save)
   echo 0 > /sys/module/snd_hda_intel/parameters/power_save
-  MORE_LOGS="$MORE_LOGS /run/alsaucm.log /run/daemon-ucm.log /run/monitor-ucm.log /run/controls-ucm.log /run/play-ucm-*.log /run/override-ucm.log /run/play-usb-ucm-*.log"
+  MORE_LOGS="$MORE_LOGS /run/alsaucm.log /run/daemon-ucm.log /run/monitor-ucm.log /run/controls-ucm.log /run/play-ucm-*.log /run/override-ucm.log /run/play-usb-ucm-*.log /run/session-ucm-mute.log"
   switch() { amixer -c0 cget "name=Master Playback Switch" | sed -n 's/^ *: values=//p'; }
   volume() { amixer -c0 cget "name=Master Playback Volume" | sed -n 's/^ *: values=//p'; }
   capture() { amixer -c0 cget "name=Capture Switch" | sed -n 's/^ *: values=//p'; }
@@ -61,6 +61,24 @@ if [ -n "$UCM" ]; then
     audioroute play --category playAndRecord --mode voiceChat --loops=-1 /root/ucm-call.wav > /run/play-ucm-call.log 2>&1 &
     PLAYER=$!
     step call off,on
+    # The built-in mic's own mute during the call: the Mic device's CaptureSwitch ("Capture
+    # Switch"), turned off and on as a mic-mute key does. A mixable recorder beside the call's
+    # player says what it hears: off interrupts it (and the call) with builtInMicMuted, whatever
+    # the route does meanwhile; on ends it with shouldResume, and the call comes back.
+    audioroute session --category playAndRecord --mode voiceChat --options mixWithOthers --activate -- sleep 60 2> /run/session-ucm-mute.log &
+    RECORDER=$!
+    sleep 1
+    amixer -c0 -q cset "name=Capture Switch" off
+    began() { grep -q "interruption began" /run/session-ucm-mute.log; }
+    wait_until 100 began
+    say ucm-mic-muted capture=$(capture) began=$(sed -n 's/.*interruption began (\([A-Za-z]*\)).*/\1/p' /run/session-ucm-mute.log | head -1)
+    sleep 1
+    amixer -c0 -q cset "name=Capture Switch" on
+    ended() { grep -q "interruption ended" /run/session-ucm-mute.log; }
+    wait_until 100 ended
+    say ucm-mic-unmuted capture=$(capture) ended=$(grep -q "interruption ended shouldResume" /run/session-ucm-mute.log && echo shouldResume || echo none)
+    kill -TERM $RECORDER 2>/dev/null; wait $RECORDER 2>/dev/null; RECORDER=
+    step resumed off,on
     # The speaker override: the CLI's own playAndRecord session (`audioroute override` cannot
     # override another process's session), which interrupts the call's player while it holds.
     audioroute override speaker --category playAndRecord --mode voiceChat > /run/override-ucm.log 2>&1 &
