@@ -2,17 +2,12 @@
 // PulseAudio, on a private runtime directory, home and session bus, with virtual devices only
 // (null sinks and a null source). Nothing of the user's is read or touched, and everything it
 // started is stopped and reaped in `stop()` (also from deinit, so a failing test cleans up).
+import AudioRouteCore
 import AudioRouteSystem
 import Glibc
 
-/// Which server a `SoundServerBench` runs.
-public enum SoundServerKind: String, Sendable, CaseIterable, CustomStringConvertible {
-    /// pipewire, then wireplumber and pipewire-pulse.
-    case pipewire
-    /// pulseaudio -n with the bench's own script.
-    case pulseaudio
-
-    /// The programs it starts, then the clients the tests use.
+extension SoundServerKind {
+    /// The programs the bench starts for it, then the clients the tests use.
     public var programs: [String] {
         switch self {
         case .pipewire: ["pipewire", "wireplumber", "pipewire-pulse", "pw-cli", "pw-metadata", "pw-play", "pactl", "paplay", "parec"]
@@ -20,13 +15,11 @@ public enum SoundServerKind: String, Sendable, CaseIterable, CustomStringConvert
         }
     }
 
-    /// Why the bench cannot run here (the programs missing from PATH), or nil.
+    /// Why the bench cannot run it here (the programs missing from PATH), or nil.
     public var missing: String? {
         let absent = programs.filter { SoundServerBench.executable($0) == nil }
         return absent.isEmpty ? nil : "\(rawValue) bench: not installed: \(absent.joined(separator: ", "))"
     }
-
-    public var description: String { rawValue }
 }
 
 /// A sound server on a private runtime directory and bus, with two null sinks (`speaker`,
@@ -54,7 +47,9 @@ public final class SoundServerBench: @unchecked Sendable {
     /// Starts `kind`'s server(s) and waits until `pactl` sees every virtual device (and, for
     /// PipeWire, WirePlumber has chosen the default sink). Throws, having stopped what it
     /// started, if a program is missing or the server is not ready within `seconds`.
-    public init(_ kind: SoundServerKind, seconds: Double = 10) throws {
+    /// With `startingServers` false, only the directory and the bus are made: `startServers()`
+    /// starts them later (a server that starts after its clients).
+    public init(_ kind: SoundServerKind, seconds: Double = 10, startingServers: Bool = true) throws {
         if let missing = kind.missing { throw TestFailure(missing) }
         self.kind = kind
         var template = Array("/tmp/audioroute-sound-XXXXXX".utf8CString)
@@ -76,6 +71,11 @@ public final class SoundServerBench: @unchecked Sendable {
             // No system bus: no BlueZ, no rtkit, no logind.
             "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(directory)/no-system-bus",
         ]
+        if startingServers { try startServers(seconds: seconds) }
+    }
+
+    /// Starts the servers (see `init`); stops everything and throws if they do not get ready.
+    public func startServers(seconds: Double = 10) throws {
         do {
             try start(seconds: seconds)
         } catch {
@@ -83,6 +83,22 @@ public final class SoundServerBench: @unchecked Sendable {
             stop()
             throw TestFailure("\(error)\n\(logs)")
         }
+    }
+
+    /// Stops every server, in reverse order of start, keeping the bus and the directory.
+    public func stopServers() {
+        for server in servers.reversed() { terminate(server.pid) }
+        servers = []
+    }
+
+    /// Kills every server with SIGKILL (a crash: their sockets stay behind), and reaps them.
+    public func killServers() {
+        for server in servers.reversed() {
+            kill(server.pid, SIGKILL)
+            var status: Int32 = 0
+            while waitpid(server.pid, &status, 0) < 0 && errno == EINTR {}
+        }
+        servers = []
     }
 
     private func start(seconds: Double) throws {

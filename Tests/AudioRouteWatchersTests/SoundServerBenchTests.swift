@@ -2,6 +2,7 @@
 // starts on its private runtime directory and bus with the virtual devices, plays what a client
 // gives it into the sink it was told (read back from the sink's monitor), and leaves nothing
 // running when it stops. Skipped, with the missing programs named, where a server is not installed.
+import AudioRouteCore
 import AudioRouteSystem
 import AudioRouteTestKit
 import Glibc
