@@ -11,8 +11,9 @@ import ServiceLifecycle
 public struct SoundServerService: Service {
     public let watcher: SoundServerWatcher
     public let routes: RouteService
-    /// After a change, the sockets are looked at again this much later: PipeWire alone says
-    /// nothing on the bus when it stops, and on a desktop it stops just after pipewire-pulse.
+    /// After a bus event or a change, the sockets are looked at again this much later: a
+    /// stopping server may accept for a moment after its name went, and PipeWire alone says
+    /// nothing on the bus when it stops (on a desktop, just after pipewire-pulse).
     public let settle: Duration
     public let sleep: @Sendable (Duration) async throws -> Void
     public let logger: Logger
@@ -35,13 +36,18 @@ public struct SoundServerService: Service {
             let (settle, sleep) = (self.settle, self.sleep)
             await cancelWhenGracefulShutdown {
                 await withTaskGroup(of: Void.self) { tasks in
+                    var first = true
                     for await engine in watch.engines {
                         await routes.setSoundEngine(engine)
-                        // One look later per change, never a periodic one: no wake-up while idle.
-                        tasks.addTask {
-                            try? await sleep(settle)
-                            watch.lookAgain()
+                        // One look later per event or change (not for the first finding), never
+                        // a periodic one: an idle daemon does not wake.
+                        if !first {
+                            tasks.addTask {
+                                try? await sleep(settle)
+                                watch.lookAgain()
+                            }
                         }
+                        first = false
                     }
                     tasks.cancelAll()
                 }

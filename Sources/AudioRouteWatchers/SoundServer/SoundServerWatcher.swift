@@ -33,8 +33,9 @@ public struct SoundServerWatcher: Sendable {
 
     /// What `SoundServerWatcher.start()` gives: the engines, and a way to look again.
     public struct Watch: Sendable {
-        /// The first engine at once, then each change. Ends when the bus is lost, or when the
-        /// consumer stops iterating.
+        /// The first engine at once, then each change, and the engine after each bus event that
+        /// concerns a server, changed or not (the consumer may look again later). Ends when the
+        /// bus is lost, or when the consumer stops iterating.
         public let engines: AsyncStream<SoundEngine>
         private let state: SoundServerLoop
         private let reader: any PollLoop
@@ -150,17 +151,21 @@ final class SoundServerLoop: @unchecked Sendable {
         ownThread?.stop()
     }
 
-    /// Probes the sockets and reports the engine if it changed.
-    func look(busSeen: Bool? = nil) {
+    /// Probes the sockets and reports the engine if it changed, or, with `always`, in any case
+    /// (a bus event: a server going may still accept for a moment, so the consumer looks again).
+    func look(busSeen: Bool? = nil, always: Bool = false) {
         guard !stopped else { return }
         let observation = SoundServerObservation(
             pipewire: Self.answer(SocketProbe.probe(runtimeDirectory + "/pipewire-0")),
             pulse: Self.answer(SocketProbe.probe(runtimeDirectory + "/pulse/native")), reservedCards: reserved,
             busSeen: busSeen ?? (box != nil))
         let engine = SoundEngine.decide(observation)
-        guard engine != last else { return }
-        last = engine
-        logger.notice("sound server: \(engine.summary) (\(engine.signal))")
+        if engine != last {
+            last = engine
+            logger.notice("sound server: \(engine.summary) (\(engine.signal))")
+        } else if !always {
+            return
+        }
         continuation.yield(engine)
     }
 
@@ -188,7 +193,7 @@ final class SoundServerLoop: @unchecked Sendable {
     private func readTurn() -> Bool {
         guard let box else { return false }
         var changed = false
-        defer { if changed { look() } }
+        defer { if changed { look(always: true) } }
         for _ in 0..<Self.messagesPerTurn {
             var more = false
             do {
