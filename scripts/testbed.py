@@ -135,3 +135,143 @@ def testbed(binary=None, directory=None, **daemon_options):
             daemon = Daemon(binary, directory, bus.address, **daemon_options)
             stack.callback(daemon.close)
         yield Testbed(directory, bus, daemon)
+
+
+# The sound servers' layer-2 bench, as Tests/AudioRouteTestKit/SoundServerBench.swift runs it
+# (the same configuration, kept equal by SoundServerBenchTests' comparison of the two).
+SINKS = ("speaker", "headphones")
+SOURCE = "mic"
+
+BENCH_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:tmpdir=/tmp</listen>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+PIPEWIRE_OBJECTS = """context.objects = [
+  { factory = adapter args = { factory.name = support.null-audio-sink node.name = "speaker" node.description = "Speaker"
+      media.class = "Audio/Sink" audio.position = [ FL FR ] priority.session = 2000 object.linger = true } }
+  { factory = adapter args = { factory.name = support.null-audio-sink node.name = "headphones" node.description = "Headphones"
+      media.class = "Audio/Sink" audio.position = [ FL FR ] priority.session = 1000 object.linger = true } }
+  { factory = adapter args = { factory.name = support.null-audio-sink node.name = "mic" node.description = "Mic" priority.session = 2000
+      media.class = "Audio/Source" audio.position = [ FL FR ] object.linger = true } }
+]
+"""
+
+PULSE_SCRIPT = """load-module module-native-protocol-unix
+load-module module-null-sink sink_name=speaker sink_properties=device.description=Speaker
+load-module module-null-sink sink_name=headphones sink_properties=device.description=Headphones
+load-module module-null-source source_name=mic
+set-default-sink speaker
+set-default-source mic
+"""
+
+REMOVED_VARIABLES = ("PULSE_SERVER", "PULSE_RUNTIME_PATH", "PULSE_COOKIE", "PIPEWIRE_REMOTE", "PIPEWIRE_RUNTIME_DIR",
+                     "DISPLAY", "WAYLAND_DISPLAY")
+
+
+class SoundServer:
+    """`kind` ("pipewire": pipewire, wireplumber, pipewire-pulse; "pulseaudio": pulseaudio -n)
+    on DIRECTORY/run with its own home and a private bus, two null sinks and a null source.
+    `environment` is what a client needs to reach it. `stop()` ends and reaps everything."""
+
+    def __init__(self, kind, directory, timeout=10):
+        self.kind, self.directory, self.servers = kind, directory, []
+        for sub in ("run", "home", "config/pipewire/pipewire.conf.d", "state", "data"):
+            os.makedirs(os.path.join(directory, sub), mode=0o700, exist_ok=True)
+        with open(os.path.join(directory, "bus.conf"), "w") as f:
+            f.write(BENCH_BUS_CONFIG)
+        self.bus = Bus(directory, config=os.path.join(directory, "bus.conf"))
+        self.environment = {k: v for k, v in os.environ.items() if k not in REMOVED_VARIABLES}
+        self.environment.update(
+            XDG_RUNTIME_DIR=os.path.join(directory, "run"), HOME=os.path.join(directory, "home"),
+            XDG_CONFIG_HOME=os.path.join(directory, "config"), XDG_STATE_HOME=os.path.join(directory, "state"),
+            XDG_DATA_HOME=os.path.join(directory, "data"), DBUS_SESSION_BUS_ADDRESS=self.bus.address,
+            DBUS_SYSTEM_BUS_ADDRESS="unix:path=" + os.path.join(directory, "no-system-bus"))
+        try:
+            self._start(timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, timeout):
+        deadline = time.monotonic() + timeout
+        if self.kind == "pipewire":
+            with open(os.path.join(self.directory, "config/pipewire/pipewire.conf.d/50-audioroute-bench.conf"), "w") as f:
+                f.write(PIPEWIRE_OBJECTS)
+            self.launch("pipewire")
+            self._wait(deadline, "pipewire did not answer", lambda: self.run("pw-cli", "info", "0").returncode == 0)
+            self.launch("wireplumber")
+            self.launch("pipewire-pulse")
+            self._wait(deadline, "WirePlumber chose no default sink",
+                       lambda: "speaker" in self.run("pw-metadata", "-n", "default", "0", "default.audio.sink").stdout)
+        elif self.kind == "pulseaudio":
+            script = os.path.join(self.directory, "bench.pa")
+            with open(script, "w") as f:
+                f.write(PULSE_SCRIPT)
+            self.launch("pulseaudio", "-n", "-F", script, "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no",
+                        "--log-target=stderr", "--system=no", "--disallow-exit")
+        else:
+            raise ValueError(self.kind)
+
+        def listed():
+            sinks = self.run("pactl", "list", "short", "sinks").stdout
+            sources = self.run("pactl", "list", "short", "sources").stdout
+            names = [line.split("\t")[1] for line in (sinks + sources).splitlines() if "\t" in line]
+            return all(name in names for name in SINKS + (SOURCE,))
+        self._wait(deadline, "pactl did not list the virtual devices", listed)
+
+    def launch(self, name, *arguments):
+        log = open(os.path.join(self.directory, name + ".log"), "ab")
+        self.servers.append((name, subprocess.Popen([name] + list(arguments), env=self.environment, stdin=subprocess.DEVNULL,
+                                                    stdout=log, stderr=log)))
+        log.close()
+
+    def _wait(self, deadline, failure, ready):
+        while not ready():
+            for name, process in self.servers:
+                if process.poll() is not None:
+                    raise RuntimeError("%s exited (%s) before it was ready" % (name, process.returncode))
+            if time.monotonic() > deadline:
+                raise RuntimeError(failure)
+            time.sleep(0.02)
+
+    def run(self, *command, check=False):
+        """A client to its end, its output as text."""
+        return subprocess.run(list(command), env=self.environment, capture_output=True, text=True, check=check)
+
+    def popen(self, *command, **options):
+        return subprocess.Popen(list(command), env=self.environment, **options)
+
+    def pid(self, name):
+        return next(process.pid for n, process in self.servers if n == name)
+
+    def stop(self):
+        for name, process in reversed(self.servers):
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=3)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+        self.servers = []
+        self.bus.stop()
+
+
+@contextlib.contextmanager
+def sound_server(kind, directory=None, timeout=10):
+    """A `SoundServer` in `directory` (a fresh temporary one if None, removed at the end)."""
+    with contextlib.ExitStack() as stack:
+        if directory is None:
+            directory = stack.enter_context(tempfile.TemporaryDirectory(prefix="audioroute-sound-"))
+        server = SoundServer(kind, directory, timeout)
+        stack.callback(server.stop)
+        yield server

@@ -367,6 +367,7 @@ public actor DBusService: Service {
 
     private func managerProperties() async -> [(String, TypedValue)] {
         let (route, ports, allPorts, silent, locked) = await (routes.route, routes.ports, routes.allPorts, routes.silentMode, routes.screenLocked)
+        let engine = await routes.soundEngine
         let byUID = Dictionary(ports.map { ($0.uid, $0) }, uniquingKeysWith: { a, _ in a })
         var list: [DBusValue] = []
         for (number, open) in sessions.sorted(by: { $0.key < $1.key }) {
@@ -387,6 +388,7 @@ public actor DBusService: Service {
             Self.property(Manager.sessionsProperty, .array(list)),
             Self.property(Manager.allPortsProperty, .array(allPorts.map(DBusAPI.valueWithAvailability(of:)))),
             Self.property(Manager.screenLockedProperty, .bool(locked)),
+            Self.property(Manager.soundServerProperty, DBusAPI.value(of: engine)),
         ]
     }
 

@@ -144,7 +144,7 @@ public enum Daemon {
     /// so READY=1 always means the API is reachable.
     ///
     /// `system`, when given, feeds logind's sleep, wake and screen lock to the route service
-    /// (`SystemEventService`).
+    /// (`SystemEventService`); `soundServers`, the user's sound server (`SoundServerService`).
     ///
     /// `signals`, when given, replace ServiceGroup's own SIGTERM/SIGINT handling (which
     /// uses Dispatch): the first one that arrives starts the graceful shutdown. `sleep`
@@ -153,7 +153,7 @@ public enum Daemon {
     /// audiorouted passes all three from its one-thread executor (docs/daemon.md).
     public static func run(
         paths: DaemonPaths, watchers: [any PortWatcher], system: LogindWatcher? = nil, ucm: UCMHelpers? = nil, bus: ServerBus? = nil,
-        logger: Logger,
+        soundServers: SoundServerWatcher? = nil, logger: Logger,
         signals: AsyncStream<Int32>? = nil, sleep: (@Sendable (Duration) async throws -> Void)? = nil,
         executor: SingleThreadExecutor? = nil
     ) async throws {
@@ -186,6 +186,12 @@ public enum Daemon {
         }
         if let system {
             services.append(.init(service: SystemEventService(watcher: system, routes: routeService, logger: logger), serviceName: "logind"))
+        }
+        if let soundServers {
+            services.append(
+                .init(
+                    service: SoundServerService(watcher: soundServers, routes: routeService, sleep: sleep ?? StateService.taskSleep, logger: logger),
+                    serviceName: "soundserver"))
         }
         if let server {
             // Last in the list, so it stops first: no call reaches a stopped route service.

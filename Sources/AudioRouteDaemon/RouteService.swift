@@ -145,6 +145,11 @@ public actor RouteService: Service {
     public var silentMode: Bool { tower.silentMode }
     /// Whether the screen is locked, as logind last said (not saved: logind says it again at start).
     public var screenLocked: Bool { tower.screenLocked }
+    /// The sound server the user runs, as the watcher last said (none until it says).
+    public private(set) var soundEngine: SoundEngine = .none
+
+    /// Keeps what the sound-server watcher found, for `status`. Routing does not change with it.
+    public func setSoundEngine(_ engine: SoundEngine) { soundEngine = engine }
     /// Which rule chose the current route, and why each other port lost.
     public var explanation: RouteExplanation { tower.explain() }
 

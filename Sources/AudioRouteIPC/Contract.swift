@@ -66,8 +66,8 @@ public enum DBusAPI {
     public static let introspectableInterface = "org.freedesktop.DBus.Introspectable"
     public static let peerInterface = "org.freedesktop.DBus.Peer"
     /// The revision of version 1 (the `Version` property). 2 added `AllPorts` and `AllPortsChanged`;
-    /// 3 `ScreenLocked` and `ScreenLockChanged`.
-    public static let version: UInt32 = 3
+    /// 3 `ScreenLocked` and `ScreenLockChanged`; 4 `SoundServer`.
+    public static let version: UInt32 = 4
     /// Longest string argument accepted, in UTF-8 bytes.
     public static let maxStringBytes = 4096
     /// Most values one call may carry (the largest call, SetCategory, needs a handful).
@@ -134,11 +134,15 @@ public enum DBusAPI {
         public static let allPortsProperty = BusProperty(managerInterface, "AllPorts", "a" + portWithAvailabilitySignature)
         /// Since Version 3: whether the screen is locked, as logind says (false without logind).
         public static let screenLockedProperty = BusProperty(managerInterface, "ScreenLocked", "b")
+        /// Since Version 4: the user's sound server (server or "", summary, a PulseAudio protocol
+        /// server answers, the cards it holds, the deciding rule, its signal).
+        public static let soundServerProperty = BusProperty(managerInterface, "SoundServer", "(ssbauss)")
 
         public static let methods = [openSession, setPortPriority, setSilentMode, explain]
         public static let signals = [routeChanged, portsChanged, silentModeChanged, allPortsChanged, screenLockChanged]
         public static let properties = [
             versionProperty, routeProperty, portsProperty, silentModeProperty, sessionsProperty, allPortsProperty, screenLockedProperty,
+            soundServerProperty,
         ]
     }
 

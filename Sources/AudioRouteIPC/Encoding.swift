@@ -99,6 +99,15 @@ extension DBusAPI {
         ])
     }
 
+    /// The sound server as `(ssbauss)` (`SoundServer`): server or "", summary, a PulseAudio
+    /// protocol server answers, the cards it holds, the deciding rule, its signal.
+    public static func value(of engine: SoundEngine) -> DBusValue {
+        .structure([
+            .string(engine.server?.rawValue ?? ""), .string(engine.summary), .bool(engine.pulseProtocol),
+            .array(engine.heldCards.map { .uint32(UInt32(clamping: $0)) }), .string(engine.rule.rawValue), .string(engine.signal),
+        ])
+    }
+
     /// `RouteChanged`'s arguments.
     public static func routeChangedArguments(_ change: RouteChange) -> [DBusValue] {
         [.string(change.reason.rawValue), value(of: change.previousPorts), value(of: change.currentPorts)]
@@ -313,6 +322,32 @@ extension DBusAPI {
     public static func string(_ value: DBusValue, _ what: String) throws(WireError) -> String {
         guard case .string(let text) = value.unwrapped else { throw WireError("\(what) is not a string: \(value.typeName)") }
         return text
+    }
+
+    /// The `SoundServer` property's `(ssbauss)` (its summary is made again from the fields).
+    public static func soundEngine(_ value: DBusValue) throws(WireError) -> SoundEngine {
+        guard case .structure(let fields) = value.unwrapped, fields.count == 6 else {
+            throw WireError("SoundServer is not a (ssbauss) structure: \(value.typeName)")
+        }
+        let name = try string(fields[0], "SoundServer's server")
+        let server: SoundServerKind?
+        if name.isEmpty {
+            server = nil
+        } else if let kind = SoundServerKind(rawValue: name) {
+            server = kind
+        } else {
+            throw WireError("SoundServer: unknown server \"\(name.prefix(64))\"")
+        }
+        let pulse = try bool(fields[2], "SoundServer's pulseProtocol")
+        guard case .array(let list) = fields[3] else { throw WireError("SoundServer's cards are not an array: \(fields[3].typeName)") }
+        var cards: [Int] = []
+        for card in list {
+            guard case .uint32(let number) = card else { throw WireError("SoundServer: a card is not a uint32: \(card.typeName)") }
+            cards.append(Int(number))
+        }
+        let ruleName = try string(fields[4], "SoundServer's rule")
+        guard let rule = SoundEngineRule(rawValue: ruleName) else { throw WireError("SoundServer: unknown rule \"\(ruleName.prefix(64))\"") }
+        return SoundEngine(server: server, pulseProtocol: pulse, heldCards: cards, rule: rule, signal: try string(fields[5], "SoundServer's signal"))
     }
 }
 

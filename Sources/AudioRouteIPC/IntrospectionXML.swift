@@ -39,6 +39,11 @@ public let audioRouteIntrospectionXML = #"""
     <property name="ScreenLocked" type="b" access="read">
       <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
     </property>
+    <!-- The user's sound server: (server: pipewire, pulseaudio or empty, summary, a PulseAudio
+         protocol server answers, the cards it holds, the deciding rule, its signal) -->
+    <property name="SoundServer" type="(ssbauss)" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
+    </property>
     <method name="OpenSession">
       <arg name="app" type="s" direction="in"/>
       <arg name="session" type="o" direction="out"/>

@@ -418,8 +418,21 @@ public actor AudioSession {
         }
     }
 
+    /// The sound server the daemon found for the user (PipeWire, PulseAudio, or none, with the
+    /// cards it holds); nil from a daemon older than Version 4, which does not say.
+    public var soundServer: SoundEngine? {
+        get async throws(AudioSessionError) {
+            do throws(AudioSessionError) {
+                return try Wire.soundEngine(try await managerProperty(DBusAPI.Manager.soundServerProperty))
+            } catch {
+                guard case .remote = error, try await daemonVersion < 4 else { throw error }
+                return nil
+            }
+        }
+    }
+
     /// The revision of the daemon's API (its `Version` property): 2 and later have `allPorts`,
-    /// 3 and later `screenLocked`.
+    /// 3 and later `screenLocked`, 4 and later `soundServer`.
     public var daemonVersion: UInt32 {
         get async throws(AudioSessionError) { try Wire.uint32(try await managerProperty(DBusAPI.Manager.versionProperty), "Version") }
     }

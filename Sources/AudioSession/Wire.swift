@@ -78,6 +78,10 @@ enum Wire {
         try read { () throws(WireError) in try DBusAPI.explanation(arguments) }
     }
 
+    static func soundEngine(_ value: DBusValue) throws(AudioSessionError) -> SoundEngine {
+        try read { () throws(WireError) in try DBusAPI.soundEngine(value) }
+    }
+
     static func bool(_ value: DBusValue, _ what: String) throws(AudioSessionError) -> Bool {
         try read { () throws(WireError) in try DBusAPI.bool(value, what) }
     }

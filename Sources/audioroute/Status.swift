@@ -9,8 +9,9 @@ struct Status: AsyncParsableCommand {
         discussion: """
             Like `wpctl status`: the route, every port (type, direction, priority, sequence, ALSA name; \
             `*` marks the ports of the route) and every session (app, category, mode, options, active). \
-            With --json: one object with route, ports, sessions, silentMode and screenLocked (null from \
-            a daemon that does not report it).
+            Then the sound server the daemon found (PipeWire, PulseAudio, or none: AudioRoute drives ALSA \
+            directly). With --json: one object with route, ports, sessions, silentMode, screenLocked and \
+            soundServer (null from a daemon that does not report them).
             """
     )
 
@@ -28,13 +29,14 @@ struct Status: AsyncParsableCommand {
             let sessions = try await session.sessions
             let silent = try await session.silentMode
             let locked = try await session.screenLocked
+            let engine = try await session.soundServer
             var out = OutputBuffer()
             if json {
                 out.append(
                     JSON.object([
                         .init("route", DaemonText.routeJSON(route)), .init("ports", .array(ports.map(DaemonText.portJSON))),
                         .init("sessions", .array(sessions.map(DaemonText.sessionJSON))), .init("silentMode", .bool(silent)),
-                        .init("screenLocked", locked.map(JSON.bool) ?? .null),
+                        .init("screenLocked", locked.map(JSON.bool) ?? .null), .init("soundServer", engine?.json ?? .null),
                     ]).text)
             } else {
                 let inRoute = Set(route.outputs.map(\.uid) + route.inputs.map(\.uid))
@@ -53,6 +55,7 @@ struct Status: AsyncParsableCommand {
                 }
                 out.append("Silent mode: \(silent ? "on" : "off")")
                 out.append("Screen: \(locked.map { $0 ? "locked" : "unlocked" } ?? "lock state not reported by this daemon")")
+                out.append("Sound server: \(engine.map(\.summary) ?? "not reported by this daemon")")
             }
             out.flush()
         }

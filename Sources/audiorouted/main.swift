@@ -77,12 +77,22 @@ let logind = LogindWatcher(
         system: options.system, environment: environment, pid: CurrentProcess.processID, uid: CurrentProcess.userID),
     loop: executor, logger: Logger(label: "audiorouted.logind"))
 
+// The user's sound server (PipeWire, PulseAudio), found by its sockets and followed on the
+// session bus. The system instance serves no one user: it does not look.
+let userRuntime = environment["XDG_RUNTIME_DIR"] ?? "/run/user/\(CurrentProcess.userID)"
+let soundServers: SoundServerWatcher? =
+    options.system
+    ? nil
+    : SoundServerWatcher(
+        runtimeDirectory: userRuntime, sessionBus: environment["DBUS_SESSION_BUS_ADDRESS"] ?? "unix:path=\(userRuntime)/bus", loop: executor,
+        logger: Logger(label: "audiorouted.soundserver"))
+
 // The API on the session bus (one daemon per user), or the system bus with --system.
 let bus: ServerBus = options.system ? .system : .session
 Task {
     do {
         try await Daemon.run(
-            paths: paths, watchers: watchers, system: logind, ucm: ucm, bus: bus, logger: logger,
+            paths: paths, watchers: watchers, system: logind, ucm: ucm, bus: bus, soundServers: soundServers, logger: logger,
             signals: signals, sleep: { try await executor.sleep(for: $0) }, executor: executor)
         CurrentProcess.exit(0)
     } catch let error as StartupError {

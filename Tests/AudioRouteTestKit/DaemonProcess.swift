@@ -205,6 +205,9 @@ func launchDaemon(
 ) throws -> ChildProcess {
     var launch = DaemonLaunch(binary: binary, directory: directory, sessionBus: bus)
     launch.environment = environment
+    // The sound-server watcher looks in XDG_RUNTIME_DIR: never at the user's own servers
+    // unless the test names a directory (the sound-server bench's).
+    if environment["XDG_RUNTIME_DIR"] == nil { launch.environment["XDG_RUNTIME_DIR"] = directory + "/run" }
     launch.systemBus = environment["DBUS_SYSTEM_BUS_ADDRESS"]
     launch.wrapper = wrapper.map { [$0] } ?? []
     launch.arguments = arguments
