@@ -49,6 +49,13 @@ public enum UCMHelperProtocol {
                 let devices = ucm.dataSources.map(\.device)
                 if let index = ports.firstIndex(where: { $0.port.uid == ucm.port.uid }) {
                     ports[index].devices.append((verb.name, devices))
+                    // A mic only a later verb has is a data source of the port too.
+                    for source in ucm.port.dataSources
+                    where !ports[index].port.dataSources.contains(where: { $0.id == source.id })
+                        && ports[index].port.dataSources.count < DataSource.maximumPerPort
+                    {
+                        ports[index].port.dataSources.append(source)
+                    }
                 } else {
                     ports.append(
                         UCMHelperPort(port: ucm.port, devices: [(verb.name, devices)], jackControl: ucm.jackControl, priority: ucm.priority))

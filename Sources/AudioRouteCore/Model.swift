@@ -263,11 +263,14 @@ public struct Port: Sendable, Hashable {
     /// Whether something is behind the port now. Watchers announce unavailable ports too (a
     /// jack with nothing plugged in); `AvailabilityFilter` keeps them from the tower.
     public var availability: Availability
+    /// The port's data sources (a UCM card's several built-in mics), the profile's highest
+    /// priority first; empty for a port without any. `alsa` is the first one's PCM.
+    public var dataSources: [DataSource] = []
 
     public init(
         uid: String, type: PortType, device: String, name: String? = nil,
         direction: PortDirection? = nil, priority: Int? = nil, sequence: UInt64 = 0, alsa: ALSADevice? = nil,
-        availability: Availability = .available
+        availability: Availability = .available, dataSources: [DataSource] = []
     ) {
         self.uid = uid
         self.type = type
@@ -278,6 +281,7 @@ public struct Port: Sendable, Hashable {
         self.sequence = sequence
         self.alsa = alsa
         self.availability = availability
+        self.dataSources = dataSources
     }
 
     /// Whether something is behind a port now.

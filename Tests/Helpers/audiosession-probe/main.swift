@@ -25,6 +25,7 @@ func describe(_ error: AudioSessionError) -> [JSON.Member] {
     case .unknownName: code = "unknownName"
     case .unknownPort: code = "unknownPort"
     case .notAnInput: code = "notAnInput"
+    case .unknownDataSource: code = "unknownDataSource"
     case .notOwner: code = "notOwner"
     case .notSaved: code = "notSaved"
     case .invalidArguments: code = "invalidArguments"
