@@ -441,8 +441,8 @@ public actor AudioSession {
     /// the daemon (Version 4 or later; an older one gives `unknownMethod` as `.remote`). A port
     /// without data sources gets nil, as iOS gives.
     public func dataSources(of port: PortDescription) async throws(AudioSessionError) -> PortDescription {
+        let reply = try await dataSources(uid: port.uid)
         let client = try await ensureConnection()
-        let reply = try Wire.dataSources(try await managerCall(client, DBusAPI.Manager.dataSources, [.string(port.uid)]))
         var described = port
         let sources = reply.sources.map(DataSourceDescription.init)
         described.dataSources = sources.isEmpty ? nil : sources
@@ -453,6 +453,13 @@ public actor AudioSession {
             "PreferredDataSource")
         described.preferredDataSource = sources.first { $0.dataSourceID == preferred }
         return described
+    }
+
+    /// The daemon's word on port `uid`'s data sources (`DataSources`, Version 4): the list, the
+    /// one in use and why. Opens no session.
+    public func dataSources(uid: String) async throws(AudioSessionError) -> DataSourcesReply {
+        let client = try await ensureConnection()
+        return try Wire.dataSources(try await managerCall(client, DBusAPI.Manager.dataSources, [.string(uid)]))
     }
 
     /// Sets (or with nil clears) this session's preferred data source of `port`

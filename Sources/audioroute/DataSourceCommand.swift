@@ -1,0 +1,63 @@
+import ArgumentParser
+import AudioRouteCore
+import AudioSession
+
+/// `audioroute data-source PORT [SOURCE] [--category ...] [-- CMD...]`
+struct DataSourceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "data-source",
+        abstract: "Prefer a data source of a port (one of a card's built-in mics) for as long as this command runs.",
+        discussion: """
+            A preferred data source belongs to a session (AVAudioSessionPortDescription.setPreferredDataSource) \
+            and counts while that session controls the route. So this opens a session (playAndRecord with \
+            mixWithOthers by default: it records, and interrupts nobody), activates it so that it controls the \
+            route, prefers SOURCE for PORT (without SOURCE, or with "", it prefers none: the profile's highest \
+            priority), prints the port's data sources with the one in use marked *, and holds the session until \
+            CMD exits or, without CMD, until SIGINT or SIGTERM. Then the route goes back to the session before it, \
+            and with it that session's data source. `audioroute ports` lists each port's data sources.
+            """
+    )
+
+    @OptionGroup var daemon: BusOptions
+
+    @Argument(help: "The port's uid (see audioroute ports).")
+    var port: String
+
+    @Argument(help: "The data source's id (a UCM device: Mic1, DMIC…); none or \"\" for no preference.")
+    var source: String = ""
+
+    @Option(help: "The session's category.")
+    var category: String = "playAndRecord"
+
+    @Option(help: "The session's mode (voiceChat keeps a call's UCM verb).")
+    var mode: String = "default"
+
+    @Option(name: .customLong("options"), help: "Category options, comma-separated.")
+    var categoryOptions: String = "mixWithOthers"
+
+    @Argument(parsing: .postTerminator, help: "A command to run while the preference holds, after --.")
+    var command: [String] = []
+
+    func validate() throws {
+        _ = try checkedSessionRequest(category: category, mode: mode, options: categoryOptions)
+    }
+
+    func run() async throws {
+        LogOptions.bootstrap(level: .warning)
+        let audio = daemon.session(app: "audioroute-data-source")
+        let options = try checkedSessionRequest(category: category, mode: mode, options: categoryOptions)
+        let id = source == "none" || source.isEmpty ? nil : source
+        try await withDaemon { () throws(AudioSessionError) in
+            try await audio.setCategory(Category(rawValue: category)!, mode: Mode(rawValue: mode)!, options: options)
+            try await audio.setActive(true)
+            try await audio.setPreferredDataSource(id: id, port: port)
+            let reply = try await audio.dataSources(uid: port)
+            var out = OutputBuffer()
+            out.append("\(port): \(reply.reason)")
+            for source in reply.sources { out.append(PortText.dataSourceLine(source, selected: source.id == reply.selected)) }
+            out.flush()
+        }
+        let status = await HeldSession.run(audio, command: command, reactivate: true)
+        throw ExitCode(status)
+    }
+}
