@@ -222,6 +222,9 @@ public typealias SessionSummary = AudioRouteIPC.SessionSummary
 /// contract's type; Core's `RouteExplanation` is the daemon's own, with typed rules).
 public typealias ExplainReply = AudioRouteIPC.ExplainReply
 
+/// What `AudioSession.dataSources(uid:)` returns: a port's data sources, the one in use and why.
+public typealias DataSourcesReply = AudioRouteIPC.DataSourcesReply
+
 /// Errors of the client library. The first group mirrors the daemon's D-Bus error names.
 public enum AudioSessionError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `org.audioroute.Error.InvalidOption`: an option not valid with the category.

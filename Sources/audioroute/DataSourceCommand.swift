@@ -9,9 +9,10 @@ struct DataSourceCommand: AsyncParsableCommand {
         abstract: "Prefer a data source of a port (one of a card's built-in mics) for as long as this command runs.",
         discussion: """
             A preferred data source belongs to a session (AVAudioSessionPortDescription.setPreferredDataSource) \
-            and counts while that session controls the route. So this opens a session (playAndRecord with \
-            mixWithOthers by default: it records, and interrupts nobody), activates it so that it controls the \
-            route, prefers SOURCE for PORT (without SOURCE, or with "", it prefers none: the profile's highest \
+            and counts while that session controls the route. So this opens a session (playAndRecord by default: \
+            it records; without mixWithOthers it interrupts a non-mixable session, as `audioroute override` does, \
+            and takes the route; a mixable one controls only where no non-mixable session is active), activates \
+            it, prefers SOURCE for PORT (without SOURCE, or with "", it prefers none: the profile's highest \
             priority), prints the port's data sources with the one in use marked *, and holds the session until \
             CMD exits or, without CMD, until SIGINT or SIGTERM. Then the route goes back to the session before it, \
             and with it that session's data source. `audioroute ports` lists each port's data sources.
@@ -33,7 +34,7 @@ struct DataSourceCommand: AsyncParsableCommand {
     var mode: String = "default"
 
     @Option(name: .customLong("options"), help: "Category options, comma-separated.")
-    var categoryOptions: String = "mixWithOthers"
+    var categoryOptions: String = ""
 
     @Argument(parsing: .postTerminator, help: "A command to run while the preference holds, after --.")
     var command: [String] = []

@@ -28,11 +28,16 @@ struct Status: AsyncParsableCommand {
             let sessions = try await session.sessions
             let silent = try await session.silentMode
             let locked = try await session.screenLocked
+            // The route's inputs' data sources and the one in use (Version 4).
+            var dataSources: [String: DataSourcesReply] = [:]
+            if try await session.daemonVersion >= 4 {
+                for input in route.inputs { dataSources[input.uid] = try await session.dataSources(uid: input.uid) }
+            }
             var out = OutputBuffer()
             if json {
                 out.append(
                     JSON.object([
-                        .init("route", DaemonText.routeJSON(route)), .init("ports", .array(ports.map(DaemonText.portJSON))),
+                        .init("route", DaemonText.routeJSON(route, dataSources: dataSources)), .init("ports", .array(ports.map(DaemonText.portJSON))),
                         .init("sessions", .array(sessions.map(DaemonText.sessionJSON))), .init("silentMode", .bool(silent)),
                         .init("screenLocked", locked.map(JSON.bool) ?? .null),
                     ]).text)
@@ -42,6 +47,10 @@ struct Status: AsyncParsableCommand {
                 out.append("Route")
                 out.append("  outputs: \(DaemonText.routeSide(route.outputs))")
                 out.append("  inputs:  \(DaemonText.routeSide(route.inputs))")
+                for input in route.inputs {
+                    guard let reply = dataSources[input.uid], let selected = reply.selected else { continue }
+                    out.append("  data source of \(input.uid): \(selected) (\(reply.reason))")
+                }
                 out.append("Ports")
                 if ports.isEmpty { out.append("   (none)") }
                 for port in ports { out.append(DaemonText.portLine(port, inRoute: inRoute.contains(port.uid))) }
