@@ -88,6 +88,17 @@ private func laptopWithTwoMics() throws -> [Port] {
         #expect(ended.change?.currentPorts.inputs.first?.alsa?.description == "dsnoop:CARD=sofhdadsp,DEV=0")
     }
 
+    @Test func anotherDataSourceOnTheSamePCMIsStillANewConfiguration() throws {
+        // The bench's card: two mics on one PCM, told apart by their enable sequences only.
+        var mic = port("mic", .builtInMic, device: "internal", alsa: try ALSADevice(parsing: "hw:Intel,0"))
+        mic.dataSources = [DataSource(id: "Mic", alsa: mic.alsa), DataSource(id: "Mic2", alsa: mic.alsa)]
+        var tower = try makeTower([port("spk", .builtInSpeaker, device: "internal"), mic], sessions: [("call", .playAndRecord, .voiceChat, [])])
+        _ = try tower.setActive(true, session: "call")
+        let outcome = try tower.setPreferredDataSource("Mic2", port: "mic", session: "call")
+        #expect(outcome.change?.reason == .routeConfigurationChange)
+        #expect(tower.routeDataSources == ["mic": "Mic2"])
+    }
+
     @Test func theSamePreferenceTwiceAnnouncesNothing() throws {
         var tower = try recording()
         _ = try tower.setPreferredDataSource("Mic2", port: "mic", session: "call")
