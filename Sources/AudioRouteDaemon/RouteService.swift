@@ -390,6 +390,7 @@ public actor RouteService: Service {
     /// A session's preferred data source of port `uid`, nil for none.
     public func preferredDataSource(port uid: String, session id: String) throws(SessionError) -> String? {
         guard let session = tower.session(id) else { throw .unknownSession(id) }
+        guard tower.port(uid) != nil || known.port(uid) != nil else { throw .unknownPort(uid) }
         return session.preferredDataSources[uid]
     }
 

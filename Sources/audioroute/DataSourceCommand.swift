@@ -50,8 +50,9 @@ struct DataSourceCommand: AsyncParsableCommand {
         let id = source == "none" || source.isEmpty ? nil : source
         try await withDaemon { () throws(AudioSessionError) in
             try await audio.setCategory(Category(rawValue: category)!, mode: Mode(rawValue: mode)!, options: options)
-            try await audio.setActive(true)
+            // Preferred before the activation: a bad port or data source interrupts nobody.
             try await audio.setPreferredDataSource(id: id, port: port)
+            try await audio.setActive(true)
             let reply = try await audio.dataSources(uid: port)
             var out = OutputBuffer()
             out.append("\(port): \(reply.reason)")

@@ -53,7 +53,7 @@ private func replyString(_ line: String) throws -> String {
     @Test func everyManagerPropertyReadsWithItsType() throws {
         let daemon = try RunningDaemon()
         let client = try APIClient(address: daemon.bus.address)
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 3}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 4}")
         #expect(client.property(manager, DBusAPI.managerInterface, "Route") == "{\"reply\": [[], []]}")
         #expect(client.property(manager, DBusAPI.managerInterface, "Ports") == "{\"reply\": []}")
         #expect(client.property(manager, DBusAPI.managerInterface, "SilentMode") == "{\"reply\": false}")
@@ -67,7 +67,7 @@ private func replyString(_ line: String) throws -> String {
         #expect(client.signal("SilentModeChanged", args: "[true]") != nil)
         #expect(
             client.call(manager, properties, "GetAll", "s", "[\"org.audioroute.AudioRoute1\"]")
-                == "{\"reply\": {\"Version\": 3, \"Route\": [[], []], \"Ports\": [], \"SilentMode\": true, \"Sessions\": [[\"\(session)\", \"\(client.uniqueName)\", \"music\", \"playback\", \"default\", [\"mixWithOthers\"], false]], \"AllPorts\": [], \"ScreenLocked\": false}}"
+                == "{\"reply\": {\"Version\": 4, \"Route\": [[], []], \"Ports\": [], \"SilentMode\": true, \"Sessions\": [[\"\(session)\", \"\(client.uniqueName)\", \"music\", \"playback\", \"default\", [\"mixWithOthers\"], false]], \"AllPorts\": [], \"ScreenLocked\": false}}"
         )
         // The explanation of the empty route.
         #expect(client.manager("Explain") == "{\"reply\": [\"noSuitableRoute\", \"notUsedByCategory\", []]}")
@@ -203,6 +203,11 @@ private func replyString(_ line: String) throws -> String {
             ("OverrideOutput", "s", "[\"speaker\"]", "org.audioroute.Error.InvalidOverride", "only valid with playAndRecord"),
             ("OverrideOutput", "s", "[\"loud\"]", "org.audioroute.Error.UnknownName", "unknown override \\\"loud\\\""),
             ("SetPreferredInput", "s", "[\"no-such-mic\"]", "org.audioroute.Error.UnknownPort", "no port \\\"no-such-mic\\\""),
+            ("SetPreferredDataSource", "ss", "[\"no-such-mic\", \"Mic1\"]", "org.audioroute.Error.UnknownPort", "no port \\\"no-such-mic\\\""),
+            ("SetPreferredDataSource", "s", "[\"no-such-mic\"]", "org.freedesktop.DBus.Error.InvalidArgs", "expected signature \\\"ss\\\", got \\\"s\\\""),
+            ("SetPreferredDataSource", "ss", "[\"mic\", {\"big\": 1048576}]", "org.freedesktop.DBus.Error.InvalidArgs", "at most 4096 are accepted"),
+            ("PreferredDataSource", "s", "[\"no-such-mic\"]", "org.audioroute.Error.UnknownPort", "no port \\\"no-such-mic\\\""),
+            ("PreferredDataSource", "s", "[{\"big\": 1048576}]", "org.freedesktop.DBus.Error.InvalidArgs", "at most 4096 are accepted"),
             ("Dance", "", "[]", "org.freedesktop.DBus.Error.UnknownMethod", "has no method Dance"),
         ]
         for (member, signature, arguments, error, fragment) in cases {
@@ -217,6 +222,9 @@ private func replyString(_ line: String) throws -> String {
             ("OpenSession", "s", "[{\"big\": 1048576}]", "org.freedesktop.DBus.Error.InvalidArgs", "at most 4096"),
             ("OpenSession", "i", "[3]", "org.freedesktop.DBus.Error.InvalidArgs", "expected signature \\\"s\\\""),
             ("SetSilentMode", "s", "[\"on\"]", "org.freedesktop.DBus.Error.InvalidArgs", "expected signature \\\"b\\\""),
+            ("DataSources", "s", "[\"no-such-mic\"]", "org.audioroute.Error.UnknownPort", "no port \\\"no-such-mic\\\""),
+            ("DataSources", "", "[]", "org.freedesktop.DBus.Error.InvalidArgs", "expected signature \\\"s\\\""),
+            ("DataSources", "s", "[{\"big\": 1048576}]", "org.freedesktop.DBus.Error.InvalidArgs", "at most 4096 are accepted"),
         ]
         for (member, signature, arguments, error, fragment) in managerCases {
             let reply = client.manager(member, signature, arguments)
@@ -234,7 +242,7 @@ private func replyString(_ line: String) throws -> String {
         )
         #expect(
             client.call(manager, properties, "GetAll", "s", "[\"org.audioroute.AudioRoute1\"]")
-                == "{\"reply\": {\"Version\": 3, \"Route\": [[], []], \"Ports\": [], \"SilentMode\": false, \"Sessions\": [[\"\(song)\", \"\(client.uniqueName)\", \"music\", \"playback\", \"default\", [], false]], \"AllPorts\": [], \"ScreenLocked\": false}}"
+                == "{\"reply\": {\"Version\": 4, \"Route\": [[], []], \"Ports\": [], \"SilentMode\": false, \"Sessions\": [[\"\(song)\", \"\(client.uniqueName)\", \"music\", \"playback\", \"default\", [], false]], \"AllPorts\": [], \"ScreenLocked\": false}}"
         )
     }
 
@@ -260,11 +268,11 @@ private func replyString(_ line: String) throws -> String {
         for hangup in hangups { #expect(hangup.take(seconds: 30) { $0.hasPrefix("{\"hungup\"") } != nil) }
         // A second client is still answered (each answer awaited at most 20 s: a wedge fails, speed is the benchmark's business).
         let client = try APIClient(address: daemon.bus.address)
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 3}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 4}")
         let song = try client.openSession("music", category: "playback")
         #expect(client.session(song, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
         flood.kill()
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 3}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 4}")
         #expect(daemon.child.wait(seconds: 0) == nil)
     }
 }
@@ -295,7 +303,7 @@ private func replyString(_ line: String) throws -> String {
     @Test func losingTheBusStopsTheDaemonWithAnError() throws {
         let daemon = try RunningDaemon()
         let client = try APIClient(address: daemon.bus.address)
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 3}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 4}")
         daemon.bus.close()
         // Non-zero, so a service manager restarts it.
         #expect(daemon.child.wait(seconds: 20) == 1)
@@ -313,6 +321,6 @@ private func replyString(_ line: String) throws -> String {
         }
         // The first daemon still serves.
         let client = try APIClient(address: daemon.bus.address)
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 3}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 4}")
     }
 }

@@ -173,6 +173,63 @@ import Testing
         }
     }
 
+    /// The phone's hello with a second built-in mic on another PCM: the mic port's data sources.
+    static let helloWithTwoMics = hello.replacingOccurrences(
+        of: #""name": "Internal microphone", "alsa": "hw:PinePhone,0", "devices": {"HiFi": ["DigitalMic"], "Voice Call": ["DigitalMic"]}}"#,
+        with: #""name": "Internal microphone", "alsa": "hw:PinePhone,0", "dataSources": [{"id": "DigitalMic", "name": "Internal microphone", "alsa": "hw:PinePhone,0"}, {"id": "Mic2", "name": "Bottom microphone", "alsa": "hw:PinePhone,1"}], "devices": {"HiFi": ["DigitalMic", "Mic2"], "Voice Call": ["DigitalMic", "Mic2"]}}"#)
+
+    @Test func aPreferredDataSourceIsEnabledAndTheRouteFileOpensItsPCM() throws {
+        #expect(Self.helloWithTwoMics != Self.hello)
+        try Self.withDaemon(hello: Self.helloWithTwoMics) { bench in
+            let mic = "platform-sound/mic"
+            #expect(bench.wait { bench.ports().contains(mic) }, "\(bench.portNames())\n\(bench.daemon.stderr)")
+            let routeFile = bench.directory + "/run/audioroute/asound.conf"
+            func routeFileHas(_ text: String) -> Bool { ((try? String(contentsOfFile: routeFile, encoding: .utf8)) ?? "").contains(text) }
+            // Listed with its data sources, the first (the profile's highest priority) in use.
+            let listing = try bench.bench.run(["ports", "--json"] + bench.address)
+            func elements(_ json: JSON?) -> [JSON] { if case .array(let items)? = json { items } else { [] } }
+            let port = try #require(elements(try JSON.parse(listing.stdout)).first { $0["uid"]?.string == mic })
+            #expect(port["dataSources"]?.text == #"[{"id": "DigitalMic", "name": "Internal microphone", "alsa": "dsnoop:CARD=PinePhone,DEV=0"}, {"id": "Mic2", "name": "Bottom microphone", "alsa": "dsnoop:CARD=PinePhone,DEV=1"}]"#)
+            #expect(port["selectedDataSource"] == "DigitalMic")
+
+            let phone = try APIClient(address: bench.bus.address)
+            defer { phone.process.kill(SIGKILL) }
+            let call = try phone.openSession("phone", category: "playAndRecord", mode: "voiceChat")
+            #expect(phone.session(call, "SetActive", "bb", "[true, false]") == #"{"reply": null}"#)
+            #expect(
+                bench.wait { bench.requests().last == #"{"card": "hw:5", "verb": "Voice Call", "devices": ["Earpiece", "DigitalMic"]}"# },
+                "\(bench.requests())\n\(bench.daemon.stderr)")
+            #expect(bench.wait { routeFileHas("dsnoop:CARD=PinePhone,DEV=0") })
+
+            // The call prefers the second mic: the card enables it, the route file opens its PCM.
+            #expect(phone.session(call, "SetPreferredDataSource", "ss", #"["\#(mic)", "Mic2"]"#) == #"{"reply": null}"#)
+            #expect(
+                bench.wait { bench.requests().last == #"{"card": "hw:5", "verb": "Voice Call", "devices": ["Earpiece", "Mic2"]}"# },
+                "\(bench.requests())")
+            #expect(bench.wait { routeFileHas("dsnoop:CARD=PinePhone,DEV=1") }, "\((try? String(contentsOfFile: routeFile, encoding: .utf8)) ?? "")")
+            #expect(phone.session(call, "PreferredDataSource", "s", #"["\#(mic)"]"#) == #"{"reply": "Mic2"}"#)
+            let reply = phone.manager("DataSources", "s", #"["\#(mic)"]"#)
+            #expect(reply.hasPrefix(#"{"reply": [[["DigitalMic", "Internal microphone", "dsnoop:CARD=PinePhone,DEV=0"], ["Mic2", "Bottom microphone", "dsnoop:CARD=PinePhone,DEV=1"]], "Mic2", "the controlling session prefers Mic2"]"#), "\(reply)")
+            let status = try bench.bench.run(["status", "--json"] + bench.address)
+            #expect(elements(try JSON.parse(status.stdout)["route"]?["inputs"]).first?["selectedDataSource"] == "Mic2", "\(status.stdout)")
+
+            // A data source the port does not have: refused by name, nothing changes.
+            let refused = phone.session(call, "SetPreferredDataSource", "ss", #"["\#(mic)", "Mic9"]"#)
+            #expect(refused.hasPrefix(#"{"error": "org.audioroute.Error.UnknownDataSource""#) && refused.contains("has no data source"), "\(refused)")
+            #expect(phone.session(call, "PreferredDataSource", "s", #"["\#(mic)"]"#) == #"{"reply": "Mic2"}"#)
+            let cli = try bench.bench.run(["data-source", mic, "Mic9"] + bench.address)
+            #expect(cli.status == 1, "\(cli.stderr)")
+            #expect(cli.stderr.contains(#"has no data source "Mic9""#), "\(cli.stderr)")
+
+            // Cleared: the first comes back.
+            #expect(phone.session(call, "SetPreferredDataSource", "ss", #"["\#(mic)", ""]"#) == #"{"reply": null}"#)
+            #expect(
+                bench.wait { bench.requests().last == #"{"card": "hw:5", "verb": "Voice Call", "devices": ["Earpiece", "DigitalMic"]}"# },
+                "\(bench.requests())")
+            #expect(bench.wait { routeFileHas("dsnoop:CARD=PinePhone,DEV=0") })
+        }
+    }
+
     @Test func aHelperThatFailsLeavesTheCardItsUdevPortsAndIsNotRestarted() throws {
         let failure = #"{"card": "hw:5", "error": "no UCM configuration for hw:5: No such file or directory", "closed": true}"#
         try Self.withDaemon(hello: failure) { bench in
