@@ -40,6 +40,40 @@ class Step(unittest.TestCase):
             quietly(ucm_check_step, "music", line, (10000, 0), REFERENCE, "HiFi", "builtInSpeaker", False)
 
 
+def data_source_line(words, cvol, selected, sources=("Mic", "Mic2"), input_type="builtInMic"):
+    """A data-source report as ucm.sh says it: the mic's uid, the ADC volume and a status."""
+    mic = "pci-0000:00:04.0/mic"
+    source_list = ", ".join(f'{{"id": "{s}", "name": "{s}", "alsa": "dsnoop:CARD=Intel,DEV=0"}}' for s in sources)
+    status = (f'{{"route": {{"inputs": [{{"uid": "{mic}", "type": "{input_type}", "dataSources": [{source_list}], '
+              f'"selectedDataSource": "{selected}"}}], "outputs": []}}}}')
+    return f"{words} mic={mic} cvol={cvol} {status}"
+
+
+class DataSource(unittest.TestCase):
+    def test_mic2_preferred_then_mic_back(self):
+        _, printed = quietly(ucm.check_ucm_data_source, ucm.UcmDataSource.parse(data_source_line("ucm-datasource", "10,10", "Mic2")), "Mic2")
+        self.assertIn("data sources ['Mic', 'Mic2'], selected Mic2; the ADC volume 10,10", printed)
+        quietly(ucm.check_ucm_data_source, ucm.UcmDataSourceBack.parse(data_source_line("ucm-datasource-back", "50,50", "Mic")), "Mic")
+
+    def test_the_other_mics_volume_fails(self):
+        report = ucm.UcmDataSource.parse(data_source_line("ucm-datasource", "50,50", "Mic2"))
+        with self.assertRaisesRegex(Failure, "the ADC volume is 50,50, expected 10,10: the helper did not enable Mic2"):
+            quietly(ucm.check_ucm_data_source, report, "Mic2")
+
+    def test_the_status_selecting_another_fails(self):
+        report = ucm.UcmDataSource.parse(data_source_line("ucm-datasource", "10,10", "Mic"))
+        with self.assertRaisesRegex(Failure, "the status says Mic is in use, expected Mic2"):
+            quietly(ucm.check_ucm_data_source, report, "Mic2")
+
+    def test_missing_data_sources_or_another_input_fail(self):
+        report = ucm.UcmDataSource.parse(data_source_line("ucm-datasource", "10,10", "Mic2", sources=("Mic2", "Mic")))
+        with self.assertRaisesRegex(Failure, "data sources are \\['Mic2', 'Mic'\\]"):
+            quietly(ucm.check_ucm_data_source, report, "Mic2")
+        report = ucm.UcmDataSource.parse(data_source_line("ucm-datasource", "10,10", "Mic2", input_type="headsetMic"))
+        with self.assertRaisesRegex(Failure, "expected the built-in mic"):
+            quietly(ucm.check_ucm_data_source, report, "Mic2")
+
+
 class RecordedPhase(unittest.TestCase):
     lines = recorded("ucm-phase.console")
 
