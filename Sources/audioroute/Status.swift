@@ -83,17 +83,29 @@ struct Explain: AsyncParsableCommand {
         let session = daemon.session()
         try await withDaemon { () throws(AudioSessionError) in
             let explanation = try await session.explain()
+            // Which data source the route's input uses, and why (Version 4).
+            var dataSources: [(uid: String, reply: DataSourcesReply)] = []
+            if try await session.daemonVersion >= 4 {
+                for input in try await session.currentRoute.inputs {
+                    let reply = try await session.dataSources(uid: input.uid)
+                    if reply.selected != nil { dataSources.append((input.uid, reply)) }
+                }
+            }
             var out = OutputBuffer()
             if json {
                 out.append(
                     JSON.object([
                         .init("outputRule", .string(explanation.outputRule)), .init("inputRule", .string(explanation.inputRule)),
                         .init("ports", .array(explanation.ports.map { .object([.init("uid", .string($0.uid)), .init("reasons", .array($0.reasons.map(JSON.string)))]) })),
+                        .init("dataSources", .array(dataSources.map {
+                            .object([.init("uid", .string($0.uid)), .init("selected", $0.reply.selected.map(JSON.string) ?? .null), .init("reason", .string($0.reply.reason))])
+                        })),
                     ]).text)
             } else {
                 out.append("output: \(explanation.outputRule)")
                 out.append("input:  \(explanation.inputRule)")
                 for port in explanation.ports { out.append("  \(port.uid): \(port.reasons.joined(separator: "; "))") }
+                for (uid, reply) in dataSources { out.append("data source of \(uid): \(reply.selected ?? "none"): \(reply.reason)") }
             }
             out.flush()
         }

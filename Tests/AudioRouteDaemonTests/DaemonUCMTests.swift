@@ -210,6 +210,9 @@ import Testing
             #expect(phone.session(call, "PreferredDataSource", "s", #"["\#(mic)"]"#) == #"{"reply": "Mic2"}"#)
             let reply = phone.manager("DataSources", "s", #"["\#(mic)"]"#)
             #expect(reply.hasPrefix(#"{"reply": [[["DigitalMic", "Internal microphone", "dsnoop:CARD=PinePhone,DEV=0"], ["Mic2", "Bottom microphone", "dsnoop:CARD=PinePhone,DEV=1"]], "Mic2", "the controlling session prefers Mic2"]"#), "\(reply)")
+            // `audioroute explain` says which one and why.
+            let explain = try bench.bench.run(["explain"] + bench.address)
+            #expect(explain.stdout.contains("data source of \(mic): Mic2: the controlling session prefers Mic2"), "\(explain.stdout)")
             let status = try bench.bench.run(["status", "--json"] + bench.address)
             #expect(elements(try JSON.parse(status.stdout)["route"]?["inputs"]).first?["selectedDataSource"] == "Mic2", "\(status.stdout)")
 
