@@ -4,7 +4,7 @@
 // enables it and the route file opens its PCM.
 
 /// One data source of a port: a UCM device behind a merged built-in mic.
-public struct DataSource: Sendable, Hashable {
+public struct DataSource: Sendable, Hashable, Codable {
     /// The UCM device's name ("Mic1", "DMIC"): unique within the port.
     public var id: String
     /// A human name: the device's comment ("Internal Digital Microphone"), or its name.

@@ -301,7 +301,7 @@ public struct Port: Sendable, Hashable {
 
 extension Port: Codable {
     private enum CodingKeys: String, CodingKey {
-        case uid, name, type, direction, device, priority, sequence, alsa, availability
+        case uid, name, type, direction, device, priority, sequence, alsa, availability, dataSources
     }
 
     /// Decodes a port; a document without `availability` (written before it existed) is available.
@@ -316,10 +316,11 @@ extension Port: Codable {
         sequence = try container.decode(UInt64.self, forKey: .sequence)
         alsa = try container.decodeIfPresent(ALSADevice.self, forKey: .alsa)
         availability = try container.decodeIfPresent(Availability.self, forKey: .availability) ?? .available
+        dataSources = try container.decodeIfPresent([DataSource].self, forKey: .dataSources) ?? []
     }
 
-    /// Encodes a port; `availability` only when the port is not available, so that documents of
-    /// available ports read as they did before it existed.
+    /// Encodes a port; `availability` only when the port is not available and `dataSources` only
+    /// when it has some, so that other ports' documents read as they did before they existed.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(uid, forKey: .uid)
@@ -331,6 +332,7 @@ extension Port: Codable {
         try container.encode(sequence, forKey: .sequence)
         try container.encodeIfPresent(alsa, forKey: .alsa)
         if availability != .available { try container.encode(availability, forKey: .availability) }
+        if !dataSources.isEmpty { try container.encode(dataSources, forKey: .dataSources) }
     }
 }
 
