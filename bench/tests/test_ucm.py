@@ -106,6 +106,25 @@ class RecordedPhase(unittest.TestCase):
         self.assertRegex(printed, r"UCM cards, cycle 1, the USB card up +9\.35 \(1\.21, 9\.35\) +5\.75 \(0\.77, 5\.75\)\n")
 
 
+class RecordedDataSource(unittest.TestCase):
+    """The data-source step's two reports, recorded (fixtures/ucm-phase.console, README): amixer's
+    Capture Volume (10,10 with Mic2's sequence, 50,50 with Mic's) and the status the CLI printed."""
+    lines = recorded("ucm-phase.console")
+
+    def test_mic2_while_preferred_then_mic(self):
+        chosen, back = ucm.UcmDataSource.find(self.lines), ucm.UcmDataSourceBack.find(self.lines)
+        self.assertEqual((chosen.cvol, back.cvol), ("10,10", "50,50"))
+        _, printed = quietly(ucm.check_ucm_data_source, chosen, "Mic2")
+        self.assertIn("data sources ['Mic', 'Mic2'], selected Mic2; the ADC volume 10,10", printed)
+        quietly(ucm.check_ucm_data_source, back, "Mic")
+
+    def test_each_report_against_the_other_mic_fails(self):
+        with self.assertRaisesRegex(Failure, "the status says Mic2 is in use, expected Mic"):
+            quietly(ucm.check_ucm_data_source, ucm.UcmDataSource.find(self.lines), "Mic")
+        with self.assertRaisesRegex(Failure, "the status says Mic is in use, expected Mic2"):
+            quietly(ucm.check_ucm_data_source, ucm.UcmDataSourceBack.find(self.lines), "Mic2")
+
+
 class RecordedUsbCycle(unittest.TestCase):
     """The UCM phase's USB cycle 1, recorded (fixtures/ucm-phase.console): its reports' checks."""
     lines = recorded("ucm-phase.console")
@@ -115,13 +134,11 @@ class RecordedUsbCycle(unittest.TestCase):
         return [event.find(lines, 1) for event in (ucm.UcmUsbAdded, ucm.UcmUsbRemoved, ucm.UcmUsbMemory)]
 
     def test_every_report_of_the_phase_reads_into_its_event(self):
-        # The phase's reports, cycle 1 for the numbered ones; stock-ucm is not in this recording, nor
-        # the data-source step's two (recorded before the step existed: DataSource above checks them).
-        absent = (ucm.StockUcm, ucm.UcmDataSource, ucm.UcmDataSourceBack)
+        # The phase's reports, cycle 1 for the numbered ones; stock-ucm is not in this recording.
         for event in ucm.EVENTS:
             with self.subTest(event.__name__):
                 key = (1,) if event in (ucm.UcmUsbReady, ucm.UcmUsbAdded, ucm.UcmUsbRemoved, ucm.UcmUsbMemory) else ()
-                self.assertEqual(event.find(self.lines, *key) is None, event in absent)
+                self.assertEqual(event.find(self.lines, *key) is None, event is ucm.StockUcm)
         # "ucm-usb-added 1 usb-switch=on usb-volume=128,128 switch=off,off {...}"; "ucm-usb-removed 1 switch=on,off [...]".
         added, removed, _ = self.reports()
         self.assertEqual(ucm.usb_controls(added), ("on", "128,128", "off,off"))
