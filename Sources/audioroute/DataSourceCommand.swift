@@ -15,7 +15,8 @@ struct DataSourceCommand: AsyncParsableCommand {
             it, prefers SOURCE for PORT (without SOURCE, or with "", it prefers none: the profile's highest \
             priority), prints the port's data sources with the one in use marked *, and holds the session until \
             CMD exits or, without CMD, until SIGINT or SIGTERM. Then the route goes back to the session before it, \
-            and with it that session's data source. `audioroute ports` lists each port's data sources.
+            and with it that session's data source. If audiorouted restarts meanwhile, the preference is set again \
+            and the session activated again. `audioroute ports` lists each port's data sources.
             """
     )
 
@@ -59,7 +60,7 @@ struct DataSourceCommand: AsyncParsableCommand {
             for source in reply.sources { out.append(PortText.dataSourceLine(source, selected: source.id == reply.selected)) }
             out.flush()
         }
-        let status = await HeldSession.run(audio, command: command, reactivate: true)
+        let status = await HeldSession.run(audio, command: command, reactivate: true, dataSource: (port, id))
         throw ExitCode(status)
     }
 }
