@@ -11,9 +11,9 @@ struct DataSourceCommand: AsyncParsableCommand {
             A preferred data source belongs to a session (AVAudioSessionPortDescription.setPreferredDataSource) \
             and counts while that session controls the route. So this opens a session (playAndRecord by default: \
             it records; without mixWithOthers it interrupts a non-mixable session, as `audioroute override` does, \
-            and takes the route; a mixable one controls only where no non-mixable session is active), activates \
-            it, prefers SOURCE for PORT (without SOURCE, or with "", it prefers none: the profile's highest \
-            priority), prints the port's data sources with the one in use marked *, and holds the session until \
+            and takes the route; a mixable one controls only where no non-mixable session is active), prefers \
+            SOURCE for PORT (without SOURCE, or with "", none: the profile's highest priority; a port or data \
+            source the daemon does not know fails here, before anyone is interrupted), activates it, prints the port's data sources with the one in use marked *, and holds the session until \
             CMD exits or, without CMD, until SIGINT or SIGTERM. Then the route goes back to the session before it, \
             and with it that session's data source. If audiorouted restarts meanwhile, the preference is set again \
             and the session activated again. `audioroute ports` lists each port's data sources.
