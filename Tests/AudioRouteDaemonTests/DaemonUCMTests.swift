@@ -1,4 +1,5 @@
 import AudioRouteCore
+import AudioRouteTestKit
 import Foundation
 import Testing
 
@@ -230,6 +231,48 @@ import Testing
                 bench.wait { bench.requests().last == #"{"card": "hw:5", "verb": "Voice Call", "devices": ["Earpiece", "DigitalMic"]}"# },
                 "\(bench.requests())")
             #expect(bench.wait { routeFileHas("dsnoop:CARD=PinePhone,DEV=0") })
+        }
+    }
+
+    /// The client library's members (AVAudioSessionPortDescription's and the session's), through
+    /// audiosession-probe: an app's call prefers the second mic, then clears it.
+    @Test func theClientLibrarysDataSourceMembers() throws {
+        try Self.withDaemon(hello: Self.helloWithTwoMics) { bench in
+            let mic = "platform-sound/mic"
+            #expect(bench.wait { bench.ports().contains(mic) }, "\(bench.portNames())")
+            let app = try Probe(address: bench.bus.address, app: "phone")
+            #expect(app.await { $0["ready"] != nil }?["ready"] == .bool(true))
+            #expect(app.call("category playAndRecord voiceChat")?["reply"] == "category")
+            #expect(app.call("activate")?["reply"] == "activate")
+            func input() -> JSON? {
+                guard case .array(let inputs)? = app.call("inputs")?["inputs"] else { return nil }
+                return inputs.first { $0["uid"] == .string(mic) }
+            }
+            let before = try #require(input())
+            #expect(before["dataSources"] == .array(["DigitalMic", "Mic2"]))
+            #expect(before["names"] == .array(["Internal microphone", "Bottom microphone"]))
+            #expect(before["selected"] == "DigitalMic" && before["preferred"] == .null && before["location"] == .null, "\(before)")
+            let session = try #require(app.call("inputdatasource"))
+            #expect(session["inputDataSources"] == .array(["DigitalMic", "Mic2"]) && session["inputDataSource"] == "DigitalMic", "\(session)")
+            #expect(session["outputDataSources"] == .null)
+
+            #expect(app.call("setinputdatasource Mic2")?["reply"] == "setinputdatasource")
+            #expect(
+                bench.wait { bench.requests().last == #"{"card": "hw:5", "verb": "Voice Call", "devices": ["Earpiece", "Mic2"]}"# },
+                "\(bench.requests())")
+            let after = try #require(input())
+            #expect(after["selected"] == "Mic2" && after["preferred"] == "Mic2", "\(after)")
+            #expect(app.call("inputdatasource")?["inputDataSource"] == "Mic2")
+
+            let refused = try #require(app.call("datasource \(mic) Mic9"))
+            #expect(refused["error"] == "unknownDataSource", "\(refused)")
+            #expect(app.call("datasource no-such-port Mic2")?["error"] == "unknownPort")
+
+            #expect(app.call("datasource \(mic) none")?["reply"] == "datasource")
+            #expect(
+                bench.wait { bench.requests().last == #"{"card": "hw:5", "verb": "Voice Call", "devices": ["Earpiece", "DigitalMic"]}"# },
+                "\(bench.requests())")
+            #expect(input()?["preferred"] == .null)
         }
     }
 
