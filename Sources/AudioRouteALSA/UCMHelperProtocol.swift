@@ -55,6 +55,13 @@ public enum UCMHelperProtocol {
                 if let known = ports.firstIndex(where: { $0.port.uid == ucm.port.uid }) {
                     index = known
                     ports[index].devices.append((verb.name, devices))
+                    // A mic only a later verb has is a data source of the port too.
+                    for source in ucm.port.dataSources
+                    where !ports[index].port.dataSources.contains(where: { $0.id == source.id })
+                        && ports[index].port.dataSources.count < DataSource.maximumPerPort
+                    {
+                        ports[index].port.dataSources.append(source)
+                    }
                 } else {
                     index = ports.count
                     ports.append(

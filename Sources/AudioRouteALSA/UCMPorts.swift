@@ -214,9 +214,11 @@ public enum UCMPortMapping {
                 let (a, b) = ($0.element.priority ?? Int.min, $1.element.priority ?? Int.min)
                 return a != b ? a > b : $0.offset < $1.offset
             }.map(\.element)
+            // Each mic is a data source of the port (docs/ucm.md): its device, comment and PCM.
             let port = Port(
                 uid: "ucm:\(card):builtInMic", type: .builtInMic, device: "ucm:\(card)", name: name(sorted[0].device),
-                direction: .input, alsa: sorted[0].alsa)
+                direction: .input, alsa: sorted[0].alsa,
+                dataSources: sorted.prefix(DataSource.maximumPerPort).map { DataSource(id: $0.device, name: name($0.device), alsa: $0.alsa) })
             // Built-in: no jack control (a mic with one became a headsetMic above).
             ports.append(UCMPort(port: port, dataSources: sorted, jackControl: nil))
         }

@@ -263,11 +263,14 @@ public struct Port: Sendable, Hashable {
     /// Whether something is behind the port now. Watchers announce unavailable ports too (a
     /// jack with nothing plugged in); `AvailabilityFilter` keeps them from the tower.
     public var availability: Availability
+    /// The port's data sources (a UCM card's several built-in mics), the profile's highest
+    /// priority first; empty for a port without any. `alsa` is the first one's PCM.
+    public var dataSources: [DataSource] = []
 
     public init(
         uid: String, type: PortType, device: String, name: String? = nil,
         direction: PortDirection? = nil, priority: Int? = nil, sequence: UInt64 = 0, alsa: ALSADevice? = nil,
-        availability: Availability = .available
+        availability: Availability = .available, dataSources: [DataSource] = []
     ) {
         self.uid = uid
         self.type = type
@@ -278,6 +281,7 @@ public struct Port: Sendable, Hashable {
         self.sequence = sequence
         self.alsa = alsa
         self.availability = availability
+        self.dataSources = dataSources
     }
 
     /// Whether something is behind a port now.
@@ -297,7 +301,7 @@ public struct Port: Sendable, Hashable {
 
 extension Port: Codable {
     private enum CodingKeys: String, CodingKey {
-        case uid, name, type, direction, device, priority, sequence, alsa, availability
+        case uid, name, type, direction, device, priority, sequence, alsa, availability, dataSources
     }
 
     /// Decodes a port; a document without `availability` (written before it existed) is available.
@@ -312,10 +316,11 @@ extension Port: Codable {
         sequence = try container.decode(UInt64.self, forKey: .sequence)
         alsa = try container.decodeIfPresent(ALSADevice.self, forKey: .alsa)
         availability = try container.decodeIfPresent(Availability.self, forKey: .availability) ?? .available
+        dataSources = try container.decodeIfPresent([DataSource].self, forKey: .dataSources) ?? []
     }
 
-    /// Encodes a port; `availability` only when the port is not available, so that documents of
-    /// available ports read as they did before it existed.
+    /// Encodes a port; `availability` only when the port is not available and `dataSources` only
+    /// when it has some, so that other ports' documents read as they did before they existed.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(uid, forKey: .uid)
@@ -327,6 +332,7 @@ extension Port: Codable {
         try container.encode(sequence, forKey: .sequence)
         try container.encodeIfPresent(alsa, forKey: .alsa)
         if availability != .available { try container.encode(availability, forKey: .availability) }
+        if !dataSources.isEmpty { try container.encode(dataSources, forKey: .dataSources) }
     }
 }
 

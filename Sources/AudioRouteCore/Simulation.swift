@@ -178,7 +178,7 @@ struct Node {
     }
 
     func port() throws(ScenarioError) -> Port {
-        try allowOnly(["uid", "type", "device", "name", "direction", "priority", "sequence", "alsa", "availability"])
+        try allowOnly(["uid", "type", "device", "name", "direction", "priority", "sequence", "alsa", "availability", "dataSources"])
         let uid = try required("uid").identifier()
         let type = try required("type").name(PortType.self, "port type")
         let device = try required("device").identifier()
@@ -205,9 +205,29 @@ struct Node {
         let name = try optional("name")?.string()
         let alsa = try optional("alsa")?.alsaDevice()
         let availability = try optional("availability")?.name(Port.Availability.self, "availability") ?? .available
+        let dataSources = try optional("dataSources")?.dataSources() ?? []
         return Port(
             uid: uid, type: type, device: device, name: name, direction: direction, priority: priority, sequence: sequence, alsa: alsa,
-            availability: availability)
+            availability: availability, dataSources: dataSources)
+    }
+
+    /// `[{"id": ..., "name": ..., "alsa": ...}, ...]`: at most `DataSource.maximumPerPort`, ids unique.
+    func dataSources() throws(ScenarioError) -> [DataSource] {
+        let nodes = try elements()
+        guard nodes.count <= DataSource.maximumPerPort else {
+            throw fail("\(nodes.count) data sources (at most \(DataSource.maximumPerPort))")
+        }
+        var sources: [DataSource] = []
+        for node in nodes {
+            try node.allowOnly(["id", "name", "alsa"])
+            let idNode = try node.required("id")
+            let id = try idNode.identifier()
+            guard !sources.contains(where: { $0.id == id }) else { throw idNode.fail("duplicate data source \"\(id)\"") }
+            let alsaNode = try node.optional("alsa")
+            let alsa = alsaNode?.value == .null ? nil : try alsaNode?.alsaDevice()
+            sources.append(DataSource(id: id, name: try node.optional("name")?.string(), alsa: alsa))
+        }
+        return sources
     }
 
     /// `{"session": ..., "category": ..., "mode": ..., "options": [...]}` minus `session`.
@@ -443,6 +463,8 @@ extension Port {
             JSON.Member("sequence", .integer(Int64(clamping: sequence))), JSON.Member("alsa", alsa.map { .string($0.description) } ?? .null),
         ]
         if withAvailability { members.append(JSON.Member("availability", .string(availability.rawValue))) }
+        // Only a port that has data sources says so: other ports' documents read as before.
+        if !dataSources.isEmpty { members.append(JSON.Member("dataSources", .array(dataSources.map(\.json)))) }
         return .object(members)
     }
 }

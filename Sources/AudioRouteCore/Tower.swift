@@ -78,6 +78,9 @@ public struct Session: Sendable, Hashable {
     public internal(set) var isActive = false
     public internal(set) var override: OutputOverride = .none
     public internal(set) var preferredInput: String?
+    /// The preferred data source of each port that has data sources, by port uid: the
+    /// controlling session's picks the one the card enables. Forgotten when the port goes.
+    public internal(set) var preferredDataSources: [String: String] = [:]
     /// Whether a playback session is interrupted when its output goes away.
     public var prefersInterruptionOnRouteDisconnect = true
     /// Order of the latest activation: the controlling session is the most recent.
@@ -141,6 +144,8 @@ public struct Tower: Sendable {
     private var activations: UInt64 = 0
     /// The ALSA PCMs of the route's ports as announced, to notice configuration changes.
     private var routeConfiguration: [ALSADevice?] = []
+    /// The data sources the route's ports use (nil for a port without any), to notice a switch.
+    private var routeSelectedSources: [String?] = []
     /// The devices of the route's ports, outputs and inputs, to tell a profile
     /// switch on the same devices from a move to another device.
     private var routeDevices: Set<String> = []
@@ -156,6 +161,32 @@ public struct Tower: Sendable {
     public func session(_ id: String) -> Session? { sessions.first { $0.id == id } }
 
     public func port(_ uid: String) -> Port? { ports.first { $0.uid == uid } }
+
+    /// The data source port `uid` uses now, and why (nil: no such port, or it has none): the
+    /// controlling session's preference for it, else the profile's highest priority
+    /// (`DataSourceSelection.select`).
+    public func selectedDataSource(_ uid: String) -> DataSourceSelection? {
+        guard let port = port(uid) else { return nil }
+        return DataSourceSelection.select(port: port, preferred: controllingSession?.preferredDataSources[uid])
+    }
+
+    /// Port `uid` as the route uses it: with the selected data source's PCM, when it has one
+    /// (the route file opens what the card really records from).
+    public func routePort(_ uid: String) -> Port? {
+        guard var port = port(uid) else { return nil }
+        if let alsa = selectedDataSource(uid)?.source.alsa { port.alsa = alsa }
+        return port
+    }
+
+    /// The selected data source of each port of the route that has data sources, by port uid:
+    /// what the UCM applier enables.
+    public var routeDataSources: [String: String] {
+        var selected: [String: String] = [:]
+        for uid in route.outputs + route.inputs {
+            if let selection = selectedDataSource(uid) { selected[uid] = selection.source.id }
+        }
+        return selected
+    }
 
     /// The session the route follows: the most recently activated active
     /// non-mixable session, else the most recently activated active one, else
@@ -255,6 +286,9 @@ public struct Tower: Sendable {
         for uid in uids {
             guard let index = ports.firstIndex(where: { $0.uid == uid }) else { continue }
             outcome.portChanges.append(PortChange(kind: .removed, port: ports.remove(at: index)))
+            // A data source preference is about the port's mics as they were: a port that
+            // comes back starts from its profile's priority.
+            for session in sessions.indices { sessions[session].preferredDataSources[uid] = nil }
         }
         settle(.oldDeviceUnavailable, portEvent: true, into: &outcome)
         return outcome
@@ -408,6 +442,22 @@ public struct Tower: Sendable {
         return outcome
     }
 
+    /// setPreferredDataSource(_:) of port `uid`'s description; nil clears it. Refused for a
+    /// port that is not there or has no data source `source`. The controlling session's
+    /// preference picks the data source the card enables; a change is announced as a route
+    /// configuration change.
+    public mutating func setPreferredDataSource(_ source: String?, port uid: String, session id: String) throws(SessionError) -> TowerOutcome {
+        guard session(id) != nil else { throw .unknownSession(id) }
+        guard let port = port(uid) else { throw .unknownPort(uid) }
+        if let source, !port.dataSources.contains(where: { $0.id == source }) {
+            throw .unknownDataSource(port: uid, source: source)
+        }
+        update(id) { $0.preferredDataSources[uid] = source }
+        var outcome = TowerOutcome()
+        settle(.routeConfigurationChange, portEvent: false, into: &outcome)
+        return outcome
+    }
+
     public mutating func setPrefersInterruptionOnRouteDisconnect(_ value: Bool, session id: String) throws(SessionError) {
         guard session(id) != nil else { throw .unknownSession(id) }
         update(id) { $0.prefersInterruptionOnRouteDisconnect = value }
@@ -538,7 +588,9 @@ public struct Tower: Sendable {
         let request = controllingSession?.request ?? RouteRequest()
         let resolution = resolveRoute(request, ports: ports)
         let newRoute = resolution.route(in: ports)
-        let newConfiguration = resolution.portsInRoute(ports).map(\.alsa)
+        let routePorts = resolution.portsInRoute(ports).map { routePort($0.uid) ?? $0 }
+        let newConfiguration = routePorts.map(\.alsa)
+        let newDataSources = routePorts.map { selectedDataSource($0.uid)?.source.id }
         let newDevices = Self.devices(of: newRoute, in: ports)
         if newRoute != route {
             var why = reason
@@ -561,11 +613,13 @@ public struct Tower: Sendable {
                 why = taken ? .newDeviceAvailable : .oldDeviceUnavailable
             }
             outcome.change = described(why, previous: route, current: newRoute, outcome: outcome)
-        } else if newConfiguration != routeConfiguration {
+        } else if newConfiguration != routeConfiguration || newDataSources != routeSelectedSources {
+            // Another data source of a route port is a new configuration of the same route.
             outcome.change = described(.routeConfigurationChange, previous: route, current: newRoute, outcome: outcome)
         }
         route = newRoute
         routeConfiguration = newConfiguration
+        routeSelectedSources = newDataSources
         routeDevices = newDevices
         self.resolution = resolution
         announceDerivedState(into: &outcome)
@@ -575,7 +629,7 @@ public struct Tower: Sendable {
     /// this request removed as it was when it went.
     private func described(_ reason: RouteChangeReason, previous: Route, current: Route, outcome: TowerOutcome) -> RouteChange {
         let describe: (String) -> Port? = { uid in
-            port(uid) ?? outcome.portChanges.last { $0.kind == .removed && $0.port.uid == uid }?.port
+            routePort(uid) ?? outcome.portChanges.last { $0.kind == .removed && $0.port.uid == uid }?.port
         }
         return RouteChange(
             reason: reason, previous: previous, current: current, previousPorts: RoutePorts(previous, describe: describe),

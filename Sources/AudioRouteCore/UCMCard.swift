@@ -6,7 +6,7 @@
 public struct UCMCardPort: Sendable, Hashable {
     public var port: Port
     /// For each verb that has the port: its UCM devices, highest priority first (a merged
-    /// built-in mic lists its data sources; the first one is enabled).
+    /// built-in mic lists its data sources; the selected one is enabled, by default the first).
     public var devices: [String: [String]]
     /// The ALSA control that says whether the port is plugged in; nil: always there.
     public var jackControl: String?
@@ -144,15 +144,19 @@ public struct UCMCard: Sendable, Hashable {
     }
 
     /// What this card must be set to for a route: the verb for the controlling session, and
-    /// the first device of each of the route's ports on this card (outputs, then inputs).
+    /// for each of the route's ports on this card (outputs, then inputs) its selected data
+    /// source (`dataSources`, by port uid) when the verb has that device, else its first
+    /// device in the verb (the profile's highest priority).
     /// No route port on the card: no verb and no device (the helper turns the card off).
-    public func target(route: Route, configuration: SessionConfiguration?) -> UCMState {
+    public func target(route: Route, configuration: SessionConfiguration?, dataSources: [String: String] = [:]) -> UCMState {
         let byUID = Dictionary(ports.map { ($0.port.uid, $0) }, uniquingKeysWith: { first, _ in first })
         let mine = (route.outputs + route.inputs).compactMap { byUID[$0] }
         guard !mine.isEmpty, let verb = verb(for: configuration) else { return UCMState() }
         var devices: [String] = []
         for port in mine {
-            if let device = port.devices[verb]?.first, !devices.contains(device) { devices.append(device) }
+            guard let candidates = port.devices[verb] else { continue }
+            let selected = dataSources[port.port.uid].flatMap { id in candidates.first { $0 == id } }
+            if let device = selected ?? candidates.first, !devices.contains(device) { devices.append(device) }
         }
         return UCMState(verb: verb, devices: devices)
     }

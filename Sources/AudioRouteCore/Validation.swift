@@ -12,6 +12,8 @@ public enum SessionError: Error, Sendable, Hashable, CustomStringConvertible {
     case duplicatePort(String)
     /// A preferred input that is not an input port.
     case notAnInput(String)
+    /// A preferred data source that the port does not have.
+    case unknownDataSource(port: String, source: String)
 
     /// The spec's error name, as in a simulation step's `error`.
     public var code: String {
@@ -23,6 +25,7 @@ public enum SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unknownPort: return "unknownPort"
         case .duplicatePort: return "duplicatePort"
         case .notAnInput: return "notAnInput"
+        case .unknownDataSource: return "unknownDataSource"
         }
     }
 
@@ -36,6 +39,7 @@ public enum SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unknownPort(let uid): return "no port \"\(uid)\""
         case .duplicatePort(let uid): return "port \"\(uid)\" already exists"
         case .notAnInput(let uid): return "port \"\(uid)\" is not an input"
+        case .unknownDataSource(let port, let source): return "port \"\(port)\" has no data source \"\(source)\""
         }
     }
 }

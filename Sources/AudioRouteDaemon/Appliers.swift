@@ -25,6 +25,8 @@ public struct AppliedRoute: Sendable {
     public var ports: RoutePorts?
     /// The configuration of the session that controls the route, if any.
     public var configuration: SessionConfiguration?
+    /// The selected data source of each route port that has data sources, by port uid.
+    public var dataSources: [String: String] = [:]
 }
 
 /// One way of putting a route into effect. Called on the route service's actor, never concurrently.
@@ -69,6 +71,6 @@ public struct UCMApplier: RouteApplier {
 
     public func apply(_ applied: AppliedRoute) {
         guard case .outcome = applied.moment else { return }
-        helpers.apply(route: applied.route, configuration: applied.configuration)
+        helpers.apply(route: applied.route, configuration: applied.configuration, dataSources: applied.dataSources)
     }
 }

@@ -275,6 +275,12 @@ public actor DBusService: Service {
             return ([], "")
         case (DBusAPI.Manager.explain.name, _, _):
             return (DBusAPI.explainReply(await routes.explanation), DBusAPI.Manager.explain.output)
+        case (DBusAPI.Manager.dataSources.name, .string(let uid)?, _):
+            do throws(SessionError) {
+                return (DBusAPI.dataSourcesReply(try await routes.dataSources(of: uid)), DBusAPI.Manager.dataSources.output)
+            } catch {
+                throw DBusErrorReply(error)
+            }
         default:
             throw DBusErrorReply(.unknownMethod, "\(DBusAPI.managerInterface) has no method \(member)")
         }
@@ -318,6 +324,12 @@ public actor DBusService: Service {
                 } catch {
                     throw DBusErrorReply(error)
                 }
+            case (DBusAPI.Session.setPreferredDataSource.name, .string(let uid)?):
+                guard case .string(let source) = args[1] else { throw DBusErrorReply.invalidArgs("bad arguments") }
+                try await routes.setPreferredDataSource(source.isEmpty ? nil : source, port: uid, session: path)
+            case (DBusAPI.Session.preferredDataSource.name, .string(let uid)?):
+                let source = try await routes.preferredDataSource(port: uid, session: path)
+                return ([.string(source ?? "")], DBusAPI.Session.preferredDataSource.output)
             case (DBusAPI.Session.setPrefersInterruptionOnRouteDisconnect.name, .bool(let value)?):
                 try await routes.setPrefersInterruptionOnRouteDisconnect(value, session: path)
             case (DBusAPI.Session.close.name, _):

@@ -167,7 +167,7 @@ public actor RouteService: Service {
     // MARK: Service
 
     public func run() async throws {
-        routeFile.apply(AppliedRoute(moment: .start, route: tower.route, ports: RoutePorts(tower.route, describe: tower.port)))
+        routeFile.apply(AppliedRoute(moment: .start, route: tower.route, ports: RoutePorts(tower.route, describe: tower.routePort)))
         await waitForEnumerations()
         onReady()
         // Parked until SIGTERM/SIGINT: no timers, no wake-ups while idle. The
@@ -373,6 +373,32 @@ public actor RouteService: Service {
         publish(try tower.setActive(active, session: id, notifyOthers: notifyOthers))
     }
 
+    /// Port `uid`'s data sources, the one it uses now and why. An unavailable port lists its
+    /// data sources and uses none. Refused for a port nobody announced.
+    public func dataSources(of uid: String) throws(SessionError) -> DataSourcesReply {
+        if let port = tower.port(uid) {
+            guard let selection = tower.selectedDataSource(uid) else {
+                return DataSourcesReply(sources: [], selected: nil, reason: "\(port.type.rawValue) port \(uid) has no data sources")
+            }
+            return DataSourcesReply(sources: port.dataSources, selected: selection.source.id, reason: selection.reason)
+        }
+        guard let port = known.port(uid) else { throw .unknownPort(uid) }
+        return DataSourcesReply(sources: port.dataSources, selected: nil, reason: "port \(uid) is unavailable: no data source is in use")
+    }
+
+    /// Sets (or clears, with nil) a session's preferred data source of port `uid`. Not saved:
+    /// it lasts as long as the session, and is forgotten when the port goes (docs/decisions.md).
+    public func setPreferredDataSource(_ source: String?, port uid: String, session id: String) throws(SessionError) {
+        publish(try tower.setPreferredDataSource(source, port: uid, session: id))
+    }
+
+    /// A session's preferred data source of port `uid`, nil for none.
+    public func preferredDataSource(port uid: String, session id: String) throws(SessionError) -> String? {
+        guard let session = tower.session(id) else { throw .unknownSession(id) }
+        guard tower.port(uid) != nil || known.port(uid) != nil else { throw .unknownPort(uid) }
+        return session.preferredDataSources[uid]
+    }
+
     public func overrideOutput(_ override: OutputOverride, session id: String) throws(SessionError) {
         publish(try tower.overrideOutput(override, session: id))
     }
@@ -483,7 +509,7 @@ public actor RouteService: Service {
         let applied = AppliedRoute(
             moment: .outcome, route: tower.route,
             ports: outcome.change?.currentPorts,
-            configuration: tower.controllingSession?.configuration)
+            configuration: tower.controllingSession?.configuration, dataSources: tower.routeDataSources)
         for index in appliers.indices { appliers[index].apply(applied) }
         routeFile.apply(applied)
         if let change = outcome.change {

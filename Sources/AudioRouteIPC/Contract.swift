@@ -66,7 +66,8 @@ public enum DBusAPI {
     public static let introspectableInterface = "org.freedesktop.DBus.Introspectable"
     public static let peerInterface = "org.freedesktop.DBus.Peer"
     /// The revision of version 1 (the `Version` property). 2 added `AllPorts` and `AllPortsChanged`;
-    /// 3 `ScreenLocked` and `ScreenLockChanged`; 4 `SoundServer`.
+    /// 3 `ScreenLocked` and `ScreenLockChanged`; 4 `SoundServer` and a port's data sources (`DataSources`,
+    /// `SetPreferredDataSource`, `PreferredDataSource`).
     public static let version: UInt32 = 4
     /// Longest string argument accepted, in UTF-8 bytes.
     public static let maxStringBytes = 4096
@@ -116,6 +117,9 @@ public enum DBusAPI {
         public static let setPortPriority = BusMethod(managerInterface, "SetPortPriority", in: "si")
         public static let setSilentMode = BusMethod(managerInterface, "SetSilentMode", in: "b")
         public static let explain = BusMethod(managerInterface, "Explain", out: "ssa(sas)")
+        /// Since Version 4: a port's data sources (id, name, alsa), the one it uses now ("" for a
+        /// port without any) and why.
+        public static let dataSources = BusMethod(managerInterface, "DataSources", in: "s", out: "a(sss)ss")
 
         public static let routeChanged = BusSignalMember(managerInterface, "RouteChanged", "s" + routeSignature + routeSignature)
         public static let portsChanged = BusSignalMember(managerInterface, "PortsChanged", "s" + portSignature)
@@ -138,7 +142,7 @@ public enum DBusAPI {
         /// server answers, the cards it holds, the deciding rule, its signal).
         public static let soundServerProperty = BusProperty(managerInterface, "SoundServer", "(ssbauss)")
 
-        public static let methods = [openSession, setPortPriority, setSilentMode, explain]
+        public static let methods = [openSession, setPortPriority, setSilentMode, explain, dataSources]
         public static let signals = [routeChanged, portsChanged, silentModeChanged, allPortsChanged, screenLockChanged]
         public static let properties = [
             versionProperty, routeProperty, portsProperty, silentModeProperty, sessionsProperty, allPortsProperty, screenLockedProperty,
@@ -154,6 +158,10 @@ public enum DBusAPI {
         public static let setPreferredInput = BusMethod(sessionInterface, "SetPreferredInput", in: "s")
         public static let setPrefersInterruptionOnRouteDisconnect = BusMethod(sessionInterface, "SetPrefersInterruptionOnRouteDisconnect", in: "b")
         public static let close = BusMethod(sessionInterface, "Close")
+        /// Since Version 4: (port uid, data source id); "" clears the preference.
+        public static let setPreferredDataSource = BusMethod(sessionInterface, "SetPreferredDataSource", in: "ss")
+        /// Since Version 4: the session's preferred data source of a port, "" for none.
+        public static let preferredDataSource = BusMethod(sessionInterface, "PreferredDataSource", in: "s", out: "s")
 
         /// Sent to the session's owner only, like every signal of this interface.
         public static let interruption = BusSignalMember(sessionInterface, "Interruption", "ssb")
@@ -171,7 +179,10 @@ public enum DBusAPI {
         public static let otherAudioPlayingProperty = BusProperty(sessionInterface, "OtherAudioPlaying", "b")
         public static let secondaryAudioShouldBeSilencedHintProperty = BusProperty(sessionInterface, "SecondaryAudioShouldBeSilencedHint", "b")
 
-        public static let methods = [setCategory, setActive, overrideOutput, setPreferredInput, setPrefersInterruptionOnRouteDisconnect, close]
+        public static let methods = [
+            setCategory, setActive, overrideOutput, setPreferredInput, setPrefersInterruptionOnRouteDisconnect, close, setPreferredDataSource,
+            preferredDataSource,
+        ]
         public static let signals = [interruption, ducked, unducked, silenceSecondaryAudioHint, silenced, unsilenced]
         public static let properties = [
             categoryProperty, modeProperty, optionsProperty, activeProperty, preferredInputProperty, otherAudioPlayingProperty,
@@ -208,7 +219,8 @@ public enum DBusAPI {
     /// group `audio` may make them (docs/security.md). Everything else (reads,
     /// a session's own lifecycle, category and activation) is open to all.
     public static let privilegedMembers: Set<String> = Set(
-        [Manager.setPortPriority, Manager.setSilentMode, Session.overrideOutput, Session.setPreferredInput].map(\.qualifiedName))
+        [Manager.setPortPriority, Manager.setSilentMode, Session.overrideOutput, Session.setPreferredInput, Session.setPreferredDataSource]
+            .map(\.qualifiedName))
 
     /// What the server checks of every call before it decodes anything: the methods'
     /// signatures and the limits above. The caller's credentials are fetched for OpenSession

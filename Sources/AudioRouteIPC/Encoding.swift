@@ -407,3 +407,53 @@ extension DBusAPI {
         [.string(category.rawValue), .string(mode.rawValue), .array(options.names.map(DBusValue.string))]
     }
 }
+
+/// What `DataSources` returns (Version 4): a port's data sources, the one it uses now and why.
+public struct DataSourcesReply: Sendable, Hashable {
+    /// The port's data sources, the profile's highest priority first; empty for a port without any.
+    public var sources: [DataSource]
+    /// The id of the data source the port uses now; nil for a port without any.
+    public var selected: String?
+    /// Why that one (`DataSourceSelection.reason`), or why there is none.
+    public var reason: String
+
+    public init(sources: [DataSource], selected: String?, reason: String) {
+        self.sources = sources
+        self.selected = selected
+        self.reason = reason
+    }
+}
+
+extension DBusAPI {
+    /// `DataSources`' reply: `a(sss)` (id, name, alsa; "" for no PCM), the selected id ("" for
+    /// none) and the reason.
+    public static func dataSourcesReply(_ reply: DataSourcesReply) -> [DBusValue] {
+        let sources: [DBusValue] = reply.sources.map {
+            .structure([.string($0.id), .string($0.name), .string($0.alsa?.description ?? "")])
+        }
+        return [.array(sources), .string(reply.selected ?? ""), .string(reply.reason)]
+    }
+
+    /// `DataSources`' reply, read back. Names the fault of a reply of another shape, of a PCM
+    /// that is not one, and of a selected id that is none of the sources.
+    public static func dataSources(_ arguments: [DBusValue]) throws(WireError) -> DataSourcesReply {
+        guard arguments.count == 3, case .array(let items) = arguments[0], case .string(let selected) = arguments[1],
+            case .string(let reason) = arguments[2]
+        else { throw WireError("DataSources did not return (a(sss), s, s)") }
+        var sources: [DataSource] = []
+        for item in items {
+            guard case .structure(let f) = item, f.count == 3, case .string(let id) = f[0], case .string(let name) = f[1],
+                case .string(let pcm) = f[2], !id.isEmpty
+            else { throw WireError("DataSources: an entry is not (sss) with an id") }
+            var alsa: ALSADevice?
+            if !pcm.isEmpty {
+                do { alsa = try ALSADevice(parsing: pcm) } catch { throw WireError("DataSources: \(id): PCM \(pcm): \(error)") }
+            }
+            sources.append(DataSource(id: id, name: name, alsa: alsa))
+        }
+        guard selected.isEmpty || sources.contains(where: { $0.id == selected }) else {
+            throw WireError("DataSources: the selected \(selected) is none of the port's data sources")
+        }
+        return DataSourcesReply(sources: sources, selected: selected.isEmpty ? nil : selected, reason: reason)
+    }
+}

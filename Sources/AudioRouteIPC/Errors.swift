@@ -11,6 +11,7 @@ public enum DBusErrorName: String, Sendable, Hashable, CaseIterable {
     case unknownName = "org.audioroute.Error.UnknownName"
     case unknownPort = "org.audioroute.Error.UnknownPort"
     case notAnInput = "org.audioroute.Error.NotAnInput"
+    case unknownDataSource = "org.audioroute.Error.UnknownDataSource"
     case notOwner = "org.audioroute.Error.NotOwner"
     case notSaved = "org.audioroute.Error.NotSaved"
     // Standard names the daemon replies with.
@@ -54,6 +55,7 @@ public struct DBusErrorReply: Error, Sendable, Hashable, CustomStringConvertible
         case .invalidOverride: self.init(.invalidOverride, error.description)
         case .unknownPort: self.init(.unknownPort, error.description)
         case .notAnInput: self.init(.notAnInput, error.description)
+        case .unknownDataSource: self.init(.unknownDataSource, error.description)
         case .unknownSession: self.init(.unknownObject, error.description)
         case .duplicateSession, .duplicatePort: self.init(.failed, error.description)
         }

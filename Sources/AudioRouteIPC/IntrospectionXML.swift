@@ -61,6 +61,14 @@ public let audioRouteIntrospectionXML = #"""
       <arg name="input_rule" type="s" direction="out"/>
       <arg name="ports" type="a(sas)" direction="out"/>
     </method>
+    <!-- Since Version 4: a port's data sources (id, name, alsa), the one it uses now ("" for
+         a port without any) and why. -->
+    <method name="DataSources">
+      <arg name="port" type="s" direction="in"/>
+      <arg name="sources" type="a(sss)" direction="out"/>
+      <arg name="selected" type="s" direction="out"/>
+      <arg name="reason" type="s" direction="out"/>
+    </method>
     <signal name="RouteChanged">
       <arg name="reason" type="s"/>
       <arg name="previous" type="(a(ssssssit)a(ssssssit))"/>
@@ -126,6 +134,16 @@ public let audioRouteIntrospectionXML = #"""
       <arg name="value" type="b" direction="in"/>
     </method>
     <method name="Close"/>
+    <!-- Since Version 4: the preferred data source of a port (its id; "" clears). -->
+    <method name="SetPreferredDataSource">
+      <arg name="port" type="s" direction="in"/>
+      <arg name="source" type="s" direction="in"/>
+    </method>
+    <!-- Since Version 4: the session's preferred data source of a port, "" for none. -->
+    <method name="PreferredDataSource">
+      <arg name="port" type="s" direction="in"/>
+      <arg name="source" type="s" direction="out"/>
+    </method>
     <!-- Sent to the session's owner only. type: began or ended; reason: default,
          routeDisconnected, builtInMicMuted (began only, else ""); should_resume: ended only. -->
     <signal name="Interruption">

@@ -24,6 +24,9 @@
 #define AR_METHOD_EXPLAIN "Explain"
 #define AR_METHOD_EXPLAIN_IN ""
 #define AR_METHOD_EXPLAIN_OUT "ssa(sas)"
+#define AR_METHOD_DATA_SOURCES "DataSources"
+#define AR_METHOD_DATA_SOURCES_IN "s"
+#define AR_METHOD_DATA_SOURCES_OUT "a(sss)ss"
 #define AR_METHOD_SET_CATEGORY "SetCategory"
 #define AR_METHOD_SET_CATEGORY_IN "ssas"
 #define AR_METHOD_SET_CATEGORY_OUT ""
@@ -42,6 +45,12 @@
 #define AR_METHOD_CLOSE "Close"
 #define AR_METHOD_CLOSE_IN ""
 #define AR_METHOD_CLOSE_OUT ""
+#define AR_METHOD_SET_PREFERRED_DATA_SOURCE "SetPreferredDataSource"
+#define AR_METHOD_SET_PREFERRED_DATA_SOURCE_IN "ss"
+#define AR_METHOD_SET_PREFERRED_DATA_SOURCE_OUT ""
+#define AR_METHOD_PREFERRED_DATA_SOURCE "PreferredDataSource"
+#define AR_METHOD_PREFERRED_DATA_SOURCE_IN "s"
+#define AR_METHOD_PREFERRED_DATA_SOURCE_OUT "s"
 
 // Signals: the name, then the signature.
 #define AR_SIGNAL_ROUTE_CHANGED "RouteChanged"

@@ -389,8 +389,9 @@ public final class UCMHelpers: Sendable {
     }
 
     /// Tells the helper the state `route` needs on each open card, for the controlling
-    /// session's configuration. A card already asked for that state is not written to.
-    public func apply(route: Route, configuration: SessionConfiguration?) {
+    /// session's configuration and the route ports' selected data sources (by port uid). A card
+    /// already asked for that state is not written to.
+    public func apply(route: Route, configuration: SessionConfiguration?, dataSources: [String: String] = [:]) {
         let (helper, lines, moving, deliver): (UCMHelper?, [(syspath: String, generation: UInt64, line: JSON)], [UCMAnswer], (@Sendable (UCMAnswer) -> Void)?) = registry.withLock { registry in
             guard registry.helper != nil else { return (nil, [], [], nil) }
             var lines: [(syspath: String, generation: UInt64, line: JSON)] = []
@@ -398,7 +399,7 @@ public final class UCMHelpers: Sendable {
             let now = MonotonicClock.nanoseconds()
             for syspath in registry.entries.keys.sorted() {
                 guard let entry = registry.entries[syspath], let card = entry.card else { continue }
-                let target = card.target(route: route, configuration: configuration)
+                let target = card.target(route: route, configuration: configuration, dataSources: dataSources)
                 guard entry.requested != target else { continue }
                 registry.entries[syspath]?.requested = target
                 // Owed before it is written: its answer can come before this thread goes on.

@@ -437,10 +437,92 @@ public actor AudioSession {
         get async throws(AudioSessionError) { try Wire.uint32(try await managerProperty(DBusAPI.Manager.versionProperty), "Version") }
     }
 
-    /// The input ports present now (AVAudioSession.availableInputs).
+    /// The input ports present now (AVAudioSession.availableInputs), each with its data
+    /// sources, the selected one and this session's preferred one (from a daemon of Version 4
+    /// or later).
     public var availableInputs: [PortDescription] {
-        get async throws(AudioSessionError) { try await availablePorts.filter { $0.direction.isInput } }
+        get async throws(AudioSessionError) {
+            let inputs = try await availablePorts.filter { $0.direction.isInput }
+            guard try await daemonVersion >= 4 else { return inputs }
+            var described: [PortDescription] = []
+            for input in inputs { described.append(try await dataSources(of: input)) }
+            return described
+        }
     }
+
+    /// `port` with its `dataSources`, `selectedDataSource` and `preferredDataSource` read from
+    /// the daemon (Version 4 or later; an older one gives `unknownMethod` as `.remote`). A port
+    /// without data sources gets nil, as iOS gives.
+    public func dataSources(of port: PortDescription) async throws(AudioSessionError) -> PortDescription {
+        let reply = try await dataSources(uid: port.uid)
+        let client = try await ensureConnection()
+        var described = port
+        let sources = reply.sources.map(DataSourceDescription.init)
+        described.dataSources = sources.isEmpty ? nil : sources
+        described.selectedDataSource = sources.first { $0.dataSourceID == reply.selected }
+        let path = try await ensureSession()
+        let preferred = try Wire.string(
+            try await sessionCall(client, path, DBusAPI.Session.preferredDataSource, [.string(port.uid)]).first ?? .string(""),
+            "PreferredDataSource")
+        described.preferredDataSource = sources.first { $0.dataSourceID == preferred }
+        return described
+    }
+
+    /// The daemon's word on port `uid`'s data sources (`DataSources`, Version 4): the list, the
+    /// one in use and why. Opens no session.
+    public func dataSources(uid: String) async throws(AudioSessionError) -> DataSourcesReply {
+        let client = try await ensureConnection()
+        return try Wire.dataSources(try await managerCall(client, DBusAPI.Manager.dataSources, [.string(uid)]))
+    }
+
+    /// Sets (or with nil clears) this session's preferred data source of `port`
+    /// (AVAudioSessionPortDescription.setPreferredDataSource). While this session controls the
+    /// route, the card records from it. Not remembered: it lasts as long as the session, and is
+    /// forgotten when the port goes. `unknownPort` / `unknownDataSource` name a bad one.
+    public func setPreferredDataSource(_ source: DataSourceDescription?, of port: PortDescription) async throws(AudioSessionError) {
+        try await setPreferredDataSource(id: source?.dataSourceID, port: port.uid)
+    }
+
+    /// `setPreferredDataSource(_:of:)` by the port's uid and the data source's id.
+    public func setPreferredDataSource(id: String?, port uid: String) async throws(AudioSessionError) {
+        let path = try await ensureSession()
+        let client = try await ensureConnection()
+        _ = try await sessionCall(client, path, DBusAPI.Session.setPreferredDataSource, [.string(uid), .string(id ?? "")])
+    }
+
+    /// The current route's input port, with its data sources read (nil: the route records nothing).
+    private var describedInput: PortDescription? {
+        get async throws(AudioSessionError) {
+            guard let input = try await currentRoute.inputs.first else { return nil }
+            return try await dataSources(of: input)
+        }
+    }
+
+    /// The data sources of the current route's input port (AVAudioSession.inputDataSources);
+    /// nil when it has none or the route records nothing.
+    public var inputDataSources: [DataSourceDescription]? {
+        get async throws(AudioSessionError) { try await describedInput?.dataSources }
+    }
+
+    /// The data source the current route's input uses (AVAudioSession.inputDataSource); nil
+    /// when it has none.
+    public var inputDataSource: DataSourceDescription? {
+        get async throws(AudioSessionError) { try await describedInput?.selectedDataSource }
+    }
+
+    /// Prefers `source` for the current route's input port (AVAudioSession.setInputDataSource);
+    /// nil clears the preference. `unknownPort` when the route records nothing.
+    public func setInputDataSource(_ source: DataSourceDescription?) async throws(AudioSessionError) {
+        guard let input = try await currentRoute.inputs.first else { throw .unknownPort("the current route has no input") }
+        try await setPreferredDataSource(id: source?.dataSourceID, port: input.uid)
+    }
+
+    /// The data sources of the current route's output (AVAudioSession.outputDataSources): nil.
+    /// No output port has data sources on Linux (a UCM profile's outputs are ports of their own).
+    public var outputDataSources: [DataSourceDescription]? { nil }
+
+    /// The output's data source (AVAudioSession.outputDataSource): nil, as `outputDataSources`.
+    public var outputDataSource: DataSourceDescription? { nil }
 
     /// The preferred input, if one is set and present.
     public var preferredInput: PortDescription? {

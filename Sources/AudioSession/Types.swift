@@ -23,6 +23,17 @@ public struct PortDescription: Sendable, Hashable, CustomStringConvertible {
     /// `availablePorts`, `currentRoute` and `portsChanged` (never unavailable, but available and
     /// unknown ones look alike there) and every port of a daemon older than Version 2.
     public var availability: Port.Availability?
+    /// The port's data sources (AVAudioSessionPortDescription.dataSources): the mics behind a
+    /// UCM card's built-in mic, the profile's highest priority first. Nil for a port without
+    /// any, as iOS gives; also nil where they were not read: only `AudioSession.availableInputs`,
+    /// `dataSources(of:)` and the session's `inputDataSources` read them (a daemon of Version 4
+    /// or later has them).
+    public var dataSources: [DataSourceDescription]?
+    /// The data source the port uses now (nil: none, or not read).
+    public var selectedDataSource: DataSourceDescription?
+    /// This session's preferred data source of the port (nil: none, or not read). Set it with
+    /// `AudioSession.setPreferredDataSource(_:of:)`.
+    public var preferredDataSource: DataSourceDescription?
 
     public init(
         uid: String, portType: PortType, portName: String, direction: PortDirection, device: String,
@@ -59,6 +70,42 @@ public struct PortDescription: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(portName) (\(portType.rawValue), \(uid))" }
+}
+
+/// One data source of a port (AVAudioSessionDataSourceDescription): a mic of a UCM card's
+/// built-in mic. Linux does not say where a mic sits or which polar patterns it has: those
+/// members are nil, as iOS gives them when it does not know.
+public struct DataSourceDescription: Sendable, Hashable, CustomStringConvertible {
+    /// The UCM device's name ("Mic1", "DMIC"): unique within the port. iOS uses a number; a
+    /// UCM device has none, and its name is what the profile and `alsaucm` call it.
+    public var dataSourceID: String
+    /// The device's comment ("Internal Digital Microphone"), or its name.
+    public var dataSourceName: String
+    /// The PCM it is read from, when known.
+    public var alsa: ALSADevice?
+    /// Where the mic is on the device (iOS: upper, lower): not known on Linux, nil.
+    public var location: String? { nil }
+    /// Which way the mic faces (iOS: top, bottom, front, back…): not known on Linux, nil.
+    public var orientation: String? { nil }
+    /// The polar patterns the mic supports: not known on Linux, nil.
+    public var supportedPolarPatterns: [String]? { nil }
+    /// The polar pattern in use: not known on Linux, nil.
+    public var selectedPolarPattern: String? { nil }
+    /// The preferred polar pattern: none can be set on Linux, nil.
+    public var preferredPolarPattern: String? { nil }
+
+    public init(dataSourceID: String, dataSourceName: String, alsa: ALSADevice? = nil) {
+        self.dataSourceID = dataSourceID
+        self.dataSourceName = dataSourceName
+        self.alsa = alsa
+    }
+
+    /// The core's data source as the library describes it.
+    public init(_ source: DataSource) {
+        self.init(dataSourceID: source.id, dataSourceName: source.name, alsa: source.alsa)
+    }
+
+    public var description: String { "\(dataSourceName) (\(dataSourceID))" }
 }
 
 /// A route: the ports audio goes out to and comes in from (AVAudioSessionRouteDescription).
@@ -175,6 +222,9 @@ public typealias SessionSummary = AudioRouteIPC.SessionSummary
 /// contract's type; Core's `RouteExplanation` is the daemon's own, with typed rules).
 public typealias ExplainReply = AudioRouteIPC.ExplainReply
 
+/// What `AudioSession.dataSources(uid:)` returns: a port's data sources, the one in use and why.
+public typealias DataSourcesReply = AudioRouteIPC.DataSourcesReply
+
 /// Errors of the client library. The first group mirrors the daemon's D-Bus error names.
 public enum AudioSessionError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `org.audioroute.Error.InvalidOption`: an option not valid with the category.
@@ -187,6 +237,8 @@ public enum AudioSessionError: Error, Sendable, Hashable, CustomStringConvertibl
     case unknownPort(String)
     /// `org.audioroute.Error.NotAnInput`.
     case notAnInput(String)
+    /// `org.audioroute.Error.UnknownDataSource`: the port has no such data source.
+    case unknownDataSource(String)
     /// `org.audioroute.Error.NotOwner`: the session belongs to another connection.
     case notOwner(String)
     /// `org.audioroute.Error.NotSaved`: applied, but not yet written to disk.
@@ -207,7 +259,7 @@ public enum AudioSessionError: Error, Sendable, Hashable, CustomStringConvertibl
     public var description: String {
         switch self {
         case .invalidOption(let m), .invalidOverride(let m), .unknownName(let m), .unknownPort(let m), .notAnInput(let m),
-            .notOwner(let m), .notSaved(let m), .invalidArguments(let m), .limitsExceeded(let m), .accessDenied(let m):
+            .unknownDataSource(let m), .notOwner(let m), .notSaved(let m), .invalidArguments(let m), .limitsExceeded(let m), .accessDenied(let m):
             return m
         case .daemonUnavailable(let bus, let detail):
             return "audiorouted (org.audioroute.AudioRoute1) is not reachable on \(bus): \(detail)"

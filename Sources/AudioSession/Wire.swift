@@ -13,6 +13,11 @@ enum Wire {
         do throws(WireError) { return try body() } catch { throw .badReply(error.description) }
     }
 
+    /// `DataSources`' reply.
+    static func dataSources(_ arguments: [DBusValue]) throws(AudioSessionError) -> DataSourcesReply {
+        try read { () throws(WireError) in try DBusAPI.dataSources(arguments) }
+    }
+
     /// A `(ssssssit)` port: its availability is not said.
     static func port(_ value: DBusValue) throws(AudioSessionError) -> PortDescription {
         PortDescription(try read { () throws(WireError) in try DBusAPI.port(value) }, availability: nil)
@@ -101,6 +106,7 @@ enum Wire {
             case .unknownName: return .unknownName(message)
             case .unknownPort: return .unknownPort(message)
             case .notAnInput: return .notAnInput(message)
+            case .unknownDataSource: return .unknownDataSource(message)
             case .notOwner: return .notOwner(message)
             case .notSaved: return .notSaved(message)
             case .invalidArgs: return .invalidArguments(message)

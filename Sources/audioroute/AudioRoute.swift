@@ -13,7 +13,7 @@ struct AudioRoute: AsyncParsableCommand {
             tried and exit with status 1.
             """,
         subcommands: [
-            Status.self, Ports.self, Monitor.self, Explain.self, Override.self, PreferInput.self, Priority.self, Silent.self,
+            Status.self, Ports.self, Monitor.self, Explain.self, Override.self, PreferInput.self, DataSourceCommand.self, Priority.self, Silent.self,
             SessionCommand.self, Play.self, Hardware.self, Simulate.self, Demo.self, DemoSinkCommand.self,
         ]
     )

@@ -9,6 +9,20 @@ enum DaemonText {
         .object([.init("inputs", .array(route.inputs.map(portJSON))), .init("outputs", .array(route.outputs.map(portJSON)))])
     }
 
+    /// `routeJSON`, each input that has data sources with `dataSources` and `selectedDataSource`
+    /// (`dataSources`: the daemon's replies by port uid).
+    static func routeJSON(_ route: RouteDescription, dataSources: [String: DataSourcesReply]) -> JSON {
+        let inputs = route.inputs.map { input -> JSON in
+            guard let reply = dataSources[input.uid], !reply.sources.isEmpty else { return portJSON(input) }
+            var port = input.port
+            port.dataSources = reply.sources
+            guard case .object(var members) = port.json else { return port.json }
+            members.append(JSON.Member("selectedDataSource", reply.selected.map(JSON.string) ?? .null))
+            return .object(members)
+        }
+        return .object([.init("inputs", .array(inputs)), .init("outputs", .array(route.outputs.map(portJSON)))])
+    }
+
     static func sessionJSON(_ session: SessionSummary) -> JSON {
         .object([
             .init("path", .string(session.path)), .init("owner", .string(session.owner)), .init("app", .string(session.app)),

@@ -45,7 +45,9 @@ struct Ports: AsyncParsableCommand {
         if let alsaInfo { return try reportPorts(alsaInfo) }
         if explain { return try explainCards() }
         guard options.direct else { return try await fromDaemon() }
-        PortText.list(Self.numbered(await DirectWatchers.currentPorts(DirectWatchers.all(options))), json: options.json)
+        // Read in this process, where no session prefers a data source: each port uses its first.
+        let ports = Self.numbered(await DirectWatchers.currentPorts(DirectWatchers.all(options)))
+        PortText.list(ports, selected: PortText.firstDataSources(ports.map(\.port)), json: options.json)
     }
 
     /// A snapshot's ports for the listing. Sequence is connection order: a snapshot numbers the
@@ -69,7 +71,17 @@ extension Ports {
         let session = daemon.session()
         try await withDaemon(direct: "ports") { () throws(AudioSessionError) in
             // Every known port with its availability (a daemon before Version 2 does not say it).
-            PortText.list(try await session.allPorts.map { ($0.port, $0.availability) }, json: options.json)
+            var ports = try await session.allPorts.map { ($0.port, $0.availability) }
+            var selected: [String: String] = [:]
+            if try await session.daemonVersion >= 4 {
+                // Each input's data sources and the one in use (Version 4).
+                for index in ports.indices where ports[index].0.direction.isInput {
+                    let reply = try await session.dataSources(uid: ports[index].0.uid)
+                    ports[index].0.dataSources = reply.sources
+                    if let id = reply.selected { selected[ports[index].0.uid] = id }
+                }
+            }
+            PortText.list(ports, selected: selected, json: options.json)
         }
     }
 }
@@ -138,7 +150,8 @@ extension Ports {
             }
         } else {
             // As `ports --direct` lists them: the same lines and JSON, availability included.
-            for line in PortText.listing(Self.numbered(machine.ports), json: options.json) { out.append(line) }
+            let ports = Self.numbered(machine.ports)
+            for line in PortText.listing(ports, selected: PortText.firstDataSources(ports.map(\.port)), json: options.json) { out.append(line) }
         }
         out.flush()
     }
@@ -271,25 +284,45 @@ enum PortText {
     }
 
     /// Writes `ports`' listing (`listing`).
-    static func list(_ ports: [(port: Port, availability: Port.Availability?)], json: Bool) {
+    static func list(_ ports: [(port: Port, availability: Port.Availability?)], selected: [String: String] = [:], json: Bool) {
         var out = OutputBuffer()
-        for line in listing(ports, json: json) { out.append(line) }
+        for line in listing(ports, selected: selected, json: json) { out.append(line) }
         out.flush()
     }
 
-    /// `ports`' listing: a line per port ending in its availability, or with `json` an array
-    /// whose objects end in `availability`; nil where it is not known (null in JSON, left out of
-    /// the line).
-    static func listing(_ ports: [(port: Port, availability: Port.Availability?)], json: Bool) -> [String] {
-        if json { return [JSON.array(ports.map { Self.json($0.port, availability: $0.availability) }).text] }
-        if ports.isEmpty { return ["no ports"] }
-        return ports.map { port, availability in line(port) + (availability.map { " availability=\($0.rawValue)" } ?? "") }
+    /// Each port's first data source, by uid: what a port uses where no session prefers another.
+    static func firstDataSources(_ ports: [Port]) -> [String: String] {
+        var first: [String: String] = [:]
+        for port in ports { if let source = port.dataSources.first { first[port.uid] = source.id } }
+        return first
     }
 
-    /// A port of the listing as JSON: `Port.json`'s members, then `availability` (null: not known).
-    static func json(_ port: Port, availability: Port.Availability?) -> JSON {
+    /// `ports`' listing: a line per port ending in its availability, then a line per data source
+    /// (the one in use, from `selected` by port uid, marked `*`); or with `json` an array whose
+    /// objects end in `availability` (and, for a port with data sources, `selectedDataSource`);
+    /// nil where it is not known (null in JSON, left out of the line).
+    static func listing(_ ports: [(port: Port, availability: Port.Availability?)], selected: [String: String] = [:], json: Bool) -> [String] {
+        if json { return [JSON.array(ports.map { Self.json($0.port, availability: $0.availability, selected: selected[$0.port.uid]) }).text] }
+        if ports.isEmpty { return ["no ports"] }
+        return ports.flatMap { port, availability in
+            [line(port) + (availability.map { " availability=\($0.rawValue)" } ?? "")]
+                + port.dataSources.map { dataSourceLine($0, selected: $0.id == selected[port.uid]) }
+        }
+    }
+
+    /// `  * data source Mic1 "Internal Mic" alsa=…`: `*` marks the one in use.
+    static func dataSourceLine(_ source: DataSource, selected: Bool) -> String {
+        let alsa = source.alsa.map { " alsa=\($0)" } ?? ""
+        return "  \(selected ? "*" : " ") data source \(source.id) \"\(source.name)\"\(alsa)"
+    }
+
+    /// A port of the listing as JSON: `Port.json`'s members (`dataSources` for a port that has
+    /// them), then `availability` (null: not known), then for a port with data sources
+    /// `selectedDataSource` (its id, null when none is in use).
+    static func json(_ port: Port, availability: Port.Availability?, selected: String? = nil) -> JSON {
         guard case .object(var members) = port.json(withAvailability: false) else { return port.json }
         members.append(JSON.Member("availability", availability.map { .string($0.rawValue) } ?? .null))
+        if !port.dataSources.isEmpty { members.append(JSON.Member("selectedDataSource", selected.map(JSON.string) ?? .null)) }
         return .object(members)
     }
 }

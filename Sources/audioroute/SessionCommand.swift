@@ -125,14 +125,19 @@ struct Override: AsyncParsableCommand {
 /// Runs a command (or waits for a signal) while a session is held, then releases it.
 enum HeldSession {
     /// `reactivate`: after the daemon restarts (mediaServicesWereReset, the library has re-opened
-    /// the session with its category), activate it again and re-apply `override`, as an app would.
-    static func run(_ audio: AudioSession, command: [String], reactivate: Bool, override: OutputOverride = .none) async -> Int32 {
+    /// the session with its category), activate it again and re-apply `override` and the
+    /// preferred `dataSource` (a port's uid and a data source's id), as an app would.
+    static func run(
+        _ audio: AudioSession, command: [String], reactivate: Bool, override: OutputOverride = .none,
+        dataSource: (port: String, id: String?)? = nil
+    ) async -> Int32 {
         let notifications = await audio.notifications
         let events = Task {
             for await event in notifications {
                 report(event)
                 guard reactivate, event == .mediaServicesWereReset else { continue }
                 do {
+                    if let dataSource { try await audio.setPreferredDataSource(id: dataSource.id, port: dataSource.port) }
                     try await audio.setActive(true)
                     if override != .none { try await audio.overrideOutputAudioPort(override) }
                 } catch {

@@ -30,11 +30,16 @@ struct Status: AsyncParsableCommand {
             let silent = try await session.silentMode
             let locked = try await session.screenLocked
             let engine = try await session.soundServer
+            // The route's inputs' data sources and the one in use (Version 4).
+            var dataSources: [String: DataSourcesReply] = [:]
+            if try await session.daemonVersion >= 4 {
+                for input in route.inputs { dataSources[input.uid] = try await session.dataSources(uid: input.uid) }
+            }
             var out = OutputBuffer()
             if json {
                 out.append(
                     JSON.object([
-                        .init("route", DaemonText.routeJSON(route)), .init("ports", .array(ports.map(DaemonText.portJSON))),
+                        .init("route", DaemonText.routeJSON(route, dataSources: dataSources)), .init("ports", .array(ports.map(DaemonText.portJSON))),
                         .init("sessions", .array(sessions.map(DaemonText.sessionJSON))), .init("silentMode", .bool(silent)),
                         .init("screenLocked", locked.map(JSON.bool) ?? .null), .init("soundServer", engine?.json ?? .null),
                     ]).text)
@@ -44,6 +49,10 @@ struct Status: AsyncParsableCommand {
                 out.append("Route")
                 out.append("  outputs: \(DaemonText.routeSide(route.outputs))")
                 out.append("  inputs:  \(DaemonText.routeSide(route.inputs))")
+                for input in route.inputs {
+                    guard let reply = dataSources[input.uid], let selected = reply.selected else { continue }
+                    out.append("  data source of \(input.uid): \(selected) (\(reply.reason))")
+                }
                 out.append("Ports")
                 if ports.isEmpty { out.append("   (none)") }
                 for port in ports { out.append(DaemonText.portLine(port, inRoute: inRoute.contains(port.uid))) }
@@ -77,17 +86,29 @@ struct Explain: AsyncParsableCommand {
         let session = daemon.session()
         try await withDaemon { () throws(AudioSessionError) in
             let explanation = try await session.explain()
+            // Which data source the route's input uses, and why (Version 4).
+            var dataSources: [(uid: String, reply: DataSourcesReply)] = []
+            if try await session.daemonVersion >= 4 {
+                for input in try await session.currentRoute.inputs {
+                    let reply = try await session.dataSources(uid: input.uid)
+                    if reply.selected != nil { dataSources.append((input.uid, reply)) }
+                }
+            }
             var out = OutputBuffer()
             if json {
                 out.append(
                     JSON.object([
                         .init("outputRule", .string(explanation.outputRule)), .init("inputRule", .string(explanation.inputRule)),
                         .init("ports", .array(explanation.ports.map { .object([.init("uid", .string($0.uid)), .init("reasons", .array($0.reasons.map(JSON.string)))]) })),
+                        .init("dataSources", .array(dataSources.map {
+                            .object([.init("uid", .string($0.uid)), .init("selected", $0.reply.selected.map(JSON.string) ?? .null), .init("reason", .string($0.reply.reason))])
+                        })),
                     ]).text)
             } else {
                 out.append("output: \(explanation.outputRule)")
                 out.append("input:  \(explanation.inputRule)")
                 for port in explanation.ports { out.append("  \(port.uid): \(port.reasons.joined(separator: "; "))") }
+                for (uid, reply) in dataSources { out.append("data source of \(uid): \(reply.selected ?? "none"): \(reply.reason)") }
             }
             out.flush()
         }

@@ -53,6 +53,20 @@ extension StockMachine {
     ]
 }
 
+extension StockMachine {
+    /// sof-hda-dsp with the codec's analog internal mic beside the PCH DMICs: two built-in mics.
+    static let sofHDADSPInternalMic = StockMachine(
+        name: "sof-hda-dsp with an analog internal mic (reconstructed)",
+        cardFiles: ["ucm2/cards/sofhdadsp-card.conf", "ucm2/cards/sofhdadsp-internal-mic.conf"], card: "sofhdadsp",
+        base: "pci-0000:00:1f.3-platform-skl_hda_dsp_generic", plugged: ["Headphone Jack", "Mic Jack"],
+        ports: [
+            "HDMI output dmix:CARD=sofhdadsp,DEV=3", "HDMI output dmix:CARD=sofhdadsp,DEV=4", "HDMI output dmix:CARD=sofhdadsp,DEV=5",
+            "builtInMic input dsnoop:CARD=sofhdadsp,DEV=0", "builtInSpeaker output dmix:CARD=sofhdadsp,DEV=0",
+            "headphones output dmix:CARD=sofhdadsp,DEV=0", "headsetMic input dsnoop:CARD=sofhdadsp,DEV=0",
+        ],
+        switched: ["headphones", "speaker"], byIndexOnly: ["hdmi-3", "hdmi-4", "hdmi-5"])
+}
+
 /// A card of a corpus report: the report's file name (without `.txt`) and the card's id.
 struct ReportCard: Sendable {
     var report: String
@@ -180,6 +194,10 @@ extension StockMachine {
                 "headphones output dmix:CARD=sofhdadsp,DEV=0", "headsetMic input dsnoop:CARD=sofhdadsp,DEV=0",
             ],
             switched: ["headphones", "speaker"], byIndexOnly: ["hdmi-3", "hdmi-4", "hdmi-5"]),
+        // The same laptop with an analog internal mic beside the DMICs (sofhdadsp-internal-mic.conf,
+        // reconstructed): HiFi-analog.conf's jackless Mic3 "Internal Stereo Microphone" on capture 0
+        // (CapturePriority 400) and the DMIC Mic1 on 6 (100) are one built-in mic, on Mic3's PCM.
+        StockMachine.sofHDADSPInternalMic,
         // HDA-Intel with a stock profile: a Lenovo desktop's two Realtek codecs, whose kernel fixup
         // sets the long name "HDAudio-Lenovo-DualCodecs" (conf.d/HDA-Intel -> HDA/DualCodecs),
         // reconstructed (ucm2/cards/hdaintel-dualcodecs-card.conf). The rear codec's line out
@@ -348,5 +366,53 @@ private func values(_ writes: [String]) -> [String: String] {
             }
             #expect(stillOff.isEmpty, "\(machine): after the route to \(output.port.uid), still off: \(stillOff)")
         }
+    }
+
+    /// The laptop's two built-in mics are one port's data sources, by the profile's priority; the
+    /// helper enables the one the controlling session prefers (the device's CaptureSwitch, which
+    /// the helper turns on when it enables it, read back from the card's writes), and the route
+    /// records from that one's PCM.
+    @Test func twoBuiltInMicsAreDataSourcesAndThePreferredOneIsEnabled() throws {
+        var machine = StockMachine.sofHDADSPInternalMic
+        // Nothing in the headset jack: the route records from the built-in mic.
+        machine.plugged = []
+        let helper = try MachineHelper(machine)
+        guard case .hello(let hello) = try helper.send(.object([JSON.Member("open", .string("hw:" + machine.card))])) else {
+            throw TestFailure("\(machine): no hello")
+        }
+        let card = hello.withPublicUIDs(base: machine.base)
+        let ports = UdevPortState.ucmClassification(card, jacks: []).ports
+        let mic = try #require(ports.first { $0.type == .builtInMic })
+        #expect(mic.dataSources.map { "\($0.id) \($0.name) \($0.alsa ?? "-")" } == [
+            "Mic3 Internal Stereo Microphone dsnoop:CARD=sofhdadsp,DEV=0", "Mic1 Digital Microphone dsnoop:CARD=sofhdadsp,DEV=6",
+        ])
+
+        // The daemon's tower: a recording session controls the route.
+        var tower = Tower()
+        _ = try tower.addPorts(ports.filter(\.availability.isUsable))
+        _ = try tower.openSession(Session(id: "rec", configuration: try SessionConfiguration(category: .record)))
+        _ = try tower.setActive(true, session: "rec")
+        #expect(tower.route.inputs == [mic.uid])
+        func apply() throws -> (devices: [String], writes: [String: String]) {
+            let target = card.target(route: tower.route, configuration: tower.controllingSession?.configuration, dataSources: tower.routeDataSources)
+            return (target.devices, values(try helper.set(target)))
+        }
+        _ = try helper.set(UCMState(verb: "HiFi"))
+        var applied = try apply()
+        #expect(applied.devices == ["Mic3"])
+        #expect(applied.writes["Capture Switch"] == "on,on", "\(applied.writes)")
+        #expect(applied.writes["Dmic0 Capture Switch"] == nil, "\(applied.writes)")
+        #expect(tower.routePort(mic.uid)?.alsa?.description == "dsnoop:CARD=sofhdadsp,DEV=0")
+
+        _ = try tower.setPreferredDataSource("Mic1", port: mic.uid, session: "rec")
+        applied = try apply()
+        #expect(applied.devices == ["Mic1"])
+        #expect(applied.writes["Dmic0 Capture Switch"] == "on,on", "\(applied.writes)")
+        #expect(tower.routePort(mic.uid)?.alsa?.description == "dsnoop:CARD=sofhdadsp,DEV=6")
+
+        _ = try tower.setPreferredDataSource(nil, port: mic.uid, session: "rec")
+        applied = try apply()
+        #expect(applied.devices == ["Mic3"])
+        #expect(tower.routePort(mic.uid)?.alsa?.description == "dsnoop:CARD=sofhdadsp,DEV=0")
     }
 }

@@ -148,10 +148,13 @@ private func strings(_ json: JSON?) -> [String]? {
         #expect(hello["notes"] == .array([]))
         // The first members are the core's Port but its sequence (the daemon's to give), as the
         // daemon decodes them; then the helper's.
+        // The merged built-in mic has its data sources (the PinePhone has one: DigitalMic) after "alsa".
         for port in ports {
             guard case .object(let members) = port else { continue }
-            #expect(members.map(\.key) == ["uid", "type", "direction", "device", "name", "priority", "alsa", "devices", "jackControl", "profilePriority"])
+            let sources = port["type"] == "builtInMic" ? ["dataSources"] : []
+            #expect(members.map(\.key) == ["uid", "type", "direction", "device", "name", "priority", "alsa"] + sources + ["devices", "jackControl", "profilePriority"])
         }
+        #expect(ports[4]["dataSources"]?.text == #"[{"id": "DigitalMic", "name": "Internal Microphone", "alsa": "hw:PinePhone,0"}]"#)
         // The helper's resident memory after the hello (docs/ucm.md); this build's, not the shipped one's.
         if let memory = ProcessMemory(pid: helper.process.pid) { print("audioroute-ucm after the hello: \(memory)") }
 

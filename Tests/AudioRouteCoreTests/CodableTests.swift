@@ -31,6 +31,14 @@ import Testing
         #expect(RouteChangeReason.allCases.map(\.rawNumber) == [0, 1, 2, 3, 4, 6, 7, 8])
     }
 
+    /// A port's data sources round-trip; a port without any has no `dataSources` key.
+    @Test func aPortsDataSourcesRoundTrip() throws {
+        var mic = Port(uid: "mic", type: .builtInMic, device: "card", alsa: "dsnoop:CARD=X,DEV=0")
+        #expect(!String(decoding: try JSONEncoder().encode(mic), as: UTF8.self).contains("dataSources"))
+        mic.dataSources = [DataSource(id: "Mic1", name: "Digital Microphone", alsa: "dsnoop:CARD=X,DEV=6"), DataSource(id: "Mic2")]
+        #expect(try JSONDecoder().decode(Port.self, from: JSONEncoder().encode(mic)) == mic)
+    }
+
     /// The port's ALSA device is its text in JSON, exactly as given; text that is no PCM name
     /// is a decoding error that names the fault.
     @Test func aPortsALSADeviceIsItsTextInJSON() throws {

@@ -203,6 +203,11 @@ private func replyString(_ line: String) throws -> String {
             ("OverrideOutput", "s", "[\"speaker\"]", "org.audioroute.Error.InvalidOverride", "only valid with playAndRecord"),
             ("OverrideOutput", "s", "[\"loud\"]", "org.audioroute.Error.UnknownName", "unknown override \\\"loud\\\""),
             ("SetPreferredInput", "s", "[\"no-such-mic\"]", "org.audioroute.Error.UnknownPort", "no port \\\"no-such-mic\\\""),
+            ("SetPreferredDataSource", "ss", "[\"no-such-mic\", \"Mic1\"]", "org.audioroute.Error.UnknownPort", "no port \\\"no-such-mic\\\""),
+            ("SetPreferredDataSource", "s", "[\"no-such-mic\"]", "org.freedesktop.DBus.Error.InvalidArgs", "expected signature \\\"ss\\\", got \\\"s\\\""),
+            ("SetPreferredDataSource", "ss", "[\"mic\", {\"big\": 1048576}]", "org.freedesktop.DBus.Error.InvalidArgs", "at most 4096 are accepted"),
+            ("PreferredDataSource", "s", "[\"no-such-mic\"]", "org.audioroute.Error.UnknownPort", "no port \\\"no-such-mic\\\""),
+            ("PreferredDataSource", "s", "[{\"big\": 1048576}]", "org.freedesktop.DBus.Error.InvalidArgs", "at most 4096 are accepted"),
             ("Dance", "", "[]", "org.freedesktop.DBus.Error.UnknownMethod", "has no method Dance"),
         ]
         for (member, signature, arguments, error, fragment) in cases {
@@ -217,6 +222,9 @@ private func replyString(_ line: String) throws -> String {
             ("OpenSession", "s", "[{\"big\": 1048576}]", "org.freedesktop.DBus.Error.InvalidArgs", "at most 4096"),
             ("OpenSession", "i", "[3]", "org.freedesktop.DBus.Error.InvalidArgs", "expected signature \\\"s\\\""),
             ("SetSilentMode", "s", "[\"on\"]", "org.freedesktop.DBus.Error.InvalidArgs", "expected signature \\\"b\\\""),
+            ("DataSources", "s", "[\"no-such-mic\"]", "org.audioroute.Error.UnknownPort", "no port \\\"no-such-mic\\\""),
+            ("DataSources", "", "[]", "org.freedesktop.DBus.Error.InvalidArgs", "expected signature \\\"s\\\""),
+            ("DataSources", "s", "[{\"big\": 1048576}]", "org.freedesktop.DBus.Error.InvalidArgs", "at most 4096 are accepted"),
         ]
         for (member, signature, arguments, error, fragment) in managerCases {
             let reply = client.manager(member, signature, arguments)

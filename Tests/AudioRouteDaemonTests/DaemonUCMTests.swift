@@ -1,4 +1,5 @@
 import AudioRouteCore
+import AudioRouteTestKit
 import Foundation
 import Testing
 
@@ -170,6 +171,108 @@ import Testing
             // Each state once: a route that does not change the card's state sends nothing.
             let requests = bench.requests()
             #expect(zip(requests, requests.dropFirst()).allSatisfy { $0 != $1 }, "\(requests)")
+        }
+    }
+
+    /// The phone's hello with a second built-in mic on another PCM: the mic port's data sources.
+    static let helloWithTwoMics = hello.replacingOccurrences(
+        of: #""name": "Internal microphone", "alsa": "hw:PinePhone,0", "devices": {"HiFi": ["DigitalMic"], "Voice Call": ["DigitalMic"]}}"#,
+        with: #""name": "Internal microphone", "alsa": "hw:PinePhone,0", "dataSources": [{"id": "DigitalMic", "name": "Internal microphone", "alsa": "hw:PinePhone,0"}, {"id": "Mic2", "name": "Bottom microphone", "alsa": "hw:PinePhone,1"}], "devices": {"HiFi": ["DigitalMic", "Mic2"], "Voice Call": ["DigitalMic", "Mic2"]}}"#)
+
+    @Test func aPreferredDataSourceIsEnabledAndTheRouteFileOpensItsPCM() throws {
+        #expect(Self.helloWithTwoMics != Self.hello)
+        try Self.withDaemon(hello: Self.helloWithTwoMics) { bench in
+            let mic = "platform-sound/mic"
+            #expect(bench.wait { bench.ports().contains(mic) }, "\(bench.portNames())\n\(bench.daemon.stderr)")
+            let routeFile = bench.directory + "/run/audioroute/asound.conf"
+            func routeFileHas(_ text: String) -> Bool { ((try? String(contentsOfFile: routeFile, encoding: .utf8)) ?? "").contains(text) }
+            // Listed with its data sources, the first (the profile's highest priority) in use.
+            let listing = try bench.bench.run(["ports", "--json"] + bench.address)
+            func elements(_ json: JSON?) -> [JSON] { if case .array(let items)? = json { items } else { [] } }
+            let port = try #require(elements(try JSON.parse(listing.stdout)).first { $0["uid"]?.string == mic })
+            #expect(port["dataSources"]?.text == #"[{"id": "DigitalMic", "name": "Internal microphone", "alsa": "dsnoop:CARD=PinePhone,DEV=0"}, {"id": "Mic2", "name": "Bottom microphone", "alsa": "dsnoop:CARD=PinePhone,DEV=1"}]"#)
+            #expect(port["selectedDataSource"] == "DigitalMic")
+
+            let phone = try APIClient(address: bench.bus.address)
+            defer { phone.process.kill(SIGKILL) }
+            let call = try phone.openSession("phone", category: "playAndRecord", mode: "voiceChat")
+            #expect(phone.session(call, "SetActive", "bb", "[true, false]") == #"{"reply": null}"#)
+            #expect(
+                bench.wait { bench.requests().last == #"{"card": "hw:5", "verb": "Voice Call", "devices": ["Earpiece", "DigitalMic"]}"# },
+                "\(bench.requests())\n\(bench.daemon.stderr)")
+            #expect(bench.wait { routeFileHas("dsnoop:CARD=PinePhone,DEV=0") })
+
+            // The call prefers the second mic: the card enables it, the route file opens its PCM.
+            #expect(phone.session(call, "SetPreferredDataSource", "ss", #"["\#(mic)", "Mic2"]"#) == #"{"reply": null}"#)
+            #expect(
+                bench.wait { bench.requests().last == #"{"card": "hw:5", "verb": "Voice Call", "devices": ["Earpiece", "Mic2"]}"# },
+                "\(bench.requests())")
+            #expect(bench.wait { routeFileHas("dsnoop:CARD=PinePhone,DEV=1") }, "\((try? String(contentsOfFile: routeFile, encoding: .utf8)) ?? "")")
+            #expect(phone.session(call, "PreferredDataSource", "s", #"["\#(mic)"]"#) == #"{"reply": "Mic2"}"#)
+            let reply = phone.manager("DataSources", "s", #"["\#(mic)"]"#)
+            #expect(reply.hasPrefix(#"{"reply": [[["DigitalMic", "Internal microphone", "dsnoop:CARD=PinePhone,DEV=0"], ["Mic2", "Bottom microphone", "dsnoop:CARD=PinePhone,DEV=1"]], "Mic2", "the controlling session prefers Mic2"]"#), "\(reply)")
+            // `audioroute explain` says which one and why.
+            let explain = try bench.bench.run(["explain"] + bench.address)
+            #expect(explain.stdout.contains("data source of \(mic): Mic2: the controlling session prefers Mic2"), "\(explain.stdout)")
+            let status = try bench.bench.run(["status", "--json"] + bench.address)
+            #expect(elements(try JSON.parse(status.stdout)["route"]?["inputs"]).first?["selectedDataSource"] == "Mic2", "\(status.stdout)")
+
+            // A data source the port does not have: refused by name, nothing changes.
+            let refused = phone.session(call, "SetPreferredDataSource", "ss", #"["\#(mic)", "Mic9"]"#)
+            #expect(refused.hasPrefix(#"{"error": "org.audioroute.Error.UnknownDataSource""#) && refused.contains("has no data source"), "\(refused)")
+            #expect(phone.session(call, "PreferredDataSource", "s", #"["\#(mic)"]"#) == #"{"reply": "Mic2"}"#)
+            let cli = try bench.bench.run(["data-source", mic, "Mic9"] + bench.address)
+            #expect(cli.status == 1, "\(cli.stderr)")
+            #expect(cli.stderr.contains(#"has no data source "Mic9""#), "\(cli.stderr)")
+
+            // Cleared: the first comes back.
+            #expect(phone.session(call, "SetPreferredDataSource", "ss", #"["\#(mic)", ""]"#) == #"{"reply": null}"#)
+            #expect(
+                bench.wait { bench.requests().last == #"{"card": "hw:5", "verb": "Voice Call", "devices": ["Earpiece", "DigitalMic"]}"# },
+                "\(bench.requests())")
+            #expect(bench.wait { routeFileHas("dsnoop:CARD=PinePhone,DEV=0") })
+        }
+    }
+
+    /// The client library's members (AVAudioSessionPortDescription's and the session's), through
+    /// audiosession-probe: an app's call prefers the second mic, then clears it.
+    @Test func theClientLibrarysDataSourceMembers() throws {
+        try Self.withDaemon(hello: Self.helloWithTwoMics) { bench in
+            let mic = "platform-sound/mic"
+            #expect(bench.wait { bench.ports().contains(mic) }, "\(bench.portNames())")
+            let app = try Probe(address: bench.bus.address, app: "phone")
+            #expect(app.await { $0["ready"] != nil }?["ready"] == .bool(true))
+            #expect(app.call("category playAndRecord voiceChat")?["reply"] == "category")
+            #expect(app.call("activate")?["reply"] == "activate")
+            func input() -> JSON? {
+                guard case .array(let inputs)? = app.call("inputs")?["inputs"] else { return nil }
+                return inputs.first { $0["uid"] == .string(mic) }
+            }
+            let before = try #require(input())
+            #expect(before["dataSources"] == .array(["DigitalMic", "Mic2"]))
+            #expect(before["names"] == .array(["Internal microphone", "Bottom microphone"]))
+            #expect(before["selected"] == "DigitalMic" && before["preferred"] == .null && before["location"] == .null, "\(before)")
+            let session = try #require(app.call("inputdatasource"))
+            #expect(session["inputDataSources"] == .array(["DigitalMic", "Mic2"]) && session["inputDataSource"] == "DigitalMic", "\(session)")
+            #expect(session["outputDataSources"] == .null)
+
+            #expect(app.call("setinputdatasource Mic2")?["reply"] == "setinputdatasource")
+            #expect(
+                bench.wait { bench.requests().last == #"{"card": "hw:5", "verb": "Voice Call", "devices": ["Earpiece", "Mic2"]}"# },
+                "\(bench.requests())")
+            let after = try #require(input())
+            #expect(after["selected"] == "Mic2" && after["preferred"] == "Mic2", "\(after)")
+            #expect(app.call("inputdatasource")?["inputDataSource"] == "Mic2")
+
+            let refused = try #require(app.call("datasource \(mic) Mic9"))
+            #expect(refused["error"] == "unknownDataSource", "\(refused)")
+            #expect(app.call("datasource no-such-port Mic2")?["error"] == "unknownPort")
+
+            #expect(app.call("datasource \(mic) none")?["reply"] == "datasource")
+            #expect(
+                bench.wait { bench.requests().last == #"{"card": "hw:5", "verb": "Voice Call", "devices": ["Earpiece", "DigitalMic"]}"# },
+                "\(bench.requests())")
+            #expect(input()?["preferred"] == .null)
         }
     }
 

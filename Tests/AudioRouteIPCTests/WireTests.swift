@@ -142,6 +142,38 @@ private func interruption(_ arguments: [DBusValue]) throws(AudioSessionError) ->
         #expect(explanation.ports.first?.reasons == ["lower priority"])
     }
 
+    @Test func dataSourcesRoundTripAndBadRepliesAreNamed() throws {
+        let reply = DataSourcesReply(
+            sources: [
+                DataSource(id: "Mic1", name: "Digital Microphone", alsa: try ALSADevice(parsing: "dsnoop:CARD=sofhdadsp,DEV=6")),
+                DataSource(id: "Mic2", name: "Stereo Microphone"),
+            ], selected: "Mic2", reason: "the controlling session prefers Mic2")
+        let values = DBusAPI.dataSourcesReply(reply)
+        #expect(values == [
+            .array([
+                .structure([.string("Mic1"), .string("Digital Microphone"), .string("dsnoop:CARD=sofhdadsp,DEV=6")]),
+                .structure([.string("Mic2"), .string("Stereo Microphone"), .string("")]),
+            ]), .string("Mic2"), .string("the controlling session prefers Mic2"),
+        ])
+        #expect(try DBusAPI.dataSources(values) == reply)
+        // A port without data sources: empty, no selection.
+        let none = DataSourcesReply(sources: [], selected: nil, reason: "no data sources")
+        #expect(try DBusAPI.dataSources(DBusAPI.dataSourcesReply(none)) == none)
+        let cases: [([DBusValue], String)] = [
+            ([.array([]), .string("")], "DataSources did not return (a(sss), s, s)"),
+            ([.array([.structure([.string("Mic1"), .string("x")])]), .string(""), .string("")], "an entry is not (sss) with an id"),
+            ([.array([.structure([.string(""), .string("x"), .string("")])]), .string(""), .string("")], "an entry is not (sss) with an id"),
+            ([.array([.structure([.string("Mic1"), .string("x"), .string("hw:X,0\n")])]), .string(""), .string("")], "Mic1: PCM"),
+            ([.array([.structure([.string("Mic1"), .string("x"), .string("")])]), .string("Mic2"), .string("")], "the selected Mic2 is none of the port's data sources"),
+        ]
+        for (arguments, fault) in cases {
+            #expect(throws: WireError.self) { try DBusAPI.dataSources(arguments) }
+            do { _ = try DBusAPI.dataSources(arguments) } catch { #expect(error.description.contains(fault), "\(error)") }
+        }
+        #expect(Wire.error(.remote(name: "org.audioroute.Error.UnknownDataSource", message: "port \"mic\" has no data source \"Mic9\""), bus: "session")
+            == .unknownDataSource("port \"mic\" has no data source \"Mic9\""))
+    }
+
     @Test func errorNamesBecomeTypedErrors() {
         let bus = "the bus at unix:path=/x"
         func map(_ name: String, _ message: String = "m") -> AudioSessionError {

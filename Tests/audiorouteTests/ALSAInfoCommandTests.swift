@@ -106,7 +106,12 @@ private let plugin: Result<Void, TestFailure> = {
         let text = try run(["ports", "--alsa-info", report])
         #expect(text.status == 0, "\(text.stderr)")
         let lines = text.stdoutLines.map(String.init)
-        #expect(!lines.isEmpty && lines.allSatisfy { $0.contains(" availability=") }, "\(lines)")
+        // A port's line ends in its availability; its data sources' lines follow it, indented: the
+        // profile's one built-in mic device (rt715's "Mic", "SoundWire microphones"), in use.
+        let portLines = lines.filter { !$0.hasPrefix("  ") }
+        #expect(!portLines.isEmpty && portLines.allSatisfy { $0.contains(" availability=") }, "\(lines)")
+        #expect(lines.filter { $0.hasPrefix("  ") } == [#"  * data source Mic "SoundWire microphones" alsa=dsnoop:CARD=sofsoundwire,DEV=4"#], "\(lines)")
+        #expect(lines.firstIndex { $0.contains("/mic  builtInMic") }.map { $0 + 1 } == lines.firstIndex { $0.hasPrefix("  * data source") })
         #expect(lines.contains { $0.contains("/headphones ") && $0.hasSuffix(" availability=unavailable") }, "\(lines)")
         let json = try run(["ports", "--alsa-info", report, "--json"])
         guard case .array(let ports) = try JSON.parse(json.stdout) else { Issue.record("not an array: \(json.stdout)"); return }

@@ -27,6 +27,10 @@ UCM_STEPS = [("music", "HiFi", "builtInSpeaker", False), ("call", "Voice Call", 
              ("ended", "HiFi", "builtInSpeaker", False)]
 
 
+# The bench profile's built-in mics, data sources of one port: the ADC amp's volume each one's
+# enable sequence sets (Tests/Fixtures/ucm2-bench/Intel), as amixer reads it.
+UCM_DATA_SOURCE_VOLUME = {"Mic": "50,50", "Mic2": "10,10"}
+
 
 @dataclass(frozen=True)
 class UcmControls(Report):
@@ -91,6 +95,54 @@ class UcmStepEnd(Report):
     @classmethod
     def parse(cls, line):
         return cls(line, dict(f.split("=", 1) for f in cls.fields(line) if "=" in f).get("switch"))
+
+
+@dataclass(frozen=True)
+class UcmDataSourceReport(Report):
+    """`WORDS mic=UID cvol=.. STATUS`: the built-in mic's uid, the ADC amp's volume (amixer) and
+    `audioroute status --json`."""
+    mic: str
+    cvol: str
+    status: dict
+
+    @classmethod
+    def parse(cls, line):
+        fields, status = report_fields(line, cls.words)
+        return cls(line, fields.get("mic"), fields.get("cvol"), status)
+
+    def input(self):
+        """The route's first input in the status, or {}."""
+        return (self.status.get("route", {}).get("inputs") or [{}])[0]
+
+
+class UcmDataSource(UcmDataSourceReport):
+    """`ucm-datasource ...`: while `audioroute data-source MIC Mic2` holds the call."""
+    words, script = "ucm-datasource", GUEST_SCRIPT
+
+
+class UcmDataSourceBack(UcmDataSourceReport):
+    """`ucm-datasource-back ...`: once it ended, the call's session (no preference) controls again."""
+    words, script = "ucm-datasource-back", GUEST_SCRIPT
+
+
+def check_ucm_data_source(report, expected):
+    """A data-source report: the route records from the built-in mic, whose data sources are the
+    profile's Mic and Mic2 (by CapturePriority), `expected` selected in the status, and the ADC
+    volume `expected`'s enable sequence sets, so the helper enabled it."""
+    inputs = report.input()
+    sources = [s.get("id") for s in inputs.get("dataSources", [])]
+    selected = inputs.get("selectedDataSource")
+    print(f"    {report.words}: the route's input {inputs.get('uid')} ({inputs.get('type')}), data sources {sources}, "
+          f"selected {selected}; the ADC volume {report.cvol}")
+    if inputs.get("type") != "builtInMic" or inputs.get("uid") != report.mic:
+        raise Failure(f"UCM data source: the route's input is {inputs.get('uid')} ({inputs.get('type')}), expected the built-in mic {report.mic}")
+    if sources != ["Mic", "Mic2"]:
+        raise Failure(f"UCM data source: the built-in mic's data sources are {sources}, expected ['Mic', 'Mic2'] (by CapturePriority)")
+    if selected != expected:
+        raise Failure(f"UCM data source: the status says {selected} is in use, expected {expected}")
+    if report.cvol != UCM_DATA_SOURCE_VOLUME[expected]:
+        raise Failure(f"UCM data source: the ADC volume is {report.cvol}, expected {UCM_DATA_SOURCE_VOLUME[expected]}: "
+                      f"the helper did not enable {expected}")
 
 
 # Each step's two reports, by the step's name.
@@ -214,7 +266,8 @@ class StockUcm(Report):
 
 
 EVENTS = (UcmConfigSpeaker, UcmConfigSpeakerEnd, UcmConfigEarpiece, UcmConfigEarpieceEnd, UcmPorts,
-          *(e for pair in STEP_EVENTS.values() for e in pair), UcmMicMuted, UcmMicUnmuted, UcmAlive, UcmUsbReady, UcmUsbAdded, UcmUsbMemory,
+          *(e for pair in STEP_EVENTS.values() for e in pair), UcmMicMuted, UcmMicUnmuted, UcmDataSource, UcmDataSourceBack, UcmAlive, UcmUsbReady,
+          UcmUsbAdded, UcmUsbMemory,
           UcmUsbRemoved, UcmUsbMemoryEnd, DaemonMemoryStart, DaemonMemory, StockUcm)
 
 
@@ -284,6 +337,9 @@ def run_ucm(guest):
             if route != [output]:
                 raise Failure(f"UCM {step}: the route's outputs are {route}, expected [{output}]")
             ucm_check_step(step, controls, ucm_levels(channels, marks, step), reference, verb, output, mic)
+        # The built-in mic's second data source preferred during the call, then none again.
+        check_ucm_data_source(UcmDataSource.wait(guest, 60), "Mic2")
+        check_ucm_data_source(UcmDataSourceBack.wait(guest, 60), "Mic")
         # Never both outputs at once, in the file: frames with the tone on both channels. Frame by
         # frame, not by window: when the daemon switches within one of QEMU's audio ticks, the
         # left channel stops and the right one starts on the same frame, and a window holding

@@ -63,6 +63,40 @@ class MicMute(unittest.TestCase):
                 quietly(ucm.check_ucm_mic_mute, self.MUTED, ucm.UcmMicUnmuted.parse(line))
 
 
+def data_source_line(words, cvol, selected, sources=("Mic", "Mic2"), input_type="builtInMic"):
+    """A data-source report as ucm.sh says it: the mic's uid, the ADC volume and a status."""
+    mic = "pci-0000:00:04.0/mic"
+    source_list = ", ".join(f'{{"id": "{s}", "name": "{s}", "alsa": "dsnoop:CARD=Intel,DEV=0"}}' for s in sources)
+    status = (f'{{"route": {{"inputs": [{{"uid": "{mic}", "type": "{input_type}", "dataSources": [{source_list}], '
+              f'"selectedDataSource": "{selected}"}}], "outputs": []}}}}')
+    return f"{words} mic={mic} cvol={cvol} {status}"
+
+
+class DataSource(unittest.TestCase):
+    def test_mic2_preferred_then_mic_back(self):
+        _, printed = quietly(ucm.check_ucm_data_source, ucm.UcmDataSource.parse(data_source_line("ucm-datasource", "10,10", "Mic2")), "Mic2")
+        self.assertIn("data sources ['Mic', 'Mic2'], selected Mic2; the ADC volume 10,10", printed)
+        quietly(ucm.check_ucm_data_source, ucm.UcmDataSourceBack.parse(data_source_line("ucm-datasource-back", "50,50", "Mic")), "Mic")
+
+    def test_the_other_mics_volume_fails(self):
+        report = ucm.UcmDataSource.parse(data_source_line("ucm-datasource", "50,50", "Mic2"))
+        with self.assertRaisesRegex(Failure, "the ADC volume is 50,50, expected 10,10: the helper did not enable Mic2"):
+            quietly(ucm.check_ucm_data_source, report, "Mic2")
+
+    def test_the_status_selecting_another_fails(self):
+        report = ucm.UcmDataSource.parse(data_source_line("ucm-datasource", "10,10", "Mic"))
+        with self.assertRaisesRegex(Failure, "the status says Mic is in use, expected Mic2"):
+            quietly(ucm.check_ucm_data_source, report, "Mic2")
+
+    def test_missing_data_sources_or_another_input_fail(self):
+        report = ucm.UcmDataSource.parse(data_source_line("ucm-datasource", "10,10", "Mic2", sources=("Mic2", "Mic")))
+        with self.assertRaisesRegex(Failure, "data sources are \\['Mic2', 'Mic'\\]"):
+            quietly(ucm.check_ucm_data_source, report, "Mic2")
+        report = ucm.UcmDataSource.parse(data_source_line("ucm-datasource", "10,10", "Mic2", input_type="headsetMic"))
+        with self.assertRaisesRegex(Failure, "expected the built-in mic"):
+            quietly(ucm.check_ucm_data_source, report, "Mic2")
+
+
 class RecordedPhase(unittest.TestCase):
     lines = recorded("ucm-phase.console")
 
@@ -93,6 +127,25 @@ class RecordedPhase(unittest.TestCase):
         self.assertRegex(printed, r"first daemon, udev's ports, at start +9\.68 \(1\.21, 11\.08\) +-\n")
         # ucm-usb-memory 1: the daemon's 9576 kB and the helper's VmRSS=5892, RssAnon=788.
         self.assertRegex(printed, r"UCM cards, cycle 1, the USB card up +9\.35 \(1\.21, 9\.35\) +5\.75 \(0\.77, 5\.75\)\n")
+
+
+class RecordedDataSource(unittest.TestCase):
+    """The data-source step's two reports, recorded (fixtures/ucm-phase.console, README): amixer's
+    Capture Volume (10,10 with Mic2's sequence, 50,50 with Mic's) and the status the CLI printed."""
+    lines = recorded("ucm-phase.console")
+
+    def test_mic2_while_preferred_then_mic(self):
+        chosen, back = ucm.UcmDataSource.find(self.lines), ucm.UcmDataSourceBack.find(self.lines)
+        self.assertEqual((chosen.cvol, back.cvol), ("10,10", "50,50"))
+        _, printed = quietly(ucm.check_ucm_data_source, chosen, "Mic2")
+        self.assertIn("data sources ['Mic', 'Mic2'], selected Mic2; the ADC volume 10,10", printed)
+        quietly(ucm.check_ucm_data_source, back, "Mic")
+
+    def test_each_report_against_the_other_mic_fails(self):
+        with self.assertRaisesRegex(Failure, "the status says Mic2 is in use, expected Mic"):
+            quietly(ucm.check_ucm_data_source, ucm.UcmDataSource.find(self.lines), "Mic")
+        with self.assertRaisesRegex(Failure, "the status says Mic is in use, expected Mic2"):
+            quietly(ucm.check_ucm_data_source, ucm.UcmDataSourceBack.find(self.lines), "Mic2")
 
 
 class RecordedUsbCycle(unittest.TestCase):

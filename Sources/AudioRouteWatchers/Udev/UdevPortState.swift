@@ -352,13 +352,22 @@ public struct UdevPortState: Sendable {
             var port = ucm.port
             let raw = port.alsa?.description ?? ""
             port.alsa = port.alsa.map { sharedPCM($0, direction: port.direction, exclusive: overrides.exclusive) }
+            for index in port.dataSources.indices {
+                port.dataSources[index].alsa = port.dataSources[index].alsa.map {
+                    sharedPCM($0, direction: port.direction, exclusive: overrides.exclusive)
+                }
+            }
             if port.device.hasSuffix("/jack") {
                 // Its jack device's words, as udev's jack ports take them.
                 if let control = ucm.jackControl, let jack = jacks.first(where: { $0.name == control }) {
                     CardOverrides.applyJack(jack, to: &port, note: note)
                 }
             } else {
-                if let alsa = overrides.alsaPCM { port.alsa = alsa }
+                if let alsa = overrides.alsaPCM {
+                    // The admin's PCM is every data source's: the route opens what they named.
+                    port.alsa = alsa
+                    for index in port.dataSources.indices { port.dataSources[index].alsa = alsa }
+                }
                 if let name = overrides.name { port.name = name }
                 if let priority = overrides.priority { port.priority = priority }
             }
@@ -388,6 +397,13 @@ public struct UdevPortState: Sendable {
                 ClassificationDecision(
                     subject: port.uid, outcome: "\(port.type.rawValue) \(port.direction.rawValue) on \(port.alsa?.description ?? "no PCM"), availability \(availability.rawValue)",
                     signal: signal))
+            if !port.dataSources.isEmpty {
+                let sources = port.dataSources.map { "\($0.id) (\($0.alsa?.description ?? "no PCM"))" }.joined(separator: ", ")
+                result.decisions.append(
+                    ClassificationDecision(
+                        subject: port.uid, outcome: "data sources \(sources); enabled: the controlling session's preferred one, else \(port.dataSources[0].id)",
+                        signal: "UCM: the verb's built-in mics, by CapturePriority"))
+            }
         }
         return result
     }

@@ -25,6 +25,7 @@ func describe(_ error: AudioSessionError) -> [JSON.Member] {
     case .unknownName: code = "unknownName"
     case .unknownPort: code = "unknownPort"
     case .notAnInput: code = "notAnInput"
+    case .unknownDataSource: code = "unknownDataSource"
     case .notOwner: code = "notOwner"
     case .notSaved: code = "notSaved"
     case .invalidArguments: code = "invalidArguments"
@@ -108,6 +109,40 @@ func perform(_ words: [String], _ session: AudioSession) async throws(AudioSessi
             .init("reply", "hint"), .init("secondaryAudioShouldBeSilencedHint", .bool(try await session.secondaryAudioShouldBeSilencedHint)),
             .init("isOtherAudioPlaying", .bool(try await session.isOtherAudioPlaying)), .init("active", .bool(try await session.isActive)),
         ]
+    case "inputs":
+        // availableInputs, each with its data sources (ids), the selected one and the preferred one.
+        let inputs = try await session.availableInputs
+        return [
+            .init("reply", "inputs"),
+            .init("inputs", .array(inputs.map { input in
+                .object([
+                    .init("uid", .string(input.uid)),
+                    .init("dataSources", input.dataSources.map { .array($0.map { .string($0.dataSourceID) }) } ?? .null),
+                    .init("names", input.dataSources.map { .array($0.map { .string($0.dataSourceName) }) } ?? .null),
+                    .init("selected", input.selectedDataSource.map { .string($0.dataSourceID) } ?? .null),
+                    .init("preferred", input.preferredDataSource.map { .string($0.dataSourceID) } ?? .null),
+                    .init("location", input.dataSources?.first?.location.map(JSON.string) ?? .null),
+                ])
+            })),
+        ]
+    case "datasource":
+        // datasource PORT ID|none: the port description's setPreferredDataSource, by ids.
+        guard words.count == 3 else { throw .unknownName("datasource PORT ID|none") }
+        try await session.setPreferredDataSource(id: words[2] == "none" ? nil : words[2], port: words[1])
+    case "inputdatasource":
+        // The session's inputDataSources / inputDataSource / outputDataSources.
+        return [
+            .init("reply", "inputdatasource"),
+            .init("inputDataSources", try await session.inputDataSources.map { .array($0.map { .string($0.dataSourceID) }) } ?? .null),
+            .init("inputDataSource", try await session.inputDataSource.map { .string($0.dataSourceID) } ?? .null),
+            .init("outputDataSources", await session.outputDataSources.map { .array($0.map { .string($0.dataSourceID) }) } ?? .null),
+        ]
+    case "setinputdatasource":
+        // setinputdatasource ID|none: setInputDataSource with the current input's data source of that id.
+        guard words.count == 2 else { throw .unknownName("setinputdatasource ID|none") }
+        let source = words[1] == "none" ? nil : try await session.inputDataSources?.first { $0.dataSourceID == words[1] }
+            ?? DataSourceDescription(dataSourceID: words[1], dataSourceName: words[1])
+        try await session.setInputDataSource(source)
     case "close": await session.close()
     default: throw .unknownName("command \(words.first ?? "")")
     }

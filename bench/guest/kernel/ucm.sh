@@ -12,10 +12,11 @@ if [ -n "$UCM" ]; then
   # amp write (docs/ucm.md); with power_save 0 the file follows the controls.
   POWER_SAVE=$(cat /sys/module/snd_hda_intel/parameters/power_save)
   echo 0 > /sys/module/snd_hda_intel/parameters/power_save
-  MORE_LOGS="$MORE_LOGS /run/alsaucm.log /run/daemon-ucm.log /run/monitor-ucm.log /run/controls-ucm.log /run/play-ucm-*.log /run/override-ucm.log /run/play-usb-ucm-*.log /run/session-ucm-mute.log"
+  MORE_LOGS="$MORE_LOGS /run/alsaucm.log /run/daemon-ucm.log /run/monitor-ucm.log /run/controls-ucm.log /run/play-ucm-*.log /run/override-ucm.log /run/data-source-ucm.log /run/play-usb-ucm-*.log /run/session-ucm-mute.log"
   switch() { amixer -c0 cget "name=Master Playback Switch" | sed -n 's/^ *: values=//p'; }
   volume() { amixer -c0 cget "name=Master Playback Volume" | sed -n 's/^ *: values=//p'; }
   capture() { amixer -c0 cget "name=Capture Switch" | sed -n 's/^ *: values=//p'; }
+  cvol() { amixer -c0 cget "name=Capture Volume" | sed -n 's/^ *: values=//p'; }
   controls() { echo switch=$(switch) volume=$(volume) capture=$(capture); }
   # The configuration alone, without the daemon: alsaucm sets each verb and device on the card's
   # own PCM (hw:Intel,2, its PlaybackPCM) while it plays; the host reads where the tone went.
@@ -86,6 +87,21 @@ if [ -n "$UCM" ]; then
     step speaker on,off
     kill -TERM $OTHER 2>/dev/null; wait $OTHER 2>/dev/null; OTHER=
     step back off,on
+    # The built-in mic's data sources (the profile's Mic and Mic2): the CLI's own call session
+    # prefers Mic2 (interrupting the call's player while it holds, as the override did); the
+    # helper enables Mic2, whose sequence sets the ADC's volume to 10. When it ends, the call's
+    # session, which prefers none, controls again: Mic (50) comes back.
+    MIC=$(audioroute ports | sed -n 's/^\([^ ]*\)  builtInMic input.*/\1/p' | head -1)
+    cvol_is() { [ "$(cvol)" = "$1" ]; }
+    audioroute data-source "$MIC" Mic2 --category playAndRecord --mode voiceChat > /run/data-source-ucm.log 2>&1 &
+    OTHER=$!
+    wait_until 100 cvol_is 10,10
+    sleep 1
+    say ucm-datasource mic=$MIC cvol=$(cvol) $(audioroute status --json 2>&1 | tr -d '\n')
+    kill -TERM $OTHER 2>/dev/null; wait $OTHER 2>/dev/null; OTHER=
+    wait_until 100 cvol_is 50,50
+    sleep 1
+    say ucm-datasource-back mic=$MIC cvol=$(cvol) $(audioroute status --json 2>&1 | tr -d '\n')
     kill -TERM $PLAYER 2>/dev/null; wait $PLAYER 2>/dev/null; PLAYER=
     step ended on,off
     say ucm-alive $(alive $MUSIC)
