@@ -7,7 +7,8 @@ import unittest
 
 from signal_support import bits, signal, silence
 from realkernel.common import Failure
-from realkernel.multiroute import MultirouteBegin, MultirouteDone, MultirouteEnd, drift, find_marks, music_levels, offsets_ms, played_at
+from realkernel.multiroute import (MultirouteBegin, MultirouteDone, MultirouteEnd, MultirouteUnplugDone, MultirouteUnplugged, drift, find_marks,
+                                   gaps, music_levels, offsets_ms, played_at)
 from realkernel.signals import MULTIROUTE_MARK_FRAMES, RATE, multiroute_marks, write_multiroute_music
 
 
@@ -80,6 +81,27 @@ class Markers(unittest.TestCase):
         self.assertLess(levels[0], 0.1)
         self.assertAlmostEqual(levels[1], 1.0, delta=0.05)
 
+    def test_the_music_has_no_gap_with_silence_around_it_or_frames_dropped_and_repeated(self):
+        # Silence before and after the music is no gap; the plugin's corrections (a frame dropped,
+        # one repeated 60 times: 1.25 ms) leave none.
+        card = silence(RATE) + self.music[:RATE * 3] + self.music[RATE * 3 + 60:RATE * 4]
+        card += array.array("h", [card[-1]] * 60) + self.music[RATE * 4:] + silence(RATE)
+        self.assertEqual(gaps(card), [])
+
+    def test_a_gap_in_the_music_is_found_where_it_is_at_its_length_whatever_the_gain(self):
+        for gain in (1.0, 0.3):
+            with self.subTest(gain=gain):
+                music = scaled(self.music, gain)
+                # 100 ms of silence 5 s in (the unplug), 20 ms 13 s in (the replug), and 5 ms (under 10 ms: not counted).
+                card = silence(RATE) + music[:5 * RATE] + silence(4800) + music[5 * RATE:13 * RATE] + silence(960)
+                card += music[13 * RATE:20 * RATE] + silence(240) + music[20 * RATE:] + silence(RATE)
+                found = gaps(card)
+                # Where the tone meets the silence it is near zero for a frame or two on either side.
+                self.assertEqual(len(found), 2)
+                for (frame, n), (at, length) in zip(found, ((6 * RATE, 4800), (14 * RATE + 4800, 960))):
+                    self.assertLessEqual(abs(frame - at), 3)
+                    self.assertLessEqual(abs(n - length), 6)
+
 
 class Reports(unittest.TestCase):
     def test_the_phase_reports_parse(self):
@@ -90,6 +112,14 @@ class Reports(unittest.TestCase):
         self.assertEqual((end.monitor_lines, end.status["route"]["outputs"][0]["uid"]), (57, "spk"))
         with self.assertRaises(Failure):
             MultirouteDone.parse("multiroute-done zero")
+        unplugged = MultirouteUnplugged.parse('multiroute-unplugged alive pcm.!audioroute_route {|  type plug|  slave.pcm "dmix:CARD=Intel,DEV=2"|} '
+                                              '{"route": {"outputs": [{"uid": "hp"}]}}')
+        self.assertEqual((unplugged.alive, unplugged.status["route"]["outputs"][0]["uid"]), ("alive", "hp"))
+        self.assertIn('slave.pcm "dmix:CARD=Intel,DEV=2"', unplugged.route_file)
+        done = MultirouteUnplugDone.parse("multiroute-unplug-done 1 2 aplay: pcm_write:2146: write error: No such device|")
+        self.assertEqual((done.status, done.errors, done.notes), (1, 2, "aplay: pcm_write:2146: write error: No such device|"))
+        with self.assertRaises(Failure):
+            MultirouteUnplugDone.parse("multiroute-unplug-done 0")
 
 
 if __name__ == "__main__":
