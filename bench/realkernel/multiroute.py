@@ -133,8 +133,22 @@ class MultirouteUnplugDone(Report):
             raise Failure(f"'{cls.words}': expected a status and a count of aplay's errors: {line[:300]}")
 
 
+@dataclass(frozen=True)
+class MultirouteJackOff(MultiroutePlaying):
+    """`multiroute-jack-off alive|exited ROUTE-FILE STATUS`: 25 s into the unplug step's stream the
+    headphones' jack went off and the route file names no further output."""
+    words, script = "multiroute-jack-off", GUEST_SCRIPT
+
+
+@dataclass(frozen=True)
+class MultirouteJackOn(MultiroutePlaying):
+    """`multiroute-jack-on alive|exited ROUTE-FILE STATUS`: 3 s later the jack went on again and the
+    route file names the further output again."""
+    words, script = "multiroute-jack-on", GUEST_SCRIPT
+
+
 EVENTS = (MultirouteBegin, MultirouteReady, MultiroutePlaying, MultirouteDone, MultirouteUnplugPlaying, MultirouteUnplugged,
-          MultirouteReplugged, MultirouteUnplugDone, MultirouteEnd)
+          MultirouteReplugged, MultirouteJackOff, MultirouteJackOn, MultirouteUnplugDone, MultirouteEnd)
 
 
 def find_marks(samples, bits):
@@ -248,10 +262,12 @@ USB_END_SECONDS = 1.0
 
 
 def check_unplug(guest, bits, first_output, headphones):
-    """The unplug step: the USB card unplugged 5 s into a multiRoute stream, plugged back 8 s later.
-    The stream goes on on the HDA card without a gap longer than MOST_GAP_MS and aplay never fails;
-    the route then names the headphones alone, and the USB card's file ends at the unplug; back,
-    the route names both again and the music returns to the USB card. Returns the faults."""
+    """The unplug step: the USB card unplugged 5 s into a multiRoute stream (the music twice), plugged
+    back 8 s later. The stream goes on on the HDA card without a gap longer than MOST_GAP_MS and aplay
+    never fails; the route then names the headphones alone, and the USB card's file ends at the
+    unplug; back, the route names both again and the music returns to the USB card. Then the
+    headphones' jack goes off for 3 s: the route names the USB card alone, the HDA card's music stops
+    for that long, and comes back; the USB card's has no gap. Returns the faults."""
     faults = []
     guest.files.capture("hda")
     guest.files.capture("usb")
@@ -285,6 +301,20 @@ def check_unplug(guest, bits, first_output, headphones):
         faults.append(f"after the USB card came back the route's outputs are {outputs}, expected the headphones {headphones} and the USB card")
     if "audioroute_route_output_1" not in replugged.route_file:
         faults.append(f"after the USB card came back the route file names no further output: {replugged.route_file}")
+    # The further output (the headphones) goes and comes back while the first plays on.
+    jack_off = MultirouteJackOff.wait(guest, 120)
+    off_at = time.monotonic()
+    outputs = route_uids(jack_off.status, "outputs")
+    if jack_off.alive != "alive" or len(outputs) != 1 or headphones in outputs or "audioroute_route_output_1" in jack_off.route_file:
+        faults.append(f"after the jack went off aplay is {jack_off.alive}, the route's outputs {outputs} (expected the USB card "
+                      f"alone), the route file {jack_off.route_file}")
+    jack_on = MultirouteJackOn.wait(guest, 120)
+    on_at = time.monotonic()
+    outputs = route_uids(jack_on.status, "outputs")
+    if jack_on.alive != "alive" or len(outputs) != 2 or (headphones is not None and headphones not in outputs) \
+            or "audioroute_route_output_1" not in jack_on.route_file:
+        faults.append(f"after the jack went on again aplay is {jack_on.alive}, the route's outputs {outputs} (expected the "
+                      f"headphones and the USB card), the route file {jack_on.route_file}")
     done = MultirouteUnplugDone.wait(guest, MULTIROUTE_FILE_SECONDS * 3 + 120)
     print(f"    aplay exited {done.status}, {done.errors} lines of aplay's own errors; {done.notes}")
     if done.status != 0 or done.errors:
@@ -292,36 +322,51 @@ def check_unplug(guest, bits, first_output, headphones):
     growth = {name: guest.files.take_growth(name) for name in ("hda", "usb")}
     back = guest.files.first_onset("usb", replugged_at)
     files = {name: left(guest.files.take(name)) for name in ("hda", "usb")}
-    # The HDA card: the whole music, and no gap longer than MOST_GAP_MS.
+    # The HDA card: the whole music but for the headphones' absence, and no other gap longer than MOST_GAP_MS.
     hda_marks = [k for _, k in find_marks(files["hda"], bits)]
     found = gaps(files["hda"])
     when = [played_at(growth["hda"], frame) for frame, _ in found]
     listed = [(round(n * 1000 / RATE), None if t is None else round(t - unplugged_at, 2)) for (_, n), t in zip(found, when)]
-    longest = max((n for _, n in found), default=0) * 1000 / RATE
+    # The headphones' absence: the gap that starts between a second before the jack-off report
+    # and the jack-on report (the route file changes before the report).
+    absence = [g for g in listed if g[1] is not None and off_at - 1 - unplugged_at <= g[1] <= on_at - unplugged_at]
+    rest = [g for g in listed if g not in absence]
+    longest = max((n for n, _ in rest), default=0)
     # Those within a second of the unplug or the replug (as played) are theirs; the others, where
     # the HDA card is the further output, are its underruns (it takes frames faster than the USB card).
-    near = [g for g in listed if g[1] is not None and min(abs(g[1]), abs(g[1] - (replugged_at - unplugged_at))) <= 1]
-    others = [g for g in listed if g not in near]
-    print(f"    the HDA card's file: markers {hda_marks}; the longest gap in the music {longest:.0f} ms; at the unplug and the "
-          f"replug ({replugged_at - unplugged_at:.1f} s after it), ms and s from the unplug as played: {near}; elsewhere "
+    near = [g for g in rest if g[1] is not None and min(abs(g[1]), abs(g[1] - (replugged_at - unplugged_at))) <= 1]
+    others = [g for g in rest if g not in near]
+    print(f"    the HDA card's file: markers {hda_marks}; the longest gap in the music {longest} ms but for the jack's; at the "
+          f"unplug and the replug ({replugged_at - unplugged_at:.1f} s after it), ms and s from the unplug as played: {near}; "
+          f"the jack off ({off_at - unplugged_at:.1f} s) to on ({on_at - unplugged_at:.1f} s): {absence}; elsewhere "
           f"{len(others)} gaps, the longest {max((n for n, _ in others), default=0)} ms: {others[:12]}")
-    if hda_marks != list(range(len(MULTIROUTE_PLACES))):
-        faults.append(f"the HDA card's file has the markers {hda_marks} through the unplug, expected {list(range(len(MULTIROUTE_PLACES)))}")
+    expected = [k for _ in range(2) for k in range(len(MULTIROUTE_PLACES))]
+    if hda_marks != expected:
+        faults.append(f"the HDA card's file has the markers {hda_marks} through the unplug, expected {expected}")
     if longest > MOST_GAP_MS:
-        faults.append(f"the HDA card's music has a gap of {longest:.0f} ms (at most {MOST_GAP_MS} ms passes): {listed}")
+        faults.append(f"the HDA card's music has a gap of {longest} ms (at most {MOST_GAP_MS} ms passes): {rest}")
+    # Out of the route, the headphones get nothing: one gap for the whole absence, less what the
+    # further output held when it was closed (at most the plugin's 100 ms ahead) and a report's lateness.
+    if len(absence) != 1 or absence[0][0] < (on_at - off_at) * 1000 - 500:
+        faults.append(f"the HDA card's music while the jack was off ({(on_at - off_at) * 1000:.0f} ms between the reports): "
+                      f"gaps {absence}, expected one as long less 500 ms")
     # The USB card: the music until the unplug (its first marker), nothing until the replug, then the
     # music again (the third marker).
     before, after = files["usb"][:usb_before], files["usb"][usb_before:]
     usb_marks = ([k for _, k in find_marks(before, bits)], [k for _, k in find_marks(after, bits)])
+    # Back, the USB card is the first output again: the further output's going and coming leave it no gap.
+    usb_gaps = [round(n * 1000 / RATE) for _, n in gaps(after)]
     last = max((t for t, _ in growth["usb"] if t < replugged_at), default=None)
     ended = None if last is None else last - unplugged_at
     came = None if back is None else back - replugged_at
     print(f"    the USB card's file: markers {usb_marks[0]} before the unplug, {usb_marks[1]} after the replug; its last "
           f"growth {'none' if ended is None else f'{ended:+.2f} s'} from the unplug; the music back "
-          f"{'never' if came is None else f'{came:.2f} s'} after device_add")
-    if usb_marks != ([0], [2]):
+          f"{'never' if came is None else f'{came:.2f} s'} after device_add; gaps in its music after that (ms): {usb_gaps}")
+    if usb_marks != ([0], [2, 0, 1, 2]):
         faults.append(f"the USB card's file has the markers {usb_marks[0]} before the unplug and {usb_marks[1]} after the "
-                      f"replug, expected [0] and [2]")
+                      f"replug, expected [0] and [2, 0, 1, 2]")
+    if max(usb_gaps, default=0) > MOST_GAP_MS:
+        faults.append(f"the USB card's music after the replug has gaps {usb_gaps} ms (at most {MOST_GAP_MS} ms passes)")
     if ended is None or ended > USB_END_SECONDS:
         faults.append(f"the USB card's file grew until {ended} s after the unplug (at most {USB_END_SECONDS} s passes)")
     if came is None:

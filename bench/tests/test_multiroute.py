@@ -141,7 +141,9 @@ class UnplugGuest:
         return self.usb_back if self.usb_back is not None and self.usb_back > after else None
 
     def wait_for(self, words, seconds=None):
-        return next(line for line in self.reports if line.startswith(words + " ") or line == words)
+        when, line = next((t, line) for t, line in self.reports if line.startswith(words + " ") or line == words)
+        self.now = max(self.now, when)
+        return line
 
     def command(self, execute, **arguments):
         self.commands.append((self.now, execute))
@@ -164,16 +166,20 @@ class UnplugStep(unittest.TestCase):
     def setUpClass(cls):
         cls.music = music()
 
-    def run_step(self, hda_gap=0.145, usb_end=5.02, unplugged=(HEADPHONES,), file_after=FILE_ONE, status_done=0, errors=0, back=True):
-        m = self.music
-        at = int(5.04 * RATE)
-        hda = m[:at] + silence(int(hda_gap * RATE)) + m[at:] + silence(RATE)
-        usb = m[:5 * RATE] + (m[15 * RATE:] if back else silence(0))
+    def run_step(self, hda_gap=0.145, usb_end=5.02, unplugged=(HEADPHONES,), file_after=FILE_ONE, status_done=0, errors=0, back=True,
+                 absence=3.2, usb_gap=0.0, jack_off=(USB,)):
+        m = self.music + self.music
+        at, off = int(5.04 * RATE), int(25.3 * RATE)
+        hda = m[:at] + silence(int(hda_gap * RATE)) + m[at:off] + silence(int(absence * RATE)) + m[off + int(absence * RATE):] + silence(RATE)
+        after = m[15 * RATE:30 * RATE] + silence(int(usb_gap * RATE)) + m[30 * RATE:]
+        usb = m[:5 * RATE] + (after if back else silence(0))
         usb_growth = [(t / 50, 4 * min(5 * RATE, t * 960)) for t in range(1, int(usb_end * 50) + 1)]
-        usb_growth += [(15 + t / 50, 4 * (5 * RATE + t * 960)) for t in range(1, 15 * 50)]
-        reports = ["multiroute-unplug-playing", f"multiroute-unplugged alive {file_after} {status(*unplugged)}",
-                   f"multiroute-replugged alive {FILE_TWO} {status(USB, HEADPHONES)}",
-                   f"multiroute-unplug-done {status_done} {errors} audioroute 1.0: move|"]
+        usb_growth += [(15 + t / 50, 4 * (5 * RATE + t * 960)) for t in range(1, 45 * 50)]
+        reports = [(0, "multiroute-unplug-playing"), (6, f"multiroute-unplugged alive {file_after} {status(*unplugged)}"),
+                   (17, f"multiroute-replugged alive {FILE_TWO} {status(USB, HEADPHONES)}"),
+                   (25.5, f"multiroute-jack-off alive {FILE_ONE.replace('Intel,DEV=2', 'Audio,DEV=0')} {status(*jack_off)}"),
+                   (28.6, f"multiroute-jack-on alive {FILE_TWO} {status(USB, HEADPHONES)}"),
+                   (61, f"multiroute-unplug-done {status_done} {errors} audioroute 1.0: move|")]
         guest = UnplugGuest(reports, hda, usb, 5 * RATE, usb_growth if back else usb_growth[:int(usb_end * 50)], 15.0 if back else None)
 
         def sleep(seconds):
@@ -189,7 +195,7 @@ class UnplugStep(unittest.TestCase):
         faults, printed = self.run_step()
         self.assertEqual(faults, [])
         self.assertIn("the USB card is the route's first output", printed)
-        self.assertIn("the longest gap in the music 145 ms", printed)
+        self.assertIn("the longest gap in the music 145 ms but for the jack's", printed)
         self.assertIn("the music back 2.00 s after device_add", printed)
 
     def test_a_gap_over_the_bound_at_the_unplug_fails(self):
@@ -213,6 +219,21 @@ class UnplugStep(unittest.TestCase):
         self.assertEqual(len(faults), 2)
         self.assertIn("[0] before the unplug and [] after the replug", faults[0])
         self.assertIn("did not come back to the USB card", faults[1])
+
+    def test_the_headphones_heard_while_out_of_the_route_fails(self):
+        faults, _ = self.run_step(absence=1.0)
+        self.assertEqual(len(faults), 1)
+        self.assertIn("while the jack was off", faults[0])
+
+    def test_a_route_that_keeps_the_headphones_when_their_jack_is_off_fails(self):
+        faults, _ = self.run_step(jack_off=(USB, HEADPHONES))
+        self.assertEqual(len(faults), 1)
+        self.assertIn("after the jack went off", faults[0])
+
+    def test_a_gap_on_the_first_output_when_the_further_one_goes_fails(self):
+        faults, _ = self.run_step(usb_gap=(multiroute.MOST_GAP_MS + 50) / 1000)
+        self.assertEqual(len(faults), 1)
+        self.assertIn("the USB card's music after the replug has gaps", faults[0])
 
     def test_aplay_failing_or_saying_an_error_fails(self):
         for status_done, errors in ((1, 0), (0, 1)):

@@ -29,12 +29,14 @@ if [ -n "$MULTIROUTE" ]; then
   sleep 1
   flush_hda
   say multiroute-done $status $(grep -c 'further output 1: dropped' /run/multiroute-aplay.log) $(grep -c 'further output 1: repeated' /run/multiroute-aplay.log) "$(grep -E 'further output|audioroute: ' /run/multiroute-aplay.log | grep -v -E 'dropped|repeated' | tail -3 | tr '\n' '|')"
-  # The unplug step: the music once more to both; 5 s in, the host unplugs the USB card (the
+  # The unplug step: the music twice more to both; 5 s in, the host unplugs the USB card (the
   # route's first output), and plugs it back about 8 s later. The stream goes on on the HDA card
   # alone, the route file naming one output, then on both again; aplay must not notice.
   NEW=$(grep -c newDeviceAvailable /run/monitor.log)
-  AUDIOROUTE_DEBUG=1 aplay -q -D audioroute:CATEGORY=multiRoute -t raw -f S16_LE -c 1 -r 48000 /root/multiroute.raw > /run/multiroute-unplug-aplay.log 2>&1 &
+  cat /root/multiroute.raw /root/multiroute.raw \
+    | AUDIOROUTE_DEBUG=1 aplay -q -D audioroute:CATEGORY=multiRoute -t raw -f S16_LE -c 1 -r 48000 - > /run/multiroute-unplug-aplay.log 2>&1 &
   PLAYER=$!
+  START=$(cut -d. -f1 /proc/uptime)
   say multiroute-unplug-playing
   wait_until 600 gone card1 || fail "multiRoute unplug: card1 still there 60 s after multiroute-unplug-playing"
   wait_until 100 eval '! grep -q audioroute_route_output_1 $ROUTE_FILE' || fail "multiRoute unplug: the route file still names a further output 10 s after the USB card went"
@@ -43,6 +45,16 @@ if [ -n "$MULTIROUTE" ]; then
   wait_until 300 count_at_least $((NEW + 1)) newDeviceAvailable /run/monitor.log || fail "multiRoute unplug: no newDeviceAvailable within 30 s of the USB card's return"
   wait_until 100 grep -q audioroute_route_output_1 $ROUTE_FILE || fail "multiRoute unplug: the route file names no further output 10 s after the USB card came back"
   say multiroute-replugged $(alive $PLAYER) "$(grep -A3 '^pcm.!audioroute_route' $ROUTE_FILE | tr '\n' '|')" $(audioroute status --json 2>&1 | tr -d '\n')
+  # Then the further output goes: the headphones' jack off 25 s into the stream (the daemon takes
+  # the port out of the route), and on again 3 s later (the route file names it: the plugin opens it again).
+  while [ $(($(cut -d. -f1 /proc/uptime) - START)) -lt 25 ]; do sleep 0.1; done
+  guest-jack 0 "Headphone Jack" off || fail "multiRoute unplug: could not switch the Headphone Jack control off"
+  wait_until 100 eval '! grep -q audioroute_route_output_1 $ROUTE_FILE' || fail "multiRoute unplug: the route file still names a further output 10 s after the jack went off"
+  say multiroute-jack-off $(alive $PLAYER) "$(grep -A3 '^pcm.!audioroute_route' $ROUTE_FILE | tr '\n' '|')" $(audioroute status --json 2>&1 | tr -d '\n')
+  sleep 3
+  guest-jack 0 "Headphone Jack" on || fail "multiRoute unplug: could not switch the Headphone Jack control on"
+  wait_until 100 grep -q audioroute_route_output_1 $ROUTE_FILE || fail "multiRoute unplug: the route file names no further output 10 s after the jack went on"
+  say multiroute-jack-on $(alive $PLAYER) "$(grep -A3 '^pcm.!audioroute_route' $ROUTE_FILE | tr '\n' '|')" $(audioroute status --json 2>&1 | tr -d '\n')
   wait $PLAYER; status=$?; PLAYER=
   sleep 1
   flush_hda
