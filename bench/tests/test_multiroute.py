@@ -167,10 +167,10 @@ class UnplugStep(unittest.TestCase):
         cls.music = music()
 
     def run_step(self, hda_gap=0.145, usb_end=5.02, unplugged=(HEADPHONES,), file_after=FILE_ONE, status_done=0, errors=0, back=True,
-                 absence=3.2, usb_gap=0.0, jack_off=(USB,)):
+                 absence=3.2, usb_gap=0.0, jack_off=(USB,), replug_gap=0.3):
         m = self.music + self.music
-        at, off = int(5.04 * RATE), int(25.3 * RATE)
-        hda = m[:at] + silence(int(hda_gap * RATE)) + m[at:off] + silence(int(absence * RATE)) + m[off + int(absence * RATE):] + silence(RATE)
+        at, replug, off = int(5.04 * RATE), int(15 * RATE), int(25.3 * RATE)
+        hda = m[:at] + silence(int(hda_gap * RATE)) + m[at:replug] + silence(int(replug_gap * RATE)) + m[replug:off] + m[off + int(absence * RATE):] + silence(RATE)
         after = m[15 * RATE:30 * RATE] + silence(int(usb_gap * RATE)) + m[30 * RATE:]
         usb = m[:5 * RATE] + (after if back else silence(0))
         usb_growth = [(t / 50, 4 * min(5 * RATE, t * 960)) for t in range(1, int(usb_end * 50) + 1)]
@@ -195,13 +195,14 @@ class UnplugStep(unittest.TestCase):
         faults, printed = self.run_step()
         self.assertEqual(faults, [])
         self.assertIn("the USB card is the route's first output", printed)
-        self.assertIn("the longest gap in the music 145 ms but for the jack's", printed)
+        self.assertIn("at the unplug: [(145, ", printed)
+        self.assertIn("the HDA card missed 3.20 s of the music while the jack was off (3.10 s between the reports)", printed)
         self.assertIn("the music back 2.00 s after device_add", printed)
 
     def test_a_gap_over_the_bound_at_the_unplug_fails(self):
         faults, _ = self.run_step(hda_gap=(multiroute.MOST_GAP_MS + 20) / 1000)
         self.assertEqual(len(faults), 1)
-        self.assertIn(f"a gap of {multiroute.MOST_GAP_MS + 20} ms", faults[0])
+        self.assertIn(f"a gap of {multiroute.MOST_GAP_MS + 20} ms at the unplug", faults[0])
 
     def test_a_usb_file_that_grows_after_the_unplug_fails(self):
         faults, _ = self.run_step(usb_end=5 + multiroute.USB_END_SECONDS + 0.5)
@@ -223,12 +224,17 @@ class UnplugStep(unittest.TestCase):
     def test_the_headphones_heard_while_out_of_the_route_fails(self):
         faults, _ = self.run_step(absence=1.0)
         self.assertEqual(len(faults), 1)
-        self.assertIn("while the jack was off", faults[0])
+        self.assertIn("the HDA card missed 1.00 s of the music while the jack was off", faults[0])
 
     def test_a_route_that_keeps_the_headphones_when_their_jack_is_off_fails(self):
         faults, _ = self.run_step(jack_off=(USB, HEADPHONES))
         self.assertEqual(len(faults), 1)
         self.assertIn("after the jack went off", faults[0])
+
+    def test_a_gap_over_the_moves_bound_elsewhere_fails(self):
+        faults, _ = self.run_step(replug_gap=(multiroute.MOST_MOVE_GAP_MS + 20) / 1000)
+        self.assertEqual(len(faults), 1)
+        self.assertIn(f"a gap of {multiroute.MOST_MOVE_GAP_MS + 20} ms (at most {multiroute.MOST_MOVE_GAP_MS}", faults[0])
 
     def test_a_gap_on_the_first_output_when_the_further_one_goes_fails(self):
         faults, _ = self.run_step(usb_gap=(multiroute.MOST_GAP_MS + 50) / 1000)
