@@ -107,8 +107,30 @@ void ar_outputs_sync(struct ar_pcm *p) {
 	p->output_count = count;
 }
 
-/// Writes what it takes of `frames` to `output`, non-blocking; 0, or a negative errno when it failed.
-static int write_output(struct ar_pcm *p, struct ar_output *output, const char *frames, snd_pcm_uframes_t count) {
+/// Writes `lead` frames of silence to a further output that has not started (ar_output_lead), what
+/// it takes of them; 0 or a negative errno.
+static int write_lead(struct ar_pcm *p, snd_pcm_t *pcm, snd_pcm_sframes_t first) {
+	long lead = ar_output_lead(first >= 0, (long)first, snd_pcm_state(pcm) != SND_PCM_STATE_PREPARED);
+	char silence[4096];
+	snd_pcm_uframes_t chunk = sizeof(silence) / p->frame_bytes;
+	if (lead <= 0 || chunk == 0)
+		return 0;
+	snd_pcm_format_set_silence(p->io.format, silence, (unsigned int)(chunk * p->io.channels));
+	while (lead > 0) {
+		snd_pcm_sframes_t n = snd_pcm_writei(pcm, silence, (snd_pcm_uframes_t)lead < chunk ? (snd_pcm_uframes_t)lead : chunk);
+		if (n == -EAGAIN)
+			return 0;
+		if (n < 0)
+			return (int)n;
+		lead -= n;
+	}
+	return 0;
+}
+
+/// Writes what it takes of `frames` to `output`, non-blocking, after the silence it needs to start
+/// in step with the first (`first`: the first's delay, or -1 when it is not running); 0, or a
+/// negative errno when it failed.
+static int write_output(struct ar_pcm *p, struct ar_output *output, const char *frames, snd_pcm_uframes_t count, snd_pcm_sframes_t first) {
 	snd_pcm_uframes_t done = 0;
 	int recovered = 0;
 	// Dropped with the first (a hold, a stop) and not prepared since: a move's replay comes first.
@@ -117,6 +139,9 @@ static int write_output(struct ar_pcm *p, struct ar_output *output, const char *
 		if (err < 0)
 			return err;
 	}
+	int err = write_lead(p, output->pcm, first);
+	if (err < 0)
+		return err;
 	while (done < count) {
 		snd_pcm_sframes_t n = snd_pcm_writei(output->pcm, frames + done * p->frame_bytes, count - done);
 		if (n == -EAGAIN)
@@ -124,6 +149,9 @@ static int write_output(struct ar_pcm *p, struct ar_output *output, const char *
 		if ((n == -EPIPE || n == -ESTRPIPE || n == -EINTR) && !recovered) {
 			recovered = 1;
 			if ((n = snd_pcm_recover(output->pcm, (int)n, 1)) < 0)
+				return (int)n;
+			// Run dry: it starts again as far behind as the first.
+			if ((n = write_lead(p, output->pcm, first)) < 0)
 				return (int)n;
 			continue;
 		}
@@ -152,10 +180,12 @@ void ar_outputs_write(struct ar_pcm *p, const char *frames, snd_pcm_uframes_t co
 			correction = ar_drift_step(&output->drift, (long)(delay - first), drift_threshold(p), drift_step(p));
 		if (correction >= (long)count)
 			correction = (long)count - 1;
+		// The first holds these frames already: the further output's lead is what it held before them.
+		snd_pcm_sframes_t lead = !measured ? -1 : first > (snd_pcm_sframes_t)count ? first - (snd_pcm_sframes_t)count : 0;
 		int err = write_output(p, output, frames + (correction > 0 ? (size_t)correction * p->frame_bytes : 0),
-				count - (snd_pcm_uframes_t)(correction > 0 ? correction : 0));
+				count - (snd_pcm_uframes_t)(correction > 0 ? correction : 0), lead);
 		for (long r = correction; err >= 0 && r < 0; r++)
-			err = write_output(p, output, frames + (count - 1) * p->frame_bytes, 1);
+			err = write_output(p, output, frames + (count - 1) * p->frame_bytes, 1, lead);
 		if (correction != 0)
 			ar_trace(p, "further output %zu: %s %ld frames (delay %ld, first's %ld)", i + 1,
 					correction > 0 ? "dropped" : "repeated", correction > 0 ? correction : -correction, (long)delay, (long)first);

@@ -166,3 +166,7 @@ long ar_drift_step(struct ar_drift *drift, long difference, long threshold, long
 	drift->sum16 -= 16LL * correction;
 	return correction;
 }
+
+long ar_output_lead(int first_running, long first_delay, int output_started) {
+	return first_running && !output_started && first_delay > 0 ? first_delay : 0;
+}

@@ -110,6 +110,16 @@ private func expectExactly(_ written: [UInt8], _ frames: [UInt8], _ what: String
         #expect(ar_drift_step(&drift, difference, 96, 60) == 0)
     }
 
+    /// A further output that has not started (opened late, or run dry) while the first runs holding
+    /// 4800 frames gets that much silence ahead of its frames, so that it plays each frame when the
+    /// first does; none once it runs, nor when the first does not (a stream's start: both begin together).
+    @Test func anOutputThatStartsLateStartsAsFarBehindAsTheFirst() {
+        #expect(ar_output_lead(1, 4800, 0) == 4800)
+        #expect(ar_output_lead(1, 4800, 1) == 0)
+        #expect(ar_output_lead(0, 4800, 0) == 0)
+        #expect(ar_output_lead(1, 0, 0) == 0)
+    }
+
     /// One that runs ahead (holds less: its clock is faster) gets frames repeated; a slow drift of
     /// 1 frame a piece (far above a crystal's) is kept within the threshold for good.
     @Test func anOutputAheadGetsFramesRepeatedAndADriftIsHeld() {

@@ -228,6 +228,14 @@ struct ar_drift {
 /// the smoothed difference is within a quarter of `threshold` again.
 long ar_drift_step(struct ar_drift *drift, long difference, long threshold, long max_step);
 
+/// Frames of silence to write ahead of a further output's frames: when it has not started (just
+/// opened, prepared again, or recovered from an underrun) while the first runs holding
+/// `first_delay` frames, that many, so that it starts as far behind as the first and plays each
+/// frame when the first does. Started with the frames alone, it would play them the first's delay
+/// early (100 ms on the real-kernel bench), more than the drift's steps make up before it runs dry.
+/// 0 otherwise.
+long ar_output_lead(int first_running, long first_delay, int output_started);
+
 /// The daemon went away (its bus name lost its owner, or the bus closed): everything derived from
 /// it is dropped, as BlueALSA drops BlueZ's state, the interruption too. A stream the tower held
 /// plays on outside it (docs/alsa.md, "When the tower goes away"); nothing else would ever
