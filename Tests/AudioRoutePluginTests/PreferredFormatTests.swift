@@ -200,6 +200,28 @@ private func play(_ bench: Bench, _ variables: [String: String], device: String 
         }
     }
 
+    /// Later streams of the process open a refusing device at what it runs at once: alsa-lib's own
+    /// line for the failed try (and the plugin's) appear once, not at every stream of a dmix route.
+    @Test func laterStreamsOpenARefusingDeviceWithoutFailingFirst() throws {
+        try withSyncTemporaryDirectory { dir in
+            let bench = try wavBench(dir)
+            try bench.route(to: "plugtest_48k")
+            let client = dir + "/reopen-client"
+            let compiled = try Subprocess.run("/usr/bin/cc", [
+                "-std=gnu11", "-Wall", "-Werror", "-o", client, Subprocess.packageRoot + "/Tests/Helpers/reopen-client/reopen-client.c", "-lasound",
+            ])
+            try #require(compiled.status == 0, "cc: \(compiled.stderr)")
+            let environment = bench.environment.merging(["AUDIOROUTE_PREFERRED_SAMPLE_RATE": "44100"]) { $1 }
+            let result = try ChildProcess(client, ["audioroute", "3"], environment: environment).collect()
+            #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+            #expect(result.stdout == "stream 1: 0\nstream 2: 0\nstream 3: 0\n", "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").filter { $0.contains("Slave PCM not usable") }.count == 1, "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").filter { $0.contains("does not run at the session's preferred") }.count == 1,
+                    "\(result.stderr)")
+            #expect(WAV(bench.bytes("out.wav"))?.rate == 48_000)
+        }
+    }
+
     /// A multiRoute route's further output runs at the preferred rate too, converted as the first.
     @Test func aFurtherOutputRunsAtThePreferredRate() throws {
         try withSyncTemporaryDirectory { dir in
