@@ -6,8 +6,10 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
+from .analysis import left, tone_frequency
 from .common import Failure
-from .events import Report
+from .events import Mark, Report
+from .signals import MUSIC_HZ
 
 # The phase's guest part (bench/guest/).
 GUEST_SCRIPT = "kernel/hardware.sh"
@@ -219,9 +221,60 @@ class HardwareUsbSet(HardwareValues):
     words: ClassVar[str] = "hardware-usb-set"
 
 
+class HardwareRateReady(Mark):
+    """`hardware-rate-ready`: the host keeps the HDA card's file from here, for the two streams at
+    the preferred rate."""
+    words, script = "hardware-rate-ready", GUEST_SCRIPT
+
+
+@dataclass(frozen=True)
+class HardwareRateCard(HardwareCard):
+    """`hardware-rate-card HW_PARAMS`: the card's hw_params while the music plays at the preferred
+    44.1 kHz through a route on the card's hw device."""
+    words: ClassVar[str] = "hardware-rate-card"
+
+
+@dataclass(frozen=True)
+class HardwareRateDone(Report):
+    """`hardware-rate-done LOG`: that aplay ended; its standard error, lines joined by `|`."""
+    script: ClassVar[str] = GUEST_SCRIPT
+    words: ClassVar[str] = "hardware-rate-done"
+    log: str
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line, line[len(cls.words):].strip())
+
+
+@dataclass(frozen=True)
+class HardwareRateDmixCard(HardwareCard):
+    """`hardware-rate-dmix-card HW_PARAMS`: the same preference on the daemon's route, the card's dmix."""
+    words: ClassVar[str] = "hardware-rate-dmix-card"
+
+
+@dataclass(frozen=True)
+class HardwareRateDmixOpen(HardwareValues):
+    """`hardware-rate-dmix-open JSON`: `audioroute hardware --rate 44100 --json` while it plays."""
+    words: ClassVar[str] = "hardware-rate-dmix-open"
+
+
+@dataclass(frozen=True)
+class HardwareRateDmixDone(HardwareRateDone):
+    words: ClassVar[str] = "hardware-rate-dmix-done"
+
+
 EVENTS = (HardwareRoute, HardwareIdle, HardwareMixer, HardwareMixerSet, HardwareSet, HardwareCard, HardwareOpen,
           HardwareUsbReady, HardwareUsbRoute, HardwareUsbIdle, HardwareUsbMixer, HardwareUsbMixerSet, HardwareUsbSet,
-          HardwareUsbCard, HardwareUsbOpen, HardwareUsbDone)
+          HardwareUsbCard, HardwareUsbOpen, HardwareUsbDone, HardwareRateReady, HardwareRateCard, HardwareRateDone,
+          HardwareRateDmixCard, HardwareRateDmixOpen, HardwareRateDmixDone)
+
+# The preferred rate the guest asks for (AUDIOROUTE_PREFERRED_SAMPLE_RATE); the music is 48 kHz.
+PREFERRED_RATE = 44100
+# How far the music's tone in the card's file may be from MUSIC_HZ: played at the wrong rate, it
+# would be 8 % off (44.1 against 48 kHz).
+PITCH_TOLERANCE = 0.01
+# The least of each stream's 3 s of music the card's file must hold.
+LEAST_MUSIC_SECONDS = 2.0
 
 # How far `outputVolume` (a Float) may be from alsamixer's value computed here.
 VOLUME_TOLERANCE = 0.005
@@ -273,12 +326,55 @@ def check_card(what, route, idle, card, opened):
                           f"{card.params.get('period_size')}")
 
 
+def check_music(what, samples):
+    """The music (MUSIC_HZ) is in `samples` (the card's file, at its 48 kHz) at its pitch, long enough."""
+    frequency, seconds = tone_frequency(samples)
+    print(f"    {what}: the card's file holds {seconds:.2f} s of a {frequency:.1f} Hz tone (the music's {MUSIC_HZ:.0f} Hz)")
+    if seconds < LEAST_MUSIC_SECONDS:
+        raise Failure(f"hardware, {what}: the card's file holds {seconds:.2f} s of the music, not its 3 s")
+    if abs(frequency - MUSIC_HZ) > MUSIC_HZ * PITCH_TOLERANCE:
+        raise Failure(f"hardware, {what}: the music's tone is {frequency:.1f} Hz in the card's file, not {MUSIC_HZ:.0f} Hz: "
+                      f"played at the wrong rate")
+
+
+def check_preferred_rate(guest):
+    """The preferred 44.1 kHz runs the HDA card where its device takes it (a route on its hw device)
+    and the 48 kHz music is converted to it; on the card's dmix, which runs at its own rate, the
+    stream plays at that, says so on standard error, and the session's sampleRate is that rate.
+    Both times the card's file holds the music at its pitch."""
+    files = guest.files
+    HardwareRateReady.wait(guest, 60)
+    files.capture("hda")
+    card = HardwareRateCard.wait(guest, 60)
+    HardwareRateDone.wait(guest, 60)
+    mark = files.mark("hda")
+    dmix_card = HardwareRateDmixCard.wait(guest, 60)
+    opened = HardwareRateDmixOpen.wait(guest, 60)
+    dmix_done = HardwareRateDmixDone.wait(guest, 60)
+    samples = left(files.take("hda"))
+    print(f"    preferred {PREFERRED_RATE} Hz, the card's hw device: its hw_params {card.params}")
+    if card.params["rate"] != str(PREFERRED_RATE):
+        raise Failure(f"hardware, the preferred rate: the HDA card's hw device runs at {card.params['rate']} Hz, "
+                      f"not the preferred {PREFERRED_RATE}")
+    check_music("the preferred rate, the card's hw device", samples[:mark])
+    rate = int(dmix_card.params["rate"])
+    print(f"    preferred {PREFERRED_RATE} Hz, the card's dmix: its hw_params {dmix_card.params}; "
+          f"audioroute hardware --rate {PREFERRED_RATE}: sampleRate {opened.values.get('sampleRate')}")
+    if opened.values.get("sampleRate") != rate:
+        raise Failure(f"hardware, the preferred rate on dmix: sampleRate {opened.values.get('sampleRate')}, the card runs at {rate}")
+    said = f"does not run at the session's preferred {PREFERRED_RATE} Hz: it runs at {rate} Hz"
+    if rate != PREFERRED_RATE and said not in dmix_done.log:
+        raise Failure(f"hardware, the preferred rate on dmix: the stream's standard error does not say it {said}: {dmix_done.log[:400]}")
+    check_music("the preferred rate, the card's dmix", samples[mark:])
+
+
 def check_hardware(guest, plug_usb):
     """The HDA card, then the USB card (hot-added with `plug_usb(guest)` and removed), each read by
     `audioroute hardware` against the card's own hw_params."""
     route, idle = HardwareRoute.wait(guest, 60), HardwareIdle.wait(guest, 60)
     check_volume("HDA card", idle, HardwareMixer.wait(guest, 60), HardwareMixerSet.wait(guest, 60), HardwareSet.wait(guest, 60))
     check_card("HDA card", route, idle, HardwareCard.wait(guest, 60), HardwareOpen.wait(guest, 60))
+    check_preferred_rate(guest)
     HardwareUsbReady.wait(guest, 60)
     plug_usb(guest)
     route, idle = HardwareUsbRoute.wait(guest, 180), HardwareUsbIdle.wait(guest, 60)
