@@ -140,13 +140,16 @@ static void describe_format(char *text, size_t size, unsigned int rate, unsigned
 /// preferences `preferred` by ar_prefer) the stream's parameters. Where its device `device`
 /// refuses the preferred rate or channels (dmix runs at its own; a card without that rate), the
 /// stream does not fail: it is reopened at what the device runs nearest to them (what the
-/// client's `sampleRate` says), else at the route's own. Said once per process on standard error.
+/// client's `sampleRate` says), else at the route's own; the error of that last try otherwise.
+/// Said once per process on standard error.
 int ar_setup_preferred(struct ar_pcm *p, snd_pcm_t **pcm, const char *name, snd_config_t *config, int mode, int preferred,
 		const char *device) {
 	static int told;
 	int err = ar_setup_device(p, *pcm);
 	snd_config_t *slave = plug_slave(config, name);
-	if (err != -EINVAL || preferred == 0 || slave == NULL)
+	// Whatever the refusal's code (a plug over dmix fails later in its refinement than over
+	// hardware); a busy device is the caller's to wait for.
+	if (err >= 0 || err == -EBUSY || preferred == 0 || slave == NULL)
 		return err;
 	unsigned int rate = preferred & AR_PREFER_RATE ? p->preferred_rate : 0;
 	unsigned int channels = preferred & AR_PREFER_CHANNELS ? p->preferred_channels : 0;
@@ -161,7 +164,7 @@ int ar_setup_preferred(struct ar_pcm *p, snd_pcm_t **pcm, const char *name, snd_
 			return err;
 		if ((err = snd_pcm_open_lconf(pcm, name, p->stream, mode, config)) < 0)
 			return err;
-		if ((err = ar_setup_device(p, *pcm)) != -EINVAL)
+		if ((err = ar_setup_device(p, *pcm)) >= 0 || err == -EBUSY)
 			break;
 		snd_pcm_close(*pcm);
 		*pcm = NULL;
