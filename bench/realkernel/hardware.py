@@ -263,10 +263,15 @@ class HardwareRateDmixDone(HardwareRateDone):
     words: ClassVar[str] = "hardware-rate-dmix-done"
 
 
+class HardwareRateAfterDone(Mark):
+    """`hardware-rate-after-done`: 2 s of the music on dmix with no preference have played."""
+    words, script = "hardware-rate-after-done", GUEST_SCRIPT
+
+
 EVENTS = (HardwareRoute, HardwareIdle, HardwareMixer, HardwareMixerSet, HardwareSet, HardwareCard, HardwareOpen,
           HardwareUsbReady, HardwareUsbRoute, HardwareUsbIdle, HardwareUsbMixer, HardwareUsbMixerSet, HardwareUsbSet,
           HardwareUsbCard, HardwareUsbOpen, HardwareUsbDone, HardwareRateReady, HardwareRateCard, HardwareRateDone,
-          HardwareRateDmixCard, HardwareRateDmixOpen, HardwareRateDmixDone)
+          HardwareRateDmixCard, HardwareRateDmixOpen, HardwareRateDmixDone, HardwareRateAfterDone)
 
 # The preferred rate the guest asks for (AUDIOROUTE_PREFERRED_SAMPLE_RATE); the music is 48 kHz.
 PREFERRED_RATE = 44100
@@ -326,37 +331,35 @@ def check_card(what, route, idle, card, opened):
                           f"{card.params.get('period_size')}")
 
 
-def check_music(what, samples):
-    """The music (MUSIC_HZ) is in `samples` (the card's file, at its 48 kHz) at its pitch, long enough."""
+def check_music(what, samples, least=LEAST_MUSIC_SECONDS):
+    """The music (MUSIC_HZ) is in `samples` (the card's file, at its 48 kHz) at its pitch, at least `least` s."""
     frequency, seconds = tone_frequency(samples)
     print(f"    {what}: the card's file holds {seconds:.2f} s of a {frequency:.1f} Hz tone (the music's {MUSIC_HZ:.0f} Hz)")
-    if seconds < LEAST_MUSIC_SECONDS:
-        raise Failure(f"hardware, {what}: the card's file holds {seconds:.2f} s of the music, not its 3 s")
+    if seconds < least:
+        raise Failure(f"hardware, {what}: the card's file holds {seconds:.2f} s of the music, not {least} s")
     if abs(frequency - MUSIC_HZ) > MUSIC_HZ * PITCH_TOLERANCE:
         raise Failure(f"hardware, {what}: the music's tone is {frequency:.1f} Hz in the card's file, not {MUSIC_HZ:.0f} Hz: "
                       f"played at the wrong rate")
 
 
 def check_preferred_rate(guest):
-    """The preferred 44.1 kHz runs the HDA card where its device takes it (a route on its hw device)
-    and the 48 kHz music is converted to it; on the card's dmix, which runs at its own rate, the
-    stream plays at that, says so on standard error, and the session's sampleRate is that rate.
-    Both times the card's file holds the music at its pitch."""
+    """The preferred 44.1 kHz on the card's dmix, which runs at its own rate: the stream plays at
+    that, says so on standard error, and the session's sampleRate is that rate. Then on a route on
+    the card's hw device, which takes it: the card runs at 44.1 kHz, the 48 kHz music converted.
+    Then 48 kHz music on dmix with no preference. Each time the card's file holds the music at
+    its pitch."""
     files = guest.files
     HardwareRateReady.wait(guest, 60)
     files.capture("hda")
-    card = HardwareRateCard.wait(guest, 60)
-    HardwareRateDone.wait(guest, 60)
-    mark = files.mark("hda")
     dmix_card = HardwareRateDmixCard.wait(guest, 60)
     opened = HardwareRateDmixOpen.wait(guest, 60)
     dmix_done = HardwareRateDmixDone.wait(guest, 60)
+    first = files.mark("hda")
+    card = HardwareRateCard.wait(guest, 60)
+    HardwareRateDone.wait(guest, 60)
+    second = files.mark("hda")
+    HardwareRateAfterDone.wait(guest, 60)
     samples = left(files.take("hda"))
-    print(f"    preferred {PREFERRED_RATE} Hz, the card's hw device: its hw_params {card.params}")
-    if card.params["rate"] != str(PREFERRED_RATE):
-        raise Failure(f"hardware, the preferred rate: the HDA card's hw device runs at {card.params['rate']} Hz, "
-                      f"not the preferred {PREFERRED_RATE}")
-    check_music("the preferred rate, the card's hw device", samples[:mark])
     rate = int(dmix_card.params["rate"])
     print(f"    preferred {PREFERRED_RATE} Hz, the card's dmix: its hw_params {dmix_card.params}; "
           f"audioroute hardware --rate {PREFERRED_RATE}: sampleRate {opened.values.get('sampleRate')}")
@@ -365,7 +368,13 @@ def check_preferred_rate(guest):
     said = f"does not run at the session's preferred {PREFERRED_RATE} Hz: it runs at {rate} Hz"
     if rate != PREFERRED_RATE and said not in dmix_done.log:
         raise Failure(f"hardware, the preferred rate on dmix: the stream's standard error does not say it {said}: {dmix_done.log[:400]}")
-    check_music("the preferred rate, the card's dmix", samples[mark:])
+    check_music("the preferred rate, the card's dmix", samples[:first])
+    print(f"    preferred {PREFERRED_RATE} Hz, the card's hw device: its hw_params {card.params}")
+    if card.params["rate"] != str(PREFERRED_RATE):
+        raise Failure(f"hardware, the preferred rate: the HDA card's hw device runs at {card.params['rate']} Hz, "
+                      f"not the preferred {PREFERRED_RATE}")
+    check_music("the preferred rate, the card's hw device", samples[first:second])
+    check_music("no preference after it, the card's dmix", samples[second:], least=1.5)
 
 
 def check_hardware(guest, plug_usb):
