@@ -9,14 +9,17 @@ from realkernel.common import Failure
 from realkernel.signals import MUSIC_HZ
 
 # What QEMU's file of the HDA card gains while each of the preferred-rate phase's streams plays:
-# its 3 s of the music (the guest's music.wav, mono at 10000) at the file's 48 kHz.
+# the music (the guest's music.wav, mono at 10000) at the file's 48 kHz, 3 s, then 2 s after.
 MUSIC = stereo(tone(MUSIC_HZ, 3, 10000))
+AFTER = stereo(tone(MUSIC_HZ, 2, 10000))
 
 
-def guest(lines, music=MUSIC, dmix_music=None):
-    """The recorded reports, the card's file gaining `music` before `hardware-rate-done` and
-    `dmix_music` (the same by default) before `hardware-rate-dmix-done`."""
-    gains = {"hardware-rate-done": music, "hardware-rate-dmix-done": music if dmix_music is None else dmix_music}
+def guest(lines, music=MUSIC, dmix_music=None, after=AFTER):
+    """The recorded reports, the card's file gaining `dmix_music` (`music` by default) before
+    `hardware-rate-dmix-done`, `music` before `hardware-rate-done` and `after` before
+    `hardware-rate-after-done`."""
+    gains = {"hardware-rate-dmix-done": music if dmix_music is None else dmix_music, "hardware-rate-done": music,
+             "hardware-rate-after-done": after}
     return FakeGuest([(gains.get(line.split(" ", 1)[0], b""), line) for line in lines])
 
 
@@ -93,13 +96,16 @@ class HardwarePhase(unittest.TestCase):
         # 48 kHz frames played as 44.1 kHz ones: the tone 8 % low in the card's file.
         low = stereo(tone(MUSIC_HZ * 44100 / 48000, 3, 10000))
         with self.assertRaisesRegex(Failure, r"the card's hw device: the music's tone is 459.4 Hz in the card's file, not 500 Hz"):
-            quietly(hardware.check_hardware, guest(self.lines, music=low), lambda g: None)
+            quietly(hardware.check_hardware, guest(self.lines, music=low, dmix_music=MUSIC), lambda g: None)
         with self.assertRaisesRegex(Failure, r"the card's dmix: the music's tone is 459.4 Hz"):
             quietly(hardware.check_hardware, guest(self.lines, dmix_music=low), lambda g: None)
 
     def test_music_that_did_not_reach_the_card_fails(self):
-        with self.assertRaisesRegex(Failure, r"the card's dmix: the card's file holds 0.00 s of the music, not its 3 s"):
+        with self.assertRaisesRegex(Failure, r"the card's dmix: the card's file holds 0.00 s of the music, not 2.0 s"):
             quietly(hardware.check_hardware, guest(self.lines, dmix_music=b""), lambda g: None)
+        # QEMU's codec left at 44.1 kHz after the hw device's stream: the next 48 kHz stream is slow.
+        with self.assertRaisesRegex(Failure, r"no preference after it, the card's dmix: the music's tone is 459.4 Hz"):
+            quietly(hardware.check_hardware, guest(self.lines, after=stereo(tone(MUSIC_HZ * 44100 / 48000, 2, 10000))), lambda g: None)
 
     def test_a_session_rate_other_than_dmixs_fails(self):
         lines = self.changed("hardware-rate-dmix-open", '"sampleRate": 48000.0', '"sampleRate": 44100.0')
