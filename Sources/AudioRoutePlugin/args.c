@@ -112,3 +112,20 @@ int ar_io_sizes(unsigned int rate, unsigned long buffer_size, const char *durati
 	*piece = frames > *ahead ? *ahead : frames;
 	return status;
 }
+
+int ar_preference(const char *name, const char *value, unsigned long minimum, unsigned long maximum, unsigned int *out,
+		char *error, size_t error_size) {
+	*out = 0;
+	if (!given(value))
+		return 0;
+	char *end = NULL;
+	errno = 0;
+	unsigned long long asked = strtoull(value, &end, 10);
+	if (errno != 0 || end == value || *end != '\0' || value[0] == '-' || (asked != 0 && (asked < minimum || asked > maximum))) {
+		snprintf(error, error_size, "%s \"%.40s\" is not a number of %lu to %lu (0 for none): the route's own is used",
+				name, value, minimum, maximum);
+		return -EINVAL;
+	}
+	*out = (unsigned int)asked;
+	return 0;
+}

@@ -27,6 +27,160 @@ void ar_close_slave(struct ar_pcm *p) {
 	}
 }
 
+/// Sets `field` of the `slave` compound of a plug's definition to `value`, or removes it (0).
+static int set_slave_field(snd_config_t *slave, const char *field, unsigned int value) {
+	snd_config_t *node;
+	if (snd_config_search(slave, field, &node) >= 0)
+		snd_config_delete(node);
+	if (value == 0)
+		return 0;
+	int err = snd_config_imake_integer(&node, field, value);
+	if (err >= 0 && (err = snd_config_add(slave, node)) < 0)
+		snd_config_delete(node);
+	return err;
+}
+
+/// The `slave` compound of `config`'s definition `name` where it is a `plug` (the route file's
+/// are), else NULL: another type, or a slave named by reference, is left as it is.
+static snd_config_t *plug_slave(snd_config_t *config, const char *name) {
+	char key[96];
+	snprintf(key, sizeof(key), "pcm.%s", name);
+	snd_config_t *definition, *type, *slave;
+	const char *type_name;
+	if (snd_config_search(config, key, &definition) < 0 || snd_config_search(definition, "type", &type) < 0 ||
+			snd_config_get_string(type, &type_name) < 0 || strcmp(type_name, "plug") != 0 ||
+			snd_config_search(definition, "slave", &slave) < 0 || snd_config_get_type(slave) != SND_CONFIG_TYPE_COMPOUND)
+		return NULL;
+	return slave;
+}
+
+/// The device last found not to run at a preference, and what it runs nearest to it: later
+/// streams of the process open it at that at once, instead of failing first (alsa-lib says
+/// "Slave PCM not usable" at every such failure, on every stream of a dmix route).
+static struct {
+	pthread_mutex_t lock;
+	char device[512];
+	unsigned int asked_rate, asked_channels, rate, channels;
+} refused = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void remember_refused(const char *device, unsigned int asked_rate, unsigned int asked_channels, unsigned int rate,
+		unsigned int channels) {
+	pthread_mutex_lock(&refused.lock);
+	snprintf(refused.device, sizeof(refused.device), "%s", device);
+	refused.asked_rate = asked_rate;
+	refused.asked_channels = asked_channels;
+	refused.rate = rate;
+	refused.channels = channels;
+	pthread_mutex_unlock(&refused.lock);
+}
+
+/// What `device` was found to run at instead of the preferences (1), or 0 when it was not.
+static int known_refused(const char *device, unsigned int asked_rate, unsigned int asked_channels, unsigned int *rate,
+		unsigned int *channels) {
+	pthread_mutex_lock(&refused.lock);
+	int known = strcmp(refused.device, device) == 0 && refused.asked_rate == asked_rate && refused.asked_channels == asked_channels;
+	if (known) {
+		*rate = refused.rate;
+		*channels = refused.channels;
+	}
+	pthread_mutex_unlock(&refused.lock);
+	return known;
+}
+
+/// Gives `config`'s definition `name` (the route's plug) the session's preferred rate and channel
+/// count as its slave's, so that the device runs at them and the plug converts the app's stream;
+/// a rate or count the definition sets itself stays. Returns which it was given (AR_PREFER_*).
+int ar_prefer(struct ar_pcm *p, snd_config_t *config, const char *name) {
+	snd_config_t *slave = plug_slave(config, name), *node;
+	if (slave == NULL)
+		return 0;
+	int given = 0;
+	unsigned int rate = p->preferred_rate, channels = p->preferred_channels;
+	const char *device;
+	if (snd_config_search(slave, "pcm", &node) >= 0 && snd_config_get_string(node, &device) >= 0)
+		known_refused(device, rate, channels, &rate, &channels);
+	if (p->preferred_rate > 0 && snd_config_search(slave, "rate", &node) < 0 && set_slave_field(slave, "rate", rate) >= 0)
+		given |= AR_PREFER_RATE;
+	if (p->preferred_channels > 0 && snd_config_search(slave, "channels", &node) < 0 && set_slave_field(slave, "channels", channels) >= 0)
+		given |= AR_PREFER_CHANNELS;
+	return given;
+}
+
+/// What `device` (the route's device itself, not its plug) runs at nearest to the preferences
+/// `*rate` and `*channels` (0: not asked), as the client library's probe reads it; 0 where it
+/// cannot be opened to say.
+static void nearest_format(struct ar_pcm *p, snd_config_t *config, const char *device, unsigned int *rate, unsigned int *channels) {
+	snd_pcm_t *pcm;
+	snd_pcm_hw_params_t *hw;
+	snd_pcm_hw_params_alloca(&hw);
+	if (device[0] == '\0' || snd_pcm_open_lconf(&pcm, device, p->stream, SND_PCM_NONBLOCK, config) < 0) {
+		*rate = *channels = 0;
+		return;
+	}
+	if (snd_pcm_hw_params_any(pcm, hw) < 0 || (*rate > 0 && snd_pcm_hw_params_set_rate_near(pcm, hw, rate, NULL) < 0))
+		*rate = 0;
+	if (*channels > 0 && snd_pcm_hw_params_set_channels_near(pcm, hw, channels) < 0)
+		*channels = 0;
+	snd_pcm_close(pcm);
+}
+
+/// "44100 Hz, 6 channels", "44100 Hz", "6 channels", or `none` for neither.
+static void describe_format(char *text, size_t size, unsigned int rate, unsigned int channels, const char *none) {
+	if (rate > 0 && channels > 0)
+		snprintf(text, size, "%u Hz, %u channels", rate, channels);
+	else if (rate > 0)
+		snprintf(text, size, "%u Hz", rate);
+	else if (channels > 0)
+		snprintf(text, size, "%u channels", channels);
+	else
+		snprintf(text, size, "%s", none);
+}
+
+/// Gives `*pcm` (`config`'s definition `name`, opened with `mode`, its plug given the
+/// preferences `preferred` by ar_prefer) the stream's parameters. Where its device `device`
+/// refuses the preferred rate or channels (dmix runs at its own; a card without that rate), the
+/// stream does not fail: it is reopened at what the device runs nearest to them (what the
+/// client's `sampleRate` says), else at the route's own; the error of that last try otherwise.
+/// Said once per process on standard error.
+int ar_setup_preferred(struct ar_pcm *p, snd_pcm_t **pcm, const char *name, snd_config_t *config, int mode, int preferred,
+		const char *device) {
+	static int told;
+	int err = ar_setup_device(p, *pcm);
+	snd_config_t *slave = plug_slave(config, name);
+	// Whatever the refusal's code (a plug over dmix fails later in its refinement than over
+	// hardware); a busy device is the caller's to wait for.
+	if (err >= 0 || err == -EBUSY || preferred == 0 || slave == NULL)
+		return err;
+	unsigned int rate = preferred & AR_PREFER_RATE ? p->preferred_rate : 0;
+	unsigned int channels = preferred & AR_PREFER_CHANNELS ? p->preferred_channels : 0;
+	snd_pcm_close(*pcm);  // before the device is asked: an exclusive one opens once
+	*pcm = NULL;
+	nearest_format(p, config, device, &rate, &channels);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (attempt == 1)
+			rate = channels = 0;  // the route's own: the plug picks what the device runs nearest the app's
+		if ((preferred & AR_PREFER_RATE && (err = set_slave_field(slave, "rate", rate)) < 0) ||
+				(preferred & AR_PREFER_CHANNELS && (err = set_slave_field(slave, "channels", channels)) < 0))
+			return err;
+		if ((err = snd_pcm_open_lconf(pcm, name, p->stream, mode, config)) < 0)
+			return err;
+		if ((err = ar_setup_device(p, *pcm)) >= 0 || err == -EBUSY)
+			break;
+		snd_pcm_close(*pcm);
+		*pcm = NULL;
+	}
+	char asked[64], given[64];
+	describe_format(asked, sizeof(asked), preferred & AR_PREFER_RATE ? p->preferred_rate : 0,
+			preferred & AR_PREFER_CHANNELS ? p->preferred_channels : 0, "none");
+	describe_format(given, sizeof(given), rate, channels, "the route's own rate and channels");
+	ar_trace(p, "%s does not run at %s: opened at %s", device, asked, given);
+	if (err >= 0)
+		remember_refused(device, p->preferred_rate, p->preferred_channels, rate, channels);
+	if (err >= 0 && !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+		SNDERR("audioroute: the route's device %s does not run at the session's preferred %s: it runs at %s", device, asked, given);
+	return err;
+}
+
 /// Opens the route's definition as the slave: the system's configuration with the route file
 /// loaded over it (its `pcm.?audioroute` leaves this plugin's definition as it is), so that
 /// names the route uses (dmix:, plughw:, bluealsa:, a user's own) resolve as for any client.
@@ -60,6 +214,7 @@ int ar_open_slave(struct ar_pcm *p) {
 		SNDERR("audioroute: the route file %s defines %s as this plugin", p->route_file, p->route_name);
 		err = -ELOOP;
 	}
+	p->slave_preferred = err >= 0 ? ar_prefer(p, config, p->route_name) : 0;
 	if (err >= 0)
 		err = snd_pcm_open_lconf(&p->slave, p->route_name, p->stream, 0, config);
 	if (err < 0) {
@@ -77,6 +232,12 @@ int ar_setup_device(struct ar_pcm *p, snd_pcm_t *pcm) {
 	snd_pcm_hw_params_t *hw;
 	snd_pcm_hw_params_alloca(&hw);
 	snd_pcm_uframes_t period = p->io.period_size, buffer = p->io.buffer_size;
+	// No longer than half the queue kept ahead: a rate converter on the way (the plug's, at the
+	// preferred rate or dmix's) passes frames on in whole periods, and holds up to one in its
+	// delay, which the writer waits to see fall below the queue (aplay's 125 ms periods over a
+	// 100 ms queue waited for ever on a file PCM, and ran the card dry on hardware).
+	if (p->ahead > 1 && period > p->ahead / 2)
+		period = p->ahead / 2;
 	int err;
 	if ((err = snd_pcm_hw_params_any(pcm, hw)) < 0 ||
 			(err = snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED)) < 0 ||
@@ -92,7 +253,7 @@ int ar_setup_device(struct ar_pcm *p, snd_pcm_t *pcm) {
 
 /// Gives the slave the stream's parameters.
 int ar_setup_slave(struct ar_pcm *p) {
-	int err = ar_setup_device(p, p->slave);
+	int err = ar_setup_preferred(p, &p->slave, p->route_name, p->slave_config, 0, p->slave_preferred, p->device);
 	if (err < 0) {
 		if (err != -EBUSY || !p->busy_reported_later)
 			SNDERR("audioroute: the route's device %s refused the stream's parameters: %s", p->device, snd_strerror(err));

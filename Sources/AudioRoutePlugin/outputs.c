@@ -49,6 +49,7 @@ static int open_output(struct ar_pcm *p, struct ar_output *output, size_t index)
 	int err = snd_config_copy(&config, p->slave_config);
 	if (err >= 0)
 		err = ar_load_text(config, p->outputs_text, p->outputs_length);
+	int preferred = err >= 0 ? ar_prefer(p, config, name) : 0;  // run at the session's rate, as the first
 	if (err >= 0)
 		err = snd_pcm_open_lconf(&output->pcm, name, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK, config);
 	if (err < 0) {
@@ -58,7 +59,7 @@ static int open_output(struct ar_pcm *p, struct ar_output *output, size_t index)
 		return err;
 	}
 	output->config = config;
-	if ((err = ar_setup_device(p, output->pcm)) < 0)
+	if ((err = ar_setup_preferred(p, &output->pcm, name, config, SND_PCM_NONBLOCK, preferred, output->device)) < 0)
 		close_output(output);
 	return err;
 }

@@ -408,6 +408,16 @@ static int open_pcm(snd_pcm_t **pcmp, const char *name, snd_pcm_stream_t stream,
 		SNDERR("audioroute: %s", p->args.error);
 		goto fail;
 	}
+	// The session's preferred format for the device (the client library sets these in its
+	// process); a bad value is named and the route's own format used.
+	char why[160];
+	if (ar_preference(AR_PREFERRED_RATE_VARIABLE, getenv(AR_PREFERRED_RATE_VARIABLE), AR_PREFERRED_RATE_MIN, AR_PREFERRED_RATE_MAX,
+			&p->preferred_rate, why, sizeof(why)) < 0)
+		SNDERR("audioroute: %s", why);
+	const char *channels_variable = capture ? AR_PREFERRED_INPUT_CHANNELS_VARIABLE : AR_PREFERRED_OUTPUT_CHANNELS_VARIABLE;
+	if (ar_preference(channels_variable, getenv(channels_variable), 1, AR_PREFERRED_CHANNELS_MAX, &p->preferred_channels, why,
+			sizeof(why)) < 0)
+		SNDERR("audioroute: %s", why);
 	snprintf(p->route_name, sizeof(p->route_name), "%s",
 			route_name != NULL && route_name[0] != '\0' ? route_name : capture ? AR_ROUTE_INPUT_PCM : AR_ROUTE_OUTPUT_PCM);
 	if ((err = ar_route_file_path(p->route_file, sizeof(p->route_file), route_file, getenv("XDG_RUNTIME_DIR"), file_exists)) < 0)

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,11 @@ struct ar_pcm {
 	/// The app's frames taken while the stream is held (`hold.stashed` of them, a buffer's worth at
 	/// most): its buffer fills, so it waits in its own poll; they go first on resume.
 	char *stash;
+	/// The session's preferred rate and this direction's channel count (0: none), read from the
+	/// environment at the open (ar_preference), and which of them the open slave's plug was given
+	/// (AR_PREFER_RATE, AR_PREFER_CHANNELS).
+	unsigned int preferred_rate, preferred_channels;
+	int slave_preferred;
 	/// Frames forwarded at a time: 10 ms, or the session's I/O buffer duration (ar_io_sizes).
 	snd_pcm_uframes_t piece;
 	/// Most frames queued in the device ahead of what it plays: ten pieces (100 ms), or the app's buffer if smaller.
@@ -136,6 +142,13 @@ AR_HIDDEN int ar_load_file(snd_config_t *top, const char *path);
 AR_HIDDEN int ar_route_device(struct ar_pcm *p, const char *text, size_t length, char *device, size_t size);
 AR_HIDDEN void ar_keep_route_text(struct ar_pcm *p, char *text, size_t length);
 AR_HIDDEN void ar_check_route(struct ar_pcm *p);
+
+// The session's preferred rate and channels on the route's plug (device.c).
+#define AR_PREFER_RATE 1
+#define AR_PREFER_CHANNELS 2
+AR_HIDDEN int ar_prefer(struct ar_pcm *p, snd_config_t *config, const char *name);
+AR_HIDDEN int ar_setup_preferred(struct ar_pcm *p, snd_pcm_t **pcm, const char *name, snd_config_t *config, int mode, int preferred,
+		const char *device);
 
 // The device's life and moves (device.c).
 AR_HIDDEN void ar_close_retired(struct ar_pcm *p, int now);

@@ -94,6 +94,11 @@ struct SessionHardware: Sendable {
 
     /// The environment variable the ALSA plugin reads for its I/O buffer (ar_io_sizes).
     static let ioBufferVariable = "AUDIOROUTE_IO_BUFFER_DURATION"
+    /// The variables the ALSA plugin reads for the format it runs the route's device at
+    /// (AR_PREFERRED_*_VARIABLE, ar_preference): Hz, and each direction's channel count.
+    static let sampleRateVariable = "AUDIOROUTE_PREFERRED_SAMPLE_RATE"
+    static let outputChannelsVariable = "AUDIOROUTE_PREFERRED_OUTPUT_CHANNELS"
+    static let inputChannelsVariable = "AUDIOROUTE_PREFERRED_INPUT_CHANNELS"
     /// The range of a preferred I/O buffer, the plugin's (AR_IO_PIECE_MIN_US ... AR_IO_PIECE_MAX_US).
     static let ioBufferRange = 0.001...0.1
     /// The range of a preferred sample rate.
@@ -159,13 +164,26 @@ extension AudioSession {
     /// The rate asked for with `setPreferredSampleRate`; 0 when none was (as on iOS).
     public var preferredSampleRate: Double { hardware.preferredSampleRate }
 
-    /// Asks for `rate` (8000...768000 Hz; 0 clears): devices are opened near it. The device may
-    /// give another rate: `sampleRate` says what it gives.
+    /// Asks for `rate` (8000...768000 Hz; 0 clears): the route's device runs at it for every
+    /// `audioroute` stream this process opens from now on (the ALSA plugin's and the player's,
+    /// through AUDIOROUTE_PREFERRED_SAMPLE_RATE), each stream converted to it. A device that
+    /// cannot (dmix's fixed rate, a card without it) runs at the nearest it can: `sampleRate`
+    /// says which.
     public func setPreferredSampleRate(_ rate: Double) throws(AudioSessionError) {
         guard rate == 0 || SessionHardware.sampleRateRange.contains(rate) else {
             throw .invalidArguments("preferred sample rate \(rate) is outside 8000...768000 Hz (0 clears it)")
         }
+        try setPluginPreference(SessionHardware.sampleRateVariable, rate == 0 ? nil : Int(rate.rounded()))
         hardware.preferredSampleRate = rate
+    }
+
+    /// Sets (nil: removes) one of the plugin's variables in this process.
+    private func setPluginPreference(_ variable: String, _ value: Int?) throws(AudioSessionError) {
+        do {
+            try Environment.set(variable, to: value.map { String($0) })
+        } catch {
+            throw .invalidArguments("cannot set \(variable): \(error)")
+        }
     }
 
     /// The route's I/O buffer (its device's period) in seconds; 0 when it cannot be read.
@@ -181,12 +199,7 @@ extension AudioSession {
         guard duration == 0 || SessionHardware.ioBufferRange.contains(duration) else {
             throw .invalidArguments("preferred I/O buffer duration \(duration) s is outside 0.001...0.1 s (0 clears it)")
         }
-        let microseconds = Int((duration * 1_000_000).rounded())
-        do {
-            try Environment.set(SessionHardware.ioBufferVariable, to: duration == 0 ? nil : String(microseconds))
-        } catch {
-            throw .invalidArguments("cannot set \(SessionHardware.ioBufferVariable): \(error)")
-        }
+        try setPluginPreference(SessionHardware.ioBufferVariable, duration == 0 ? nil : Int((duration * 1_000_000).rounded()))
         hardware.preferredIOBufferDuration = duration
     }
 
@@ -213,15 +226,21 @@ extension AudioSession {
     /// The input channels asked for; 0 when none were.
     public var preferredInputNumberOfChannels: Int { hardware.preferredInputChannels }
 
-    /// Asks for `count` output channels (1 ... `maximumOutputNumberOfChannels`; 0 clears).
+    /// Asks for `count` output channels (1 ... `maximumOutputNumberOfChannels`; 0 clears): the
+    /// route's output device runs with them for every `audioroute` playback stream this process
+    /// opens from now on (AUDIOROUTE_PREFERRED_OUTPUT_CHANNELS), where it takes them.
     public func setPreferredOutputNumberOfChannels(_ count: Int) throws(AudioSessionError) {
         try checkChannels(count, maximum: maximumOutputNumberOfChannels, side: "output")
+        try setPluginPreference(SessionHardware.outputChannelsVariable, count == 0 ? nil : count)
         hardware.preferredOutputChannels = count
     }
 
-    /// Asks for `count` input channels (1 ... `maximumInputNumberOfChannels`; 0 clears).
+    /// Asks for `count` input channels (1 ... `maximumInputNumberOfChannels`; 0 clears): the
+    /// route's input device runs with them for every `audioroute` capture stream this process
+    /// opens from now on (AUDIOROUTE_PREFERRED_INPUT_CHANNELS), where it takes them.
     public func setPreferredInputNumberOfChannels(_ count: Int) throws(AudioSessionError) {
         try checkChannels(count, maximum: maximumInputNumberOfChannels, side: "input")
+        try setPluginPreference(SessionHardware.inputChannelsVariable, count == 0 ? nil : count)
         hardware.preferredInputChannels = count
     }
 

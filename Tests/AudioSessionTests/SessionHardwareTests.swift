@@ -34,6 +34,13 @@ private func route(output: String, input: String, outputCard: String? = nil, inp
     return text
 }
 
+/// The plugin's variables the format preferences set in this process.
+private let formatVariables = ["AUDIOROUTE_PREFERRED_SAMPLE_RATE", "AUDIOROUTE_PREFERRED_OUTPUT_CHANNELS", "AUDIOROUTE_PREFERRED_INPUT_CHANNELS"]
+
+private func clearFormatVariables() {
+    for name in formatVariables { try? Environment.set(name, to: nil) }
+}
+
 @Suite(.serialized) struct SessionHardwareTests {
     @Test func withoutPreferencesTheRouteIsReadAsItsDeviceOpensAt48kStereo() async throws {
         try await withTemporaryDirectory { dir in
@@ -57,6 +64,7 @@ private func route(output: String, input: String, outputCard: String? = nil, inp
         try await withTemporaryDirectory { dir in
             let session = try session(dir, route: route(output: "bench_out", input: "bench_in"))
             await session.setHardwareSource(routeFile: dir + "/route.conf", configurationFiles: [dir + "/devices.conf"])
+            defer { clearFormatVariables() }  // the player's tests in this process would run at them
             try await session.setPreferredSampleRate(44_100)
             try await session.setPreferredIOBufferDuration(0.005)
             defer { Task { try? await session.setPreferredIOBufferDuration(0) } }
@@ -79,10 +87,32 @@ private func route(output: String, input: String, outputCard: String? = nil, inp
         }
     }
 
+    /// The preferred rate and channel counts reach the plugin's streams (and the player's) through
+    /// the process's environment, as the I/O buffer does; 0 clears them.
+    @Test func theFormatPreferencesSetAndClearThePluginsVariables() async throws {
+        try await withTemporaryDirectory { dir in
+            let session = try session(dir, route: route(output: "bench_out", input: "bench_in"))
+            await session.setHardwareSource(routeFile: dir + "/route.conf", configurationFiles: [dir + "/devices.conf"])
+            defer { clearFormatVariables() }
+            try await session.setPreferredSampleRate(44_100.4)
+            try await session.setPreferredOutputNumberOfChannels(6)
+            try await session.setPreferredInputNumberOfChannels(1)
+            #expect(formatVariables.map { Environment.variables[$0] } == ["44100", "6", "1"])
+            // A refused value leaves the variable as it was.
+            await #expect(throws: AudioSessionError.self) { try await session.setPreferredSampleRate(1_000_000) }
+            #expect(Environment.variables["AUDIOROUTE_PREFERRED_SAMPLE_RATE"] == "44100")
+            try await session.setPreferredSampleRate(0)
+            try await session.setPreferredOutputNumberOfChannels(0)
+            try await session.setPreferredInputNumberOfChannels(0)
+            #expect(formatVariables.map { Environment.variables[$0] } == [nil, nil, nil])
+        }
+    }
+
     @Test func preferencesOutOfRangeAreRefusedAndLeaveTheOldOnes() async throws {
         try await withTemporaryDirectory { dir in
             let session = try session(dir, route: route(output: "bench_out", input: "null"))
             await session.setHardwareSource(routeFile: dir + "/route.conf", configurationFiles: [dir + "/devices.conf"])
+            defer { clearFormatVariables() }
             try await session.setPreferredSampleRate(32_000)
             for rate in [-1.0, 100, 1_000_000, .nan] {
                 await #expect(throws: AudioSessionError.self) { try await session.setPreferredSampleRate(rate) }

@@ -62,6 +62,20 @@ def goertzel(samples, start, end, frequency):
     return levels
 
 
+def tone_frequency(samples, rate=RATE, threshold=1000):
+    """The frequency of the tone in `samples` (one channel) and the seconds it lasts: its rising zero
+    crossings from the first loud sample (above `threshold`) to the last, counted against `rate`
+    (the card's file's). (0.0, 0.0) without two crossings."""
+    loud = [i for i in (next((i for i, x in enumerate(samples) if abs(x) > threshold), None),
+                        next((i for i in range(len(samples) - 1, -1, -1) if abs(samples[i]) > threshold), None)) if i is not None]
+    if len(loud) < 2:
+        return 0.0, 0.0
+    crossings = [i for i in range(loud[0] + 1, loud[1] + 1) if samples[i - 1] < 0 <= samples[i]]
+    if len(crossings) < 2:
+        return 0.0, 0.0
+    return (len(crossings) - 1) * rate / (crossings[-1] - crossings[0]), (loud[1] - loud[0]) / rate
+
+
 def signed_frames(difference):
     """A difference of places in the sequence, taken the short way round."""
     difference %= SEQUENCE_PERIOD

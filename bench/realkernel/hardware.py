@@ -6,8 +6,10 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
+from .analysis import left, tone_frequency
 from .common import Failure
-from .events import Report
+from .events import Mark, Report
+from .signals import MUSIC_HZ
 
 # The phase's guest part (bench/guest/).
 GUEST_SCRIPT = "kernel/hardware.sh"
@@ -219,9 +221,49 @@ class HardwareUsbSet(HardwareValues):
     words: ClassVar[str] = "hardware-usb-set"
 
 
+class HardwareRateReady(Mark):
+    """`hardware-rate-ready`: the host keeps the HDA card's file from here, for the two streams at
+    the preferred rate."""
+    words, script = "hardware-rate-ready", GUEST_SCRIPT
+
+
+@dataclass(frozen=True)
+class HardwareRateDmixDone(Report):
+    """`hardware-rate-dmix-done LOG`: that aplay ended; its standard error (the plugin's trace
+    without its pieces and underruns), lines joined by `|`."""
+    script: ClassVar[str] = GUEST_SCRIPT
+    words: ClassVar[str] = "hardware-rate-dmix-done"
+    log: str
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line, line[len(cls.words):].strip())
+
+
+@dataclass(frozen=True)
+class HardwareRateDmixCard(HardwareCard):
+    """`hardware-rate-dmix-card HW_PARAMS`: the same preference on the daemon's route, the card's dmix."""
+    words: ClassVar[str] = "hardware-rate-dmix-card"
+
+
+@dataclass(frozen=True)
+class HardwareRateDmixOpen(HardwareValues):
+    """`hardware-rate-dmix-open JSON`: `audioroute hardware --rate 44100 --json` while it plays."""
+    words: ClassVar[str] = "hardware-rate-dmix-open"
+
+
 EVENTS = (HardwareRoute, HardwareIdle, HardwareMixer, HardwareMixerSet, HardwareSet, HardwareCard, HardwareOpen,
           HardwareUsbReady, HardwareUsbRoute, HardwareUsbIdle, HardwareUsbMixer, HardwareUsbMixerSet, HardwareUsbSet,
-          HardwareUsbCard, HardwareUsbOpen, HardwareUsbDone)
+          HardwareUsbCard, HardwareUsbOpen, HardwareUsbDone, HardwareRateReady, HardwareRateDmixCard,
+          HardwareRateDmixOpen, HardwareRateDmixDone)
+
+# The preferred rate the guest asks for (AUDIOROUTE_PREFERRED_SAMPLE_RATE); the music is 48 kHz.
+PREFERRED_RATE = 44100
+# How far the music's tone in the card's file may be from MUSIC_HZ: played at the wrong rate, it
+# would be 8 % off (44.1 against 48 kHz).
+PITCH_TOLERANCE = 0.01
+# The least of each stream's 3 s of music the card's file must hold.
+LEAST_MUSIC_SECONDS = 2.0
 
 # How far `outputVolume` (a Float) may be from alsamixer's value computed here.
 VOLUME_TOLERANCE = 0.005
@@ -273,12 +315,46 @@ def check_card(what, route, idle, card, opened):
                           f"{card.params.get('period_size')}")
 
 
+def check_music(what, samples, least=LEAST_MUSIC_SECONDS):
+    """The music (MUSIC_HZ) is in `samples` (the card's file, at its 48 kHz) at its pitch, at least `least` s."""
+    frequency, seconds = tone_frequency(samples)
+    print(f"    {what}: the card's file holds {seconds:.2f} s of a {frequency:.1f} Hz tone (the music's {MUSIC_HZ:.0f} Hz)")
+    if seconds < least:
+        raise Failure(f"hardware, {what}: the card's file holds {seconds:.2f} s of the music, not {least} s")
+    if abs(frequency - MUSIC_HZ) > MUSIC_HZ * PITCH_TOLERANCE:
+        raise Failure(f"hardware, {what}: the music's tone is {frequency:.1f} Hz in the card's file, not {MUSIC_HZ:.0f} Hz: "
+                      f"played at the wrong rate")
+
+
+def check_preferred_rate(guest):
+    """The preferred 44.1 kHz on the card's dmix, which runs at its own rate: the stream plays at
+    that, says so on standard error, the session's sampleRate is that rate, and the card's file
+    holds the music at its pitch."""
+    files = guest.files
+    HardwareRateReady.wait(guest, 60)
+    files.capture("hda")
+    dmix_card = HardwareRateDmixCard.wait(guest, 60)
+    opened = HardwareRateDmixOpen.wait(guest, 60)
+    dmix_done = HardwareRateDmixDone.wait(guest, 60)
+    samples = left(files.take("hda"))
+    rate = int(dmix_card.params["rate"])
+    print(f"    preferred {PREFERRED_RATE} Hz, the card's dmix: its hw_params {dmix_card.params}; "
+          f"audioroute hardware --rate {PREFERRED_RATE}: sampleRate {opened.values.get('sampleRate')}")
+    if opened.values.get("sampleRate") != rate:
+        raise Failure(f"hardware, the preferred rate on dmix: sampleRate {opened.values.get('sampleRate')}, the card runs at {rate}")
+    said = f"does not run at the session's preferred {PREFERRED_RATE} Hz: it runs at {rate} Hz"
+    if rate != PREFERRED_RATE and said not in dmix_done.log:
+        raise Failure(f"hardware, the preferred rate on dmix: the stream's standard error does not say it {said}: {dmix_done.log[:400]}")
+    check_music("the preferred rate, the card's dmix", samples)
+
+
 def check_hardware(guest, plug_usb):
     """The HDA card, then the USB card (hot-added with `plug_usb(guest)` and removed), each read by
     `audioroute hardware` against the card's own hw_params."""
     route, idle = HardwareRoute.wait(guest, 60), HardwareIdle.wait(guest, 60)
     check_volume("HDA card", idle, HardwareMixer.wait(guest, 60), HardwareMixerSet.wait(guest, 60), HardwareSet.wait(guest, 60))
     check_card("HDA card", route, idle, HardwareCard.wait(guest, 60), HardwareOpen.wait(guest, 60))
+    check_preferred_rate(guest)
     HardwareUsbReady.wait(guest, 60)
     plug_usb(guest)
     route, idle = HardwareUsbRoute.wait(guest, 180), HardwareUsbIdle.wait(guest, 60)

@@ -3,7 +3,7 @@ its timeline breaks, a move's frames, a tone's level (Goertzel), a recording aga
 import unittest
 
 from signal_support import bits, mix, signal, silence, stereo, tone
-from realkernel.analysis import check_recording, frames_at_move, goertzel, left, locate, signed_frames, timeline_breaks
+from realkernel.analysis import check_recording, frames_at_move, goertzel, left, locate, signed_frames, timeline_breaks, tone_frequency
 from realkernel.common import Failure
 from realkernel.signals import MUSIC_HZ, PROMPT_HZ, RATE, SEQUENCE_DEGREE, SEQUENCE_PERIOD, WINDOW
 
@@ -128,3 +128,16 @@ class Recording(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ToneFrequency(unittest.TestCase):
+    def test_a_tones_frequency_and_length_between_silences(self):
+        frequency, seconds = tone_frequency(silence(4800) + tone(MUSIC_HZ, 2, 10000) + silence(9600))
+        self.assertAlmostEqual(frequency, MUSIC_HZ, delta=0.5)
+        self.assertAlmostEqual(seconds, 2, delta=0.01)
+        frequency, _ = tone_frequency(tone(MUSIC_HZ * 44100 / 48000, 1, 10000))
+        self.assertAlmostEqual(frequency, 459.4, delta=0.5)
+
+    def test_silence_has_none(self):
+        self.assertEqual(tone_frequency(silence(48000)), (0.0, 0.0))
+        self.assertEqual(tone_frequency(tone(MUSIC_HZ, 1, 500)), (0.0, 0.0))

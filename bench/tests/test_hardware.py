@@ -3,12 +3,19 @@ reports changed to a fault: the session's rate, channels and period against the 
 import unittest
 
 from fake_guest import FakeGuest, quietly, recorded
+from signal_support import stereo, tone
 from realkernel import hardware
 from realkernel.common import Failure
+from realkernel.signals import MUSIC_HZ
+
+# What QEMU's file of the HDA card gains while the preferred-rate stream plays: its 3 s of the
+# music (the guest's music.wav, mono at 10000) at the file's 48 kHz.
+MUSIC = stereo(tone(MUSIC_HZ, 3, 10000))
 
 
-def guest(lines):
-    return FakeGuest([(b"", line) for line in lines])
+def guest(lines, music=MUSIC):
+    """The recorded reports, the card's file gaining `music` before `hardware-rate-dmix-done`."""
+    return FakeGuest([(music if line.startswith("hardware-rate-dmix-done ") else b"", line) for line in lines])
 
 
 class HardwarePhase(unittest.TestCase):
@@ -62,6 +69,36 @@ class HardwarePhase(unittest.TestCase):
     def test_a_set_value_off_the_middle_or_off_the_tlv_fails(self):
         lines = self.changed("hardware-mixer-set", "Front Left: Playback 37 [50%] [-37.00dB]", "Front Left: Playback 38 [50%] [-37.00dB]")
         with self.assertRaisesRegex(Failure, r"HDA card: after amixer sset 50% 'Master' is at raw 38, not the middle of 0..74"):
+            quietly(hardware.check_hardware, guest(lines), lambda g: None)
+
+    def test_the_preferred_rate_on_dmix_plays_at_dmixs(self):
+        _, printed = quietly(hardware.check_hardware, guest(self.lines), lambda g: None)
+        # The kernel's hw_params of the HDA card while the 48 kHz music played through its dmix
+        # with 44.1 kHz preferred, and what the session read then (the recorded lines).
+        self.assertIn("the card's dmix: its hw_params {'access': 'MMAP_INTERLEAVED', 'format': 'S16_LE', 'subformat': 'STD', "
+                      "'channels': '2', 'rate': '48000'", printed)
+        self.assertIn("audioroute hardware --rate 44100: sampleRate 48000.0", printed)
+        self.assertIn("the preferred rate, the card's dmix: the card's file holds 3.00 s of a 500.0 Hz tone", printed)
+
+    def test_music_played_at_the_wrong_rate_fails(self):
+        # 48 kHz frames played as 44.1 kHz ones: the tone 8 % low in the card's file.
+        low = stereo(tone(MUSIC_HZ * 44100 / 48000, 3, 10000))
+        with self.assertRaisesRegex(Failure, r"the card's dmix: the music's tone is 459.4 Hz in the card's file, not 500 Hz"):
+            quietly(hardware.check_hardware, guest(self.lines, music=low), lambda g: None)
+
+    def test_music_that_did_not_reach_the_card_fails(self):
+        with self.assertRaisesRegex(Failure, r"the card's dmix: the card's file holds 0.00 s of the music, not 2.0 s"):
+            quietly(hardware.check_hardware, guest(self.lines, music=b""), lambda g: None)
+
+    def test_a_session_rate_other_than_dmixs_fails(self):
+        lines = self.changed("hardware-rate-dmix-open", '"sampleRate": 48000.0', '"sampleRate": 44100.0')
+        with self.assertRaisesRegex(Failure, r"the preferred rate on dmix: sampleRate 44100.0, the card runs at 48000"):
+            quietly(hardware.check_hardware, guest(lines), lambda g: None)
+
+    def test_a_fallback_not_said_fails(self):
+        lines = [line.split(" ", 1)[0] + " " if line.startswith("hardware-rate-dmix-done ") else line for line in self.lines]
+        with self.assertRaisesRegex(Failure, r"the stream's standard error does not say it does not run at the session's preferred "
+                                    r"44100 Hz: it runs at 48000 Hz"):
             quietly(hardware.check_hardware, guest(lines), lambda g: None)
 
     def test_a_report_without_json_fails_by_name(self):

@@ -57,6 +57,22 @@ int ar_route_file_path(char *buffer, size_t size, const char *configured, const 
 int ar_io_sizes(unsigned int rate, unsigned long buffer_size, const char *duration_us, unsigned long *piece, unsigned long *ahead,
 		char *error, size_t error_size);
 
+/// The session's preferred hardware format (the client library's setPreferredSampleRate and
+/// setPreferred{Output,Input}NumberOfChannels): the route's device is run at it, `plug`
+/// converting the app's stream to it, where the device takes it.
+#define AR_PREFERRED_RATE_VARIABLE "AUDIOROUTE_PREFERRED_SAMPLE_RATE"
+#define AR_PREFERRED_OUTPUT_CHANNELS_VARIABLE "AUDIOROUTE_PREFERRED_OUTPUT_CHANNELS"
+#define AR_PREFERRED_INPUT_CHANNELS_VARIABLE "AUDIOROUTE_PREFERRED_INPUT_CHANNELS"
+#define AR_PREFERRED_RATE_MIN 8000
+#define AR_PREFERRED_RATE_MAX 768000
+#define AR_PREFERRED_CHANNELS_MAX 64
+
+/// One preference from the environment: `value` (the variable `name`'s, NULL or "" when unset)
+/// as a number of `minimum` to `maximum` into `*out`; unset and "0" are 0 (no preference).
+/// Returns 0, or -EINVAL with `error` naming the variable and the value (`*out` is 0 then).
+int ar_preference(const char *name, const char *value, unsigned long minimum, unsigned long maximum, unsigned int *out,
+		char *error, size_t error_size);
+
 /// The stream's states around the device it forwards to.
 enum ar_state {
 	/// No device open (before hw_params, after close).
