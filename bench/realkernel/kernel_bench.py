@@ -170,10 +170,11 @@ def main(usage):
                 print("    aplay -D audioroute (the ALSA plugin):")
                 print_timings(rows[cycles:])
             # Before the UCM cycles, card1 was also added by the plugin's re-plug of the USB card,
-            # by the hardware phase, by the surround phase's multichannel card, and by the capture phase.
+            # by the hardware phase, by the surround phase's multichannel card, by the capture phase, and
+            # twice by the multiRoute phase (its drift's stream, and the replug of its unplug step).
             ucm_rows = cycle_timings(guest.lines(), ucm_adds, monitor="monitor-ucm",
                                      first=len(adds + plugin_adds) + (1 if plugin_adds else 0) + 1 + (1 if surround_uid else 0)
-                                     + (1 if capture else 0) + (1 if multiroute else 0))
+                                     + (1 if capture else 0) + (2 if multiroute else 0))
             if ucm:
                 print("    audioroute play, the USB card a UCM card (the UCM phase's daemon, --ucm-root):")
                 print_timings(ucm_rows)
