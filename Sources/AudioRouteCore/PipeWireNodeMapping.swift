@@ -21,13 +21,18 @@ public struct PipeWireNodeChoice: Sendable, Hashable, CustomStringConvertible {
 public enum PipeWireNodeMapping {
     /// The media classes a port of `direction` can be played or recorded through.
     public static func mediaClasses(for direction: PortDirection) -> [String] {
-        direction == .output ? ["Audio/Sink", "Audio/Duplex"] : ["Audio/Source", "Audio/Duplex"]
+        switch direction {
+        case .output: ["Audio/Sink", "Audio/Duplex"]
+        case .input: ["Audio/Source", "Audio/Duplex"]
+        case .duplex: ["Audio/Duplex", "Audio/Sink", "Audio/Source"]
+        }
     }
 
-    /// The node for `port` among `nodes`. `cards` gives the index of each card by its id
+    /// The node for `port`, used in `direction` (the port's own unless given: a duplex port is
+    /// a route's output or input), among `nodes`. `cards` gives the index of each card by its id
     /// (`PCH` → 0): a port names its card by id, a PipeWire ALSA node by index.
-    public static func node(for port: Port, among nodes: [PipeWireNode], cards: [String: Int]) -> PipeWireNodeChoice {
-        let classes = mediaClasses(for: port.direction)
+    public static func node(for port: Port, direction: PortDirection? = nil, among nodes: [PipeWireNode], cards: [String: Int]) -> PipeWireNodeChoice {
+        let classes = mediaClasses(for: direction ?? port.direction)
         // Lowest id first: when several nodes match, the first the server made.
         let candidates = nodes.filter { $0.mediaClass.map(classes.contains) ?? false && $0.name != nil }.sorted { $0.id < $1.id }
         guard let alsa = port.alsa else {
@@ -42,7 +47,7 @@ public enum PipeWireNodeMapping {
                 reason: "no \(classes[0]) node has alsa.card \(index(of: pcm.card, cards: cards).map(String.init) ?? "?")"
                     + " and alsa.device \(pcm.device ?? 0), or api.alsa.path on \(pcm.card),\(pcm.device ?? 0)")
         case .bluealsa(let pcm):
-            if let choice = bluez(pcm, direction: port.direction, candidates) { return choice }
+            if let choice = bluez(pcm, candidates) { return choice }
             return PipeWireNodeChoice(
                 node: nil, rule: "none", reason: "no \(classes[0]) node has api.bluez5.address \(pcm.address) and a \(pcm.profile.rawValue) profile")
         case .named(let name):
@@ -84,7 +89,7 @@ public enum PipeWireNodeMapping {
     /// Rule `bluezAddressAndProfile`: the node's `api.bluez5.address` is the device's and its
     /// `api.bluez5.profile` the port's kind (`a2dp-…` for A2DP, `headset-…`, `hsp-…`, `hfp-…`
     /// for a call's SCO).
-    static func bluez(_ pcm: BlueALSAPCM, direction: PortDirection, _ nodes: [PipeWireNode]) -> PipeWireNodeChoice? {
+    static func bluez(_ pcm: BlueALSAPCM, _ nodes: [PipeWireNode]) -> PipeWireNodeChoice? {
         let address = pcm.address.uppercased()
         let prefixes = pcm.profile == .a2dp ? ["a2dp"] : ["headset", "hsp", "hfp"]
         let matches = nodes.filter { node in
@@ -105,8 +110,8 @@ public enum PipeWireNodeMapping {
     public static func defaults(output: Port?, input: Port?, among nodes: [PipeWireNode], cards: [String: Int])
         -> (defaults: PipeWireDefaults, output: PipeWireNodeChoice?, input: PipeWireNodeChoice?)
     {
-        let outputChoice = output.map { node(for: $0, among: nodes, cards: cards) }
-        let inputChoice = input.map { node(for: $0, among: nodes, cards: cards) }
+        let outputChoice = output.map { node(for: $0, direction: .output, among: nodes, cards: cards) }
+        let inputChoice = input.map { node(for: $0, direction: .input, among: nodes, cards: cards) }
         return (PipeWireDefaults(sink: outputChoice?.node?.name, source: inputChoice?.node?.name), outputChoice, inputChoice)
     }
 }
