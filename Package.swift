@@ -211,6 +211,7 @@ let package = Package(
                 "AudioRouteDaemon", "AudioRouteIPC", "AudioRouteWatchers", "AudioRouteDBus", "AudioRouteSystem",
                 "AudioRouteALSA", "AudioRouteTestKit", "AudioRouteTestbed", "CLinux", log, lifecycle,
                 "AudioRouteDemo",  // GeneratedALSAConfigTests loads the demo's ALSA configuration
+                "audioroute-pipewire",  // so that it is built: the daemon starts it beside itself (PipeWireDefaultsTests)
             ]
         ),
         .testTarget(

@@ -187,10 +187,17 @@ public enum Daemon {
         logger.info("state", metadata: ["path": "\(store.path)", "outcome": "\(outcome)"])
         let stateService = StateService(store: store, initial: initial, sleep: sleep ?? StateService.taskSleep, logger: logger)
         let writer = AlsaRouteConfigWriter(runtimeDirectory: paths.runtimeDirectory, directoryMode: paths.system ? 0o755 : 0o700)
+        let serverDefaults: @Sendable () -> String
+        if let pipewire {
+            serverDefaults = { pipewire.follows }
+        } else {
+            serverDefaults = { "the daemon runs no PipeWire helper" }
+        }
         let routeService = RouteService(
             stateService: stateService, initialState: initial, alsa: writer, watchers: watchers.map(\.name),
             appliers: (ucm.map { [UCMApplier(helpers: $0)] } ?? []) + (pipewire.map { [PipeWireDefaultsApplier(helper: $0)] } ?? []),
             sleep: sleep ?? StateService.taskSleep, logger: logger,
+            serverDefaults: serverDefaults,
             onReady: { notify("READY=1", logger: logger); logger.notice("ready", metadata: ["alsa": "\(writer.path)"]) },
             onStopping: { notify("STOPPING=1", logger: logger) })
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [

@@ -67,7 +67,7 @@ public enum DBusAPI {
     public static let peerInterface = "org.freedesktop.DBus.Peer"
     /// The revision of version 1 (the `Version` property). 2 added `AllPorts` and `AllPortsChanged`;
     /// 3 `ScreenLocked` and `ScreenLockChanged`; 4 `SoundServer`.
-    public static let version: UInt32 = 4
+    public static let version: UInt32 = 5
     /// Longest string argument accepted, in UTF-8 bytes.
     public static let maxStringBytes = 4096
     /// Most values one call may carry (the largest call, SetCategory, needs a handful).
@@ -137,12 +137,15 @@ public enum DBusAPI {
         /// Since Version 4: the user's sound server (server or "", summary, a PulseAudio protocol
         /// server answers, the cards it holds, the deciding rule, its signal).
         public static let soundServerProperty = BusProperty(managerInterface, "SoundServer", "(ssbauss)")
+        /// Since Version 5: whether the sound server's default sink and source follow the route
+        /// (the nodes chosen, and the rule), or why not.
+        public static let soundServerDefaultsProperty = BusProperty(managerInterface, "SoundServerDefaults", "s")
 
         public static let methods = [openSession, setPortPriority, setSilentMode, explain]
         public static let signals = [routeChanged, portsChanged, silentModeChanged, allPortsChanged, screenLockChanged]
         public static let properties = [
             versionProperty, routeProperty, portsProperty, silentModeProperty, sessionsProperty, allPortsProperty, screenLockedProperty,
-            soundServerProperty,
+            soundServerProperty, soundServerDefaultsProperty,
         ]
     }
 

@@ -71,6 +71,12 @@ import Testing
         let moved = wait({ streamSinks(bench).joined(separator: ",") }) { $0 == "headphones" }
         #expect(moved == "headphones", "the stream that follows the default did not move: \(moved)")
         #expect(daemon.stderr.contains("the server's defaults follow the route"), "\(daemon.stderr)")
+        let status = try testbed.run(["status", "--bus-address", bench.bus.address]).stdout
+        #expect(
+            status.contains(
+                "Server defaults: the server's default sink follows the route: \(IDs.usbOut) is node "),
+            "\(status)")
+        #expect(status.contains("\"headphones\" (alsaCardAndDevice: alsa.card 2, alsa.device 0)"), "\(status)")
 
         // Unplugged: back to the speaker, the stream too.
         try testbed.send("unplug \(IDs.headsetUSB)")
