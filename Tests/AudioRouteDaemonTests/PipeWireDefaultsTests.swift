@@ -2,8 +2,9 @@
 // `Pro` card) beside a real PipeWire, WirePlumber and pipewire-pulse on the sound-server bench,
 // whose null sinks carry the properties PipeWire's ALSA nodes have (`alsaShapedObjects`:
 // `speaker` is card 0's PCM 0, `headphones` card 2's). Each route change sets the server's
-// default sink to the route's node, read back with pactl and pw-metadata, and a pw-play stream
-// that follows the default moves with it. Skipped where PipeWire is not installed.
+// default sink to the route's node, read back with pactl and pw-metadata, and a pw-play and a
+// paplay stream that follow the default move with it; a killed helper is started again, and the
+// server's stop stops it. Skipped where PipeWire is not installed.
 import AudioRouteCore
 import AudioRouteTestKit
 import Foundation
@@ -57,19 +58,22 @@ import Testing
         _ = FileManager.default.createFile(atPath: wav, contents: Data(Self.silenceWAV(seconds: 30)))
         let player = try bench.start("pw-play", [wav])
         defer { player.kill() }
+        // A pulse client too, through pipewire-pulse.
+        let pulsePlayer = try bench.start("paplay", [wav])
+        defer { pulsePlayer.kill() }
         let configured = { bench.run("pw-metadata", ["-n", "default", "0", "default.configured.audio.sink"]).stdout }
         // The laptop's speaker is the route: its node is `speaker`, by alsa.card 0 and alsa.device 0.
         let first = wait({ configured() }) { $0.contains(#""name": "speaker""#) }
         #expect(first.contains(#""name": "speaker""#), "\(first)\ndaemon: \(daemon.stderr)")
-        #expect(wait({ streamSinks(bench).joined(separator: ",") }) { $0 == "speaker" } == "speaker")
+        #expect(wait({ streamSinks(bench).joined(separator: ",") }) { $0 == "speaker,speaker" } == "speaker,speaker")
 
         // The headset's card 2 arrives: the route goes to it, and so does the server's default.
         try testbed.load("usb-headset-razer-blackshark-v3-pro")
         let plugged = wait({ configured() }) { $0.contains(#""name": "headphones""#) }
         #expect(plugged.contains(#""name": "headphones""#), "\(plugged)\ndaemon: \(daemon.stderr)")
         #expect(bench.run("pactl", ["get-default-sink"]).stdout == "headphones\n")
-        let moved = wait({ streamSinks(bench).joined(separator: ",") }) { $0 == "headphones" }
-        #expect(moved == "headphones", "the stream that follows the default did not move: \(moved)")
+        let moved = wait({ streamSinks(bench).joined(separator: ",") }) { $0 == "headphones,headphones" }
+        #expect(moved == "headphones,headphones", "the streams that follow the default did not move: \(moved)")
         #expect(daemon.stderr.contains("the server's defaults follow the route"), "\(daemon.stderr)")
         let status = try testbed.run(["status", "--bus-address", bench.bus.address]).stdout
         #expect(
@@ -82,13 +86,43 @@ import Testing
         try testbed.send("unplug \(IDs.headsetUSB)")
         let back = wait({ configured() }) { $0.contains(#""name": "speaker""#) }
         #expect(back.contains(#""name": "speaker""#), "\(back)")
-        #expect(wait({ streamSinks(bench).joined(separator: ",") }) { $0 == "speaker" } == "speaker")
+        #expect(wait({ streamSinks(bench).joined(separator: ",") }) { $0 == "speaker,speaker" } == "speaker,speaker")
+
+        // A helper killed is started again, and says the route's defaults again: a default the
+        // user set meanwhile (pactl) is the route's once more.
+        #expect(bench.run("pactl", ["set-default-sink", "headphones"]).status == 0)
+        let userSet = wait({ configured() }) { $0.contains("headphones") }
+        #expect(userSet.contains("headphones"), "\(userSet)")
+        let helpers = { bench.processesLeft().filter { Self.command($0) == "audioroute-pipe" } }
+        let running = helpers()
+        #expect(running.count == 1, "\(running)")
+        for pid in running { kill(pid, SIGKILL) }
+        let again = wait({ "\(helpers())" }) { $0 != "\(running)" && $0 != "[]" }
+        #expect(again != "\(running)" && again != "[]", "no helper started again: \(again)\ndaemon: \(daemon.stderr)")
+        #expect(daemon.stderr.contains("PipeWire helper ended"), "\(daemon.stderr)")
+        let resent = wait({ configured() }) { $0.contains(#""name": "speaker""#) }
+        #expect(resent.contains(#""name": "speaker""#), "\(resent)")
+
+        // The server stops: so does the helper, and status says why the defaults no longer follow.
+        bench.stopServers()
+        let none = wait(seconds: 15, { "\(helpers())" }) { $0 == "[]" }
+        #expect(none == "[]", "the helper outlived the server: \(none)")
+        let after = wait({ (try? testbed.run(["status", "--bus-address", bench.bus.address]).stdout) ?? "" }) {
+            $0.contains("Server defaults: the sound server is not PipeWire")
+        }
+        #expect(after.contains("Server defaults: the sound server is not PipeWire"), "\(after)")
 
         // The daemon stops its helper as it stops: nothing of ours is left with the bench's runtime directory.
         player.kill()
+        pulsePlayer.kill()
         #expect(try daemon.stop(SIGTERM) == 0)
         let left = wait({ bench.processesLeft().count == bench.serverPIDs.count ? "clean" : "\(bench.processesLeft())" }) { $0 == "clean" }
         #expect(left == "clean", "left running: \(left) (servers: \(bench.serverPIDs))")
+    }
+
+    /// A process's command name (`/proc/PID/comm`, 15 characters at most).
+    static func command(_ pid: pid_t) -> String {
+        ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// A 48 kHz stereo s16 WAV of silence.
