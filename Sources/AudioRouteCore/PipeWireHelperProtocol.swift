@@ -40,21 +40,27 @@ public struct PipeWireNode: Sendable, Hashable {
         self.init(id: id, properties: properties)
     }
 
+    /// `node.name`: what the defaults name.
     public var name: String? { properties["node.name"] }
+    /// `media.class` (`Audio/Sink`, `Stream/Output/Audio`, …).
     public var mediaClass: String? { properties["media.class"] }
 }
 
 /// The server's default sink and source as AudioRoute sets them: node names; nil leaves that
 /// default as the server has it.
 public struct PipeWireDefaults: Sendable, Hashable, CustomStringConvertible {
+    /// The sink's node name, or nil to leave the server's default sink as it is.
     public var sink: String?
+    /// The source's node name, or nil to leave the server's default source as it is.
     public var source: String?
 
+    /// Defaults naming `sink` and `source`.
     public init(sink: String?, source: String?) {
         self.sink = sink
         self.source = source
     }
 
+    /// "sink headphones, source unchanged", for the log.
     public var description: String { "sink \(sink ?? "unchanged"), source \(source ?? "unchanged")" }
 
     var json: JSON { .object([JSON.Member("sink", sink.map(JSON.string) ?? .null), JSON.Member("source", source.map(JSON.string) ?? .null)]) }
@@ -89,6 +95,7 @@ public struct PipeWireProtocolError: Error, Sendable, Hashable, CustomStringConv
     public init(_ description: String) { self.description = description }
 }
 
+/// The helper's lines, written and read: one JSON object each (docs/daemon.md, "The helper's protocol").
 public enum PipeWireHelperProtocol {
     /// The longest node name a request may carry, in UTF-8 bytes (a node's own names are kept to
     /// `PipeWireNode.maximumValueLength`).

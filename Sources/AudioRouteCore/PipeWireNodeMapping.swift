@@ -13,11 +13,13 @@ public struct PipeWireNodeChoice: Sendable, Hashable, CustomStringConvertible {
     /// What matched, or why nothing did: for the log and `status`.
     public var reason: String
 
+    /// The choice in words, for the log.
     public var description: String {
         node.map { "node \($0.id) \"\($0.name ?? "")\" (\(rule): \(reason))" } ?? "no node (\(reason))"
     }
 }
 
+/// The rules that map a route's port to a PipeWire node (docs/daemon.md, "The PipeWire helper").
 public enum PipeWireNodeMapping {
     /// The media classes a port of `direction` can be played or recorded through.
     public static func mediaClasses(for direction: PortDirection) -> [String] {

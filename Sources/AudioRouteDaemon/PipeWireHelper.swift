@@ -225,8 +225,10 @@ public final class PipeWireHelper: Sendable {
 public struct PipeWireDefaultsApplier: RouteApplier {
     public let helper: PipeWireHelper
 
+    /// An applier that hands each changed route to `helper`.
     public init(helper: PipeWireHelper) { self.helper = helper }
 
+    /// Hands the route's ports to the helper when the route changed (or at the start).
     public func apply(_ applied: AppliedRoute) {
         guard let ports = applied.ports else { return }
         helper.routeChanged(ports)

@@ -8,8 +8,11 @@ import CPipeWire
 
 /// Why the client could not connect or do what it was asked: libpipewire's -errno and what failed.
 public struct PipeWireError: Error, Sendable, CustomStringConvertible {
+    /// libpipewire's answer, -errno.
     public var code: Int32
+    /// What failed.
     public var operation: String
+    /// The fault of `operation`, with libpipewire's -errno.
     public init(_ operation: String, code: Int32) {
         self.operation = operation
         self.code = code
@@ -40,6 +43,7 @@ public final class PipeWireClient {
     /// Faults the caller should log (a node not bound, one over the limit).
     public var onNotice: (String) -> Void = { _ in }
 
+    /// A client not yet connected (`connect()`).
     public init() {}
 
     /// Connects and starts listening to the registry; the hello follows once the first round is done.
