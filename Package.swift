@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "audioroute", targets: ["audioroute"]),
         .executable(name: "audiorouted", targets: ["audiorouted"]),
         .executable(name: "audioroute-ucm", targets: ["audioroute-ucm"]),
+        .executable(name: "audioroute-pipewire", targets: ["audioroute-pipewire"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -37,6 +38,9 @@ let package = Package(
         // libbluetooth: bdaddr helpers, HCI adapter probe.
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        // libpipewire: its loop, registry, nodes and metadata, behind a few plain arpw_ functions
+        // (the callback structs and proxies are macros). Linked by the PipeWire helper only.
+        .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
         // libsndfile, and its memory file for sf_open_virtual.
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         // libmpg123, for MP3 (libsndfile's own MP3 stops at an estimated length), and its memory reader.
@@ -101,6 +105,12 @@ let package = Package(
         // One UCM card's helper (docs/ucm.md): libasound's snd_use_case_* in a process of its
         // own, beside the daemon, on stdin/stdout. No ArgumentParser: it stays small.
         .executableTarget(name: "audioroute-ucm", dependencies: ["AudioRouteALSA", "AudioRouteCore", "AudioRouteSystem", log]),
+        // The PipeWire helper's client (docs/daemon.md, "The PipeWire helper"): libpipewire on a
+        // loop the helper polls; the protocol and the mapping are AudioRouteCore's.
+        .target(name: "AudioRoutePipeWire", dependencies: ["AudioRouteCore", "CPipeWire"]),
+        // The PipeWire helper: the server's nodes out, the route's defaults in, on stdin/stdout,
+        // so that the daemon never links libpipewire.
+        .executableTarget(name: "audioroute-pipewire", dependencies: ["AudioRoutePipeWire", "AudioRouteCore", "AudioRouteSystem", log]),
 
         // The client library: an app's AVAudioSession-like session on audiorouted, and the
         // player. No Foundation, no hardware watchers.
@@ -201,6 +211,7 @@ let package = Package(
                 "AudioRouteDaemon", "AudioRouteIPC", "AudioRouteWatchers", "AudioRouteDBus", "AudioRouteSystem",
                 "AudioRouteALSA", "AudioRouteTestKit", "AudioRouteTestbed", "CLinux", log, lifecycle,
                 "AudioRouteDemo",  // GeneratedALSAConfigTests loads the demo's ALSA configuration
+                "audioroute-pipewire",  // so that it is built: the daemon starts it beside itself (PipeWireDefaultsTests)
             ]
         ),
         .testTarget(

@@ -380,6 +380,7 @@ public actor DBusService: Service {
     private func managerProperties() async -> [(String, TypedValue)] {
         let (route, ports, allPorts, silent, locked) = await (routes.route, routes.ports, routes.allPorts, routes.silentMode, routes.screenLocked)
         let engine = await routes.soundEngine
+        let serverDefaults = await routes.soundServerDefaults
         let byUID = Dictionary(ports.map { ($0.uid, $0) }, uniquingKeysWith: { a, _ in a })
         var list: [DBusValue] = []
         for (number, open) in sessions.sorted(by: { $0.key < $1.key }) {
@@ -401,6 +402,7 @@ public actor DBusService: Service {
             Self.property(Manager.allPortsProperty, .array(allPorts.map(DBusAPI.valueWithAvailability(of:)))),
             Self.property(Manager.screenLockedProperty, .bool(locked)),
             Self.property(Manager.soundServerProperty, DBusAPI.value(of: engine)),
+            Self.property(Manager.soundServerDefaultsProperty, .string(serverDefaults)),
         ]
     }
 

@@ -30,12 +30,17 @@ public struct DaemonOptions: Sendable, Hashable {
     /// The UCM helper every card is asked about (docs/ucm.md); "none" for udev's ports only;
     /// nil: `audioroute-ucm` beside the daemon's executable, else from PATH.
     public var ucmHelper: String?
+    /// The PipeWire helper started while the user's server is PipeWire (docs/daemon.md, "The
+    /// PipeWire helper"); "none" for no helper; nil: `audioroute-pipewire` beside the daemon's
+    /// executable, else from PATH.
+    public var pipewireHelper: String?
     public var help = false
 
     public init() {}
 
     public static let usage = """
         usage: audiorouted [--system] [--state-dir DIR] [--runtime-dir DIR] [--log-level LEVEL] [--ucm-root DIR] [--ucm-helper PATH]
+                           [--pipewire-helper PATH]
           --system           run as the system instance: the D-Bus API on the system bus (default: the session
                              bus), state in /var/lib/audioroute, runtime files in /run
           --state-dir DIR    where state.json lives (default $XDG_STATE_HOME/audioroute or ~/.local/state/audioroute)
@@ -44,6 +49,8 @@ public struct DaemonOptions: Sendable, Hashable {
           --ucm-root DIR     the ALSA UCM2 configurations the helper reads (default /usr/share/alsa/ucm2)
           --ucm-helper PATH  the helper that reads every card's UCM profile and switches its devices (default:
                              audioroute-ucm beside audiorouted, else in PATH); none: every card's ports come from udev
+          --pipewire-helper PATH  the helper that sets PipeWire's default sink and source to the route's (default:
+                             audioroute-pipewire beside audiorouted, else in PATH); none: PipeWire's defaults are its own
         """
 
     /// Parses the arguments after the program name. Accepts `--opt value` and `--opt=value`.
@@ -71,6 +78,10 @@ public struct DaemonOptions: Sendable, Hashable {
                 let helper = try value(name, inline: inline)
                 guard !helper.isEmpty else { throw UsageError("--ucm-helper needs a path, or none") }
                 options.ucmHelper = helper
+            case "--pipewire-helper":
+                let helper = try value(name, inline: inline)
+                guard !helper.isEmpty else { throw UsageError("--pipewire-helper needs a path, or none") }
+                options.pipewireHelper = helper
             case "--log-level":
                 let level = try value(name, inline: inline)
                 guard let parsed = Logger.Level(rawValue: level) else { throw UsageError("unknown log level \"\(level)\"") }
@@ -90,6 +101,11 @@ public struct DaemonOptions: Sendable, Hashable {
     /// The UCM helper to start, or nil for none (`--ucm-helper none`).
     public func ucmHelperPath(besideDaemon directory: String?) -> String? {
         UCMHelpers.executable(option: ucmHelper, beside: directory)
+    }
+
+    /// The PipeWire helper to start, or nil for none (`--pipewire-helper none`, or the system instance).
+    public func pipewireHelperPath(besideDaemon directory: String?) -> String? {
+        system ? nil : PipeWireHelper.executable(option: pipewireHelper, beside: directory)
     }
 
     /// The state and runtime directories these options choose in `environment`.
@@ -153,7 +169,7 @@ public enum Daemon {
     /// audiorouted passes all three from its one-thread executor (docs/daemon.md).
     public static func run(
         paths: DaemonPaths, watchers: [any PortWatcher], system: LogindWatcher? = nil, ucm: UCMHelpers? = nil, bus: ServerBus? = nil,
-        soundServers: SoundServerWatcher? = nil, logger: Logger,
+        soundServers: SoundServerWatcher? = nil, pipewire: PipeWireHelper? = nil, logger: Logger,
         signals: AsyncStream<Int32>? = nil, sleep: (@Sendable (Duration) async throws -> Void)? = nil,
         executor: SingleThreadExecutor? = nil
     ) async throws {
@@ -171,10 +187,17 @@ public enum Daemon {
         logger.info("state", metadata: ["path": "\(store.path)", "outcome": "\(outcome)"])
         let stateService = StateService(store: store, initial: initial, sleep: sleep ?? StateService.taskSleep, logger: logger)
         let writer = AlsaRouteConfigWriter(runtimeDirectory: paths.runtimeDirectory, directoryMode: paths.system ? 0o755 : 0o700)
+        let serverDefaults: @Sendable () -> String
+        if let pipewire {
+            serverDefaults = { pipewire.follows }
+        } else {
+            serverDefaults = { "the daemon runs no PipeWire helper" }
+        }
         let routeService = RouteService(
             stateService: stateService, initialState: initial, alsa: writer, watchers: watchers.map(\.name),
-            appliers: ucm.map { [UCMApplier(helpers: $0)] } ?? [],
+            appliers: (ucm.map { [UCMApplier(helpers: $0)] } ?? []) + (pipewire.map { [PipeWireDefaultsApplier(helper: $0)] } ?? []),
             sleep: sleep ?? StateService.taskSleep, logger: logger,
+            serverDefaults: serverDefaults,
             onReady: { notify("READY=1", logger: logger); logger.notice("ready", metadata: ["alsa": "\(writer.path)"]) },
             onStopping: { notify("STOPPING=1", logger: logger) })
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
@@ -190,7 +213,8 @@ public enum Daemon {
         if let soundServers {
             services.append(
                 .init(
-                    service: SoundServerService(watcher: soundServers, routes: routeService, sleep: sleep ?? StateService.taskSleep, logger: logger),
+                    service: SoundServerService(
+                        watcher: soundServers, routes: routeService, pipewire: pipewire, sleep: sleep ?? StateService.taskSleep, logger: logger),
                     serviceName: "soundserver"))
         }
         if let server {

@@ -110,8 +110,10 @@ public actor RouteService: Service {
         displayGrace: DisplayGrace = DisplayGrace(),
         sleep: @escaping @Sendable (Duration) async throws -> Void = StateService.taskSleep,
         logger: Logger,
+        serverDefaults: @escaping @Sendable () -> String = { "the daemon runs no PipeWire helper" },
         onReady: @escaping @Sendable () -> Void = {}, onStopping: @escaping @Sendable () -> Void = {}
     ) {
+        self.serverDefaults = serverDefaults
         self.stateService = stateService
         self.state = initialState
         var tower = Tower(sequences: initialState.sequences)
@@ -147,6 +149,9 @@ public actor RouteService: Service {
     public var screenLocked: Bool { tower.screenLocked }
     /// The sound server the user runs, as the watcher last said (none until it says).
     public private(set) var soundEngine: SoundEngine = .none
+    private let serverDefaults: @Sendable () -> String
+    /// Whether the sound server's defaults follow the route, and how, or why not (the PipeWire helper's word).
+    public var soundServerDefaults: String { serverDefaults() }
 
     /// Keeps what the sound-server watcher found, for `status`. Routing does not change with it.
     public func setSoundEngine(_ engine: SoundEngine) { soundEngine = engine }

@@ -1,6 +1,6 @@
 // The sound server the user runs (PipeWire, PulseAudio, or none), as the watcher finds it, kept
-// by the route service for `status` (the D-Bus `SoundServer` property). Nothing is applied
-// through the server yet: with or without one, the routing is as it was.
+// by the route service for `status` (the D-Bus `SoundServer` property). Where it is PipeWire,
+// the PipeWire helper runs and the server's defaults follow the route; the routing is as it was.
 import AudioRouteCore
 import AudioRouteSystem
 import AudioRouteWatchers
@@ -11,6 +11,8 @@ import ServiceLifecycle
 public struct SoundServerService: Service {
     public let watcher: SoundServerWatcher
     public let routes: RouteService
+    /// Started while the engine is PipeWire, to apply the route's defaults there.
+    public let pipewire: PipeWireHelper?
     /// After a bus event or a change, the sockets are looked at again this much later: a
     /// stopping server may accept for a moment after its name went, and PipeWire alone says
     /// nothing on the bus when it stops (on a desktop, just after pipewire-pulse).
@@ -19,11 +21,12 @@ public struct SoundServerService: Service {
     public let logger: Logger
 
     public init(
-        watcher: SoundServerWatcher, routes: RouteService, settle: Duration = .seconds(2),
+        watcher: SoundServerWatcher, routes: RouteService, pipewire: PipeWireHelper? = nil, settle: Duration = .seconds(2),
         sleep: @escaping @Sendable (Duration) async throws -> Void, logger: Logger
     ) {
         self.watcher = watcher
         self.routes = routes
+        self.pipewire = pipewire
         self.settle = settle
         self.sleep = sleep
         self.logger = logger
@@ -31,6 +34,8 @@ public struct SoundServerService: Service {
 
     public func run() async throws {
         let routes = self.routes
+        let pipewire = self.pipewire
+        defer { pipewire?.stop() }
         do throws(Errno) {
             let watch = try watcher.start()
             let (settle, sleep) = (self.settle, self.sleep)
@@ -39,6 +44,7 @@ public struct SoundServerService: Service {
                     var first = true
                     for await engine in watch.engines {
                         await routes.setSoundEngine(engine)
+                        pipewire?.engineChanged(engine)
                         // One look later per event or change (not for the first finding), never
                         // a periodic one: an idle daemon does not wake.
                         if !first {

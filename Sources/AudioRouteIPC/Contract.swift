@@ -67,8 +67,8 @@ public enum DBusAPI {
     public static let peerInterface = "org.freedesktop.DBus.Peer"
     /// The revision of version 1 (the `Version` property). 2 added `AllPorts` and `AllPortsChanged`;
     /// 3 `ScreenLocked` and `ScreenLockChanged`; 4 `SoundServer` and a port's data sources (`DataSources`,
-    /// `SetPreferredDataSource`, `PreferredDataSource`).
-    public static let version: UInt32 = 4
+    /// `SetPreferredDataSource`, `PreferredDataSource`); 5 `SoundServerDefaults`.
+    public static let version: UInt32 = 5
     /// Longest string argument accepted, in UTF-8 bytes.
     public static let maxStringBytes = 4096
     /// Most values one call may carry (the largest call, SetCategory, needs a handful).
@@ -141,12 +141,15 @@ public enum DBusAPI {
         /// Since Version 4: the user's sound server (server or "", summary, a PulseAudio protocol
         /// server answers, the cards it holds, the deciding rule, its signal).
         public static let soundServerProperty = BusProperty(managerInterface, "SoundServer", "(ssbauss)")
+        /// Since Version 5: whether the sound server's default sink and source follow the route
+        /// (the nodes chosen, and the rule), or why not.
+        public static let soundServerDefaultsProperty = BusProperty(managerInterface, "SoundServerDefaults", "s")
 
         public static let methods = [openSession, setPortPriority, setSilentMode, explain, dataSources]
         public static let signals = [routeChanged, portsChanged, silentModeChanged, allPortsChanged, screenLockChanged]
         public static let properties = [
             versionProperty, routeProperty, portsProperty, silentModeProperty, sessionsProperty, allPortsProperty, screenLockedProperty,
-            soundServerProperty,
+            soundServerProperty, soundServerDefaultsProperty,
         ]
     }
 

@@ -44,6 +44,11 @@ public let audioRouteIntrospectionXML = #"""
     <property name="SoundServer" type="(ssbauss)" access="read">
       <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
     </property>
+    <!-- Whether the sound server's default sink and source follow the route (the nodes chosen
+         and the rule), or why not -->
+    <property name="SoundServerDefaults" type="s" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
+    </property>
     <method name="OpenSession">
       <arg name="app" type="s" direction="in"/>
       <arg name="session" type="o" direction="out"/>

@@ -431,8 +431,21 @@ public actor AudioSession {
         }
     }
 
+    /// Whether the sound server's default sink and source follow the route (which nodes, by which
+    /// rule), or why not; nil from a daemon older than Version 5, which does not say.
+    public var soundServerDefaults: String? {
+        get async throws(AudioSessionError) {
+            do throws(AudioSessionError) {
+                return try Wire.string(try await managerProperty(DBusAPI.Manager.soundServerDefaultsProperty), "SoundServerDefaults")
+            } catch {
+                guard case .remote = error, try await daemonVersion < 5 else { throw error }
+                return nil
+            }
+        }
+    }
+
     /// The revision of the daemon's API (its `Version` property): 2 and later have `allPorts`,
-    /// 3 and later `screenLocked`, 4 and later `soundServer`.
+    /// 3 and later `screenLocked`, 4 and later `soundServer`, 5 and later `soundServerDefaults`.
     public var daemonVersion: UInt32 {
         get async throws(AudioSessionError) { try Wire.uint32(try await managerProperty(DBusAPI.Manager.versionProperty), "Version") }
     }

@@ -10,8 +10,9 @@ struct Status: AsyncParsableCommand {
             Like `wpctl status`: the route, every port (type, direction, priority, sequence, ALSA name; \
             `*` marks the ports of the route) and every session (app, category, mode, options, active). \
             Then the sound server the daemon found (PipeWire, PulseAudio, or none: AudioRoute drives ALSA \
-            directly). With --json: one object with route, ports, sessions, silentMode, screenLocked and \
-            soundServer (null from a daemon that does not report them).
+            directly), and whether its default sink and source follow the route. With --json: one object \
+            with route, ports, sessions, silentMode, screenLocked, soundServer and soundServerDefaults \
+            (null from a daemon that does not report them).
             """
     )
 
@@ -35,6 +36,7 @@ struct Status: AsyncParsableCommand {
             if try await session.daemonVersion >= 4 {
                 for input in route.inputs { dataSources[input.uid] = try await session.dataSources(uid: input.uid) }
             }
+            let serverDefaults = try await session.soundServerDefaults
             var out = OutputBuffer()
             if json {
                 out.append(
@@ -42,6 +44,7 @@ struct Status: AsyncParsableCommand {
                         .init("route", DaemonText.routeJSON(route, dataSources: dataSources)), .init("ports", .array(ports.map(DaemonText.portJSON))),
                         .init("sessions", .array(sessions.map(DaemonText.sessionJSON))), .init("silentMode", .bool(silent)),
                         .init("screenLocked", locked.map(JSON.bool) ?? .null), .init("soundServer", engine?.json ?? .null),
+                        .init("soundServerDefaults", serverDefaults.map(JSON.string) ?? .null),
                     ]).text)
             } else {
                 let inRoute = Set(route.outputs.map(\.uid) + route.inputs.map(\.uid))
@@ -65,6 +68,7 @@ struct Status: AsyncParsableCommand {
                 out.append("Silent mode: \(silent ? "on" : "off")")
                 out.append("Screen: \(locked.map { $0 ? "locked" : "unlocked" } ?? "lock state not reported by this daemon")")
                 out.append("Sound server: \(engine.map(\.summary) ?? "not reported by this daemon")")
+                out.append("Server defaults: \(serverDefaults ?? "not reported by this daemon")")
             }
             out.flush()
         }

@@ -87,12 +87,21 @@ let soundServers: SoundServerWatcher? =
         runtimeDirectory: userRuntime, sessionBus: environment["DBUS_SESSION_BUS_ADDRESS"] ?? "unix:path=\(userRuntime)/bus", loop: executor,
         logger: Logger(label: "audiorouted.soundserver"))
 
+// The PipeWire helper: while the user's server is PipeWire, its default sink and source
+// follow the route (docs/daemon.md, "The PipeWire helper").
+let pipewire: PipeWireHelper?
+if soundServers != nil, let helper = options.pipewireHelperPath(besideDaemon: CurrentProcess.executableDirectory()) {
+    pipewire = PipeWireHelper(executable: helper, runtimeDirectory: userRuntime, loop: executor, logger: Logger(label: "audiorouted.pipewire"))
+} else {
+    pipewire = nil
+}
+
 // The API on the session bus (one daemon per user), or the system bus with --system.
 let bus: ServerBus = options.system ? .system : .session
 Task {
     do {
         try await Daemon.run(
-            paths: paths, watchers: watchers, system: logind, ucm: ucm, bus: bus, soundServers: soundServers, logger: logger,
+            paths: paths, watchers: watchers, system: logind, ucm: ucm, bus: bus, soundServers: soundServers, pipewire: pipewire, logger: logger,
             signals: signals, sleep: { try await executor.sleep(for: $0) }, executor: executor)
         CurrentProcess.exit(0)
     } catch let error as StartupError {

@@ -53,7 +53,7 @@ private func replyString(_ line: String) throws -> String {
     @Test func everyManagerPropertyReadsWithItsType() throws {
         let daemon = try RunningDaemon()
         let client = try APIClient(address: daemon.bus.address)
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 4}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 5}")
         #expect(client.property(manager, DBusAPI.managerInterface, "Route") == "{\"reply\": [[], []]}")
         #expect(client.property(manager, DBusAPI.managerInterface, "Ports") == "{\"reply\": []}")
         #expect(client.property(manager, DBusAPI.managerInterface, "SilentMode") == "{\"reply\": false}")
@@ -67,7 +67,7 @@ private func replyString(_ line: String) throws -> String {
         #expect(client.signal("SilentModeChanged", args: "[true]") != nil)
         #expect(
             client.call(manager, properties, "GetAll", "s", "[\"org.audioroute.AudioRoute1\"]").hasPrefix(
-                "{\"reply\": {\"Version\": 4, \"Route\": [[], []], \"Ports\": [], \"SilentMode\": true, \"Sessions\": [[\"\(session)\", \"\(client.uniqueName)\", \"music\", \"playback\", \"default\", [\"mixWithOthers\"], false]], \"AllPorts\": [], \"ScreenLocked\": false, \"SoundServer\": [\"\", \"no sound server: AudioRoute drives ALSA directly\", false, [], \"noServer\", ")
+                "{\"reply\": {\"Version\": 5, \"Route\": [[], []], \"Ports\": [], \"SilentMode\": true, \"Sessions\": [[\"\(session)\", \"\(client.uniqueName)\", \"music\", \"playback\", \"default\", [\"mixWithOthers\"], false]], \"AllPorts\": [], \"ScreenLocked\": false, \"SoundServer\": [\"\", \"no sound server: AudioRoute drives ALSA directly\", false, [], \"noServer\", ")
         )
         // The explanation of the empty route.
         #expect(client.manager("Explain") == "{\"reply\": [\"noSuitableRoute\", \"notUsedByCategory\", []]}")
@@ -242,7 +242,7 @@ private func replyString(_ line: String) throws -> String {
         )
         #expect(
             client.call(manager, properties, "GetAll", "s", "[\"org.audioroute.AudioRoute1\"]").hasPrefix(
-                "{\"reply\": {\"Version\": 4, \"Route\": [[], []], \"Ports\": [], \"SilentMode\": false, \"Sessions\": [[\"\(song)\", \"\(client.uniqueName)\", \"music\", \"playback\", \"default\", [], false]], \"AllPorts\": [], \"ScreenLocked\": false, \"SoundServer\": [\"\", \"no sound server: AudioRoute drives ALSA directly\", false, [], \"noServer\", ")
+                "{\"reply\": {\"Version\": 5, \"Route\": [[], []], \"Ports\": [], \"SilentMode\": false, \"Sessions\": [[\"\(song)\", \"\(client.uniqueName)\", \"music\", \"playback\", \"default\", [], false]], \"AllPorts\": [], \"ScreenLocked\": false, \"SoundServer\": [\"\", \"no sound server: AudioRoute drives ALSA directly\", false, [], \"noServer\", ")
         )
     }
 
@@ -268,11 +268,11 @@ private func replyString(_ line: String) throws -> String {
         for hangup in hangups { #expect(hangup.take(seconds: 30) { $0.hasPrefix("{\"hungup\"") } != nil) }
         // A second client is still answered (each answer awaited at most 20 s: a wedge fails, speed is the benchmark's business).
         let client = try APIClient(address: daemon.bus.address)
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 4}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 5}")
         let song = try client.openSession("music", category: "playback")
         #expect(client.session(song, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
         flood.kill()
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 4}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 5}")
         #expect(daemon.child.wait(seconds: 0) == nil)
     }
 }
@@ -303,7 +303,7 @@ private func replyString(_ line: String) throws -> String {
     @Test func losingTheBusStopsTheDaemonWithAnError() throws {
         let daemon = try RunningDaemon()
         let client = try APIClient(address: daemon.bus.address)
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 4}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 5}")
         daemon.bus.close()
         // Non-zero, so a service manager restarts it.
         #expect(daemon.child.wait(seconds: 20) == 1)
@@ -321,6 +321,6 @@ private func replyString(_ line: String) throws -> String {
         }
         // The first daemon still serves.
         let client = try APIClient(address: daemon.bus.address)
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 4}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 5}")
     }
 }

@@ -42,6 +42,7 @@ public final class SoundServerBench: @unchecked Sendable {
     /// What a client must not inherit from the test's environment.
     public static let removedVariables: Set<String> = ["PULSE_SERVER", "PULSE_RUNTIME_PATH", "PULSE_COOKIE", "PIPEWIRE_REMOTE", "PIPEWIRE_RUNTIME_DIR", "DISPLAY", "WAYLAND_DISPLAY"]
     private var servers: [(name: String, pid: pid_t)] = []
+    private let objects: String
     private var stopped = false
 
     /// Starts `kind`'s server(s) and waits until `pactl` sees every virtual device (and, for
@@ -49,9 +50,14 @@ public final class SoundServerBench: @unchecked Sendable {
     /// started, if a program is missing or the server is not ready within `seconds`.
     /// With `startingServers` false, only the directory and the bus are made: `startServers()`
     /// starts them later (a server that starts after its clients).
-    public init(_ kind: SoundServerKind, seconds: Double = 10, startingServers: Bool = true) throws {
+    /// `pipewireObjects`: PipeWire's virtual devices (`alsaShapedObjects` gives them a real ALSA
+    /// node's properties); the sinks and the source keep their names.
+    public init(
+        _ kind: SoundServerKind, seconds: Double = 10, startingServers: Bool = true, pipewireObjects: String = SoundServerBench.pipewireObjects
+    ) throws {
         if let missing = kind.missing { throw TestFailure(missing) }
         self.kind = kind
+        self.objects = pipewireObjects
         var template = Array("/tmp/audioroute-sound-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp: errno \(errno)") }
         directory = String(cString: made)
@@ -105,7 +111,7 @@ public final class SoundServerBench: @unchecked Sendable {
         let deadline = MonotonicClock.milliseconds() + Int64(seconds * 1000)
         switch kind {
         case .pipewire:
-            try writeFile(directory + "/config/pipewire/pipewire.conf.d/50-audioroute-bench.conf", Self.pipewireObjects)
+            try writeFile(directory + "/config/pipewire/pipewire.conf.d/50-audioroute-bench.conf", objects)
             try launch("pipewire", [])
             // WirePlumber and pipewire-pulse connect to pipewire-0: wait for it to listen.
             try waitUntil(deadline, "pipewire did not answer pw-cli info 0") { self.run("pw-cli", ["info", "0"]).status == 0 }
@@ -271,6 +277,29 @@ public final class SoundServerBench: @unchecked Sendable {
               media.class = "Audio/Sink" audio.position = [ FL FR ] priority.session = 1000 object.linger = true } }
           { factory = adapter args = { factory.name = support.null-audio-sink node.name = "mic" node.description = "Mic" priority.session = 2000
               media.class = "Audio/Source" audio.position = [ FL FR ] object.linger = true } }
+        ]
+
+        """
+
+    /// `pipewireObjects` with the properties PipeWire's ALSA nodes carry (their names from a real
+    /// node's: Tests/Fixtures/pipewire/README.md), as if `speaker` and `mic` were card 0's PCM 0
+    /// (the umockdev laptop's `Intel` card) and `headphones` card 2's PCM 0 (the Razer headset's
+    /// `Pro` card, `usb-headset-razer-blackshark-v3-pro`). The values are the cards' own, from
+    /// their fixtures; the nodes are null sinks all the same.
+    public static let alsaShapedObjects = """
+        context.objects = [
+          { factory = adapter args = { factory.name = support.null-audio-sink node.name = "speaker" node.description = "Speaker"
+              media.class = "Audio/Sink" audio.position = [ FL FR ] priority.session = 2000 object.linger = true
+              device.api = "alsa" alsa.card = "0" alsa.device = "0" api.alsa.path = "front:0" api.alsa.pcm.card = "0"
+              api.alsa.pcm.stream = "playback" card.profile.device = "0" } }
+          { factory = adapter args = { factory.name = support.null-audio-sink node.name = "headphones" node.description = "Headphones"
+              media.class = "Audio/Sink" audio.position = [ FL FR ] priority.session = 1000 object.linger = true
+              device.api = "alsa" alsa.card = "2" alsa.device = "0" api.alsa.path = "front:2" api.alsa.pcm.card = "2"
+              api.alsa.pcm.stream = "playback" card.profile.device = "0" } }
+          { factory = adapter args = { factory.name = support.null-audio-sink node.name = "mic" node.description = "Mic" priority.session = 2000
+              media.class = "Audio/Source" audio.position = [ FL FR ] object.linger = true
+              device.api = "alsa" alsa.card = "0" alsa.device = "0" api.alsa.path = "front:0" api.alsa.pcm.card = "0"
+              api.alsa.pcm.stream = "capture" card.profile.device = "0" } }
         ]
 
         """

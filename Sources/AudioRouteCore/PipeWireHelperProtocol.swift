@@ -1,0 +1,239 @@
+// The lines `audioroute-pipewire` writes and reads (docs/daemon.md, "The PipeWire helper"): one
+// JSON object per line, both ways. Pure: the helper and the daemon each encode what they send
+// and decode what they read here, so the tests check every line without a server. Bounded:
+// lines through `UCMLineSplitter` (64 KiB), a node's properties only the keys the mapping needs,
+// each value at most `PipeWireNode.maximumValueLength` bytes.
+
+/// An audio node of the PipeWire server: a sink, a source or a client's stream.
+public struct PipeWireNode: Sendable, Hashable {
+    /// The node's global id (the registry's).
+    public var id: UInt32
+    /// Of the node's properties, those in `keys` whose value is at most `maximumValueLength` bytes.
+    public var properties: [String: String]
+
+    /// The properties reported: what mapping a port to a node, and a stream to a session, need.
+    public static let keys: [String] = [
+        "node.name", "node.description", "media.class", "device.api",
+        "api.alsa.path", "alsa.card", "alsa.device", "api.alsa.pcm.card", "api.alsa.pcm.stream", "card.profile.device",
+        "api.bluez5.address", "api.bluez5.profile",
+        "media.role", "application.name", "application.process.id",
+    ]
+    /// The longest property value kept, in UTF-8 bytes; a longer one is left out.
+    public static let maximumValueLength = 1024
+    /// The media classes reported: the server's devices and its clients' streams.
+    public static let mediaClasses: [String] = [
+        "Audio/Sink", "Audio/Source", "Audio/Source/Virtual", "Audio/Duplex", "Stream/Output/Audio", "Stream/Input/Audio",
+    ]
+
+    /// A node with `properties` as given (the caller has selected them).
+    public init(id: UInt32, properties: [String: String]) {
+        self.id = id
+        self.properties = properties
+    }
+
+    /// A node with those of `all` that are reported (`keys`, values within the bound).
+    public init(id: UInt32, selecting all: some Sequence<(key: String, value: String)>) {
+        var properties: [String: String] = [:]
+        for (key, value) in all where Self.keys.contains(key) && value.utf8.count <= Self.maximumValueLength {
+            properties[key] = value
+        }
+        self.init(id: id, properties: properties)
+    }
+
+    /// `node.name`: what the defaults name.
+    public var name: String? { properties["node.name"] }
+    /// `media.class` (`Audio/Sink`, `Stream/Output/Audio`, …).
+    public var mediaClass: String? { properties["media.class"] }
+}
+
+/// The server's default sink and source as AudioRoute sets them: node names; nil leaves that
+/// default as the server has it.
+public struct PipeWireDefaults: Sendable, Hashable, CustomStringConvertible {
+    /// The sink's node name, or nil to leave the server's default sink as it is.
+    public var sink: String?
+    /// The source's node name, or nil to leave the server's default source as it is.
+    public var source: String?
+
+    /// Defaults naming `sink` and `source`.
+    public init(sink: String?, source: String?) {
+        self.sink = sink
+        self.source = source
+    }
+
+    /// "sink headphones, source unchanged", for the log.
+    public var description: String { "sink \(sink ?? "unchanged"), source \(source ?? "unchanged")" }
+
+    var json: JSON { .object([JSON.Member("sink", sink.map(JSON.string) ?? .null), JSON.Member("source", source.map(JSON.string) ?? .null)]) }
+}
+
+/// What the helper says, one line each.
+public enum PipeWireHelperEvent: Sendable, Hashable {
+    /// Connected, and the registry's first round is done: the server's version.
+    case hello(version: String)
+    /// An audio node appeared (`added`) or its reported properties changed.
+    case node(PipeWireNode, added: Bool)
+    /// A node reported before went away.
+    case removed(id: UInt32)
+    /// A `defaults` request carried out (the server has it).
+    case defaultsSet(PipeWireDefaults)
+    /// A `defaults` request that failed, with the fault.
+    case defaultsFailed(PipeWireDefaults, message: String)
+    /// A line the helper could not take, or a fault of its own, named.
+    case error(String)
+}
+
+/// What the daemon asks of the helper.
+public enum PipeWireHelperRequest: Sendable, Hashable {
+    /// `{"defaults": {"sink": name or null, "source": name or null}}`: set the server's
+    /// configured default sink and source (`default.configured.audio.sink`/`.source`).
+    case defaults(PipeWireDefaults)
+}
+
+/// A line that is not what the protocol says: the fault, named.
+public struct PipeWireProtocolError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The helper's lines, written and read: one JSON object each (docs/daemon.md, "The helper's protocol").
+public enum PipeWireHelperProtocol {
+    /// The longest node name a request may carry, in UTF-8 bytes (a node's own names are kept to
+    /// `PipeWireNode.maximumValueLength`).
+    public static let maximumNameLength = PipeWireNode.maximumValueLength
+
+    // MARK: Writing
+
+    /// The line for `event`.
+    public static func line(_ event: PipeWireHelperEvent) -> JSON {
+        switch event {
+        case .hello(let version):
+            return .object([JSON.Member("hello", .string(version))])
+        case .node(let node, let added):
+            let properties = PipeWireNode.keys.compactMap { key in node.properties[key].map { JSON.Member(key, .string($0)) } }
+            return .object([
+                JSON.Member("node", .integer(Int64(node.id))), JSON.Member("change", .string(added ? "added" : "changed")),
+                JSON.Member("properties", .object(properties)),
+            ])
+        case .removed(let id):
+            return .object([JSON.Member("node", .integer(Int64(id))), JSON.Member("change", .string("removed"))])
+        case .defaultsSet(let defaults):
+            return .object([JSON.Member("defaults", defaults.json), JSON.Member("ok", .bool(true))])
+        case .defaultsFailed(let defaults, let message):
+            return .object([JSON.Member("defaults", defaults.json), JSON.Member("error", .string(message))])
+        case .error(let message):
+            return .object([JSON.Member("error", .string(message))])
+        }
+    }
+
+    /// The line for `request`.
+    public static func line(_ request: PipeWireHelperRequest) -> JSON {
+        switch request {
+        case .defaults(let defaults): .object([JSON.Member("defaults", defaults.json)])
+        }
+    }
+
+    // MARK: Reading
+
+    /// One line from the daemon: a `defaults` request, alone.
+    public static func request(_ line: [UInt8]) -> Result<PipeWireHelperRequest, PipeWireProtocolError> {
+        let members: [JSON.Member]
+        switch object(line) {
+        case .failure(let error): return .failure(error)
+        case .success(let object): members = object
+        }
+        guard let first = members.first, first.key == "defaults" else {
+            return .failure(PipeWireProtocolError("unknown request \(members.first.map { "\"\($0.key)\"" } ?? "{}") (a request is {\"defaults\": {\"sink\": …, \"source\": …}})"))
+        }
+        guard members.count == 1 else { return .failure(PipeWireProtocolError("unknown member \"\(members[1].key)\" (a request has \"defaults\" alone)")) }
+        return defaults(first.value).map { .defaults($0) }
+    }
+
+    /// One line from the helper.
+    public static func event(_ line: [UInt8]) -> Result<PipeWireHelperEvent, PipeWireProtocolError> {
+        let members: [JSON.Member]
+        switch object(line) {
+        case .failure(let error): return .failure(error)
+        case .success(let object): members = object
+        }
+        let json = JSON.object(members)
+        if let hello = json["hello"] {
+            guard members.count == 1, case .string(let version) = hello else { return .failure(PipeWireProtocolError("\"hello\" takes the server's version, alone")) }
+            return .success(.hello(version: version))
+        }
+        if let defaultsValue = json["defaults"] {
+            let defaults: PipeWireDefaults
+            switch self.defaults(defaultsValue) {
+            case .failure(let error): return .failure(error)
+            case .success(let value): defaults = value
+            }
+            guard members.count == 2 else { return .failure(PipeWireProtocolError("a defaults reply has \"defaults\" and \"ok\" or \"error\"")) }
+            if case .bool(true)? = json["ok"] { return .success(.defaultsSet(defaults)) }
+            if case .string(let message)? = json["error"] { return .success(.defaultsFailed(defaults, message: message)) }
+            return .failure(PipeWireProtocolError("a defaults reply has \"ok\": true or \"error\": a message"))
+        }
+        if let nodeValue = json["node"] {
+            guard case .integer(let raw) = nodeValue, let id = UInt32(exactly: raw) else {
+                return .failure(PipeWireProtocolError("\"node\" is a node id (0 to \(UInt32.max)), not \(nodeValue.typeName)"))
+            }
+            switch json["change"] {
+            case .string("removed")?:
+                guard members.count == 2 else { return .failure(PipeWireProtocolError("a removed node has \"node\" and \"change\" alone")) }
+                return .success(.removed(id: id))
+            case .string(let change)? where change == "added" || change == "changed":
+                guard members.count == 3, case .object(let properties)? = json["properties"] else {
+                    return .failure(PipeWireProtocolError("a node \(change) has \"node\", \"change\" and \"properties\" (an object)"))
+                }
+                var values: [String: String] = [:]
+                for property in properties {
+                    guard PipeWireNode.keys.contains(property.key) else { return .failure(PipeWireProtocolError("unknown node property \"\(property.key)\"")) }
+                    guard case .string(let value) = property.value, value.utf8.count <= PipeWireNode.maximumValueLength else {
+                        return .failure(PipeWireProtocolError("node property \"\(property.key)\" is a string of at most \(PipeWireNode.maximumValueLength) bytes"))
+                    }
+                    values[property.key] = value
+                }
+                return .success(.node(PipeWireNode(id: id, properties: values), added: change == "added"))
+            default:
+                return .failure(PipeWireProtocolError("\"change\" is \"added\", \"changed\" or \"removed\""))
+            }
+        }
+        if case .string(let message)? = json["error"], members.count == 1 { return .success(.error(message)) }
+        return .failure(PipeWireProtocolError("unknown line \(members.first.map { "\"\($0.key)\"" } ?? "{}") (the helper says hello, node, defaults or error)"))
+    }
+
+    /// The members of a line that must be a JSON object.
+    static func object(_ line: [UInt8]) -> Result<[JSON.Member], PipeWireProtocolError> {
+        guard line.count <= UCMLineSplitter.maximumLineLength else {
+            return .failure(PipeWireProtocolError("line over \(UCMLineSplitter.maximumLineLength) bytes"))
+        }
+        let json: JSON
+        do throws(JSONSyntaxError) {
+            json = try JSON.parse(line, maxDepth: 4)
+        } catch {
+            return .failure(PipeWireProtocolError("malformed JSON: \(error)"))
+        }
+        guard case .object(let members) = json else { return .failure(PipeWireProtocolError("a line is a JSON object, not \(json.typeName)")) }
+        return .success(members)
+    }
+
+    /// `{"sink": name or null, "source": name or null}`, both required.
+    static func defaults(_ value: JSON) -> Result<PipeWireDefaults, PipeWireProtocolError> {
+        guard case .object(let members) = value else { return .failure(PipeWireProtocolError("\"defaults\" is an object, not \(value.typeName)")) }
+        for member in members where member.key != "sink" && member.key != "source" {
+            return .failure(PipeWireProtocolError("unknown member \"\(member.key)\" of \"defaults\" (it has \"sink\" and \"source\")"))
+        }
+        var names: [String?] = []
+        for key in ["sink", "source"] {
+            switch value[key] {
+            case .null?: names.append(nil)
+            case .string(let name)?:
+                guard !name.isEmpty, name.utf8.count <= maximumNameLength else {
+                    return .failure(PipeWireProtocolError("\"\(key)\" is a node name of 1 to \(maximumNameLength) bytes"))
+                }
+                names.append(name)
+            case let other?: return .failure(PipeWireProtocolError("\"\(key)\" is a node name or null, not \(other.typeName)"))
+            case nil: return .failure(PipeWireProtocolError("missing member \"\(key)\" of \"defaults\""))
+            }
+        }
+        return .success(PipeWireDefaults(sink: names[0], source: names[1]))
+    }
+}

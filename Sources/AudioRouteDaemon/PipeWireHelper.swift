@@ -1,0 +1,331 @@
+// The daemon's side of the PipeWire helper (docs/daemon.md, "The PipeWire helper"): while the
+// user's sound server is PipeWire, one `audioroute-pipewire` process reports the server's audio
+// nodes, and after every route change the daemon tells it the route's default sink and source
+// (the nodes of the route's first output and input: AudioRouteCore's PipeWireNodeMapping). The
+// daemon links no libpipewire (its 4 MiB do not fit the daemon's budget); an idle helper wakes
+// no one. A helper that ends while the server still runs is started again, a few times.
+import AudioRouteCore
+import AudioRouteSystem
+import Logging
+import Synchronization
+
+/// The PipeWire helper and what it reported: started when the engine becomes PipeWire, stopped
+/// when it stops being PipeWire, told the route's defaults.
+public final class PipeWireHelper: Sendable {
+    /// The helper's path (`audioroute-pipewire`).
+    public let executable: String
+    let runtimeDirectory: String
+    let loop: any PollLoop
+    let logger: Logger
+    /// The cards' indices by id (`Intel` → 0): a port names its card by id, a PipeWire node by index.
+    let readCards: @Sendable () -> [String: Int]
+    private let state = Mutex(State())
+
+    /// Starts after the helper ended without a hello this many times in a row are not tried.
+    public static let maximumRestarts = 3
+
+    private struct State {
+        var process: HelperProcess?
+        /// Which start this is: a line or an end from an older process is not this one's.
+        var generation: UInt64 = 0
+        /// Whether the engine is PipeWire (the helper should run).
+        var wanted = false
+        var ready = false
+        var serverVersion: String?
+        var nodes: [UInt32: PipeWireNode] = [:]
+        var route = RoutePorts()
+        /// The last defaults sent, and what status says of them.
+        var sent: PipeWireDefaults?
+        var follows = "the sound server is not PipeWire"
+        var failuresInARow = 0
+    }
+
+    /// - Parameters:
+    ///   - runtimeDirectory: the user's XDG_RUNTIME_DIR, where the sound-server watcher found `pipewire-0`.
+    ///   - loop: where the helper's lines are read (the daemon's executor).
+    public init(
+        executable: String, runtimeDirectory: String, loop: any PollLoop, logger: Logger,
+        readCards: @escaping @Sendable () -> [String: Int] = ALSACardIndices.read
+    ) {
+        self.executable = executable
+        self.runtimeDirectory = runtimeDirectory
+        self.loop = loop
+        self.logger = logger
+        self.readCards = readCards
+    }
+
+    /// `audioroute-pipewire` as given (`--pipewire-helper`; "none": no helper), else beside the
+    /// daemon's executable, else from PATH.
+    public static func executable(option: String?, beside directory: String?) -> String? {
+        if let option { return option == "none" ? nil : option }
+        if let directory, CurrentProcess.isExecutable(directory + "/audioroute-pipewire") { return directory + "/audioroute-pipewire" }
+        return "audioroute-pipewire"
+    }
+
+    /// What `status` says: whether the server's default follows the route, and if not, why.
+    public var follows: String { state.withLock { $0.follows } }
+
+    /// The engine the sound-server watcher found: PipeWire starts the helper, anything else stops it.
+    public func engineChanged(_ engine: SoundEngine) {
+        let pipewire = engine.server == .pipewire
+        let stopping: HelperProcess? = state.withLock { state in
+            guard pipewire != state.wanted else { return nil }
+            state.wanted = pipewire
+            state.failuresInARow = 0
+            if pipewire { return nil }
+            state.follows = "the sound server is not PipeWire"
+            return take(&state)
+        }
+        stopping?.stop()
+        if pipewire { start() }
+    }
+
+    /// The route changed: its defaults are sent once the helper has said hello.
+    public func routeChanged(_ ports: RoutePorts) {
+        let line = state.withLock { state in
+            state.route = ports
+            return update(&state)
+        }
+        if let line { send(line) }
+    }
+
+    /// Stops the helper (the daemon is stopping).
+    public func stop() {
+        state.withLock { state in
+            state.wanted = false
+            return take(&state)
+        }?.stop()
+    }
+
+    // MARK: -
+
+    /// Forgets the running process, for the caller to stop outside the lock.
+    private func take(_ state: inout State) -> HelperProcess? {
+        let process = state.process
+        state.process = nil
+        state.generation += 1
+        state.ready = false
+        state.nodes = [:]
+        state.sent = nil
+        return process
+    }
+
+    private func start() {
+        let generation: UInt64? = state.withLock { state in
+            guard state.wanted, state.process == nil else { return nil }
+            return state.generation
+        }
+        guard let generation else { return }
+        let process: HelperProcess
+        do throws(Errno) {
+            process = try HelperProcess.start(executable: executable, environment: ["XDG_RUNTIME_DIR": runtimeDirectory], logger: logger)
+        } catch {
+            logger.error("PipeWire helper not started: the server's default does not follow the route", metadata: ["helper": "\(executable)", "error": "\(error)"])
+            state.withLock { $0.follows = "the PipeWire helper could not be started (\(executable): \(error))" }
+            return
+        }
+        let kept = state.withLock { state in
+            guard state.wanted, state.generation == generation, state.process == nil else { return false }
+            state.process = process
+            state.follows = "waiting for the PipeWire helper's hello"
+            return true
+        }
+        guard kept else { return process.stop() }
+        process.read(on: loop) { [self] line in
+            guard let line else { return ended(generation) }
+            handle(line, generation: generation)
+        }
+    }
+
+    private func ended(_ generation: UInt64) {
+        let restart: Bool = state.withLock { state in
+            guard state.generation == generation else { return false }
+            let hadHello = state.ready
+            _ = take(&state)
+            state.failuresInARow = hadHello ? 0 : state.failuresInARow + 1
+            guard state.wanted else { return false }
+            guard state.failuresInARow < Self.maximumRestarts else {
+                state.follows = "the PipeWire helper ended \(Self.maximumRestarts) times without a hello: not started again until the server changes"
+                return false
+            }
+            state.follows = "the PipeWire helper ended; started again"
+            return true
+        }
+        if restart { start() }
+    }
+
+    private func handle(_ bytes: [UInt8], generation: UInt64) {
+        let event: PipeWireHelperEvent
+        switch PipeWireHelperProtocol.event(bytes) {
+        case .failure(let error):
+            logger.warning("PipeWire helper: a line not understood", metadata: ["error": "\(error)"])
+            return
+        case .success(let value): event = value
+        }
+        var line: JSON?
+        state.withLock { state in
+            guard state.generation == generation else { return }
+            switch event {
+            case .hello(let version):
+                state.ready = true
+                state.serverVersion = version
+                state.failuresInARow = 0
+                logger.notice("PipeWire helper connected", metadata: ["server": "\(version)"])
+                line = update(&state)
+            case .node(let node, _):
+                state.nodes[node.id] = node
+                // A client's stream does not change which node a port is.
+                if node.mediaClass?.hasPrefix("Stream/") != true { line = update(&state) }
+            case .removed(let id):
+                let node = state.nodes.removeValue(forKey: id)
+                if node?.mediaClass?.hasPrefix("Stream/") != true { line = update(&state) }
+            case .defaultsSet(let defaults):
+                logger.notice("the server's defaults follow the route", metadata: ["sink": "\(defaults.sink ?? "unchanged")", "source": "\(defaults.source ?? "unchanged")"])
+            case .defaultsFailed(let defaults, let message):
+                logger.error("the server's defaults not set", metadata: ["defaults": "\(defaults)", "error": "\(message)"])
+                state.follows = "the server refused the route's defaults (\(defaults)): \(message)"
+                state.sent = nil
+            case .error(let message):
+                logger.warning("PipeWire helper", metadata: ["error": "\(message)"])
+            }
+        }
+        if let line { send(line) }
+    }
+
+    /// The defaults line for the current route and nodes, if it differs from the last sent;
+    /// `follows` says what was chosen and why.
+    private func update(_ state: inout State) -> JSON? {
+        guard state.ready else { return nil }
+        let cards = readCards()
+        let nodes = state.nodes.values.sorted { $0.id < $1.id }
+        let mapped = PipeWireNodeMapping.defaults(output: state.route.outputs.first, input: state.route.inputs.first, among: nodes, cards: cards)
+        var said: [String] = []
+        for (what, port, choice) in [("sink", state.route.outputs.first, mapped.output), ("source", state.route.inputs.first, mapped.input)] {
+            guard let port, let choice else { continue }
+            if let node = choice.node {
+                said.append("the server's default \(what) follows the route: \(port.uid) is node \(node.id) \"\(node.name ?? "")\" (\(choice.rule): \(choice.reason))")
+            } else {
+                said.append("the server's default \(what) does not follow the route: no node for \(port.uid) (\(choice.reason))")
+            }
+        }
+        state.follows = said.isEmpty ? "the route has no port" : said.joined(separator: "; ")
+        guard mapped.defaults != state.sent, mapped.defaults.sink != nil || mapped.defaults.source != nil else { return nil }
+        state.sent = mapped.defaults
+        logger.info("setting the server's defaults", metadata: ["defaults": "\(mapped.defaults)", "why": "\(state.follows)"])
+        return PipeWireHelperProtocol.line(.defaults(mapped.defaults))
+    }
+
+    private func send(_ line: JSON) {
+        let process = state.withLock { $0.process }
+        if process?.send(line) != true { logger.warning("PipeWire helper not reading: the defaults not sent") }
+    }
+}
+
+/// The route's ports, handed to the PipeWire helper after every route change.
+public struct PipeWireDefaultsApplier: RouteApplier {
+    public let helper: PipeWireHelper
+
+    /// An applier that hands each changed route to `helper`.
+    public init(helper: PipeWireHelper) { self.helper = helper }
+
+    /// Hands the route's ports to the helper when the route changed (or at the start).
+    public func apply(_ applied: AppliedRoute) {
+        guard let ports = applied.ports else { return }
+        helper.routeChanged(ports)
+    }
+}
+
+/// The machine's ALSA cards' indices by id, from sysfs (`/sys/class/sound/card<N>/id`).
+public enum ALSACardIndices {
+    /// Cards 0 to 31 (the kernel's SNDRV_CARDS default); a card that cannot be read is left out.
+    public static let read: @Sendable () -> [String: Int] = {
+        var cards: [String: Int] = [:]
+        for index in 0..<32 {
+            guard let bytes = try? AtomicFile.readRegularFile("/sys/class/sound/card\(index)/id", limit: 4096) else { continue }
+            let id = String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+            if !id.isEmpty { cards[id] = index }
+        }
+        return cards
+    }
+}
+
+/// One helper process: its stdin for lines to it, its stdout read on a loop.
+final class HelperProcess: Sendable {
+    let process: SpawnedProcess
+    let logger: Logger
+    private let input: Mutex<FileDescriptor?>
+    private let output: FileDescriptor
+    private let lines = Mutex(UCMLineSplitter())
+
+    private init(process: SpawnedProcess, input: consuming FileDescriptor, output: consuming FileDescriptor, logger: Logger) {
+        self.process = process
+        self.input = Mutex(Optional(input))
+        self.output = output
+        self.logger = logger
+    }
+
+    static func start(executable: String, environment: [String: String], logger: Logger) throws(Errno) -> HelperProcess {
+        let toHelper = try PipeEnds()
+        let fromHelper = try PipeEnds()
+        var options = SpawnOptions()
+        options.standardInput = .duplicate(toHelper.readEnd.rawValue)
+        options.standardOutput = .duplicate(fromHelper.writeEnd.rawValue)
+        options.environment = environment
+        options.defaultSignals = [.pipe, .terminate, .interrupt, .hangup]
+        let process = try SpawnedProcess.spawn([executable], options)
+        let input = toHelper.keepingWriteEnd()
+        let output = fromHelper.keepingReadEnd()
+        // A helper that stops reading must not block the daemon.
+        try input.setNonBlocking()
+        try output.setNonBlocking()
+        logger.info("PipeWire helper started", metadata: ["pid": "\(process.pid)"])
+        return HelperProcess(process: process, input: input, output: output, logger: logger)
+    }
+
+    /// Reads the helper's lines on `loop` and hands each to `handle`; at its end, `handle(nil)`,
+    /// and it is reaped. A line over the limit is dropped.
+    func read(on loop: any PollLoop, handle: @escaping @Sendable ([UInt8]?) -> Void) {
+        loop.watch(fd: output.rawValue) { [self] in
+            let chunk: [UInt8]
+            do throws(Errno) {
+                chunk = try output.read(upTo: 4096)
+            } catch {
+                if error.code == .wouldBlock { return true }
+                chunk = []
+            }
+            if chunk.isEmpty {
+                let (process, logger) = (self.process, self.logger)
+                _ = startThread {
+                    let termination = try? process.wait()
+                    logger.notice("PipeWire helper ended", metadata: ["termination": "\(termination.map { "\($0)" } ?? "unknown")"])
+                }
+                handle(nil)
+                return false
+            }
+            for line in lines.withLock({ $0.feed(chunk) }) {
+                guard case .line(let bytes) = line else {
+                    logger.warning("PipeWire helper line over \(UCMLineSplitter.maximumLineLength) bytes: dropped")
+                    continue
+                }
+                handle(bytes)
+            }
+            return true
+        }
+    }
+
+    /// Writes one line; false when it could not.
+    func send(_ line: JSON) -> Bool {
+        let bytes = line.bytes + [UInt8(ascii: "\n")]
+        return input.withLock { input in
+            do throws(Errno) {
+                guard try input?.writeAll(bytes) != nil else { return false }
+                return true
+            } catch {
+                return false
+            }
+        }
+    }
+
+    /// Closes its stdin: it finishes and exits; the reader reaps it.
+    func stop() { input.withLock { $0 = nil } }
+}

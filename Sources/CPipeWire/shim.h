@@ -1,0 +1,221 @@
+#ifndef AUDIOROUTE_CPIPEWIRE_SHIM_H
+#define AUDIOROUTE_CPIPEWIRE_SHIM_H
+/* libpipewire for audioroute-pipewire (docs/daemon.md, "The PipeWire helper"). Its loops,
+ * proxies and listeners are macros and inline functions over structs of callbacks, which Swift
+ * cannot call; these few plain functions, all prefixed arpw_, do it instead. A client is one
+ * pw_loop the caller polls (its descriptor), a core, the registry, the `default` metadata and
+ * the audio nodes it binds. Functions that fail return -errno. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pipewire/pipewire.h>
+#include <pipewire/extensions/metadata.h>
+#include <spa/utils/string.h>
+
+/* What the client tells its caller, on the caller's thread, from arpw_client_iterate. */
+struct arpw_callbacks {
+	/* A global appeared: its id, interface type and the properties the registry shows. */
+	void (*global)(void *data, uint32_t id, const char *type, const struct spa_dict *props);
+	void (*global_remove)(void *data, uint32_t id);
+	/* The server's answer to arpw_client_sync's `seq`. */
+	void (*done)(void *data, int seq);
+	/* The core's error: res is -errno; id PW_ID_CORE with -EPIPE is the server gone. */
+	void (*error)(void *data, uint32_t id, int seq, int res, const char *message);
+	/* The server's version, from the core's info. */
+	void (*server)(void *data, const char *version);
+	/* A bound node's properties (first info, and every change of them). */
+	void (*node_props)(void *data, uint32_t id, const struct spa_dict *props);
+};
+
+struct arpw_client {
+	struct pw_loop *loop;
+	struct pw_context *context;
+	struct pw_core *core;
+	struct pw_registry *registry;
+	struct pw_metadata *metadata;
+	uint32_t metadata_id;
+	struct spa_hook core_listener, registry_listener, metadata_listener;
+	struct arpw_callbacks callbacks;
+	void *data;
+	int entered;
+};
+
+/* A node bound for its full properties (the registry shows only a few). */
+struct arpw_node {
+	struct arpw_client *client;
+	struct pw_node *proxy;
+	struct spa_hook listener;
+	uint32_t id;
+};
+
+static inline void arpw_core_info(void *data, const struct pw_core_info *info)
+{
+	struct arpw_client *c = data;
+	if (c->callbacks.server && info && info->version)
+		c->callbacks.server(c->data, info->version);
+}
+
+static inline void arpw_core_done(void *data, uint32_t id, int seq)
+{
+	struct arpw_client *c = data;
+	if (id == PW_ID_CORE && c->callbacks.done)
+		c->callbacks.done(c->data, seq);
+}
+
+static inline void arpw_core_error(void *data, uint32_t id, int seq, int res, const char *message)
+{
+	struct arpw_client *c = data;
+	if (c->callbacks.error)
+		c->callbacks.error(c->data, id, seq, res, message ? message : "");
+}
+
+static const struct pw_core_events arpw_core_events = {
+	PW_VERSION_CORE_EVENTS, .info = arpw_core_info, .done = arpw_core_done, .error = arpw_core_error,
+};
+
+static inline void arpw_registry_global(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version, const struct spa_dict *props)
+{
+	struct arpw_client *c = data;
+	(void)permissions; (void)version;
+	if (c->callbacks.global)
+		c->callbacks.global(c->data, id, type ? type : "", props);
+}
+
+static inline void arpw_registry_global_remove(void *data, uint32_t id)
+{
+	struct arpw_client *c = data;
+	if (c->callbacks.global_remove)
+		c->callbacks.global_remove(c->data, id);
+}
+
+static const struct pw_registry_events arpw_registry_events = {
+	PW_VERSION_REGISTRY_EVENTS, .global = arpw_registry_global, .global_remove = arpw_registry_global_remove,
+};
+
+/* Connects to the user's PipeWire (PIPEWIRE_REMOTE, else pipewire-0 in XDG_RUNTIME_DIR) and
+ * listens to its registry. NULL with *error set (-errno) when it cannot. */
+static inline struct arpw_client *arpw_client_new(const struct arpw_callbacks *callbacks, void *data, int *error)
+{
+	pw_init(NULL, NULL);
+	struct arpw_client *c = calloc(1, sizeof(*c));
+	if (c == NULL) { *error = -ENOMEM; return NULL; }
+	c->callbacks = *callbacks;
+	c->data = data;
+	c->metadata_id = SPA_ID_INVALID;
+	c->loop = pw_loop_new(NULL);
+	if (c->loop == NULL) { *error = -errno; free(c); return NULL; }
+	c->context = pw_context_new(c->loop, NULL, 0);
+	if (c->context == NULL) { *error = -errno; pw_loop_destroy(c->loop); free(c); return NULL; }
+	pw_loop_enter(c->loop);
+	c->entered = 1;
+	c->core = pw_context_connect(c->context, NULL, 0);
+	if (c->core == NULL) {
+		*error = errno ? -errno : -ECONNREFUSED;
+		pw_loop_leave(c->loop);
+		pw_context_destroy(c->context);
+		pw_loop_destroy(c->loop);
+		free(c);
+		return NULL;
+	}
+	pw_core_add_listener(c->core, &c->core_listener, &arpw_core_events, c);
+	c->registry = pw_core_get_registry(c->core, PW_VERSION_REGISTRY, 0);
+	pw_registry_add_listener(c->registry, &c->registry_listener, &arpw_registry_events, c);
+	return c;
+}
+
+/* The descriptor to poll for reading: when it is ready, arpw_client_iterate. */
+static inline int arpw_client_fd(struct arpw_client *c) { return pw_loop_get_fd(c->loop); }
+
+/* Dispatches what is ready without waiting: the callbacks run in here. */
+static inline int arpw_client_iterate(struct arpw_client *c) { return pw_loop_iterate(c->loop, 0); }
+
+/* Asks the server for a `done` once it has handled everything sent before; the sequence number. */
+static inline int arpw_client_sync(struct arpw_client *c) { return pw_core_sync(c->core, PW_ID_CORE, 0); }
+
+static const struct pw_metadata_events arpw_metadata_events = {PW_VERSION_METADATA_EVENTS};
+
+/* Binds the metadata global `id` (the one named "default") for writing. */
+static inline int arpw_client_bind_metadata(struct arpw_client *c, uint32_t id)
+{
+	if (c->metadata != NULL) return -EALREADY;
+	c->metadata = pw_registry_bind(c->registry, id, PW_TYPE_INTERFACE_Metadata, PW_VERSION_METADATA, 0);
+	if (c->metadata == NULL) return errno ? -errno : -ENOMEM;
+	c->metadata_id = id;
+	pw_metadata_add_listener(c->metadata, &c->metadata_listener, &arpw_metadata_events, c);
+	return 0;
+}
+
+/* Forgets the bound metadata (its global went away). */
+static inline void arpw_client_unbind_metadata(struct arpw_client *c)
+{
+	if (c->metadata == NULL) return;
+	spa_hook_remove(&c->metadata_listener);
+	pw_proxy_destroy((struct pw_proxy *)c->metadata);
+	c->metadata = NULL;
+	c->metadata_id = SPA_ID_INVALID;
+}
+
+static inline uint32_t arpw_client_metadata_id(struct arpw_client *c) { return c->metadata_id; }
+
+/* Sets (value non-NULL) or removes (NULL) `key` on subject 0 of the bound metadata. */
+static inline int arpw_client_set_metadata(struct arpw_client *c, const char *key, const char *type, const char *value)
+{
+	if (c->metadata == NULL) return -ENOENT;
+	return pw_metadata_set_property(c->metadata, PW_ID_CORE, key, value ? type : NULL, value);
+}
+
+static inline void arpw_node_info(void *data, const struct pw_node_info *info)
+{
+	struct arpw_node *n = data;
+	if (info && info->props && (info->change_mask & PW_NODE_CHANGE_MASK_PROPS) && n->client->callbacks.node_props)
+		n->client->callbacks.node_props(n->client->data, n->id, info->props);
+}
+
+static const struct pw_node_events arpw_node_events = {PW_VERSION_NODE_EVENTS, .info = arpw_node_info};
+
+/* Binds node `id` for its properties (node_props follows). NULL with *error set. */
+static inline struct arpw_node *arpw_node_bind(struct arpw_client *c, uint32_t id, int *error)
+{
+	struct arpw_node *n = calloc(1, sizeof(*n));
+	if (n == NULL) { *error = -ENOMEM; return NULL; }
+	n->client = c;
+	n->id = id;
+	n->proxy = pw_registry_bind(c->registry, id, PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, 0);
+	if (n->proxy == NULL) { *error = errno ? -errno : -ENOMEM; free(n); return NULL; }
+	pw_node_add_listener(n->proxy, &n->listener, &arpw_node_events, n);
+	return n;
+}
+
+static inline void arpw_node_free(struct arpw_node *n)
+{
+	if (n == NULL) return;
+	spa_hook_remove(&n->listener);
+	pw_proxy_destroy((struct pw_proxy *)n->proxy);
+	free(n);
+}
+
+/* Disconnects and frees everything the client made (nodes first, by arpw_node_free). */
+static inline void arpw_client_free(struct arpw_client *c)
+{
+	if (c == NULL) return;
+	arpw_client_unbind_metadata(c);
+	spa_hook_remove(&c->registry_listener);
+	pw_proxy_destroy((struct pw_proxy *)c->registry);
+	spa_hook_remove(&c->core_listener);
+	pw_core_disconnect(c->core);
+	if (c->entered) pw_loop_leave(c->loop);
+	pw_context_destroy(c->context);
+	pw_loop_destroy(c->loop);
+	free(c);
+}
+
+/* A dictionary's entries, for Swift (spa_dict's items are an inline array of structs). */
+static inline uint32_t arpw_dict_count(const struct spa_dict *dict) { return dict ? dict->n_items : 0; }
+static inline const char *arpw_dict_key(const struct spa_dict *dict, uint32_t index) { return dict->items[index].key; }
+static inline const char *arpw_dict_value(const struct spa_dict *dict, uint32_t index) { return dict->items[index].value; }
+static inline const char *arpw_dict_lookup(const struct spa_dict *dict, const char *key) { return dict ? spa_dict_lookup(dict, key) : NULL; }
+
+/* The version of libpipewire this process runs with. */
+static inline const char *arpw_library_version(void) { return pw_get_library_version(); }
+
+#endif
