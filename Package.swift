@@ -40,7 +40,14 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         // libpipewire: its loop, registry, nodes and metadata, behind a few plain arpw_ functions
         // (the callback structs and proxies are macros). Linked by the PipeWire helper only.
-        .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
+        .target(
+            name: "CPipeWire",
+            // libpipewire's headers, where Debian and pkg-config (libpipewire-0.3, libspa-0.2) put
+            // them on every architecture. Only pipewire.c includes them: its public header is
+            // opaque, so pkg-config's -D_REENTRANT (refused by SwiftPM with a warning) is not needed.
+            cSettings: [.unsafeFlags(["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2", "-D_REENTRANT"])],
+            linkerSettings: [.linkedLibrary("pipewire-0.3")]
+        ),
         // libsndfile, and its memory file for sf_open_virtual.
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         // libmpg123, for MP3 (libsndfile's own MP3 stops at an estimated length), and its memory reader.

@@ -31,12 +31,12 @@ public final class PipeWireClient {
     /// whatever the server lists).
     public static let maximumNodes = 1024
 
-    private var client: UnsafeMutablePointer<arpw_client>?
+    private var client: OpaquePointer?
     private var serverVersion: String?
     private var helloSent = false
     private var firstSync: Int32 = -1
     /// Bound nodes, by id; those reported (their first info came) in `reported`.
-    private var nodes: [UInt32: UnsafeMutablePointer<arpw_node>] = [:]
+    private var nodes: [UInt32: OpaquePointer] = [:]
     private var reported: [UInt32: PipeWireNode] = [:]
     /// Requests waiting for the server's `done`: their sync's sequence number.
     private var pending: [(seq: Int32, defaults: PipeWireDefaults)] = []
@@ -109,7 +109,7 @@ public final class PipeWireClient {
 
     // MARK: Callbacks
 
-    private func global(id: UInt32, type: String, props: UnsafePointer<spa_dict>?) {
+    private func global(id: UInt32, type: String, props: OpaquePointer?) {
         guard let client else { return }
         if type == "PipeWire:Interface:Metadata" {
             guard arpw_dict_lookup(props, "metadata.name").map({ String(cString: $0) }) == "default" else { return }
@@ -132,7 +132,7 @@ public final class PipeWireClient {
         if reported.removeValue(forKey: id) != nil { onEvent(.removed(id: id)) }
     }
 
-    private func nodeProperties(_ id: UInt32, _ props: UnsafePointer<spa_dict>?) {
+    private func nodeProperties(_ id: UInt32, _ props: OpaquePointer?) {
         var all: [(key: String, value: String)] = []
         for index in 0..<arpw_dict_count(props) {
             guard let key = arpw_dict_key(props, index), let value = arpw_dict_value(props, index) else { continue }

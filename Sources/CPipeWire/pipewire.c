@@ -1,10 +1,6 @@
-#ifndef AUDIOROUTE_CPIPEWIRE_SHIM_H
-#define AUDIOROUTE_CPIPEWIRE_SHIM_H
-/* libpipewire for audioroute-pipewire (docs/daemon.md, "The PipeWire helper"). Its loops,
- * proxies and listeners are macros and inline functions over structs of callbacks, which Swift
- * cannot call; these few plain functions, all prefixed arpw_, do it instead. A client is one
- * pw_loop the caller polls (its descriptor), a core, the registry, the `default` metadata and
- * the audio nodes it binds. Functions that fail return -errno. */
+/* libpipewire for audioroute-pipewire: what include/audioroute_pipewire.h declares. */
+#include "audioroute_pipewire.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,20 +8,6 @@
 #include <pipewire/extensions/metadata.h>
 #include <spa/utils/string.h>
 
-/* What the client tells its caller, on the caller's thread, from arpw_client_iterate. */
-struct arpw_callbacks {
-	/* A global appeared: its id, interface type and the properties the registry shows. */
-	void (*global)(void *data, uint32_t id, const char *type, const struct spa_dict *props);
-	void (*global_remove)(void *data, uint32_t id);
-	/* The server's answer to arpw_client_sync's `seq`. */
-	void (*done)(void *data, int seq);
-	/* The core's error: res is -errno; id PW_ID_CORE with -EPIPE is the server gone. */
-	void (*error)(void *data, uint32_t id, int seq, int res, const char *message);
-	/* The server's version, from the core's info. */
-	void (*server)(void *data, const char *version);
-	/* A bound node's properties (first info, and every change of them). */
-	void (*node_props)(void *data, uint32_t id, const struct spa_dict *props);
-};
 
 struct arpw_client {
 	struct pw_loop *loop;
@@ -48,21 +30,21 @@ struct arpw_node {
 	uint32_t id;
 };
 
-static inline void arpw_core_info(void *data, const struct pw_core_info *info)
+static void arpw_core_info(void *data, const struct pw_core_info *info)
 {
 	struct arpw_client *c = data;
 	if (c->callbacks.server && info && info->version)
 		c->callbacks.server(c->data, info->version);
 }
 
-static inline void arpw_core_done(void *data, uint32_t id, int seq)
+static void arpw_core_done(void *data, uint32_t id, int seq)
 {
 	struct arpw_client *c = data;
 	if (id == PW_ID_CORE && c->callbacks.done)
 		c->callbacks.done(c->data, seq);
 }
 
-static inline void arpw_core_error(void *data, uint32_t id, int seq, int res, const char *message)
+static void arpw_core_error(void *data, uint32_t id, int seq, int res, const char *message)
 {
 	struct arpw_client *c = data;
 	if (c->callbacks.error)
@@ -73,7 +55,7 @@ static const struct pw_core_events arpw_core_events = {
 	PW_VERSION_CORE_EVENTS, .info = arpw_core_info, .done = arpw_core_done, .error = arpw_core_error,
 };
 
-static inline void arpw_registry_global(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version, const struct spa_dict *props)
+static void arpw_registry_global(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version, const struct spa_dict *props)
 {
 	struct arpw_client *c = data;
 	(void)permissions; (void)version;
@@ -81,7 +63,7 @@ static inline void arpw_registry_global(void *data, uint32_t id, uint32_t permis
 		c->callbacks.global(c->data, id, type ? type : "", props);
 }
 
-static inline void arpw_registry_global_remove(void *data, uint32_t id)
+static void arpw_registry_global_remove(void *data, uint32_t id)
 {
 	struct arpw_client *c = data;
 	if (c->callbacks.global_remove)
@@ -94,7 +76,7 @@ static const struct pw_registry_events arpw_registry_events = {
 
 /* Connects to the user's PipeWire (PIPEWIRE_REMOTE, else pipewire-0 in XDG_RUNTIME_DIR) and
  * listens to its registry. NULL with *error set (-errno) when it cannot. */
-static inline struct arpw_client *arpw_client_new(const struct arpw_callbacks *callbacks, void *data, int *error)
+struct arpw_client *arpw_client_new(const struct arpw_callbacks *callbacks, void *data, int *error)
 {
 	pw_init(NULL, NULL);
 	struct arpw_client *c = calloc(1, sizeof(*c));
@@ -124,18 +106,18 @@ static inline struct arpw_client *arpw_client_new(const struct arpw_callbacks *c
 }
 
 /* The descriptor to poll for reading: when it is ready, arpw_client_iterate. */
-static inline int arpw_client_fd(struct arpw_client *c) { return pw_loop_get_fd(c->loop); }
+int arpw_client_fd(struct arpw_client *c) { return pw_loop_get_fd(c->loop); }
 
 /* Dispatches what is ready without waiting: the callbacks run in here. */
-static inline int arpw_client_iterate(struct arpw_client *c) { return pw_loop_iterate(c->loop, 0); }
+int arpw_client_iterate(struct arpw_client *c) { return pw_loop_iterate(c->loop, 0); }
 
 /* Asks the server for a `done` once it has handled everything sent before; the sequence number. */
-static inline int arpw_client_sync(struct arpw_client *c) { return pw_core_sync(c->core, PW_ID_CORE, 0); }
+int arpw_client_sync(struct arpw_client *c) { return pw_core_sync(c->core, PW_ID_CORE, 0); }
 
 static const struct pw_metadata_events arpw_metadata_events = {PW_VERSION_METADATA_EVENTS};
 
 /* Binds the metadata global `id` (the one named "default") for writing. */
-static inline int arpw_client_bind_metadata(struct arpw_client *c, uint32_t id)
+int arpw_client_bind_metadata(struct arpw_client *c, uint32_t id)
 {
 	if (c->metadata != NULL) return -EALREADY;
 	c->metadata = pw_registry_bind(c->registry, id, PW_TYPE_INTERFACE_Metadata, PW_VERSION_METADATA, 0);
@@ -146,7 +128,7 @@ static inline int arpw_client_bind_metadata(struct arpw_client *c, uint32_t id)
 }
 
 /* Forgets the bound metadata (its global went away). */
-static inline void arpw_client_unbind_metadata(struct arpw_client *c)
+void arpw_client_unbind_metadata(struct arpw_client *c)
 {
 	if (c->metadata == NULL) return;
 	spa_hook_remove(&c->metadata_listener);
@@ -155,16 +137,16 @@ static inline void arpw_client_unbind_metadata(struct arpw_client *c)
 	c->metadata_id = SPA_ID_INVALID;
 }
 
-static inline uint32_t arpw_client_metadata_id(struct arpw_client *c) { return c->metadata_id; }
+uint32_t arpw_client_metadata_id(struct arpw_client *c) { return c->metadata_id; }
 
 /* Sets (value non-NULL) or removes (NULL) `key` on subject 0 of the bound metadata. */
-static inline int arpw_client_set_metadata(struct arpw_client *c, const char *key, const char *type, const char *value)
+int arpw_client_set_metadata(struct arpw_client *c, const char *key, const char *type, const char *value)
 {
 	if (c->metadata == NULL) return -ENOENT;
 	return pw_metadata_set_property(c->metadata, PW_ID_CORE, key, value ? type : NULL, value);
 }
 
-static inline void arpw_node_info(void *data, const struct pw_node_info *info)
+static void arpw_node_info(void *data, const struct pw_node_info *info)
 {
 	struct arpw_node *n = data;
 	if (info && info->props && (info->change_mask & PW_NODE_CHANGE_MASK_PROPS) && n->client->callbacks.node_props)
@@ -174,7 +156,7 @@ static inline void arpw_node_info(void *data, const struct pw_node_info *info)
 static const struct pw_node_events arpw_node_events = {PW_VERSION_NODE_EVENTS, .info = arpw_node_info};
 
 /* Binds node `id` for its properties (node_props follows). NULL with *error set. */
-static inline struct arpw_node *arpw_node_bind(struct arpw_client *c, uint32_t id, int *error)
+struct arpw_node *arpw_node_bind(struct arpw_client *c, uint32_t id, int *error)
 {
 	struct arpw_node *n = calloc(1, sizeof(*n));
 	if (n == NULL) { *error = -ENOMEM; return NULL; }
@@ -186,7 +168,7 @@ static inline struct arpw_node *arpw_node_bind(struct arpw_client *c, uint32_t i
 	return n;
 }
 
-static inline void arpw_node_free(struct arpw_node *n)
+void arpw_node_free(struct arpw_node *n)
 {
 	if (n == NULL) return;
 	spa_hook_remove(&n->listener);
@@ -195,7 +177,7 @@ static inline void arpw_node_free(struct arpw_node *n)
 }
 
 /* Disconnects and frees everything the client made (nodes first, by arpw_node_free). */
-static inline void arpw_client_free(struct arpw_client *c)
+void arpw_client_free(struct arpw_client *c)
 {
 	if (c == NULL) return;
 	arpw_client_unbind_metadata(c);
@@ -210,12 +192,10 @@ static inline void arpw_client_free(struct arpw_client *c)
 }
 
 /* A dictionary's entries, for Swift (spa_dict's items are an inline array of structs). */
-static inline uint32_t arpw_dict_count(const struct spa_dict *dict) { return dict ? dict->n_items : 0; }
-static inline const char *arpw_dict_key(const struct spa_dict *dict, uint32_t index) { return dict->items[index].key; }
-static inline const char *arpw_dict_value(const struct spa_dict *dict, uint32_t index) { return dict->items[index].value; }
-static inline const char *arpw_dict_lookup(const struct spa_dict *dict, const char *key) { return dict ? spa_dict_lookup(dict, key) : NULL; }
+uint32_t arpw_dict_count(const struct spa_dict *dict) { return dict ? dict->n_items : 0; }
+const char *arpw_dict_key(const struct spa_dict *dict, uint32_t index) { return dict->items[index].key; }
+const char *arpw_dict_value(const struct spa_dict *dict, uint32_t index) { return dict->items[index].value; }
+const char *arpw_dict_lookup(const struct spa_dict *dict, const char *key) { return dict ? spa_dict_lookup(dict, key) : NULL; }
 
 /* The version of libpipewire this process runs with. */
-static inline const char *arpw_library_version(void) { return pw_get_library_version(); }
-
-#endif
+const char *arpw_library_version(void) { return pw_get_library_version(); }

@@ -1,0 +1,60 @@
+#ifndef AUDIOROUTE_PIPEWIRE_H
+#define AUDIOROUTE_PIPEWIRE_H
+/* libpipewire for audioroute-pipewire (docs/daemon.md, "The PipeWire helper"). Its loops,
+ * proxies and listeners are macros and inline functions over structs of callbacks, which Swift
+ * cannot call; these few plain functions, all prefixed arpw_, do it instead. A client is one
+ * pw_loop the caller polls (its descriptor), a core, the registry, the `default` metadata and
+ * the audio nodes it binds. Functions that fail return -errno. */
+/* The types are opaque here: libpipewire's headers are included by pipewire.c alone, so that
+ * none of their compiler flags (pkg-config's -D_REENTRANT, which SwiftPM refuses) reaches Swift. */
+#include <stdint.h>
+
+struct spa_dict;
+struct arpw_client;
+struct arpw_node;
+
+/* What the client tells its caller, on the caller's thread, from arpw_client_iterate. */
+struct arpw_callbacks {
+	/* A global appeared: its id, interface type and the properties the registry shows. */
+	void (*global)(void *data, uint32_t id, const char *type, const struct spa_dict *props);
+	void (*global_remove)(void *data, uint32_t id);
+	/* The server's answer to arpw_client_sync's `seq`. */
+	void (*done)(void *data, int seq);
+	/* The core's error: res is -errno; id PW_ID_CORE with -EPIPE is the server gone. */
+	void (*error)(void *data, uint32_t id, int seq, int res, const char *message);
+	/* The server's version, from the core's info. */
+	void (*server)(void *data, const char *version);
+	/* A bound node's properties (first info, and every change of them). */
+	void (*node_props)(void *data, uint32_t id, const struct spa_dict *props);
+};
+
+/* Connects to the user's PipeWire (PIPEWIRE_REMOTE, else pipewire-0 in XDG_RUNTIME_DIR) and
+ * listens to its registry. NULL with *error set (-errno) when it cannot. */
+struct arpw_client *arpw_client_new(const struct arpw_callbacks *callbacks, void *data, int *error);
+/* The descriptor to poll for reading: when it is ready, arpw_client_iterate. */
+int arpw_client_fd(struct arpw_client *c);
+/* Dispatches what is ready without waiting: the callbacks run in here. */
+int arpw_client_iterate(struct arpw_client *c);
+/* Asks the server for a `done` once it has handled everything sent before; the sequence number. */
+int arpw_client_sync(struct arpw_client *c);
+/* Binds the metadata global `id` (the one named "default") for writing. */
+int arpw_client_bind_metadata(struct arpw_client *c, uint32_t id);
+/* Forgets the bound metadata (its global went away). */
+void arpw_client_unbind_metadata(struct arpw_client *c);
+uint32_t arpw_client_metadata_id(struct arpw_client *c);
+/* Sets (value non-NULL) or removes (NULL) `key` on subject 0 of the bound metadata. */
+int arpw_client_set_metadata(struct arpw_client *c, const char *key, const char *type, const char *value);
+/* Binds node `id` for its properties (node_props follows). NULL with *error set. */
+struct arpw_node *arpw_node_bind(struct arpw_client *c, uint32_t id, int *error);
+void arpw_node_free(struct arpw_node *n);
+/* Disconnects and frees everything the client made (nodes first, by arpw_node_free). */
+void arpw_client_free(struct arpw_client *c);
+/* A dictionary's entries, for Swift (spa_dict's items are an inline array of structs). */
+uint32_t arpw_dict_count(const struct spa_dict *dict);
+const char *arpw_dict_key(const struct spa_dict *dict, uint32_t index);
+const char *arpw_dict_value(const struct spa_dict *dict, uint32_t index);
+const char *arpw_dict_lookup(const struct spa_dict *dict, const char *key);
+/* The version of libpipewire this process runs with. */
+const char *arpw_library_version(void);
+
+#endif
