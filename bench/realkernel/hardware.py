@@ -252,10 +252,70 @@ class HardwareRateDmixOpen(HardwareValues):
     words: ClassVar[str] = "hardware-rate-dmix-open"
 
 
+@dataclass(frozen=True)
+class HardwareBusyIdle(HardwareValues):
+    """`hardware-busy-idle JSON`: `audioroute hardware --json` on the step's own route, the HDA card's
+    hw device, with nothing playing."""
+    words: ClassVar[str] = "hardware-busy-idle"
+
+
+@dataclass(frozen=True)
+class HardwareBusyCard(HardwareCard):
+    """`hardware-busy-card HW_PARAMS`: the card's hw_params while aplay holds its hw device."""
+    words: ClassVar[str] = "hardware-busy-card"
+
+
+@dataclass(frozen=True)
+class HardwareBusyOpen(HardwareValues):
+    """`hardware-busy-open JSON`: a fresh `audioroute hardware --json` on that route meanwhile."""
+    words: ClassVar[str] = "hardware-busy-open"
+
+
+@dataclass(frozen=True)
+class HardwareIoCard(HardwareCard):
+    """`hardware-io-default-card HW_PARAMS`: the card's hw_params while aplay plays through the
+    plugin on its hw device, without AUDIOROUTE_IO_BUFFER_DURATION."""
+    words: ClassVar[str] = "hardware-io-default-card"
+
+
+@dataclass(frozen=True)
+class HardwareIoDone(Report):
+    """`hardware-io-default-done LOG`: that aplay's standard error, lines joined by `|`: the plugin's
+    trace of its pieces (`pieces of 480 frames, 4800 ahead`) and aplay's setup (`period_size : 4800`).
+    Fields: the piece and the queue ahead, and aplay's period (frames)."""
+    script: ClassVar[str] = GUEST_SCRIPT
+    words: ClassVar[str] = "hardware-io-default-done"
+    log: str
+    piece: int
+    ahead: int
+    app_period: int
+
+    @classmethod
+    def parse(cls, line):
+        log = line[len(cls.words):].strip()
+        pieces = re.search(r"pieces of (\d+) frames, (\d+) ahead", log)
+        period = re.search(r"period_size\s*:\s*(\d+)", log)
+        if not pieces or not period:
+            raise Failure(f"'{cls.words}': no trace of the plugin's pieces or no period of aplay's in: {log[:400]}")
+        return cls(line, log, int(pieces.group(1)), int(pieces.group(2)), int(period.group(1)))
+
+
+@dataclass(frozen=True)
+class HardwareIo5msCard(HardwareIoCard):
+    """`hardware-io-5ms-card`: the same with AUDIOROUTE_IO_BUFFER_DURATION=5000."""
+    words: ClassVar[str] = "hardware-io-5ms-card"
+
+
+@dataclass(frozen=True)
+class HardwareIo5msDone(HardwareIoDone):
+    words: ClassVar[str] = "hardware-io-5ms-done"
+
+
 EVENTS = (HardwareRoute, HardwareIdle, HardwareMixer, HardwareMixerSet, HardwareSet, HardwareCard, HardwareOpen,
           HardwareUsbReady, HardwareUsbRoute, HardwareUsbIdle, HardwareUsbMixer, HardwareUsbMixerSet, HardwareUsbSet,
           HardwareUsbCard, HardwareUsbOpen, HardwareUsbDone, HardwareRateReady, HardwareRateDmixCard,
-          HardwareRateDmixOpen, HardwareRateDmixDone)
+          HardwareRateDmixOpen, HardwareRateDmixDone, HardwareBusyIdle, HardwareBusyCard, HardwareBusyOpen, HardwareIoCard,
+          HardwareIoDone, HardwareIo5msCard, HardwareIo5msDone)
 
 # The preferred rate the guest asks for (AUDIOROUTE_PREFERRED_SAMPLE_RATE); the music is 48 kHz.
 PREFERRED_RATE = 44100
@@ -348,12 +408,67 @@ def check_preferred_rate(guest):
     check_music("the preferred rate, the card's dmix", samples)
 
 
+# The values a session reads from the route's device (`audioroute hardware --json`): 0 each when
+# nothing can be read.
+DEVICE_VALUES = ("sampleRate", "ioBufferDuration", "outputLatency", "outputNumberOfChannels", "maximumOutputNumberOfChannels")
+
+
+def check_busy(idle, card, opened):
+    """A busy exclusive device: the step's route (the HDA card's hw device) reads the card's rate
+    idle, and 0 for each device value from a fresh process while aplay holds the device: it answers
+    EBUSY and that process has no last values; any other number is made up."""
+    rate = int(card.params["rate"])
+    print(f"    busy hw device: idle {idle.values}")
+    print(f"    busy hw device: the card's hw_params while aplay holds it {card.params}; a fresh audioroute hardware: {opened.values}")
+    if idle.values.get("sampleRate") != rate or not idle.values.get("ioBufferDuration"):
+        raise Failure(f"hardware, busy hw device: idle, the route reads sampleRate {idle.values.get('sampleRate')}, "
+                      f"ioBufferDuration {idle.values.get('ioBufferDuration')}: not the card's {rate} Hz (the step's route file is not read)")
+    made_up = {name: opened.values.get(name) for name in DEVICE_VALUES if opened.values.get(name) != 0}
+    if made_up:
+        raise Failure(f"hardware, busy hw device: a fresh process read {made_up} while aplay held the device "
+                      f"(EBUSY, no last values in that process): expected 0 (unknown)")
+
+
+# The I/O buffer the guest asks for the second stream (AUDIOROUTE_IO_BUFFER_DURATION, µs), and the
+# plugin's without one (AR_IO_PIECE_DEFAULT_US).
+IO_BUFFER_US = 5000
+DEFAULT_PIECE_US = 10000
+# HDA takes periods in steps of 128 bytes (hda_controller.c, azx_pcm_open): 32 frames of S16_LE stereo.
+HDA_PERIOD_STEP = 32
+
+
+def check_io_buffer(default_card, default_done, set_card, set_done):
+    """The plugin's pieces are the I/O buffer asked (10 ms without one, 5 ms with
+    AUDIOROUTE_IO_BUFFER_DURATION=5000), and they reach the card: the plugin gives its device
+    aplay's period, at most half its queue (ten pieces, device.c), which the kernel's hw_params show
+    within the card's period step; so the card's period is shorter with 5 ms."""
+    periods = []
+    for name, us, card, done in (("default", DEFAULT_PIECE_US, default_card, default_done), ("5 ms", IO_BUFFER_US, set_card, set_done)):
+        rate, period = int(card.params["rate"]), int(card.params.get("period_size", 0))
+        piece = rate * us // 1_000_000
+        slave = min(done.app_period, done.ahead // 2) if done.ahead > 1 else done.app_period
+        print(f"    I/O buffer {name}: the plugin's pieces {done.piece} frames, {done.ahead} ahead; aplay's period {done.app_period}; "
+              f"the card's hw_params {card.params}")
+        if piece != done.piece:
+            raise Failure(f"hardware, I/O buffer {name}: the plugin's pieces are {done.piece} frames, {us} µs at {rate} Hz is {piece}")
+        if abs(period - slave) > HDA_PERIOD_STEP:
+            raise Failure(f"hardware, I/O buffer {name}: the card's period is {period} frames, the plugin's device period "
+                          f"{slave} (aplay's {done.app_period}, half of {done.ahead} ahead)")
+        periods.append(period)
+    if periods[1] >= periods[0]:
+        raise Failure(f"hardware, I/O buffer: the card's period with {IO_BUFFER_US} µs is {periods[1]} frames, "
+                      f"without it {periods[0]}: the preferred I/O buffer does not reach the card")
+
+
 def check_hardware(guest, plug_usb):
     """The HDA card, then the USB card (hot-added with `plug_usb(guest)` and removed), each read by
     `audioroute hardware` against the card's own hw_params."""
     route, idle = HardwareRoute.wait(guest, 60), HardwareIdle.wait(guest, 60)
     check_volume("HDA card", idle, HardwareMixer.wait(guest, 60), HardwareMixerSet.wait(guest, 60), HardwareSet.wait(guest, 60))
     check_card("HDA card", route, idle, HardwareCard.wait(guest, 60), HardwareOpen.wait(guest, 60))
+    check_busy(HardwareBusyIdle.wait(guest, 60), HardwareBusyCard.wait(guest, 60), HardwareBusyOpen.wait(guest, 60))
+    check_io_buffer(HardwareIoCard.wait(guest, 60), HardwareIoDone.wait(guest, 60), HardwareIo5msCard.wait(guest, 60),
+                    HardwareIo5msDone.wait(guest, 60))
     check_preferred_rate(guest)
     HardwareUsbReady.wait(guest, 60)
     plug_usb(guest)

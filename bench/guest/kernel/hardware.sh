@@ -42,13 +42,46 @@ sleep 1.5
 say hardware-card "$(tr '\n' '|' < /proc/asound/Intel/pcm${HDA_PCM}p/sub0/hw_params)"
 say hardware-open $(audioroute hardware --json 2>&1 | tr -d '\n')
 wait $HARDWARE_PLAY || fail "hardware: aplay -D audioroute on the HDA card failed: $(tr '\n' '|' < /run/aplay-hardware.log)"
+# The card's stream is open (its hw_params filled) within 5 s, and a moment more has played.
+card_playing() { wait_until 50 grep -q '^rate' /proc/asound/Intel/pcm${HDA_PCM}p/sub0/hw_params && sleep 0.5; }
+# The session's values on an exclusive device, and its I/O buffer through the plugin, at 48 kHz only
+# (docs/lab-notes.md): every route the daemon writes on this bench is a dmix, so a route file of the
+# step's own names the HDA card's hw device, read by `audioroute hardware` through XDG_RUNTIME_DIR and
+# by the plugin through a definition of its own (route_file, bus none) in HOME; the daemon's route
+# file is not touched, so the phases after are unchanged.
+mkdir -p /run/hwbusy/audioroute
+echo "pcm.!audioroute_route { type plug slave.pcm \"hw:CARD=Intel,DEV=$HDA_PCM\" }" > /run/hwbusy/audioroute/asound.conf
+echo 'pcm.hwbusy_route { type audioroute route_file "/run/hwbusy/audioroute/asound.conf" bus "none" }' > /run/hwbusy/.asoundrc
+# A busy device: read idle (a fresh process: what the device gives), then from a fresh process while
+# aplay holds the hw device (EBUSY): that process read it never, so it has no last values: 0.
+say hardware-busy-idle $(XDG_RUNTIME_DIR=/run/hwbusy audioroute hardware --json 2>&1 | tr -d '\n')
+aplay -q -D hw:CARD=Intel,DEV=$HDA_PCM -t raw -f S16_LE -c 2 -r 48000 -d 3 /dev/zero > /run/aplay-busy.log 2>&1 &
+HARDWARE_PLAY=$!
+card_playing || fail "hardware: the HDA card is not open 5 s after aplay started on its hw device: $(tr '\n' '|' < /run/aplay-busy.log)"
+say hardware-busy-card "$(tr '\n' '|' < /proc/asound/Intel/pcm${HDA_PCM}p/sub0/hw_params)"
+# Its standard output only: libasound may say the failed open on standard error.
+say hardware-busy-open $(XDG_RUNTIME_DIR=/run/hwbusy audioroute hardware --json 2> /run/hardware-busy.err | tr -d '\n')
+wait $HARDWARE_PLAY || fail "hardware: aplay on the HDA card's hw device failed: $(tr '\n' '|' < /run/aplay-busy.log)"
+# The I/O buffer: 3 s through the plugin on the hw device (aplay's own periods 100 ms, its buffer
+# 400 ms), without AUDIOROUTE_IO_BUFFER_DURATION (`default`) and with 5000 µs (`5ms`, what
+# setPreferredIOBufferDuration(0.005) sets): the kernel's hw_params while it plays, then the plugin's
+# trace of its pieces and aplay's own setup (-v).
+io_pieces() {
+    env ${2:+AUDIOROUTE_IO_BUFFER_DURATION=$2} HOME=/run/hwbusy AUDIOROUTE_DEBUG=1 aplay -v -D hwbusy_route -t raw -f S16_LE -c 2 -r 48000 \
+        --period-size=4800 --buffer-size=19200 -d 3 /dev/zero > /run/aplay-io.log 2>&1 &
+    HARDWARE_PLAY=$!
+    card_playing || fail "hardware: the HDA card is not open 5 s after aplay ($1 I/O buffer) started through the plugin on its hw device: $(tr '\n' '|' < /run/aplay-io.log)"
+    say hardware-io-$1-card "$(tr '\n' '|' < /proc/asound/Intel/pcm${HDA_PCM}p/sub0/hw_params)"
+    wait $HARDWARE_PLAY || fail "hardware: aplay ($1 I/O buffer) through the plugin on the HDA card's hw device failed: $(tr '\n' '|' < /run/aplay-io.log)"
+    say hardware-io-$1-done "$(grep 'pieces of\|period_size\|buffer_size\|AUDIOROUTE_IO\|rate  ' /run/aplay-io.log | tr '\n' '|')"
+}
+io_pieces default
+io_pieces 5ms 5000
 # The session's preferred rate (AUDIOROUTE_PREFERRED_SAMPLE_RATE, as setPreferredSampleRate sets it)
 # meets the card's dmix, which runs at its own rate: the 48 kHz music through the plugin with
 # 44.1 kHz preferred plays at dmix's rate, said on standard error, and `audioroute hardware --rate
 # 44100` says that rate. (Not on the card's hw device at 44.1 kHz: QEMU's HDA codec then plays the
 # 48 kHz streams after it off pitch, docs/lab-notes.md.)
-# The card's stream is open (its hw_params filled) within 5 s, and a moment more has played.
-card_playing() { wait_until 50 grep -q '^rate' /proc/asound/Intel/pcm${HDA_PCM}p/sub0/hw_params && sleep 0.5; }
 say hardware-rate-ready
 AUDIOROUTE_PREFERRED_SAMPLE_RATE=44100 AUDIOROUTE_DEBUG=1 aplay -q -D audioroute -d 3 /root/music.wav > /run/aplay-rate-dmix.log 2>&1 &
 HARDWARE_PLAY=$!
