@@ -11,6 +11,11 @@ from realkernel.signals import MUSIC_HZ
 # What QEMU's file of the HDA card gains while the preferred-rate stream plays: its 3 s of the
 # music (the guest's music.wav, mono at 10000) at the file's 48 kHz.
 MUSIC = stereo(tone(MUSIC_HZ, 3, 10000))
+# The HDA card's periods through the plugin on its hw device (hw_params), without
+# AUDIOROUTE_IO_BUFFER_DURATION and with 5000 µs: reconstructed, not recorded (fixtures/README.md):
+# 2400 frames, half of ten 10 ms pieces; 1200 is no whole number of the card's 128-byte steps, 1184 is.
+DEFAULT_PERIOD = "2400"
+SHORT_PERIOD = "1184"
 
 
 def guest(lines, music=MUSIC):
@@ -100,6 +105,53 @@ class HardwarePhase(unittest.TestCase):
         with self.assertRaisesRegex(Failure, r"the stream's standard error does not say it does not run at the session's preferred "
                                     r"44100 Hz: it runs at 48000 Hz"):
             quietly(hardware.check_hardware, guest(lines), lambda g: None)
+
+    def test_a_busy_device_reads_0_from_a_fresh_process(self):
+        _, printed = quietly(hardware.check_hardware, guest(self.lines), lambda g: None)
+        # The reconstructed reports (fixtures/README.md): idle at the card's 48 kHz; held by aplay, 0 each.
+        self.assertIn("busy hw device: idle {'sampleRate': 48000.0", printed)
+        self.assertIn("a fresh audioroute hardware: {'sampleRate': 0.0, 'ioBufferDuration': 0.0, 'outputLatency': 0.0", printed)
+
+    def test_a_value_made_up_for_a_busy_device_fails(self):
+        lines = self.changed("hardware-busy-open", '"sampleRate": 0.0', '"sampleRate": 48000.0')
+        with self.assertRaisesRegex(Failure, r"busy hw device: a fresh process read \{'sampleRate': 48000.0\} while aplay held the device"):
+            quietly(hardware.check_hardware, guest(lines), lambda g: None)
+
+    def test_a_route_that_reads_nothing_idle_fails(self):
+        lines = self.changed("hardware-busy-idle", '"sampleRate": 48000.0', '"sampleRate": 0.0')
+        with self.assertRaisesRegex(Failure, r"busy hw device: idle, the route reads sampleRate 0.0"):
+            quietly(hardware.check_hardware, guest(lines), lambda g: None)
+
+    def test_the_io_buffer_reaches_the_card(self):
+        _, printed = quietly(hardware.check_hardware, guest(self.lines), lambda g: None)
+        # The reconstructed reports: 10 ms and 5 ms pieces at 48 kHz, ten ahead, and the card's periods.
+        self.assertIn("I/O buffer default: the plugin's pieces 480 frames, 4800 ahead; aplay's period 4800", printed)
+        self.assertIn("I/O buffer 5 ms: the plugin's pieces 240 frames, 2400 ahead; aplay's period 4800", printed)
+        self.assertIn(f"'period_size': '{DEFAULT_PERIOD}'", printed)
+        self.assertIn(f"'period_size': '{SHORT_PERIOD}'", printed)
+
+    def test_pieces_other_than_asked_fail(self):
+        lines = self.changed("hardware-io-5ms-done", "pieces of 240 frames", "pieces of 480 frames")
+        with self.assertRaisesRegex(Failure, r"I/O buffer 5 ms: the plugin's pieces are 480 frames, 5000 µs at 48000 Hz is 240"):
+            quietly(hardware.check_hardware, guest(lines), lambda g: None)
+
+    def test_a_card_period_other_than_the_plugins_fails(self):
+        lines = self.changed("hardware-io-default-card", f"period_size: {DEFAULT_PERIOD}|", "period_size: 1024|")
+        with self.assertRaisesRegex(Failure, r"I/O buffer default: the card's period is 1024 frames, the plugin's device period 2400"):
+            quietly(hardware.check_hardware, guest(lines), lambda g: None)
+
+    def test_a_queue_left_at_10_ms_pieces_does_not_reach_the_card(self):
+        # 5 ms pieces but the queue (and so the device's period) of 10 ms ones: the card as without.
+        lines = self.changed("hardware-io-5ms-done", "240 frames, 2400 ahead", "240 frames, 4800 ahead")
+        lines = [line.replace(f"period_size: {SHORT_PERIOD}|", f"period_size: {DEFAULT_PERIOD}|") if line.startswith("hardware-io-5ms-card ")
+                 else line for line in lines]
+        with self.assertRaisesRegex(Failure, rf"the card's period with 5000 µs is {DEFAULT_PERIOD} frames, without it {DEFAULT_PERIOD}: "
+                                    r"the preferred I/O buffer does not reach the card"):
+            quietly(hardware.check_hardware, guest(lines), lambda g: None)
+
+    def test_a_stream_without_the_plugins_trace_fails_by_name(self):
+        with self.assertRaisesRegex(Failure, "'hardware-io-default-done': no trace of the plugin's pieces"):
+            hardware.HardwareIoDone.parse("hardware-io-default-done   period_size  : 4800|")
 
     def test_a_report_without_json_fails_by_name(self):
         with self.assertRaisesRegex(Failure, "'hardware-idle': `audioroute hardware --json` printed no JSON: Error"):
