@@ -66,17 +66,23 @@ wait $HARDWARE_PLAY || fail "hardware: aplay on the HDA card's hw device failed:
 # 400 ms), without AUDIOROUTE_IO_BUFFER_DURATION (`default`) and with 5000 µs (`5ms`, what
 # setPreferredIOBufferDuration(0.005) sets): the kernel's hw_params while it plays, then the plugin's
 # trace of its pieces and aplay's own setup (-v).
+# io_pieces WHAT [MICROSECONDS]: that stream; the card's hw_params while it plays in /run/io-card,
+# its standard error in /run/aplay-io.log; io_log: the lines of it the host reads, joined by `|`.
 io_pieces() {
     env ${2:+AUDIOROUTE_IO_BUFFER_DURATION=$2} HOME=/run/hwbusy AUDIOROUTE_DEBUG=1 aplay -v -D hwbusy_route -t raw -f S16_LE -c 2 -r 48000 \
         --period-size=4800 --buffer-size=19200 -d 3 /dev/zero > /run/aplay-io.log 2>&1 &
     HARDWARE_PLAY=$!
     card_playing || fail "hardware: the HDA card is not open 5 s after aplay ($1 I/O buffer) started through the plugin on its hw device: $(tr '\n' '|' < /run/aplay-io.log)"
-    say hardware-io-$1-card "$(tr '\n' '|' < /proc/asound/Intel/pcm${HDA_PCM}p/sub0/hw_params)"
+    tr '\n' '|' < /proc/asound/Intel/pcm${HDA_PCM}p/sub0/hw_params > /run/io-card
     wait $HARDWARE_PLAY || fail "hardware: aplay ($1 I/O buffer) through the plugin on the HDA card's hw device failed: $(tr '\n' '|' < /run/aplay-io.log)"
-    say hardware-io-$1-done "$(grep 'pieces of\|period_size\|buffer_size\|AUDIOROUTE_IO\|rate  ' /run/aplay-io.log | tr '\n' '|')"
 }
+io_log() { grep 'pieces of\|period_size\|buffer_size\|AUDIOROUTE_IO\|rate  ' /run/aplay-io.log | tr '\n' '|'; }
 io_pieces default
+say hardware-io-default-card "$(cat /run/io-card)"
+say hardware-io-default-done "$(io_log)"
 io_pieces 5ms 5000
+say hardware-io-5ms-card "$(cat /run/io-card)"
+say hardware-io-5ms-done "$(io_log)"
 # The session's preferred rate (AUDIOROUTE_PREFERRED_SAMPLE_RATE, as setPreferredSampleRate sets it)
 # meets the card's dmix, which runs at its own rate: the 48 kHz music through the plugin with
 # 44.1 kHz preferred plays at dmix's rate, said on standard error, and `audioroute hardware --rate
