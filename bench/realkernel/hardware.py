@@ -433,7 +433,8 @@ def check_busy(idle, card, opened):
 # plugin's without one (AR_IO_PIECE_DEFAULT_US).
 IO_BUFFER_US = 5000
 DEFAULT_PIECE_US = 10000
-# HDA takes periods in steps of 128 bytes (hda_controller.c, azx_pcm_open): 32 frames of S16_LE stereo.
+# How far the card's period may be from the one asked: an HDA controller that aligns its buffers
+# takes periods in steps of 128 bytes (hda_controller.c, azx_pcm_open), 32 frames of S16_LE stereo.
 HDA_PERIOD_STEP = 32
 
 

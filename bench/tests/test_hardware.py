@@ -11,11 +11,10 @@ from realkernel.signals import MUSIC_HZ
 # What QEMU's file of the HDA card gains while the preferred-rate stream plays: its 3 s of the
 # music (the guest's music.wav, mono at 10000) at the file's 48 kHz.
 MUSIC = stereo(tone(MUSIC_HZ, 3, 10000))
-# The HDA card's periods through the plugin on its hw device (hw_params), without
-# AUDIOROUTE_IO_BUFFER_DURATION and with 5000 µs: reconstructed, not recorded (fixtures/README.md):
-# 2400 frames, half of ten 10 ms pieces; 1200 is no whole number of the card's 128-byte steps, 1184 is.
+# The HDA card's periods in the recorded run through the plugin on its hw device (hw_params), without
+# AUDIOROUTE_IO_BUFFER_DURATION and with 5000 µs.
 DEFAULT_PERIOD = "2400"
-SHORT_PERIOD = "1184"
+SHORT_PERIOD = "1200"
 
 
 def guest(lines, music=MUSIC):
@@ -108,7 +107,7 @@ class HardwarePhase(unittest.TestCase):
 
     def test_a_busy_device_reads_0_from_a_fresh_process(self):
         _, printed = quietly(hardware.check_hardware, guest(self.lines), lambda g: None)
-        # The reconstructed reports (fixtures/README.md): idle at the card's 48 kHz; held by aplay, 0 each.
+        # The recorded run: the hw device idle at the card's 48 kHz; held by aplay, 0 each.
         self.assertIn("busy hw device: idle {'sampleRate': 48000.0", printed)
         self.assertIn("a fresh audioroute hardware: {'sampleRate': 0.0, 'ioBufferDuration': 0.0, 'outputLatency': 0.0", printed)
 
@@ -124,7 +123,7 @@ class HardwarePhase(unittest.TestCase):
 
     def test_the_io_buffer_reaches_the_card(self):
         _, printed = quietly(hardware.check_hardware, guest(self.lines), lambda g: None)
-        # The reconstructed reports: 10 ms and 5 ms pieces at 48 kHz, ten ahead, and the card's periods.
+        # The recorded run: 10 ms and 5 ms pieces at 48 kHz, ten ahead, and the card's periods.
         self.assertIn("I/O buffer default: the plugin's pieces 480 frames, 4800 ahead; aplay's period 4800", printed)
         self.assertIn("I/O buffer 5 ms: the plugin's pieces 240 frames, 2400 ahead; aplay's period 4800", printed)
         self.assertIn(f"'period_size': '{DEFAULT_PERIOD}'", printed)
