@@ -6,6 +6,7 @@
 // no one. A helper that ends while the server still runs is started again, a few times.
 import AudioRouteCore
 import AudioRouteSystem
+import AudioRouteUCMHelper
 import Logging
 import Synchronization
 
@@ -118,7 +119,7 @@ public final class PipeWireHelper: Sendable {
         guard let generation else { return }
         let process: HelperProcess
         do throws(Errno) {
-            process = try HelperProcess.start(executable: executable, environment: ["XDG_RUNTIME_DIR": runtimeDirectory], logger: logger)
+            process = try HelperProcess.start(name: "PipeWire helper", executable: executable, environment: ["XDG_RUNTIME_DIR": runtimeDirectory], logger: logger)
         } catch {
             logger.error("PipeWire helper not started: the server's default does not follow the route", metadata: ["helper": "\(executable)", "error": "\(error)"])
             state.withLock { $0.follows = "the PipeWire helper could not be started (\(executable): \(error))" }
@@ -247,85 +248,4 @@ public enum ALSACardIndices {
         }
         return cards
     }
-}
-
-/// One helper process: its stdin for lines to it, its stdout read on a loop.
-final class HelperProcess: Sendable {
-    let process: SpawnedProcess
-    let logger: Logger
-    private let input: Mutex<FileDescriptor?>
-    private let output: FileDescriptor
-    private let lines = Mutex(UCMLineSplitter())
-
-    private init(process: SpawnedProcess, input: consuming FileDescriptor, output: consuming FileDescriptor, logger: Logger) {
-        self.process = process
-        self.input = Mutex(Optional(input))
-        self.output = output
-        self.logger = logger
-    }
-
-    static func start(executable: String, environment: [String: String], logger: Logger) throws(Errno) -> HelperProcess {
-        let toHelper = try PipeEnds()
-        let fromHelper = try PipeEnds()
-        var options = SpawnOptions()
-        options.standardInput = .duplicate(toHelper.readEnd.rawValue)
-        options.standardOutput = .duplicate(fromHelper.writeEnd.rawValue)
-        options.environment = environment
-        options.defaultSignals = [.pipe, .terminate, .interrupt, .hangup]
-        let process = try SpawnedProcess.spawn([executable], options)
-        let input = toHelper.keepingWriteEnd()
-        let output = fromHelper.keepingReadEnd()
-        // A helper that stops reading must not block the daemon.
-        try input.setNonBlocking()
-        try output.setNonBlocking()
-        logger.info("PipeWire helper started", metadata: ["pid": "\(process.pid)"])
-        return HelperProcess(process: process, input: input, output: output, logger: logger)
-    }
-
-    /// Reads the helper's lines on `loop` and hands each to `handle`; at its end, `handle(nil)`,
-    /// and it is reaped. A line over the limit is dropped.
-    func read(on loop: any PollLoop, handle: @escaping @Sendable ([UInt8]?) -> Void) {
-        loop.watch(fd: output.rawValue) { [self] in
-            let chunk: [UInt8]
-            do throws(Errno) {
-                chunk = try output.read(upTo: 4096)
-            } catch {
-                if error.code == .wouldBlock { return true }
-                chunk = []
-            }
-            if chunk.isEmpty {
-                let (process, logger) = (self.process, self.logger)
-                _ = startThread {
-                    let termination = try? process.wait()
-                    logger.notice("PipeWire helper ended", metadata: ["termination": "\(termination.map { "\($0)" } ?? "unknown")"])
-                }
-                handle(nil)
-                return false
-            }
-            for line in lines.withLock({ $0.feed(chunk) }) {
-                guard case .line(let bytes) = line else {
-                    logger.warning("PipeWire helper line over \(UCMLineSplitter.maximumLineLength) bytes: dropped")
-                    continue
-                }
-                handle(bytes)
-            }
-            return true
-        }
-    }
-
-    /// Writes one line; false when it could not.
-    func send(_ line: JSON) -> Bool {
-        let bytes = line.bytes + [UInt8(ascii: "\n")]
-        return input.withLock { input in
-            do throws(Errno) {
-                guard try input?.writeAll(bytes) != nil else { return false }
-                return true
-            } catch {
-                return false
-            }
-        }
-    }
-
-    /// Closes its stdin: it finishes and exits; the reader reaps it.
-    func stop() { input.withLock { $0 = nil } }
 }

@@ -68,7 +68,7 @@ public final class UCMHelpers: Sendable {
     }
 
     private struct Registry {
-        var helper: UCMHelper?
+        var helper: HelperProcess?
         /// Cards asked about (pending or open), by syspath.
         var entries: [String: Entry] = [:]
         /// Answers the helper still owes, by card name, for entries that are gone (their open's,
@@ -183,7 +183,7 @@ public final class UCMHelpers: Sendable {
     /// `loop`, which reads the helper.
     package func reconcile(wanted: [String: UCMCardRequest], loop: any PollLoop, deliver: @escaping @Sendable (UCMAnswer) -> Void) {
         var known: [String] = []
-        let (helper, lines, start, stop): (UCMHelper?, [JSON], [String], UCMHelper?) = registry.withLock { registry in
+        let (helper, lines, start, stop): (HelperProcess?, [JSON], [String], HelperProcess?) = registry.withLock { registry in
             registry.deliver = deliver
             var lines: [JSON] = []
             for (syspath, entry) in registry.entries where wanted[syspath] != entry.request {
@@ -219,7 +219,7 @@ public final class UCMHelpers: Sendable {
         var running = helper
         if running == nil {
             do throws(Errno) {
-                let started = try UCMHelper.start(executable: executable, environment: environment, logger: logger)
+                let started = try HelperProcess.start(name: "UCM helper", executable: executable, environment: environment, logger: logger)
                 registry.withLock { $0.helper = started }
                 started.read(on: loop) { [weak self] line in self?.handle(line, from: started, deliver: deliver) }
                 running = started
@@ -239,7 +239,7 @@ public final class UCMHelpers: Sendable {
     /// A helper stuck in an open or a request (a UCM file that makes libasound hang) is
     /// killed once an answer is `helloTimeout` overdue: its end then gives every card of it
     /// back to udev. One thread, while some answer is owed: it sleeps until the next one is due.
-    private func watch(helper: UCMHelper) {
+    private func watch(helper: HelperProcess) {
         let start = registry.withLock { registry in
             defer { registry.watching = true }
             return !registry.watching
@@ -248,7 +248,7 @@ public final class UCMHelpers: Sendable {
         let started = startThread { [self] in
             while true {
                 let now = MonotonicClock.nanoseconds()
-                let (next, stuck, current): (UInt64?, [String], UCMHelper?) = registry.withLock { registry in
+                let (next, stuck, current): (UInt64?, [String], HelperProcess?) = registry.withLock { registry in
                     let due = registry.entries.values.compactMap(\.due)
                     guard let next = due.min(), registry.helper != nil else {
                         registry.watching = false
@@ -277,7 +277,7 @@ public final class UCMHelpers: Sendable {
     }
 
     /// One line from the helper, or its end (nil).
-    private func handle(_ line: [UInt8]?, from helper: UCMHelper, deliver: @Sendable (UCMAnswer) -> Void) {
+    private func handle(_ line: [UInt8]?, from helper: HelperProcess, deliver: @Sendable (UCMAnswer) -> Void) {
         guard let line else {
             failAll(helper: helper, deliver: deliver)
             return
@@ -363,7 +363,7 @@ public final class UCMHelpers: Sendable {
 
     /// The helper ended (or could not start): every card asked of it keeps udev's ports, until
     /// it goes.
-    private func failAll(helper: UCMHelper?, deliver: @Sendable (UCMAnswer) -> Void) {
+    private func failAll(helper: HelperProcess?, deliver: @Sendable (UCMAnswer) -> Void) {
         let failed: [String] = registry.withLock { registry in
             guard registry.helper === helper else { return [] }
             registry.forgetHelper()
@@ -377,7 +377,7 @@ public final class UCMHelpers: Sendable {
 
     /// Stops the helper when no card is open or being opened in it.
     private func stopIfIdle() {
-        let idle: UCMHelper? = registry.withLock { registry in
+        let idle: HelperProcess? = registry.withLock { registry in
             guard registry.entries.isEmpty, let helper = registry.helper else { return nil }
             registry.forgetHelper()
             return helper
@@ -392,7 +392,7 @@ public final class UCMHelpers: Sendable {
     /// session's configuration and the route ports' selected data sources (by port uid). A card
     /// already asked for that state is not written to.
     public func apply(route: Route, configuration: SessionConfiguration?, dataSources: [String: String] = [:]) {
-        let (helper, lines, moving, deliver): (UCMHelper?, [(syspath: String, generation: UInt64, line: JSON)], [UCMAnswer], (@Sendable (UCMAnswer) -> Void)?) = registry.withLock { registry in
+        let (helper, lines, moving, deliver): (HelperProcess?, [(syspath: String, generation: UInt64, line: JSON)], [UCMAnswer], (@Sendable (UCMAnswer) -> Void)?) = registry.withLock { registry in
             guard registry.helper != nil else { return (nil, [], [], nil) }
             var lines: [(syspath: String, generation: UInt64, line: JSON)] = []
             var moving: [UCMAnswer] = []
@@ -463,7 +463,7 @@ public final class UCMHelpers: Sendable {
     }
 
     /// The helper, no longer the registry's, which forgets every card.
-    private func detach() -> UCMHelper? {
+    private func detach() -> HelperProcess? {
         registry.withLock { registry in
             defer {
                 registry.forgetHelper()
@@ -471,110 +471,5 @@ public final class UCMHelpers: Sendable {
             }
             return registry.helper
         }
-    }
-}
-
-/// The helper process: its stdin (requests), its stdout (hellos, replies, jack events).
-final class UCMHelper: Sendable {
-    let process: SpawnedProcess
-    let logger: Logger
-    private let input: Mutex<FileDescriptor?>
-    private let output: FileDescriptor
-    private let lines = Mutex(UCMLineSplitter())
-
-    private init(process: SpawnedProcess, input: consuming FileDescriptor, output: consuming FileDescriptor, logger: Logger) {
-        self.process = process
-        self.input = Mutex(Optional(input))
-        self.output = output
-        self.logger = logger
-    }
-
-    static func start(executable: String, environment: [String: String], logger: Logger) throws(Errno) -> UCMHelper {
-        let toHelper = try PipeEnds()
-        let fromHelper = try PipeEnds()
-        var options = SpawnOptions()
-        options.standardInput = .duplicate(toHelper.readEnd.rawValue)
-        options.standardOutput = .duplicate(fromHelper.writeEnd.rawValue)
-        options.environment = environment
-        options.defaultSignals = [.pipe, .terminate, .interrupt, .hangup]
-        let process = try SpawnedProcess.spawn([executable], options)
-        let input = toHelper.keepingWriteEnd()
-        let output = fromHelper.keepingReadEnd()
-        // A helper that stops reading must not block the daemon: a request that does not fit is retried later.
-        try input.setNonBlocking()
-        try output.setNonBlocking()
-        logger.info("UCM helper started", metadata: ["pid": "\(process.pid)"])
-        return UCMHelper(process: process, input: input, output: output, logger: logger)
-    }
-
-    /// Reads the helper's lines on `loop` and hands each to `handle`; at its end, `handle(nil)`,
-    /// and it is reaped. A line over the limit is dropped.
-    func read(on loop: any PollLoop, handle: @escaping @Sendable ([UInt8]?) -> Void) {
-        loop.watch(fd: output.rawValue) { [self] in
-            let chunk: [UInt8]
-            do throws(Errno) {
-                chunk = try output.read(upTo: 4096)
-            } catch {
-                if error.code == .wouldBlock { return true }
-                chunk = []
-            }
-            if chunk.isEmpty {
-                ended()
-                handle(nil)
-                return false
-            }
-            for line in lines.withLock({ $0.feed(chunk) }) {
-                guard case .line(let bytes) = line else {
-                    logger.warning("UCM helper line over \(UCMLineSplitter.maximumLineLength) bytes: dropped")
-                    continue
-                }
-                handle(bytes)
-            }
-            return true
-        }
-    }
-
-    private func ended() {
-        let process = self.process
-        let logger = self.logger
-        _ = startThread {
-            let termination = try? process.wait()
-            logger.notice("UCM helper ended", metadata: ["termination": "\(termination.map { "\($0)" } ?? "unknown")"])
-        }
-    }
-
-    /// Writes one line; false when it could not (the helper is not reading, or is stopped).
-    @discardableResult
-    func send(_ line: JSON) -> Bool {
-        let bytes = line.bytes + [UInt8(ascii: "\n")]
-        return input.withLock { input in
-            do throws(Errno) {
-                // Borrowed: nil once stopped.
-                guard try input?.writeAll(bytes) != nil else { return false }
-                logger.debug("UCM request", metadata: ["line": "\(String(decoding: line.bytes, as: UTF8.self))"])
-                return true
-            } catch {
-                logger.warning("UCM helper not reading: line not sent", metadata: ["error": "\(error)"])
-                return false
-            }
-        }
-    }
-
-    func kill() { _ = process.send(.kill) }
-
-    /// Waits for the helper to exit (a second at most, then it is killed) and reaps it: for a
-    /// helper whose reader no longer runs, after `stop()`.
-    func reap() {
-        for _ in 0..<100 {
-            if (try? process.tryWait()) != nil { return }
-            MonotonicClock.sleep(nanoseconds: 10_000_000)
-        }
-        kill()
-        _ = try? process.wait()
-    }
-
-    /// Closes its stdin: it finishes its line and exits; the reader reaps it.
-    func stop() {
-        input.withLock { $0 = nil }
     }
 }
