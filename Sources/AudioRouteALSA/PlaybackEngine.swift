@@ -135,15 +135,21 @@ public final class PlaybackEngine {
     /// next `writeNextPeriod` measures the silence that puts it there, from the time left and
     /// what the device holds (`StartSchedule`), and the writes give it a period at a time, the
     /// last piece cut to the frame and followed by the source in the same write; the device's
-    /// own clock then places that frame. Setting it (nil too) cancels a lead-in not yet written.
+    /// own clock then places that frame. Before each piece the silence is measured again and
+    /// shortened if the writer fell behind (it lost the CPU, or the device ran dry). Setting it
+    /// (nil too) cancels a lead-in not yet written.
     public var startTime: UInt64? {
         get { scheduledStart }
         set {
             scheduledStart = newValue
             silenceLeft = 0
+            leadIn = false
         }
     }
+    /// The target of a lead-in not yet written to its end (nil: none).
     private var scheduledStart: UInt64?
+    /// Whether the lead-in for `scheduledStart` has been measured (it is then only shortened).
+    private var leadIn = false
     /// Frames of silence still to write before the source's (from `startTime`).
     private var silenceLeft = 0
     /// The time-stretch rendered through at a rate other than 1, keeping the pitch (the player's
@@ -261,13 +267,25 @@ public final class PlaybackEngine {
             do { pcm = try open(deviceName) } catch { throw .output(error) }
         }
         if let target = scheduledStart {
-            // Measured once: a device that does not pace its writes (a `file` PCM over null)
-            // would otherwise be fed silence until the wall clock reached the target.
-            silenceLeft = StartSchedule.silenceFrames(
+            let needed = StartSchedule.silenceFrames(
                 now: MonotonicClock.nanoseconds(), target: target, queued: pcm!.delay() ?? 0, rate: source.format.sampleRate)
-            scheduledStart = nil
+            if leadIn {
+                // Measured again before every piece, and only ever shortened: a writer that lost
+                // the CPU (or a stream that ran dry) after the first measure would otherwise start
+                // late by as long, while a device that does not pace its writes (a `file` PCM over
+                // null) would be fed silence until the wall clock reached the target if the
+                // measure could also lengthen it.
+                silenceLeft = min(silenceLeft, needed)
+            } else {
+                silenceLeft = needed
+                leadIn = true
+            }
+            if silenceLeft == 0 {
+                scheduledStart = nil
+                leadIn = false
+            }
         }
-        if silenceLeft >= periodFrames {
+        if silenceLeft > periodFrames {
             try writeSilence(periodFrames)
             silenceLeft -= periodFrames
             return periodFrames
@@ -275,6 +293,8 @@ public final class PlaybackEngine {
         if silenceLeft > 0 {
             try writeSilence(silenceLeft)
             silenceLeft = 0
+            scheduledStart = nil
+            leadIn = false
         }
         if let stretcher, stretching {
             stretcherInUse = true

@@ -251,6 +251,27 @@ private func following(_ file: WAVFile, _ dir: String, first device: String, per
         }
     }
 
+    /// A writer that loses the CPU during a scheduled start's lead-in must not start late by as
+    /// long: the silence is measured again before each piece, and shortened. The `file` PCM does
+    /// not pace (its delay is 0), so the lead-in is the time to the target when each piece is
+    /// measured: half a second at first, less than 0.3 s after a 0.2 s stall.
+    @Test func aStallDuringTheLeadInShortensIt() throws {
+        try withSyncTemporaryDirectory { dir in
+            let file = try source(.signed16, channels: 2, frames: 400, seed: 4)
+            let engine = try PlaybackEngine(file: file, device: "player_a", configuration: configuration(dir), periodFrames: 100, latencyMicroseconds: 5000)
+            engine.startTime = MonotonicClock.nanoseconds() + 500_000_000
+            #expect(try engine.writeNextPeriod() == 100)
+            usleep(200_000)
+            while try engine.writeNextPeriod() > 0 {}
+            try engine.drain()
+            let bytes = contents(dir + "/a.raw")
+            let lead = bytes.count / 4 - 400
+            #expect(lead > 100 && lead < Int(0.3 * 48000) + 100, "a lead-in of \(lead) frames")
+            #expect(Array(bytes[(lead * 4)...]) == Array(file.nativeBytes(frames: 0..<400)))
+            #expect(bytes[..<(lead * 4)].allSatisfy { $0 == 0 })
+        }
+    }
+
     @Test func aRouteToAnUnknownDeviceFailsTheWriteAndThePositionIsKept() throws {
         try withSyncTemporaryDirectory { dir in
             let file = try source(.signed16, channels: 2, frames: 300, seed: 3)
