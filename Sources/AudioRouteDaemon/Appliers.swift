@@ -40,6 +40,10 @@ public struct RouteFileApplier: RouteApplier {
     public let writer: AlsaRouteConfigWriter
     let logger: Logger
     private var written: AlsaRouteConfig?
+    /// The route's ports last given, to write them again when the server changes.
+    private var ports: RoutePorts?
+    /// The server the cards' ports play through (`ServerPCM`), nil: the cards directly.
+    private var server: ServerPCM?
 
     public init(writer: AlsaRouteConfigWriter, logger: Logger) {
         self.writer = writer
@@ -49,7 +53,25 @@ public struct RouteFileApplier: RouteApplier {
     public mutating func apply(_ applied: AppliedRoute) {
         let force = applied.moment == .start
         guard let ports = applied.ports else { return }
-        let config = AlsaRouteConfig(route: ports)
+        self.ports = ports
+        write(force: force)
+    }
+
+    /// The sound engine changed: the cards' ports play through its server from now on (or
+    /// directly again), and the file is written again if that changes it.
+    public mutating func engineChanged(_ engine: SoundEngine) {
+        let server = ServerPCM.forEngine(engine)
+        guard server != self.server else { return }
+        self.server = server
+        logger.notice(
+            "the route file's cards play \(server.map { "through \($0.serverName) (\($0.pcm))" } ?? "directly")",
+            metadata: ["engine": "\(engine.summary)"])
+        write(force: false)
+    }
+
+    private mutating func write(force: Bool) {
+        guard let ports else { return }
+        let config = AlsaRouteConfig(route: ports, server: server)
         guard force || config != written else { return }
         for problem in config.problems { logger.warning("\(problem)") }
         do throws(Errno) {

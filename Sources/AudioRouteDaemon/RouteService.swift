@@ -153,8 +153,12 @@ public actor RouteService: Service {
     /// Whether the sound server's defaults follow the route, and how, or why not (the PipeWire helper's word).
     public var soundServerDefaults: String { serverDefaults() }
 
-    /// Keeps what the sound-server watcher found, for `status`. Routing does not change with it.
-    public func setSoundEngine(_ engine: SoundEngine) { soundEngine = engine }
+    /// Keeps what the sound-server watcher found, for `status`; the route file's cards play
+    /// through the server where one speaks the pulse protocol. The route itself does not change.
+    public func setSoundEngine(_ engine: SoundEngine) {
+        soundEngine = engine
+        routeFile.engineChanged(engine)
+    }
     /// Which rule chose the current route, and why each other port lost.
     public var explanation: RouteExplanation { tower.explain() }
 

@@ -55,29 +55,35 @@ public struct AlsaRouteConfig: Sendable, Hashable {
     }
 
     /// The configuration for `outputs` (the first is `outputPCM`, the others further
-    /// outputs; a port without a PCM among those is left out of them) and `input`.
-    public init(outputs: [Port], input: Port?) {
+    /// outputs; a port without a PCM among those is left out of them) and `input`; with a
+    /// `server`, the ports on cards play through it (`ServerPCM`).
+    public init(outputs: [Port], input: Port?, server: ServerPCM? = nil) {
         var problems: [String] = []
-        self.output = Self.side(outputs.first, direction: "output", problems: &problems)
+        self.output = Self.side(outputs.first, direction: "output", server: server, problems: &problems)
         var further: [Side] = []
         for port in outputs.dropFirst() {
             guard further.count + 1 < Self.maximumOutputs else {
                 problems.append("port \(port.uid): more than \(Self.maximumOutputs) outputs in the route: left out")
                 continue
             }
-            let side = Self.side(port, direction: "output", problems: &problems)
+            if let server, port.alsa?.card != nil {
+                // The server's PCM plays to its default (the route's first output) only.
+                problems.append("port \(port.uid): a further output of a multiRoute route on a card \(server.serverName) holds: left out")
+                continue
+            }
+            let side = Self.side(port, direction: "output", server: nil, problems: &problems)
             // Nothing to play to: a "null" further output would only cost the plugin a device.
             if side.pcm != "null" { further.append(side) }
         }
         self.furtherOutputs = further
-        self.input = Self.side(input, direction: "input", problems: &problems)
+        self.input = Self.side(input, direction: "input", server: server, problems: &problems)
         self.problems = problems
     }
 
     /// The configuration for `route`: all its outputs (a multiRoute route has several)
-    /// and its first input.
-    public init(route: RoutePorts) {
-        self.init(outputs: route.outputs, input: route.inputs.first)
+    /// and its first input; with a `server`, the ports on cards play through it.
+    public init(route: RoutePorts, server: ServerPCM? = nil) {
+        self.init(outputs: route.outputs, input: route.inputs.first, server: server)
     }
 
     /// The configuration for `route`, its uids described by `ports`.
@@ -85,13 +91,18 @@ public struct AlsaRouteConfig: Sendable, Hashable {
         self.init(route: RoutePorts(route, describe: { uid in ports.first { $0.uid == uid } }))
     }
 
-    private static func side(_ port: Port?, direction: String, problems: inout [String]) -> Side {
+    private static func side(_ port: Port?, direction: String, server: ServerPCM?, problems: inout [String]) -> Side {
         guard let port else {
             return Side(pcm: "null", control: nil, note: "no \(direction) port in the current route: the null device")
         }
         let about = "\(direction) \(comment(port.name)) (uid \(comment(port.uid)), \(port.type.rawValue))"
         guard let device = port.alsa else {
             return Side(pcm: "null", control: nil, note: "\(about) has no ALSA PCM: the null device")
+        }
+        if let server, device.card != nil {
+            return Side(
+                pcm: server.pcm, control: controlCard(for: device),
+                note: "\(about) through \(server.serverName): \(server.pcm), the server's default \(direction == "output" ? "sink" : "source"), which follows the route")
         }
         // Parsed devices cannot hold these; one built in code (`.named`) still must not reach the file.
         let pcm = device.description
@@ -177,6 +188,31 @@ public struct AlsaRouteConfig: Sendable, Hashable {
             }
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// The PCM that plays through the user's sound server where one owns the cards (docs/alsa.md,
+/// "Beside PipeWire or PulseAudio"): libasound2-plugins' `pulse`, which PulseAudio and
+/// PipeWire's pulse server both take, with no device named so that the stream follows the
+/// server's default, which AudioRoute sets to the route's (the server then moves the stream
+/// itself, without a gap the plugin's reopen would make).
+public struct ServerPCM: Sendable, Hashable {
+    /// The PCM the route's sides on cards name.
+    public var pcm: String
+    /// The server's name, for the file's comments and the problems.
+    public var serverName: String
+
+    /// `pcm` for the server called `serverName`.
+    public init(pcm: String = "pulse", serverName: String) {
+        self.pcm = pcm
+        self.serverName = serverName
+    }
+
+    /// The PCM for `engine`: `pulse` where a server speaks the pulse protocol, else nil (the
+    /// cards are opened directly; without pipewire-pulse a PipeWire that holds them makes that fail).
+    public static func forEngine(_ engine: SoundEngine) -> ServerPCM? {
+        guard let server = engine.server, engine.pulseProtocol else { return nil }
+        return ServerPCM(serverName: server.displayName)
     }
 }
 

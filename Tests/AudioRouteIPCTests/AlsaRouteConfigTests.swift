@@ -65,6 +65,33 @@ private func parsed(_ config: AlsaRouteConfig) throws -> Parsed {
         #expect(try !parsed(AlsaRouteConfig(route: RoutePorts(outputs: [headphones], inputs: []))).contains("pcm.audioroute_route_output_1"))
     }
 
+    /// Where a sound server with the pulse protocol owns the cards, the ports on cards play
+    /// through its `pulse` PCM (the server's default, which follows the route); the card's control
+    /// stays; a Bluetooth PCM (BlueALSA's, no card) is left as it is; a multiRoute route's further
+    /// output on a card cannot be the server's default and is left out, said.
+    @Test func withASoundServerTheCardsPortsPlayThroughIt() throws {
+        let pipewire = SoundEngine(server: .pipewire, pulseProtocol: true, heldCards: [0], rule: .pipewireAnswers, signal: "")
+        let server = try #require(ServerPCM.forEngine(pipewire))
+        let usb = Port(uid: "usb-QEMU_QEMU_USB_Audio-2/output", type: .usbAudio, device: "usb-QEMU", alsa: "dmix:CARD=Audio,DEV=0")
+        let config = AlsaRouteConfig(route: RoutePorts(outputs: [headphones, usb, a2dp], inputs: [headsetMic]), server: server)
+        let tree = try parsed(config)
+        #expect(tree.string(at: "pcm.audioroute_route.slave.pcm") == "pulse")
+        #expect(tree.string(at: "pcm.audioroute.slave.pcm") == "pulse")
+        #expect(tree.string(at: "pcm.audioroute_route_capture.slave.pcm") == "pulse")
+        #expect(tree.string(at: "ctl.audioroute.card") == "PCH")
+        #expect(tree.string(at: "pcm.audioroute_route_output_1.slave.pcm") == "bluealsa:DEV=00:11:22:33:44:55,PROFILE=a2dp")
+        #expect(!tree.contains("pcm.audioroute_route_output_2"))
+        #expect(config.problems == ["port \(usb.uid): a further output of a multiRoute route on a card PipeWire holds: left out"])
+        #expect(config.text.contains("through PipeWire: pulse, the server's default sink, which follows the route"))
+        // The Bluetooth port first: BlueALSA's PCM, not the server's.
+        let bluetooth = AlsaRouteConfig(route: RoutePorts(outputs: [a2dp], inputs: []), server: server)
+        #expect(try parsed(bluetooth).string(at: "pcm.audioroute_route.slave.pcm") == "bluealsa:DEV=00:11:22:33:44:55,PROFILE=a2dp")
+        // No pulse protocol (PipeWire without pipewire-pulse), or no server: the cards directly.
+        #expect(ServerPCM.forEngine(SoundEngine(server: .pipewire, pulseProtocol: false, heldCards: [0], rule: .pipewireAnswers, signal: "")) == nil)
+        #expect(ServerPCM.forEngine(.none) == nil)
+        #expect(ServerPCM.forEngine(SoundEngine(server: .pulseaudio, pulseProtocol: true, heldCards: [], rule: .pulseAnswers, signal: ""))?.serverName == "PulseAudio")
+    }
+
     /// Further outputs with nothing to play to (no PCM) are left out, and the numbering has no
     /// gap (the plugin stops at the first missing number); past eight outputs, the rest are left
     /// out and said.
