@@ -14,6 +14,19 @@ wait_until() { local limit=$1 i=0; shift; until "$@"; do i=$((i + 1)); [ $i -gt 
 initialized() { udevadm info -q property -p /class/sound/$1 2>/dev/null | grep -q '^SOUND_INITIALIZED=1'; }
 gone() { [ ! -e /sys/class/sound/$1 ]; }
 count_at_least() { [ "$(grep -c "$2" "$3" 2>/dev/null)" -ge "$1" ]; }
+# Stops an app as a user does, with SIGTERM; one that outlives it by 5 s is said (`stuck NAME`,
+# with where it sits) and killed, so that an app that cannot be stopped fails the run by name
+# rather than hanging it.
+stop() {
+  kill -TERM $1 2>/dev/null
+  i=0
+  while kill -0 $1 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+  if kill -0 $1 2>/dev/null; then
+    say stuck $2 "$(cat /proc/$1/wchan 2>/dev/null)" "$(cut -d' ' -f1-3 /proc/$1/syscall 2>/dev/null)" "$(grep SigBlk /proc/$1/status 2>/dev/null)"
+    kill -KILL $1 2>/dev/null
+  fi
+  wait $1 2>/dev/null
+}
 # Everything the host needs from the guest goes out on the console before the power-off.
 finish() {
   for p in $PLAYER $MUSIC $OTHER $READER; do kill -TERM $p 2>/dev/null; done

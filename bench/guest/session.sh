@@ -37,19 +37,6 @@ if [ -n "$AUDIOROUTE_SHELL" ]; then
 fi
 # Whether a process is still there, as the checks report it.
 alive() { kill -0 $1 2>/dev/null && echo alive || echo exited; }
-# Stops an app as a user does, with SIGTERM; one that outlives it by 5 s is said (`stuck NAME`,
-# with where it sits) and killed, so that an app that cannot be stopped fails the run by name
-# rather than hanging it.
-stop() {
-  kill -TERM $1 2>/dev/null
-  i=0
-  while kill -0 $1 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-  if kill -0 $1 2>/dev/null; then
-    say stuck $2 "$(cat /proc/$1/wchan 2>/dev/null)" "$(cut -d' ' -f1-3 /proc/$1/syscall 2>/dev/null)" "$(grep SigBlk /proc/$1/status 2>/dev/null)"
-    kill -KILL $1 2>/dev/null
-  fi
-  wait $1 2>/dev/null
-}
 # The clock the host reads the guest's time from: CLOCK_MONOTONIC on the console, 50 times a second.
 /usr/bin/guest-clock > /dev/ttyS0 &
 say booted $(cut -d' ' -f1 /proc/uptime)

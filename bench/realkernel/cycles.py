@@ -131,8 +131,8 @@ class PluginTraceEnd(CycleReport):
 
 
 class Stuck(Report):
-    """`stuck NAME WCHAN SYSCALL SIGBLK`: an app that outlived its SIGTERM by 5 s (session.sh's stop)."""
-    words, script = "stuck", "session.sh"
+    """`stuck NAME WCHAN SYSCALL SIGBLK`: an app that outlived its SIGTERM by 5 s (boot.sh's stop)."""
+    words, script = "stuck", "boot.sh"
 
     @classmethod
     def parse(cls, line):

@@ -1,5 +1,5 @@
-"""Typed guest events (realkernel.events): each phase's events' words (the kernel bench's and the
-Bluetooth bench's) are said by its guest script, a report reads into its value, and the jack phase's
+"""Typed guest events (realkernel.events): each phase's events' words (the kernel bench's, the
+Bluetooth bench's and the sound-server bench's) are said by its guest script, a report reads into its value, and the jack phase's
 check on a recorded phase (fixtures/jack-phase.console) and on reports changed to a fault."""
 import re
 import unittest
@@ -7,6 +7,7 @@ import unittest
 from fake_guest import FakeGuest, quietly, recorded
 from realkernel import capture, cycles, hardware, jack, multiroute, surround, sync, tower, ucm
 from realkernel.bluetooth import image as bluetooth_image, pairing as bluetooth_pairing
+from realkernel.server import phases as server_phases
 from realkernel.common import Failure
 from realkernel.events import Event
 from realkernel.harness import guest_text
@@ -14,7 +15,8 @@ from realkernel.harness import guest_text
 # The phases with typed events.
 KERNEL_PHASES = (capture, cycles, hardware, jack, multiroute, surround, sync, tower, ucm)
 BLUETOOTH_PHASES = (bluetooth_pairing, *bluetooth_image.PHASES)
-PHASES = KERNEL_PHASES + BLUETOOTH_PHASES
+SERVER_PHASES = (server_phases,)
+PHASES = KERNEL_PHASES + BLUETOOTH_PHASES + SERVER_PHASES
 SPEAKER = "pci-0000:00:04.0/speaker"
 HEADPHONES = "pci-0000:00:04.0/headphones"
 
@@ -34,7 +36,7 @@ class Events(unittest.TestCase):
         self.assertEqual(len(phases), len(set(phases)), "an event declared twice")
         self.assertEqual(sorted(cls.__name__ for cls in classes), sorted(cls.__name__ for cls in phases))
         # Within a bench, words name one event (the two benches each have a call-start and share stuck).
-        for bench in (KERNEL_PHASES, BLUETOOTH_PHASES):
+        for bench in (KERNEL_PHASES, BLUETOOTH_PHASES, SERVER_PHASES):
             words = [cls.words for module in bench for cls in module.EVENTS]
             self.assertEqual(len(set(words)), len(words), "two events of one bench with the same words")
         for cls in classes:

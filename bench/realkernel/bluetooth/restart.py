@@ -20,9 +20,9 @@ class BtdStopped(Marker):
 
 @dataclass(frozen=True)
 class Stuck(Report):
-    """`stuck NAME WCHAN SYSCALL SIGBLK`: an app that outlived its SIGTERM by 5 s, killed (session.sh's stop)."""
+    """`stuck NAME WCHAN SYSCALL SIGBLK`: an app that outlived its SIGTERM by 5 s, killed (boot.sh's stop)."""
     words: ClassVar[str] = "stuck"
-    script: ClassVar[str] = "session.sh"
+    script: ClassVar[str] = "boot.sh"
     said: str
 
     @classmethod

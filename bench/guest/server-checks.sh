@@ -1,0 +1,23 @@
+# The guest's init, part 3 for scripts/test-real-server: the servers, then its phases, each its own
+# script of bench/guest/server/ (in the initramfs at PHASES), sourced in this order.
+PHASES=@PHASES@
+# WirePlumber 0.4's Bluetooth monitor loads its logind module, which fails without systemd-logind
+# and takes WirePlumber down with it; this guest has no Bluetooth: the user's override of the
+# file that enables the monitor (a same-named file in ~/.config wins) leaves it off.
+mkdir -p /root/.config/wireplumber/bluetooth.lua.d
+echo "-- no Bluetooth in this guest" > /root/.config/wireplumber/bluetooth.lua.d/90-enable-all.lua
+start_servers
+# Which sink a client's stream is on: `SINK-NAME` of the first stream whose application.name is $1.
+stream_sink() {
+  timeout 10 pactl list sink-inputs 2>/dev/null | awk -v app="$1" '
+    /^Sink Input #/ { sink = "" } /^\tSink: / { sink = $2 }
+    /application.name = / { if (index($0, "\"" app "\"")) { print sink; exit } }' | while read -r index; do
+      timeout 10 pactl list short sinks | awk -v i="$index" '$1 == i { print $2 }'
+    done
+}
+on_sink() { stream_sink "$1" | grep -q "$2"; }
+. $PHASES/alone.sh
+start_daemon
+. $PHASES/follow.sh
+. $PHASES/plugin.sh
+finish

@@ -1,0 +1,34 @@
+# The guest's init, part 2 for scripts/test-real-server: the user session with a sound server. The
+# session bus; then (start_servers) PipeWire, WirePlumber and pipewire-pulse as a desktop starts
+# them (as root here: the guest has no other user), each logging to /run/<name>.log; and later
+# (start_daemon) audiorouted: the first phase measures the server alone.
+mkdir -p /run/user/0 /var/lib/audioroute
+MORE_LOGS="/run/dbus.log /run/pipewire.log /run/wireplumber.log /run/pipewire-pulse.log"
+export HOME=/root XDG_RUNTIME_DIR=/run/user/0 DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/0/bus
+# Clients never read the console (pw-cli with a terminal on stdin stays interactive).
+exec < /dev/null
+dbus-daemon --config-file=/usr/share/dbus-1/session.conf --address=$DBUS_SESSION_BUS_ADDRESS --fork --nopidfile 2>/run/dbus.log || fail "dbus-daemon did not start"
+sink_named() { timeout 10 pactl list short sinks 2>/dev/null | grep -q "$1"; }
+start_servers() {
+  pipewire > /run/pipewire.log 2>&1 &
+  SERVERS=$!
+  wait_until 30 timeout 3 pw-cli info 0 > /dev/null 2>&1 || fail "pipewire did not answer: $(tail -5 /run/pipewire.log | tr '\n' '|')"
+  wireplumber > /run/wireplumber.log 2>&1 &
+  SERVERS="$SERVERS $!"
+  pipewire-pulse > /run/pipewire-pulse.log 2>&1 &
+  SERVERS="$SERVERS $!"
+  # WirePlumber made the HDA card's sink (its ALSA monitor, through udev) and chose it as the default.
+  wait_until 300 sink_named alsa_output.pci || fail "no HDA sink within 30 s: $(timeout 10 pactl list short sinks 2>&1 | tr '\n' '|') $(tail -5 /run/wireplumber.log | tr '\n' '|')"
+  say server $(cut -d' ' -f1 /proc/uptime) "$(pipewire --version 2>&1 | tail -1)"
+  timeout 10 pactl list short sinks 2>&1 | while read -r line; do say sink "$line"; done
+}
+start_daemon() {
+  audiorouted --state-dir /var/lib/audioroute --log-level info 2>/run/daemon.log &
+  DAEMON=$!
+  wait_until 300 audioroute status >/dev/null 2>&1 || fail "audiorouted did not answer within 30 s"
+  audioroute monitor --json --timestamps > /run/monitor.log 2>&1 &
+  MONITOR=$!
+  say daemon $(cut -d' ' -f1 /proc/uptime)
+}
+/usr/bin/guest-clock > /dev/ttyS0 &
+say booted $(cut -d' ' -f1 /proc/uptime)

@@ -1,0 +1,10 @@
+# `aplay -D audioroute` where the server owns the cards: the route file names the server's `pulse`
+# PCM, aplay's stream is the server's (on the route's sink) and its session is in the tower.
+say plugin-route "$(grep -c 'slave.pcm "pulse"' /run/user/0/audioroute/asound.conf)"
+aplay -q -D audioroute /root/tone.wav > /run/aplay-server.log 2>&1 &
+PLAYER=$!
+wait_until 100 on_sink "ALSA plug-in [aplay]" alsa_output.pci || fail "plugin: aplay's stream is not on the HDA sink: $(stream_sink 'ALSA plug-in [aplay]'); $(tr '\n' '|' < /run/aplay-server.log)"
+sleep 2
+say plugin-playing "$(stream_sink 'ALSA plug-in [aplay]')" "$(audioroute status --json 2>&1 | tr -d '\n')"
+stop $PLAYER aplay
+PLAYER=

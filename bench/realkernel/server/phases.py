@@ -1,0 +1,169 @@
+"""The sound-server bench's phases, host side: the server alone, the server driven by audiorouted
+(pw-play and paplay follow the USB card), and aplay through the plugin into the server. The
+truth of where audio went is the cards' WAV files."""
+import time
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..common import Failure
+from ..events import Mark, Report
+from ..harness import plug_usb
+from ..reports import aplay_session
+from ..timing import cycle_timings
+
+ALONE, FOLLOW, PLUGIN = "server/alone.sh", "server/follow.sh", "server/plugin.sh"
+# The clients of the follow phase, in the guest's order.
+CLIENTS = ("pw-play", "paplay")
+
+
+class AloneReady(Mark):
+    """`alone-ready`: pw-play plays on the HDA sink, no audiorouted; the host hot-adds the USB card."""
+    words, script = "alone-ready", ALONE
+
+
+@dataclass(frozen=True)
+class AloneAdded(Report):
+    """`alone-added SINK DEFAULT`: 6 s after the USB card's SOUND_INITIALIZED, the sink pw-play's
+    stream is on and the server's default sink."""
+    words: ClassVar[str] = "alone-added"
+    script: ClassVar[str] = ALONE
+    sink: str
+    default: str
+
+    @classmethod
+    def parse(cls, line):
+        fields = cls.fields(line) + ["", ""]
+        return cls(line, fields[0], fields[1])
+
+
+class AloneDone(Mark):
+    """`alone-done`: the USB card gone and pw-play stopped."""
+    words, script = "alone-done", ALONE
+
+
+@dataclass(frozen=True)
+class FollowReport(Report):
+    """`WORDS CLIENT SINK...`: a follow step of one client, with the sink its stream is on."""
+    script: ClassVar[str] = FOLLOW
+    client: str
+    sink: str
+
+    @classmethod
+    def parse(cls, line):
+        fields = cls.fields(line) + ["", ""]
+        return cls(line, fields[0], fields[1])
+
+
+class FollowReady(FollowReport):
+    """`follow-ready CLIENT`: the client plays on the HDA sink, audiorouted runs; the host hot-adds the USB card."""
+    words = "follow-ready"
+
+
+class FollowAdded(FollowReport):
+    """`follow-added CLIENT SINK DEFAULT`: the client's stream reached the USB sink; the host removes the card."""
+    words = "follow-added"
+
+
+class FollowRemoved(FollowReport):
+    """`follow-removed CLIENT SINK`: the card gone, the stream back on the HDA sink."""
+    words = "follow-removed"
+
+
+@dataclass(frozen=True)
+class PluginRoute(Report):
+    """`plugin-route N`: how many of the route file's PCMs name the server's `pulse`."""
+    words: ClassVar[str] = "plugin-route"
+    script: ClassVar[str] = PLUGIN
+    count: int
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line, int((cls.fields(line) + ["0"])[0]))
+
+
+@dataclass(frozen=True)
+class PluginPlaying(Report):
+    """`plugin-playing SINK STATUS`: aplay -D audioroute's stream's sink and the daemon's status JSON."""
+    words: ClassVar[str] = "plugin-playing"
+    script: ClassVar[str] = PLUGIN
+    sink: str
+    session: dict
+
+    @classmethod
+    def parse(cls, line):
+        sink = (cls.fields(line) + [""])[0]
+        return cls(line, sink, aplay_session(line, f"{cls.words} {sink}"))
+
+
+EVENTS = (AloneReady, AloneAdded, AloneDone, FollowReady, FollowAdded, FollowRemoved, PluginRoute, PluginPlaying)
+
+
+def unplug_usb(guest):
+    guest.command("device_del", id="usbcard")
+
+
+def check_alone(guest):
+    """The server alone: where pw-play's stream is once the USB card is there, from the server and
+    from the USB card's file. A measurement of the peer, not a check: returns the first USB frame's
+    host time, None when none came."""
+    AloneReady.wait(guest, 180)
+    added_at = time.monotonic()
+    plug_usb(guest)
+    added = AloneAdded.wait(guest, 120)
+    onset = guest.files.first_onset("usb", added_at)
+    unplug_usb(guest)
+    AloneDone.wait(guest, 120)
+    print(f"    the server alone: 6 s after the USB card's SOUND_INITIALIZED, pw-play's stream on {added.sink}, the "
+          f"default sink {added.default}; the USB card's file {'has' if onset else 'has no'} tone")
+    return onset
+
+
+def check_follow(guest, client):
+    """With audiorouted: the client's stream lands on the USB card (its file) and comes back to the
+    HDA card's on removal. Returns the first USB frame's guest time."""
+    files = guest.files
+    FollowReady.wait(guest, 120, client)
+    added_at = time.monotonic()
+    plug_usb(guest)
+    added = FollowAdded.wait(guest, 120, client)
+    if not added.sink.startswith("alsa_output.usb"):
+        raise Failure(f"follow: {client}'s stream is on {added.sink}, not the USB card's sink")
+    onset = files.first_onset("usb", added_at)
+    if onset is None:
+        raise Failure(f"follow: the server says {client}'s stream is on the USB sink, but the USB card's file has no tone")
+    removed_at = time.monotonic()
+    unplug_usb(guest)
+    removed = FollowRemoved.wait(guest, 120, client)
+    back = files.first_onset("hda", removed_at)
+    if back is None or not removed.sink.startswith("alsa_output.pci"):
+        raise Failure(f"follow: after the removal {client}'s stream is on {removed.sink}; the HDA card's file "
+                      f"{'has' if back else 'has no'} tone after it")
+    print(f"    {client}: on the USB card's sink {onset - added_at:.2f} s after the add (its file), back on the HDA "
+          f"card's {back - removed_at:.2f} s after the removal")
+    return files.guest_time(onset)
+
+
+def check_plugin(guest):
+    """aplay -D audioroute: the route file names `pulse`, aplay's stream is on the HDA sink and its
+    session active in the tower, and the HDA card's file has its tone."""
+    route = PluginRoute.wait(guest, 60)
+    if route.count < 2:
+        raise Failure(f"plugin: the route file names the server's pulse PCM {route.count} times (the output's two names expected)")
+    started = time.monotonic()
+    playing = PluginPlaying.wait(guest, 60)
+    if not playing.sink.startswith("alsa_output.pci"):
+        raise Failure(f"plugin: aplay's stream is on {playing.sink!r}, not the HDA sink")
+    if not playing.session.get("active"):
+        raise Failure(f"plugin: aplay's session is not active: {playing.session}")
+    heard = guest.files.first_onset("hda", started - 3)
+    if heard is None:
+        raise Failure("plugin: the HDA card's file has no tone from aplay -D audioroute")
+    print(f"    aplay -D audioroute: the route file names pulse; aplay's stream on {playing.sink}, its session "
+          f"{playing.session.get('path', '?')} active; the HDA card's file has its tone")
+
+
+def first_audio(lines, frames):
+    """Per follow cycle: (SOUND_INITIALIZED, first USB frame) from the kernel's add, and their ratio;
+    the alone phase's add is the first of card1's."""
+    rows = cycle_timings(lines, [(None, frame) for frame in frames], first=1)
+    return [(i, iii, iii / i) for i, _, iii, _ in rows]

@@ -1,0 +1,75 @@
+"""scripts/test-real-server: its options and its phases in order (each in server/)."""
+import os, sys
+
+from .common import Failure, phase
+from .harness import Guest, build_programs, fetch_kernel, finish_run, start_run
+from .server.image import NEEDS, build_image
+from .server.phases import CLIENTS, check_alone, check_follow, check_plugin, first_audio
+from .signals import sequence_bits
+
+
+def explore(kernel, image, work, bits):
+    """--explore: the guest booted with the session bus, a shell on a socket (GuestShell, or socat)."""
+    shell_socket = os.path.join(work, "shell.sock")
+    guest = Guest(kernel, image, work, 0, bits=bits, extra_argv=[
+        "-chardev", f"socket,id=shell,path={shell_socket},server=on,wait=off", "-serial", "chardev:shell"])
+    try:
+        guest.wait_for("explore-shell", 300)
+        print(f"test-real-server: the guest's shell is on {shell_socket}; console {guest.console}; "
+              f"HDA {guest.wavs['hda']}; USB {guest.wavs['usb']}; QMP {guest.qmp_path}", flush=True)
+        try:
+            guest.qemu.wait()
+        except (KeyboardInterrupt, Failure):
+            pass
+    finally:
+        guest.kill()
+    return 0
+
+
+def main(usage):
+    args = sys.argv[1:]
+    if "--help" in args or "-h" in args:
+        print(usage.strip())
+        return 0
+    keep = args[args.index("--keep-logs") + 1] if "--keep-logs" in args else None
+    needs = [("qemu-system-x86_64", "qemu-system-x86"), ("/bin/busybox", "busybox-static"), *NEEDS]
+    work = start_run("test-real-server", needs)
+    if work is None:
+        return 1
+    ok, guest = False, None
+    try:
+        with phase("kernel", 900):
+            root, release, kernel = fetch_kernel()
+        with phase("builds", 1800):
+            build_programs()
+        with phase("initramfs", 300):
+            bits = sequence_bits()
+            image = build_image(root, release, work, bits, explore="--explore" in args)
+            print(f"    {os.path.getsize(image) // 1024} KiB")
+        if "--explore" in args:
+            return explore(kernel, image, work, bits)
+        guest = Guest(kernel, image, work, 0, bits=bits)
+        with phase("boot", 300):
+            guest.wait_for("booted", 300)
+            print("    " + guest.wait_for("server", 120))
+        with phase("the server alone", 240):
+            check_alone(guest)
+        frames = []
+        for client in CLIENTS:
+            with phase(f"follow: {client}", 240):
+                frames.append(check_follow(guest, client))
+        with phase("plugin", 120):
+            check_plugin(guest)
+        guest.wait_for("end", 60)
+        guest.wait_exit(60)
+        with phase("timing", 1):
+            for client, (sound, frame, ratio) in zip(CLIENTS, first_audio(guest.lines(), frames)):
+                print(f"    {client}: first audio on the USB card {frame * 1000:.0f} ms after the kernel's add, "
+                      f"SOUND_INITIALIZED {sound * 1000:.0f} ms: {ratio:.2f}x")
+        ok = True
+        return 0
+    except Failure as failure:
+        print(f"test-real-server: {failure}", file=sys.stderr)
+        return 1
+    finally:
+        finish_run("test-real-server", guest, work, keep, ok)
