@@ -3,8 +3,9 @@
 // whose null sinks carry the properties PipeWire's ALSA nodes have (`alsaShapedObjects`:
 // `speaker` is card 0's PCM 0, `headphones` card 2's). Each route change sets the server's
 // default sink to the route's node, read back with pactl and pw-metadata, and a pw-play and a
-// paplay stream that follow the default move with it; a killed helper is started again, and the
-// server's stop stops it. Skipped where PipeWire is not installed.
+// paplay stream that follow the default move with it, while one the user pinned to a sink stays;
+// a killed helper is started again, and the server's stop stops it. Skipped where PipeWire is not
+// installed.
 import AudioRouteCore
 import AudioRouteTestKit
 import Foundation
@@ -61,19 +62,27 @@ import Testing
         // A pulse client too, through pipewire-pulse.
         let pulsePlayer = try bench.start("paplay", [wav])
         defer { pulsePlayer.kill() }
+        // A stream the user pinned to the headphones' sink as pavucontrol does (pactl
+        // move-sink-input to a sink that is not the default: its target.object in the default
+        // metadata; moved to the default, pipewire-pulse makes it follow the default again): the
+        // route never moves it.
+        let pinned = try bench.start("paplay", ["--client-name=pinned", wav])
+        defer { pinned.kill() }
+        let index = wait({ pinnedIndex(bench) }) { !$0.isEmpty }
+        #expect(bench.run("pactl", ["move-sink-input", index, "headphones"]).status == 0, "pinned stream \(index)")
         let configured = { bench.run("pw-metadata", ["-n", "default", "0", "default.configured.audio.sink"]).stdout }
         // The laptop's speaker is the route: its node is `speaker`, by alsa.card 0 and alsa.device 0.
         let first = wait({ configured() }) { $0.contains(#""name": "speaker""#) }
         #expect(first.contains(#""name": "speaker""#), "\(first)\ndaemon: \(daemon.stderr)")
-        #expect(wait({ streamSinks(bench).joined(separator: ",") }) { $0 == "speaker,speaker" } == "speaker,speaker")
+        #expect(wait({ streamSinks(bench).sorted().joined(separator: ",") }) { $0 == "headphones,speaker,speaker" } == "headphones,speaker,speaker")
 
         // The headset's card 2 arrives: the route goes to it, and so does the server's default.
         try testbed.load("usb-headset-razer-blackshark-v3-pro")
         let plugged = wait({ configured() }) { $0.contains(#""name": "headphones""#) }
         #expect(plugged.contains(#""name": "headphones""#), "\(plugged)\ndaemon: \(daemon.stderr)")
         #expect(bench.run("pactl", ["get-default-sink"]).stdout == "headphones\n")
-        let moved = wait({ streamSinks(bench).joined(separator: ",") }) { $0 == "headphones,headphones" }
-        #expect(moved == "headphones,headphones", "the streams that follow the default did not move: \(moved)")
+        let moved = wait({ streamSinks(bench).sorted().joined(separator: ",") }) { $0 == "headphones,headphones,headphones" }
+        #expect(moved == "headphones,headphones,headphones", "the streams that follow the default did not move: \(moved)")
         #expect(daemon.stderr.contains("the server's defaults follow the route"), "\(daemon.stderr)")
         let status = try testbed.run(["status", "--bus-address", bench.bus.address]).stdout
         #expect(
@@ -86,7 +95,9 @@ import Testing
         try testbed.send("unplug \(IDs.headsetUSB)")
         let back = wait({ configured() }) { $0.contains(#""name": "speaker""#) }
         #expect(back.contains(#""name": "speaker""#), "\(back)")
-        #expect(wait({ streamSinks(bench).joined(separator: ",") }) { $0 == "speaker,speaker" } == "speaker,speaker")
+        // The pinned stream stays on the headphones' sink.
+        let unplugged = wait({ streamSinks(bench).sorted().joined(separator: ",") }) { $0 == "headphones,speaker,speaker" }
+        #expect(unplugged == "headphones,speaker,speaker", "the followers back on the speaker, the pinned one kept: \(unplugged)")
 
         // A helper killed is started again, and says the route's defaults again: a default the
         // user set meanwhile (pactl) is the route's once more.
@@ -115,9 +126,20 @@ import Testing
         // The daemon stops its helper as it stops: nothing of ours is left with the bench's runtime directory.
         player.kill()
         pulsePlayer.kill()
+        pinned.kill()
         #expect(try daemon.stop(SIGTERM) == 0)
         let left = wait({ bench.processesLeft().count == bench.serverPIDs.count ? "clean" : "\(bench.processesLeft())" }) { $0 == "clean" }
         #expect(left == "clean", "left running: \(left) (servers: \(bench.serverPIDs))")
+    }
+
+    /// The sink-input index of the stream whose application.name is "pinned", or "".
+    func pinnedIndex(_ bench: SoundServerBench) -> String {
+        var index = ""
+        for line in bench.run("pactl", ["list", "sink-inputs"]).stdout.split(separator: "\n") {
+            if line.hasPrefix("Sink Input #") { index = String(line.dropFirst("Sink Input #".count)) }
+            if line.contains("application.name = \"pinned\"") { return index }
+        }
+        return ""
     }
 
     /// A process's command name (`/proc/PID/comm`, 15 characters at most).

@@ -13,14 +13,24 @@ start_servers() {
   pipewire > /run/pipewire.log 2>&1 &
   SERVERS=$!
   wait_until 30 timeout 3 pw-cli info 0 > /dev/null 2>&1 || fail "pipewire did not answer: $(tail -5 /run/pipewire.log | tr '\n' '|')"
-  wireplumber > /run/wireplumber.log 2>&1 &
-  SERVERS="$SERVERS $!"
+  wireplumber >> /run/wireplumber.log 2>&1 &
+  WIREPLUMBER=$!
   pipewire-pulse > /run/pipewire-pulse.log 2>&1 &
   SERVERS="$SERVERS $!"
-  # WirePlumber made the HDA card's sink (its ALSA monitor, through udev) and chose it as the default.
-  wait_until 300 sink_named alsa_output.pci || fail "no HDA sink within 30 s: $(timeout 10 pactl list short sinks 2>&1 | tr '\n' '|') $(tail -5 /run/wireplumber.log | tr '\n' '|')"
+  wait_for_sinks
   say server $(cut -d' ' -f1 /proc/uptime) "$(pipewire --version 2>&1 | tail -1)"
   timeout 10 pactl list short sinks 2>&1 | while read -r line; do say sink "$line"; done
+}
+# WirePlumber again (its configuration changed), as a user restarts it.
+restart_wireplumber() {
+  stop $WIREPLUMBER wireplumber
+  wireplumber >> /run/wireplumber.log 2>&1 &
+  WIREPLUMBER=$!
+  wait_for_sinks
+}
+wait_for_sinks() {
+  # WirePlumber made the HDA card's sink (its ALSA monitor, through udev) and chose it as the default.
+  wait_until 300 sink_named alsa_output.pci || fail "no HDA sink: $(timeout 10 pactl list short sinks 2>&1 | tr '\n' '|') $(tail -5 /run/wireplumber.log | tr '\n' '|')"
 }
 start_daemon() {
   audiorouted --state-dir /var/lib/audioroute --log-level info 2>/run/daemon.log &

@@ -4,7 +4,7 @@ import os, sys
 from .common import Failure, phase
 from .harness import Guest, build_programs, fetch_kernel, finish_run, start_run
 from .server.image import NEEDS, build_image
-from .server.phases import CLIENTS, check_alone, check_follow, check_plugin, first_audio
+from .server.phases import CLIENTS, VARIANTS, check_alone, check_follow, check_plugin, print_first_audio
 from .signals import sequence_bits
 
 
@@ -52,8 +52,10 @@ def main(usage):
         with phase("boot", 300):
             guest.wait_for("booted", 300)
             print("    " + guest.wait_for("server", 120))
-        with phase("the server alone", 240):
-            check_alone(guest)
+        alone = []
+        for variant in VARIANTS:
+            with phase(f"the server alone ({variant})", 240):
+                alone.append(check_alone(guest, variant))
         frames = []
         for client in CLIENTS:
             with phase(f"follow: {client}", 240):
@@ -63,9 +65,7 @@ def main(usage):
         guest.wait_for("end", 60)
         guest.wait_exit(60)
         with phase("timing", 1):
-            for client, (sound, frame, ratio) in zip(CLIENTS, first_audio(guest.lines(), frames)):
-                print(f"    {client}: first audio on the USB card {frame * 1000:.0f} ms after the kernel's add, "
-                      f"SOUND_INITIALIZED {sound * 1000:.0f} ms: {ratio:.2f}x")
+            print_first_audio(guest.lines(), alone, frames)
         ok = True
         return 0
     except Failure as failure:

@@ -5,12 +5,9 @@ import json
 from .common import Failure, median
 
 
-def cycle_timings(lines, adds, monitor="monitor", first=0):
-    """Per cycle, seconds from the card's kernel `add` uevent to (i) udev's event for the card
-    with SOUND_INITIALIZED=1, (ii) the client's RouteChanged (newDeviceAvailable, in `monitor`'s
-    log), (iii) the first frame of audio (the signal or the tone) in the USB card's file; all in the guest's
-    CLOCK_MONOTONIC; and the kernel's add itself. The cycles are the USB card's adds from the
-    `first` one on."""
+def card1_moments(lines):
+    """The USB card's (card1's) kernel `add` uevents, and udev's events for it with
+    SOUND_INITIALIZED=1, in the guest's CLOCK_MONOTONIC, from the guest's udevadm monitor log."""
     uevents = [l[len("log uevents "):] for l in lines if l.startswith("log uevents ")]
     kernel_adds, initialized = [], []
     for i, event in enumerate(uevents):
@@ -26,6 +23,30 @@ def cycle_timings(lines, adds, monitor="monitor", first=0):
         if event.startswith("UDEV") and action in ("add", "change") and i + 1 < len(uevents) \
                 and uevents[i + 1] == "SOUND_INITIALIZED=1":
             initialized.append(stamp)
+    return kernel_adds, initialized
+
+
+def first_audio(lines, add_index, frame):
+    """For the USB card's `add_index`th add: (SOUND_INITIALIZED, the first frame `frame`), seconds from
+    the kernel's add, all in the guest's CLOCK_MONOTONIC."""
+    kernel_adds, initialized = card1_moments(lines)
+    if add_index >= len(kernel_adds):
+        raise Failure(f"add {add_index + 1}: no kernel add uevent for card1 in the guest's udevadm monitor")
+    start = kernel_adds[add_index]
+    end = kernel_adds[add_index + 1] if add_index + 1 < len(kernel_adds) else float("inf")
+    sound = next((t for t in initialized if start <= t < end), None)
+    if sound is None:
+        raise Failure(f"add {add_index + 1}: no SOUND_INITIALIZED for card1 after its kernel add")
+    return sound - start, frame - start
+
+
+def cycle_timings(lines, adds, monitor="monitor", first=0):
+    """Per cycle, seconds from the card's kernel `add` uevent to (i) udev's event for the card
+    with SOUND_INITIALIZED=1, (ii) the client's RouteChanged (newDeviceAvailable, in `monitor`'s
+    log), (iii) the first frame of audio (the signal or the tone) in the USB card's file; all in the guest's
+    CLOCK_MONOTONIC; and the kernel's add itself. The cycles are the USB card's adds from the
+    `first` one on."""
+    kernel_adds, initialized = card1_moments(lines)
     changes = []
     for l in lines:
         if l.startswith(f"log {monitor} {{"):

@@ -9,35 +9,40 @@ from ..common import Failure
 from ..events import Mark, Report
 from ..harness import plug_usb
 from ..reports import aplay_session
-from ..timing import cycle_timings
+from ..timing import cycle_timings, first_audio
 
 ALONE, FOLLOW, PLUGIN = "server/alone.sh", "server/follow.sh", "server/plugin.sh"
 # The clients of the follow phase, in the guest's order.
 CLIENTS = ("pw-play", "paplay")
 
 
+# The server alone: stock WirePlumber, then with a rule ranking the USB card's sinks first.
+VARIANTS = ("stock", "rule")
+
+
 class AloneReady(Mark):
-    """`alone-ready`: pw-play plays on the HDA sink, no audiorouted; the host hot-adds the USB card."""
+    """`alone-ready VARIANT`: pw-play plays on the HDA sink, no audiorouted; the host hot-adds the USB card."""
     words, script = "alone-ready", ALONE
 
 
 @dataclass(frozen=True)
 class AloneAdded(Report):
-    """`alone-added SINK DEFAULT`: 6 s after the USB card's SOUND_INITIALIZED, the sink pw-play's
-    stream is on and the server's default sink."""
+    """`alone-added VARIANT SINK DEFAULT`: 6 s after the USB card's SOUND_INITIALIZED, the sink
+    pw-play's stream is on and the server's default sink."""
     words: ClassVar[str] = "alone-added"
     script: ClassVar[str] = ALONE
+    variant: str
     sink: str
     default: str
 
     @classmethod
     def parse(cls, line):
-        fields = cls.fields(line) + ["", ""]
-        return cls(line, fields[0], fields[1])
+        fields = cls.fields(line) + ["", "", ""]
+        return cls(line, fields[0], fields[1], fields[2])
 
 
 class AloneDone(Mark):
-    """`alone-done`: the USB card gone and pw-play stopped."""
+    """`alone-done VARIANT`: the USB card gone and pw-play stopped."""
     words, script = "alone-done", ALONE
 
 
@@ -102,20 +107,20 @@ def unplug_usb(guest):
     guest.command("device_del", id="usbcard")
 
 
-def check_alone(guest):
+def check_alone(guest, variant):
     """The server alone: where pw-play's stream is once the USB card is there, from the server and
     from the USB card's file. A measurement of the peer, not a check: returns the first USB frame's
-    host time, None when none came."""
-    AloneReady.wait(guest, 180)
+    guest time, None when none came."""
+    AloneReady.wait(guest, 180, variant)
     added_at = time.monotonic()
     plug_usb(guest)
-    added = AloneAdded.wait(guest, 120)
+    added = AloneAdded.wait(guest, 120, variant)
     onset = guest.files.first_onset("usb", added_at)
     unplug_usb(guest)
-    AloneDone.wait(guest, 120)
-    print(f"    the server alone: 6 s after the USB card's SOUND_INITIALIZED, pw-play's stream on {added.sink}, the "
-          f"default sink {added.default}; the USB card's file {'has' if onset else 'has no'} tone")
-    return onset
+    AloneDone.wait(guest, 120, variant)
+    print(f"    the server alone ({variant}): 6 s after the USB card's SOUND_INITIALIZED, pw-play's stream on {added.sink}, "
+          f"the default sink {added.default}; the USB card's file {'has' if onset else 'has no'} tone")
+    return guest.files.guest_time(onset) if onset else None
 
 
 def check_follow(guest, client):
@@ -162,8 +167,16 @@ def check_plugin(guest):
           f"{playing.session.get('path', '?')} active; the HDA card's file has its tone")
 
 
-def first_audio(lines, frames):
-    """Per follow cycle: (SOUND_INITIALIZED, first USB frame) from the kernel's add, and their ratio;
-    the alone phase's add is the first of card1's."""
-    rows = cycle_timings(lines, [(None, frame) for frame in frames], first=1)
-    return [(i, iii, iii / i) for i, _, iii, _ in rows]
+def print_first_audio(lines, alone, frames):
+    """First audio on the USB card against SOUND_INITIALIZED, both from the kernel's add: the
+    server alone (its variants' adds are card1's first) and driven by audiorouted (the follow
+    cycles' adds after them)."""
+    print("    first audio on the USB card: its first frame (its file) against SOUND_INITIALIZED, both from the kernel's add")
+    for n, (variant, frame) in enumerate(zip(VARIANTS, alone)):
+        if frame is None:
+            print(f"    the server alone ({variant}): no frame on the USB card")
+            continue
+        sound, first = first_audio(lines, n, frame)
+        print(f"    the server alone ({variant}): {first * 1000:.0f} ms, SOUND_INITIALIZED {sound * 1000:.0f} ms: {first / sound:.2f}x")
+    for (client, frame), (sound, _, first, _) in zip(zip(CLIENTS, frames), cycle_timings(lines, [(None, f) for f in frames], first=len(VARIANTS))):
+        print(f"    {client} with audiorouted: {first * 1000:.0f} ms, SOUND_INITIALIZED {sound * 1000:.0f} ms: {first / sound:.2f}x")
