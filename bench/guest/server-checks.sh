@@ -7,6 +7,7 @@ PHASES=@PHASES@
 mkdir -p /root/.config/wireplumber/bluetooth.lua.d
 echo "-- no Bluetooth in this guest" > /root/.config/wireplumber/bluetooth.lua.d/90-enable-all.lua
 start_servers
+watch_server
 # Which sink a client's stream is on: `SINK-NAME` of the first stream whose application.name is $1.
 stream_sink() {
   timeout 10 pactl list sink-inputs 2>/dev/null | awk -v app="$1" '

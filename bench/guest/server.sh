@@ -3,7 +3,7 @@
 # them (as root here: the guest has no other user), each logging to /run/<name>.log; and later
 # (start_daemon) audiorouted: the first phase measures the server alone.
 mkdir -p /run/user/0 /var/lib/audioroute
-MORE_LOGS="/run/dbus.log /run/pipewire.log /run/wireplumber.log /run/pipewire-pulse.log"
+MORE_LOGS="/run/dbus.log /run/pipewire.log /run/wireplumber.log /run/pipewire-pulse.log /run/server-events.log"
 export HOME=/root XDG_RUNTIME_DIR=/run/user/0 DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/0/bus
 # Clients never read the console (pw-cli with a terminal on stdin stays interactive).
 exec < /dev/null
@@ -27,10 +27,24 @@ restart_wireplumber() {
   wireplumber >> /run/wireplumber.log 2>&1 &
   WIREPLUMBER=$!
   wait_for_sinks
+  watch_metadata
 }
 wait_for_sinks() {
   # WirePlumber made the HDA card's sink (its ALSA monitor, through udev) and chose it as the default.
   wait_until 300 sink_named alsa_output.pci || fail "no HDA sink: $(timeout 10 pactl list short sinks 2>&1 | tr '\n' '|') $(tail -5 /run/wireplumber.log | tr '\n' '|')"
+}
+# What the server says as it happens, each line stamped with the guest's CLOCK_MONOTONIC
+# (/proc/uptime): the default metadata's changes and pactl's events (a sink new, a stream
+# changed), for the host's split of first audio.
+stamped() { while read -r line; do echo "$(cut -d' ' -f1 /proc/uptime) $line"; done; }
+watch_server() {
+  pactl subscribe 2>&1 | stamped >> /run/server-events.log &
+  watch_metadata
+}
+# WirePlumber makes the default metadata: watched again after each restart of it.
+watch_metadata() {
+  pkill -f "pw-metadata -m" 2>/dev/null
+  pw-metadata -m -n default 2>&1 | stamped >> /run/server-events.log &
 }
 start_daemon() {
   audiorouted --state-dir /var/lib/audioroute --log-level info 2>/run/daemon.log &

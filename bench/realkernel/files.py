@@ -21,6 +21,7 @@ class Files:
         # its end that much earlier (QEMU writes each 10 ms of the card's output as it plays it).
         self.onsets = {name: [] for name in wavs}
         self.offsets = {name: 44 for name in wavs}
+        self.closed = {name: False for name in wavs}  # the header holds a size: QEMU closed the file
         self.console_offset = 0
         self.steps = []                        # bytes a WAV file grew by between two reads
         self.captures = {}                     # name: what the file gained since capture(name)
@@ -69,9 +70,16 @@ class Files:
         try:
             with open(path, "rb") as f:
                 # QEMU opens (and truncates) the file each time a card with this audiodev
-                # starts: the USB card's file starts over on every hot-add.
-                if os.fstat(f.fileno()).st_size < self.offsets[name]:
+                # starts: the USB card's file starts over on every hot-add. A file smaller than
+                # what was read says so; so does its header: QEMU writes the data's size into it
+                # when it closes the file and a placeholder 0 when it opens it again, which a
+                # read that comes late (a busy host) sees even once the new file has grown past
+                # the old one's end.
+                header = f.read(44)
+                size = int.from_bytes(header[40:44], "little") if len(header) == 44 else 0
+                if os.fstat(f.fileno()).st_size < self.offsets[name] or (self.closed[name] and size == 0):
                     self.offsets[name] = 44
+                self.closed[name] = size != 0
                 f.seek(self.offsets[name])
                 data = f.read()
         except FileNotFoundError:

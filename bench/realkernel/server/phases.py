@@ -9,7 +9,7 @@ from ..common import Failure
 from ..events import Mark, Report
 from ..harness import plug_usb
 from ..reports import aplay_session
-from ..timing import cycle_timings, first_audio
+from ..timing import card1_moments, cycle_timings, first_audio
 
 ALONE, FOLLOW, PLUGIN = "server/alone.sh", "server/follow.sh", "server/plugin.sh"
 # The clients of the follow phase, in the guest's order.
@@ -100,11 +100,37 @@ class PluginPlaying(Report):
         return cls(line, sink, aplay_session(line, f"{cls.words} {sink}"))
 
 
-EVENTS = (AloneReady, AloneAdded, AloneDone, FollowReady, FollowAdded, FollowRemoved, PluginRoute, PluginPlaying)
+@dataclass(frozen=True)
+class PluginBusy(Report):
+    """`plugin-busy PCM MESSAGE`: aplay on the card's own PCM while the server plays on the card: its last line."""
+    words: ClassVar[str] = "plugin-busy"
+    script: ClassVar[str] = PLUGIN
+    pcm: str
+    message: str
+
+    @classmethod
+    def parse(cls, line):
+        pcm, _, message = line[len(cls.words):].strip().partition(" ")
+        return cls(line, pcm, message)
+
+
+EVENTS = (AloneReady, AloneAdded, AloneDone, FollowReady, FollowAdded, FollowRemoved, PluginRoute, PluginPlaying, PluginBusy)
 
 
 def unplug_usb(guest):
     guest.command("device_del", id="usbcard")
+
+
+def onset(files, name, after, seconds=5):
+    """The host time of the first loud frame in card `name`'s file after `after`, waiting up to
+    `seconds` for it (QEMU writes the file a 4 KiB block at a time, and a sink's first periods
+    reach it late under TCG); None if none came."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = files.first_onset(name, after)
+        if found is not None or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
 
 
 def check_alone(guest, variant):
@@ -115,12 +141,13 @@ def check_alone(guest, variant):
     added_at = time.monotonic()
     plug_usb(guest)
     added = AloneAdded.wait(guest, 120, variant)
-    onset = guest.files.first_onset("usb", added_at)
+    # Waited for only where the server says the stream is on the USB sink.
+    first = onset(guest.files, "usb", added_at, 5 if added.sink.startswith("alsa_output.usb") else 0)
     unplug_usb(guest)
     AloneDone.wait(guest, 120, variant)
     print(f"    the server alone ({variant}): 6 s after the USB card's SOUND_INITIALIZED, pw-play's stream on {added.sink}, "
-          f"the default sink {added.default}; the USB card's file {'has' if onset else 'has no'} tone")
-    return guest.files.guest_time(onset) if onset else None
+          f"the default sink {added.default}; the USB card's file {'has' if first else 'has no'} tone")
+    return guest.files.guest_time(first) if first else None
 
 
 def check_follow(guest, client):
@@ -133,19 +160,19 @@ def check_follow(guest, client):
     added = FollowAdded.wait(guest, 120, client)
     if not added.sink.startswith("alsa_output.usb"):
         raise Failure(f"follow: {client}'s stream is on {added.sink}, not the USB card's sink")
-    onset = files.first_onset("usb", added_at)
-    if onset is None:
+    first = onset(files, "usb", added_at)
+    if first is None:
         raise Failure(f"follow: the server says {client}'s stream is on the USB sink, but the USB card's file has no tone")
     removed_at = time.monotonic()
     unplug_usb(guest)
     removed = FollowRemoved.wait(guest, 120, client)
-    back = files.first_onset("hda", removed_at)
+    back = onset(files, "hda", removed_at)
     if back is None or not removed.sink.startswith("alsa_output.pci"):
         raise Failure(f"follow: after the removal {client}'s stream is on {removed.sink}; the HDA card's file "
                       f"{'has' if back else 'has no'} tone after it")
-    print(f"    {client}: on the USB card's sink {onset - added_at:.2f} s after the add (its file), back on the HDA "
+    print(f"    {client}: on the USB card's sink {first - added_at:.2f} s after the add (its file), back on the HDA "
           f"card's {back - removed_at:.2f} s after the removal")
-    return files.guest_time(onset)
+    return files.guest_time(first)
 
 
 def check_plugin(guest):
@@ -160,11 +187,52 @@ def check_plugin(guest):
         raise Failure(f"plugin: aplay's stream is on {playing.sink!r}, not the HDA sink")
     if not playing.session.get("active"):
         raise Failure(f"plugin: aplay's session is not active: {playing.session}")
-    heard = guest.files.first_onset("hda", started - 3)
+    heard = onset(guest.files, "hda", started - 3)
     if heard is None:
         raise Failure("plugin: the HDA card's file has no tone from aplay -D audioroute")
     print(f"    aplay -D audioroute: the route file names pulse; aplay's stream on {playing.sink}, its session "
           f"{playing.session.get('path', '?')} active; the HDA card's file has its tone")
+    for pcm in ("dmix:CARD=Intel,DEV=0", "plughw:CARD=Intel,DEV=0"):
+        busy = PluginBusy.wait(guest, 60, pcm)
+        print(f"    aplay -D {pcm} while the server plays on the card: {busy.message}")
+        if "busy" not in busy.message:
+            raise Failure(f"plugin: aplay -D {pcm} while the server held the card did not fail busy: {busy.message!r}")
+
+
+def server_events(lines):
+    """The guest's stamped server events (server.sh's watch_server): (guest seconds, text)."""
+    events = []
+    for line in lines:
+        if line.startswith("log server-events "):
+            stamp, _, text = line[len("log server-events "):].partition(" ")
+            try:
+                events.append((float(stamp), text))
+            except ValueError:
+                continue
+    return events
+
+
+# The moments of the split, each the first server event after the kernel's add that matches.
+SPLIT = (("USB sink new", lambda t: "'new' on sink #" in t),
+         ("configured default", lambda t: "default.configured.audio.sink" in t and "usb" in t),
+         ("default sink", lambda t: "'default.audio.sink'" in t and "usb" in t))
+
+
+def print_split(lines, adds):
+    """For each of the USB card's adds given (name, add index, first frame), the server's moments
+    from the kernel's add, ms: its sink made, AudioRoute's configured default, WirePlumber's
+    default, the first frame."""
+    kernel_adds, _ = card1_moments(lines)
+    events = server_events(lines)
+    print("    the split, ms from the kernel's add: " + ", ".join(name for name, _ in SPLIT) + ", first frame")
+    for name, index, frame in adds:
+        if frame is None or index >= len(kernel_adds):
+            continue
+        start = kernel_adds[index]
+        end = kernel_adds[index + 1] if index + 1 < len(kernel_adds) else float("inf")
+        moments = [next((f"{(t - start) * 1000:.0f}" for t, text in events if start <= t < end and match(text)), "-")
+                   for _, match in SPLIT]
+        print(f"    {name:>28}: " + "  ".join(f"{m:>6}" for m in moments) + f"  {(frame - start) * 1000:6.0f}")
 
 
 def print_first_audio(lines, alone, frames):
@@ -180,3 +248,5 @@ def print_first_audio(lines, alone, frames):
         print(f"    the server alone ({variant}): {first * 1000:.0f} ms, SOUND_INITIALIZED {sound * 1000:.0f} ms: {first / sound:.2f}x")
     for (client, frame), (sound, _, first, _) in zip(zip(CLIENTS, frames), cycle_timings(lines, [(None, f) for f in frames], first=len(VARIANTS))):
         print(f"    {client} with audiorouted: {first * 1000:.0f} ms, SOUND_INITIALIZED {sound * 1000:.0f} ms: {first / sound:.2f}x")
+    print_split(lines, [(f"the server alone ({v})", n, f) for n, (v, f) in enumerate(zip(VARIANTS, alone))]
+                + [(f"{c} with audiorouted", len(VARIANTS) + n, f) for n, (c, f) in enumerate(zip(CLIENTS, frames))])
