@@ -40,6 +40,8 @@ public final class PipeWireClient {
     private var reported: [UInt32: PipeWireNode] = [:]
     /// Requests waiting for the server's `done`: their sync's sequence number.
     private var pending: [(seq: Int32, defaults: PipeWireDefaults)] = []
+    /// Stream requests waiting for the server's `done`: their sync's sequence number and node.
+    private var streams: [(seq: Int32, id: UInt32)] = []
     /// Faults the caller should log (a node not bound, one over the limit).
     public var onNotice: (String) -> Void = { _ in }
 
@@ -94,8 +96,22 @@ public final class PipeWireClient {
         pending.append((arpw_client_sync(client), defaults))
     }
 
+    /// Pauses or starts a client's stream node and sets its volume; the reply is an event once
+    /// the server has both (or at once, for a node that is not a client's stream).
+    public func control(_ control: PipeWireStreamControl) {
+        guard let client else { return onEvent(.streamFailed(id: control.id, message: "not connected")) }
+        guard let node = nodes[control.id], reported[control.id]?.mediaClass?.hasPrefix("Stream/") == true else {
+            return onEvent(.streamFailed(id: control.id, message: "no client stream \(control.id)"))
+        }
+        let command = control.paused ? arpw_node_pause(node) : arpw_node_start(node)
+        if command < 0 { return onEvent(.streamFailed(id: control.id, message: "\(control.paused ? "Pause" : "Start") failed: error \(-command)")) }
+        let volume = arpw_node_set_volume(node, Float(control.volume))
+        if volume < 0 { return onEvent(.streamFailed(id: control.id, message: "setting Props volume failed: error \(-volume)")) }
+        streams.append((arpw_client_sync(client), control.id))
+    }
+
     /// Whether a request waits for the server's answer.
-    public var waiting: Bool { !pending.isEmpty }
+    public var waiting: Bool { !pending.isEmpty || !streams.isEmpty }
 
     /// Disconnects and frees every node.
     public func close() {
@@ -162,6 +178,10 @@ public final class PipeWireClient {
         while let first = pending.first, first.seq <= seq {
             pending.removeFirst()
             onEvent(.defaultsSet(first.defaults))
+        }
+        while let first = streams.first, first.seq <= seq {
+            streams.removeFirst()
+            onEvent(.streamSet(id: first.id))
         }
     }
     private var secondSync: Int32 = -1
