@@ -392,6 +392,15 @@ public actor DBusService: Service {
                         path: path, owner: open.owner, app: open.app, configuration: snapshot.session.configuration,
                         isActive: snapshot.session.isActive)))
         }
+        // The server's streams, listed as sessions of the owner "pipewire" at a path that has no
+        // object (docs/dbus-api.md): their application names for `status`.
+        for snapshot in await routes.serverStreamSessions {
+            list.append(
+                DBusAPI.value(
+                    of: SessionSummary(
+                        path: DBusAPI.managerPath + "/" + snapshot.session.id, owner: "pipewire", app: snapshot.name ?? "",
+                        configuration: snapshot.session.configuration, isActive: snapshot.session.isActive)))
+        }
         typealias Manager = DBusAPI.Manager
         return [
             Self.property(Manager.versionProperty, .uint32(DBusAPI.version)),

@@ -166,6 +166,14 @@ public actor RouteService: Service {
             secondaryAudioShouldBeSilencedHint: tower.secondaryAudioShouldBeSilencedHint(for: id))
     }
 
+    /// The sessions of the sound server's streams (`pipewire/<node id>`, PipeWireStreamService), in
+    /// node order, with their application names.
+    public var serverStreamSessions: [SessionSnapshot] {
+        tower.sessions.filter { $0.id.hasPrefix("pipewire/") }
+            .sorted { (UInt32($0.id.dropFirst(9)) ?? 0) < (UInt32($1.id.dropFirst(9)) ?? 0) }
+            .compactMap { snapshot(of: $0.id) }
+    }
+
     /// The state as the service last recorded it.
     public var currentState: DaemonState { state }
 
