@@ -80,8 +80,16 @@ actor PipeWireStreamSessions {
         self.logger = logger
     }
 
+    /// Whether a stream is a session: every output stream, and an input stream that says its
+    /// role. A recorder without one is most often a level meter or a monitor (pavucontrol's
+    /// peaks, parec of a sink's monitor), which must not interrupt what plays (docs/decisions.md).
+    static func isSession(_ node: PipeWireNode) -> Bool {
+        node.mediaClass == "Stream/Output/Audio" || node.mediaClass == "Stream/Input/Audio" && !(node.properties["media.role"] ?? "").isEmpty
+    }
+
     /// The helper's streams now: sessions for the new, the gone ones closed.
-    func streamsChanged(_ current: [UInt32: PipeWireNode]) async {
+    func streamsChanged(_ all: [UInt32: PipeWireNode]) async {
+        let current = all.filter { Self.isSession($0.value) }
         for id in streams.keys.sorted() where current[id] == nil {
             guard let stream = streams.removeValue(forKey: id) else { continue }
             // A stream left paused or lowered by us plays again (when the helper still has it).
