@@ -1,6 +1,7 @@
 // Layer 2: the real audiorouted beside a real PipeWire, WirePlumber and pipewire-pulse on the
 // sound-server bench (null sinks shaped as ALSA nodes: `speaker` is the laptop's route). Real
-// clients: a Music stream (`pw-play --media-role Music`, a 440 Hz tone at 0.3 of full scale),
+// clients: a Music stream (`pw-play --media-role Music`, and `paplay` through pipewire-pulse, a
+// 440 Hz tone at 0.3 of full scale),
 // then a Phone stream (silence): the music's node is paused, read back from the server as the
 // speaker's monitor level (parec, as bench/client-libraries/capabilities does); the phone ends:
 // the music plays again. A Navigation stream ducks the music to the tower's duck gain, read the
@@ -44,8 +45,16 @@ import Testing
         return Double(samples.map { abs(Int($0)) }.max() ?? 0) / 32768
     }
 
-    @Test(.enabled(if: pipewireMissing == nil, "pipewire, wireplumber, pipewire-pulse or pulseaudio-utils not installed"))
-    func aCallPausesTheMusicAndNavigationDucksIt() throws {
+    /// A player of `file` with `role` and `name`: PipeWire's own `pw-play`, or `paplay` through pipewire-pulse.
+    static func player(_ program: String, role: String, name: String, _ file: String) -> [String] {
+        program == "paplay"
+            ? ["--property=media.role=\(role.lowercased())", "--property=application.name=\(name)", file]
+            : ["--media-role", role, "-P", "{ application.name = \"\(name)\" }", file]
+    }
+
+    /// The music is played by `program`; the call and the directions by pw-play.
+    @Test(.enabled(if: pipewireMissing == nil, "pipewire, wireplumber, pipewire-pulse or pulseaudio-utils not installed"), arguments: ["pw-play", "paplay"])
+    func aCallPausesTheMusicAndNavigationDucksIt(_ program: String) throws {
         let bench = try SoundServerBench(.pipewire, pipewireObjects: SoundServerBench.alsaShapedObjects)
         defer { bench.stop() }
         let testbed = try UmockdevTestbed()
@@ -68,7 +77,7 @@ import Testing
         let silence = bench.directory + "/silence.wav"
         _ = FileManager.default.createFile(atPath: tone, contents: Data(Self.toneWAV(seconds: 60, amplitude: Self.amplitude)))
         _ = FileManager.default.createFile(atPath: silence, contents: Data(PipeWireDefaultsTests.silenceWAV(seconds: 60)))
-        let music = try bench.start("pw-play", ["--media-role", "Music", "-P", "{ application.name = \"Bench music\" }", tone])
+        let music = try bench.start(program, Self.player(program, role: "Music", name: "Bench music", tone))
         defer { music.kill() }
         let listed = wait({ status() }) { $0.contains("Bench music  playback/default") }
         #expect(listed.contains("Bench music  playback/default  active  owner=pipewire"), "\(listed)\ndaemon: \(daemon.stderr)")
