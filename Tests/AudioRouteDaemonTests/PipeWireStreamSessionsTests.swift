@@ -6,7 +6,8 @@
 // speaker's monitor level (parec, as bench/client-libraries/capabilities does); the phone ends:
 // the music plays again. A Navigation stream ducks the music to the tower's duck gain, read the
 // same way; it ends: back to full. `status` lists the streams' sessions with their application
-// names. Skipped where PipeWire is not installed.
+// names; silent mode silences a Notification stream and gives it back. Skipped where PipeWire is
+// not installed.
 import AudioRouteCore
 import AudioRouteTestKit
 import Foundation
@@ -112,8 +113,23 @@ import Testing
         let unducked = wait({ level(bench) }) { ($0 ?? 0) > 0.25 }
         #expect(unducked.map { abs($0 - before) < 0.03 } == true, "after the directions: \(String(describing: unducked))")
 
-        // Nothing of ours is left with the bench's runtime directory.
+        // Silent mode silences an ambient stream (a Notification) through its volume, and gives it back.
         music.kill()
+        _ = wait({ status() }) { !$0.contains("Bench music") }
+        let chime = try bench.start(program, Self.player(program, role: "Notification", name: "Bench chime", tone))
+        defer { chime.kill() }
+        let chiming = wait({ status() }) { $0.contains("Bench chime  ambient/default  active") }
+        #expect(chiming.contains("Bench chime  ambient/default  active"), "\(chiming)")
+        #expect(wait({ level(bench) }) { ($0 ?? 0) > 0.25 }.map { abs($0 - Self.amplitude) < 0.03 } == true)
+        #expect(try testbed.run(["silent", "on", "--bus-address", bench.bus.address]).status == 0)
+        let silenced = wait({ level(bench) }) { $0 != nil && $0! < 0.01 }
+        #expect(silenced.map { $0 < 0.01 } == true, "silent mode: \(String(describing: silenced))\ndaemon: \(daemon.stderr)")
+        #expect(try testbed.run(["silent", "off", "--bus-address", bench.bus.address]).status == 0)
+        let unsilenced = wait({ level(bench) }) { ($0 ?? 0) > 0.25 }
+        #expect(unsilenced.map { abs($0 - Self.amplitude) < 0.03 } == true, "silent mode off: \(String(describing: unsilenced))")
+        chime.kill()
+
+        // Nothing of ours is left with the bench's runtime directory.
         #expect(try daemon.stop(SIGTERM) == 0)
         let left = wait({ bench.processesLeft().count == bench.serverPIDs.count ? "clean" : "\(bench.processesLeft())" }) { $0 == "clean" }
         #expect(left == "clean", "left running: \(left) (servers: \(bench.serverPIDs))")
