@@ -253,7 +253,9 @@ public actor DBusService: Service {
             // Recorded first: events of the opening are addressed to the owner.
             sessions[number] = OpenSession(owner: sender, uid: uid, app: app, reserved: reserved)
             do throws(SessionError) {
-                try await routes.openSession(id: path, name: app.isEmpty ? nil : app)
+                var pid: UInt32?
+                if case .success(let credentials)? = call.credentials { pid = credentials.pid }
+                try await routes.openSession(id: path, name: app.isEmpty ? nil : app, processID: pid)
             } catch {
                 sessions[number] = nil
                 throw DBusErrorReply(error)

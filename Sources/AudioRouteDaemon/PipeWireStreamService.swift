@@ -72,6 +72,8 @@ actor PipeWireStreamSessions {
     }
 
     private var streams: [UInt32: Stream] = [:]
+    /// Streams of AudioRoute's own clients, left alone until they go.
+    private var leftAlone: Set<UInt32> = []
 
     init(helper: PipeWireHelper, routes: RouteService, roles: StreamRoleTable, logger: Logger) {
         self.helper = helper
@@ -103,7 +105,8 @@ actor PipeWireStreamSessions {
                 logger.warning("PipeWire stream's session not closed", metadata: ["node": "\(id)", "error": "\(error)"])
             }
         }
-        for (id, node) in current.sorted(by: { $0.key < $1.key }) where streams[id] == nil {
+        leftAlone = leftAlone.filter { current[$0] != nil }
+        for (id, node) in current.sorted(by: { $0.key < $1.key }) where streams[id] == nil && !leftAlone.contains(id) {
             await open(node)
         }
         for (id, node) in current { streams[id]?.node = node }
@@ -111,6 +114,12 @@ actor PipeWireStreamSessions {
 
     private func open(_ node: PipeWireNode) async {
         let id = Self.prefix + "\(node.id)"
+        // A stream of an AudioRoute client is that client's session already: not counted twice.
+        if let pid = node.properties["application.process.id"].flatMap({ UInt32($0) }), await routes.hasSession(processID: pid) {
+            logger.info("PipeWire stream of a client with a session: left alone", metadata: ["node": "\(node.id)", "pid": "\(pid)"])
+            leftAlone.insert(node.id)
+            return
+        }
         let (configuration, entry) = roles.configuration(forRole: node.properties["media.role"])
         let name = node.properties["application.name"] ?? node.name
         streams[node.id] = Stream(node: node, sent: PipeWireStreamControl(id: node.id, paused: false, volume: 1))

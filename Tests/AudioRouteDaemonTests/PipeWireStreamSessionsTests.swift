@@ -135,6 +135,57 @@ import Testing
         #expect(left == "clean", "left running: \(left) (servers: \(bench.serverPIDs))")
     }
 
+    /// An AudioRoute client's own stream through the server (its `application.process.id` the
+    /// process that holds a D-Bus session: `audioroute session`, whose child paplay says so) is no
+    /// second session: it does not interrupt the music, and status lists the client's session only.
+    @Test(.enabled(if: pipewireMissing == nil, "pipewire, wireplumber, pipewire-pulse or pulseaudio-utils not installed"))
+    func anAudioRouteClientsOwnStreamIsNotASecondSession() throws {
+        let bench = try SoundServerBench(.pipewire, pipewireObjects: SoundServerBench.alsaShapedObjects)
+        defer { bench.stop() }
+        let testbed = try UmockdevTestbed()
+        defer { testbed.close() }
+        try testbed.loadLaptop()
+        let state = testbed.root + "/scratch/daemon"
+        var environment = bench.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = testbed.systemBus
+        let daemon = try testbed.start(
+            ["--state-dir", state + "/state", "--runtime-dir", state + "/run", "--log-level", "info"] + UmockdevTestbed.noUCMHelper,
+            binary: Self.daemonBinary, environment: environment)
+        defer { _ = try? daemon.stop(SIGTERM) }
+        let status = { (try? testbed.run(["status", "--bus-address", bench.bus.address]).stdout) ?? "" }
+        let tone = bench.directory + "/tone.wav"
+        _ = FileManager.default.createFile(atPath: tone, contents: Data(Self.toneWAV(seconds: 60, amplitude: Self.amplitude)))
+        let music = try bench.start("pw-play", Self.player("pw-play", role: "Music", name: "Bench music", tone))
+        defer { music.kill() }
+        let listed = wait({ status() }) { $0.contains("Bench music  playback/default  active") }
+        #expect(listed.contains("Bench music  playback/default  active"), "\(listed)\ndaemon: \(daemon.stderr)")
+
+        // The client's session stays inactive; its stream, counted as a session of its own,
+        // would interrupt the music.
+        let client = try ChildProcess(
+            UmockdevTestbed.binary,
+            ["session", "--bus-address", bench.bus.address, "--category", "playback", "--app", "Bench own", "--",
+             "sh", "-c", "exec paplay --property=media.role=music --property=application.process.id=$PPID \(tone)"],
+            environment: bench.environment, removing: SoundServerBench.removedVariables, input: .pipe)
+        defer {
+            client.signal(SIGTERM)
+            _ = client.waitForExit()
+        }
+        let leftAlone = wait({ daemon.stderr }) { $0.contains("PipeWire stream of a client with a session: left alone") }
+        #expect(leftAlone.contains("PipeWire stream of a client with a session: left alone"), "daemon: \(leftAlone)")
+        let both = status()
+        #expect(both.contains("Bench own  playback/default  inactive"), "\(both)")
+        #expect(both.split(separator: "\n").filter { $0.hasSuffix("owner=pipewire") }.count == 1, "\(both)")
+        #expect(both.contains("Bench music  playback/default  active"), "\(both)")
+        // SIGTERM: the session command passes it on to its paplay, and both end.
+        client.signal(SIGTERM)
+        _ = client.waitForExit()
+        music.kill()
+        #expect(try daemon.stop(SIGTERM) == 0)
+        let left = wait({ bench.processesLeft().count == bench.serverPIDs.count ? "clean" : "\(bench.processesLeft())" }) { $0 == "clean" }
+        #expect(left == "clean", "left running: \(left) (servers: \(bench.serverPIDs))")
+    }
+
     /// A 48 kHz stereo s16 WAV of a 440 Hz tone whose peak is `amplitude` of full scale.
     static func toneWAV(seconds: Int, amplitude: Double) -> [UInt8] {
         let frames = 48_000 * seconds
