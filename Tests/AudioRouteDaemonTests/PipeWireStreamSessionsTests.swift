@@ -127,7 +127,21 @@ import Testing
         #expect(try testbed.run(["silent", "off", "--bus-address", bench.bus.address]).status == 0)
         let unsilenced = wait({ level(bench) }) { ($0 ?? 0) > 0.25 }
         #expect(unsilenced.map { abs($0 - Self.amplitude) < 0.03 } == true, "silent mode off: \(String(describing: unsilenced))")
+
+        // The helper killed: the streams' sessions close with it, and come back with the helper
+        // started again (its hello reports the streams anew).
+        let helpers = { bench.processesLeft().filter { PipeWireDefaultsTests.command($0) == "audioroute-pipe" } }
+        let opened = { daemon.stderr.split(separator: "\n").filter { $0.contains("PipeWire stream is a session") && $0.contains("Bench chime") }.count }
+        #expect(opened() == 1)
+        let running = helpers()
+        #expect(running.count == 1, "\(running)")
+        for pid in running { kill(pid, SIGKILL) }
+        let again = wait({ status() }) { $0.contains("Bench chime  ambient/default  active") && !running.contains(where: { helpers().contains($0) }) }
+        #expect(again.contains("Bench chime  ambient/default  active"), "\(again)\ndaemon: \(daemon.stderr)")
+        #expect(wait({ opened() }) { $0 == 2 } == 2, "the chime's session was not opened again: \(daemon.stderr)")
         chime.kill()
+        let gone = wait({ status() }) { !$0.contains("owner=pipewire") }
+        #expect(!gone.contains("owner=pipewire"), "\(gone)")
 
         // Nothing of ours is left with the bench's runtime directory.
         #expect(try daemon.stop(SIGTERM) == 0)
