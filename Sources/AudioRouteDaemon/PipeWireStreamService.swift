@@ -126,6 +126,9 @@ actor PipeWireStreamSessions {
         do throws(SessionError) {
             try await routes.openSession(id: id, name: name)
             try await routes.setCategory(configuration.category, mode: configuration.mode, options: configuration.options, session: id)
+            // An unplug's interruption has no end: a stream paused by it could not be resumed
+            // (its application never learnt of the pause). The server moves it instead.
+            try await routes.setPrefersInterruptionOnRouteDisconnect(false, session: id)
             // A stream that exists plays: its session is active from the start.
             try await routes.setActive(true, session: id)
             logger.info(

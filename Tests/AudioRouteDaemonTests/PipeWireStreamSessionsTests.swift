@@ -200,6 +200,47 @@ import Testing
         #expect(left == "clean", "left running: \(left) (servers: \(bench.serverPIDs))")
     }
 
+    /// An unplug does not pause a server's stream (its interruption has no end): the server moves
+    /// it to the speaker, where it plays on.
+    @Test(.enabled(if: pipewireMissing == nil, "pipewire, wireplumber, pipewire-pulse or pulseaudio-utils not installed"))
+    func anUnplugDoesNotPauseAStream() throws {
+        let bench = try SoundServerBench(.pipewire, pipewireObjects: SoundServerBench.alsaShapedObjects)
+        defer { bench.stop() }
+        let testbed = try UmockdevTestbed()
+        defer { testbed.close() }
+        try testbed.loadLaptop()
+        let state = testbed.root + "/scratch/daemon"
+        var environment = bench.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = testbed.systemBus
+        let daemon = try testbed.start(
+            ["--state-dir", state + "/state", "--runtime-dir", state + "/run", "--log-level", "info"] + UmockdevTestbed.noUCMHelper,
+            binary: Self.daemonBinary, environment: environment)
+        defer { _ = try? daemon.stop(SIGTERM) }
+        let status = { (try? testbed.run(["status", "--bus-address", bench.bus.address]).stdout) ?? "" }
+        let configured = { bench.run("pw-metadata", ["-n", "default", "0", "default.configured.audio.sink"]).stdout }
+        try testbed.load("usb-headset-razer-blackshark-v3-pro")
+        let plugged = wait({ configured() }) { $0.contains(#""name": "headphones""#) }
+        #expect(plugged.contains(#""name": "headphones""#), "\(plugged)\ndaemon: \(daemon.stderr)")
+        let tone = bench.directory + "/tone.wav"
+        _ = FileManager.default.createFile(atPath: tone, contents: Data(Self.toneWAV(seconds: 60, amplitude: Self.amplitude)))
+        let music = try bench.start("pw-play", Self.player("pw-play", role: "Music", name: "Bench music", tone))
+        defer { music.kill() }
+        _ = wait({ status() }) { $0.contains("Bench music  playback/default  active") }
+        let onHeadphones = wait({ level(bench, sink: "headphones") }) { ($0 ?? 0) > 0.25 }
+        #expect(onHeadphones.map { abs($0 - Self.amplitude) < 0.03 } == true, "on the headphones: \(String(describing: onHeadphones))")
+
+        try testbed.send("unplug \(IDs.headsetUSB)")
+        let back = wait({ configured() }) { $0.contains(#""name": "speaker""#) }
+        #expect(back.contains(#""name": "speaker""#), "\(back)")
+        let onSpeaker = wait({ level(bench) }) { ($0 ?? 0) > 0.25 }
+        #expect(onSpeaker.map { abs($0 - Self.amplitude) < 0.03 } == true, "after the unplug: \(String(describing: onSpeaker))\ndaemon: \(daemon.stderr)")
+        #expect(status().contains("Bench music  playback/default  active"))
+        music.kill()
+        #expect(try daemon.stop(SIGTERM) == 0)
+        let left = wait({ bench.processesLeft().count == bench.serverPIDs.count ? "clean" : "\(bench.processesLeft())" }) { $0 == "clean" }
+        #expect(left == "clean", "left running: \(left) (servers: \(bench.serverPIDs))")
+    }
+
     /// A 48 kHz stereo s16 WAV of a 440 Hz tone whose peak is `amplitude` of full scale.
     static func toneWAV(seconds: Int, amplitude: Double) -> [UInt8] {
         let frames = 48_000 * seconds
