@@ -40,6 +40,9 @@ public final class PipeWireClient {
     private var reported: [UInt32: PipeWireNode] = [:]
     /// Requests waiting for the server's `done`: their sync's sequence number.
     private var pending: [(seq: Int32, defaults: PipeWireDefaults)] = []
+    /// The streams paused on request: paused again when the server starts them (a move to
+    /// another sink starts a paused node: seen with PipeWire 0.3.65).
+    private var paused: Set<UInt32> = []
     /// Stream requests waiting for the server's `done`: their sync's sequence number and node.
     private var streams: [(seq: Int32, id: UInt32)] = []
     /// Faults the caller should log (a node not bound, one over the limit).
@@ -61,6 +64,7 @@ public final class PipeWireClient {
         }
         callbacks.server = { data, version in Unmanaged<PipeWireClient>.fromOpaque(data!).takeUnretainedValue().serverVersion = String(cString: version!) }
         callbacks.node_props = { data, id, props in Unmanaged<PipeWireClient>.fromOpaque(data!).takeUnretainedValue().nodeProperties(id, props) }
+        callbacks.node_running = { data, id, running in Unmanaged<PipeWireClient>.fromOpaque(data!).takeUnretainedValue().nodeRunning(id, running != 0) }
         var error: Int32 = 0
         guard let client = arpw_client_new(&callbacks, Unmanaged.passUnretained(self).toOpaque(), &error) else {
             throw PipeWireError("connect to PipeWire", code: error)
@@ -104,6 +108,7 @@ public final class PipeWireClient {
             return onEvent(.streamFailed(id: control.id, message: "no client stream \(control.id)"))
         }
         let command = control.paused ? arpw_node_pause(node) : arpw_node_start(node)
+        if control.paused { paused.insert(control.id) } else { paused.remove(control.id) }
         if command < 0 { return onEvent(.streamFailed(id: control.id, message: "\(control.paused ? "Pause" : "Start") failed: error \(-command)")) }
         let volume = arpw_node_set_volume(node, Float(control.volume))
         if volume < 0 { return onEvent(.streamFailed(id: control.id, message: "setting Props volume failed: error \(-volume)")) }
@@ -142,7 +147,14 @@ public final class PipeWireClient {
         nodes[id] = node
     }
 
+    private func nodeRunning(_ id: UInt32, _ running: Bool) {
+        guard running, paused.contains(id), let node = nodes[id] else { return }
+        let result = arpw_node_pause(node)
+        onNotice("stream \(id) started by the server while paused: paused again\(result < 0 ? " failed: error \(-result)" : "")")
+    }
+
     private func globalRemoved(_ id: UInt32) {
+        paused.remove(id)
         if let client, arpw_client_metadata_id(client) == id { arpw_client_unbind_metadata(client) }
         if let node = nodes.removeValue(forKey: id) { arpw_node_free(node) }
         if reported.removeValue(forKey: id) != nil { onEvent(.removed(id: id)) }

@@ -154,6 +154,8 @@ static void arpw_node_info(void *data, const struct pw_node_info *info)
 	struct arpw_node *n = data;
 	if (info && info->props && (info->change_mask & PW_NODE_CHANGE_MASK_PROPS) && n->client->callbacks.node_props)
 		n->client->callbacks.node_props(n->client->data, n->id, info->props);
+	if (info && (info->change_mask & PW_NODE_CHANGE_MASK_STATE) && n->client->callbacks.node_running)
+		n->client->callbacks.node_running(n->client->data, n->id, info->state == PW_NODE_STATE_RUNNING);
 }
 
 static const struct pw_node_events arpw_node_events = {PW_VERSION_NODE_EVENTS, .info = arpw_node_info};

@@ -201,7 +201,7 @@ import Testing
     }
 
     /// An unplug does not pause a server's stream (its interruption has no end): the server moves
-    /// it to the speaker, where it plays on.
+    /// it to the speaker, where it plays on. A stream paused by a call stays paused when it moves.
     @Test(.enabled(if: pipewireMissing == nil, "pipewire, wireplumber, pipewire-pulse or pulseaudio-utils not installed"))
     func anUnplugDoesNotPauseAStream() throws {
         let bench = try SoundServerBench(.pipewire, pipewireObjects: SoundServerBench.alsaShapedObjects)
@@ -235,6 +235,26 @@ import Testing
         let onSpeaker = wait({ level(bench) }) { ($0 ?? 0) > 0.25 }
         #expect(onSpeaker.map { abs($0 - Self.amplitude) < 0.03 } == true, "after the unplug: \(String(describing: onSpeaker))\ndaemon: \(daemon.stderr)")
         #expect(status().contains("Bench music  playback/default  active"))
+
+        // During a call the music is paused, and stays paused when the server moves it to
+        // another sink (a move starts a paused node again: the helper pauses it again).
+        try testbed.load("usb-headset-razer-blackshark-v3-pro")
+        _ = wait({ configured() }) { $0.contains(#""name": "headphones""#) }
+        #expect(wait({ level(bench, sink: "headphones") }) { ($0 ?? 0) > 0.25 }.map { $0 > 0.25 } == true, "the music did not move to the headphones")
+        let silence = bench.directory + "/silence.wav"
+        _ = FileManager.default.createFile(atPath: silence, contents: Data(PipeWireDefaultsTests.silenceWAV(seconds: 60)))
+        let phone = try bench.start("pw-play", Self.player("pw-play", role: "Phone", name: "Bench phone", silence))
+        defer { phone.kill() }
+        let paused = wait({ level(bench, sink: "headphones") }) { $0 != nil && $0! < 0.01 }
+        #expect(paused.map { $0 < 0.01 } == true, "the music during the call: \(String(describing: paused))")
+        try testbed.send("unplug \(IDs.headsetUSB)")
+        _ = wait({ configured() }) { $0.contains(#""name": "speaker""#) }
+        usleep(500_000)
+        let moved = level(bench)
+        #expect(moved.map { $0 < 0.01 } == true, "the paused music moved to the speaker: \(String(describing: moved))\ndaemon: \(daemon.stderr)")
+        phone.kill()
+        let resumed = wait({ level(bench) }) { ($0 ?? 0) > 0.25 }
+        #expect(resumed.map { abs($0 - Self.amplitude) < 0.03 } == true, "after the call: \(String(describing: resumed))")
         music.kill()
         #expect(try daemon.stop(SIGTERM) == 0)
         let left = wait({ bench.processesLeft().count == bench.serverPIDs.count ? "clean" : "\(bench.processesLeft())" }) { $0 == "clean" }

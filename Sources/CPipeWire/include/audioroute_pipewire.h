@@ -26,6 +26,8 @@ struct arpw_callbacks {
 	void (*server)(void *data, const char *version);
 	/* A bound node's properties (first info, and every change of them). */
 	void (*node_props)(void *data, uint32_t id, const struct spa_dict *props);
+	/* A bound node's state changed: 1 when it is running now, 0 otherwise. */
+	void (*node_running)(void *data, uint32_t id, int running);
 };
 
 /* Connects to the user's PipeWire (PIPEWIRE_REMOTE, else pipewire-0 in XDG_RUNTIME_DIR) and
