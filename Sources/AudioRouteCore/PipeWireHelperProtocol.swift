@@ -78,8 +78,33 @@ public enum PipeWireHelperEvent: Sendable, Hashable {
     case defaultsSet(PipeWireDefaults)
     /// A `defaults` request that failed, with the fault.
     case defaultsFailed(PipeWireDefaults, message: String)
+    /// A `stream` request carried out: the node's state was sent to the server.
+    case streamSet(id: UInt32)
+    /// A `stream` request that failed (no such stream, the server refused), with the fault.
+    case streamFailed(id: UInt32, message: String)
     /// A line the helper could not take, or a fault of its own, named.
     case error(String)
+}
+
+/// What the daemon asks of a client's stream: the tower's word on its session, applied to its node.
+public struct PipeWireStreamControl: Sendable, Hashable, CustomStringConvertible {
+    /// The stream's node id.
+    public var id: UInt32
+    /// Paused (the node's `Pause` command) or playing (`Start`).
+    public var paused: Bool
+    /// The node's `Props` `volume`, 0 to 1: the scalar, which the server multiplies with the
+    /// user's `channelVolumes` (left alone).
+    public var volume: Double
+
+    /// The control of node `id`; `volume` is clamped to 0...1.
+    public init(id: UInt32, paused: Bool, volume: Double) {
+        self.id = id
+        self.paused = paused
+        self.volume = volume.isNaN ? 1 : min(max(volume, 0), 1)
+    }
+
+    /// "paused, volume 0.3", for the log.
+    public var description: String { "\(paused ? "paused" : "playing"), volume \(volume)" }
 }
 
 /// What the daemon asks of the helper.
@@ -87,6 +112,9 @@ public enum PipeWireHelperRequest: Sendable, Hashable {
     /// `{"defaults": {"sink": name or null, "source": name or null}}`: set the server's
     /// configured default sink and source (`default.configured.audio.sink`/`.source`).
     case defaults(PipeWireDefaults)
+    /// `{"stream": {"id": N, "paused": bool, "volume": 0...1}}`: pause or start a client's stream
+    /// node and set its volume.
+    case stream(PipeWireStreamControl)
 }
 
 /// A line that is not what the protocol says: the fault, named.
@@ -120,6 +148,10 @@ public enum PipeWireHelperProtocol {
             return .object([JSON.Member("defaults", defaults.json), JSON.Member("ok", .bool(true))])
         case .defaultsFailed(let defaults, let message):
             return .object([JSON.Member("defaults", defaults.json), JSON.Member("error", .string(message))])
+        case .streamSet(let id):
+            return .object([JSON.Member("stream", .integer(Int64(id))), JSON.Member("ok", .bool(true))])
+        case .streamFailed(let id, let message):
+            return .object([JSON.Member("stream", .integer(Int64(id))), JSON.Member("error", .string(message))])
         case .error(let message):
             return .object([JSON.Member("error", .string(message))])
         }
@@ -129,23 +161,56 @@ public enum PipeWireHelperProtocol {
     public static func line(_ request: PipeWireHelperRequest) -> JSON {
         switch request {
         case .defaults(let defaults): .object([JSON.Member("defaults", defaults.json)])
+        case .stream(let control):
+            .object([
+                JSON.Member(
+                    "stream",
+                    .object([
+                        JSON.Member("id", .integer(Int64(control.id))), JSON.Member("paused", .bool(control.paused)),
+                        JSON.Member("volume", .double(control.volume)),
+                    ]))
+            ])
         }
     }
 
     // MARK: Reading
 
-    /// One line from the daemon: a `defaults` request, alone.
+    /// One line from the daemon: a `defaults` or a `stream` request, alone.
     public static func request(_ line: [UInt8]) -> Result<PipeWireHelperRequest, PipeWireProtocolError> {
         let members: [JSON.Member]
         switch object(line) {
         case .failure(let error): return .failure(error)
         case .success(let object): members = object
         }
-        guard let first = members.first, first.key == "defaults" else {
-            return .failure(PipeWireProtocolError("unknown request \(members.first.map { "\"\($0.key)\"" } ?? "{}") (a request is {\"defaults\": {\"sink\": …, \"source\": …}})"))
+        guard let first = members.first, first.key == "defaults" || first.key == "stream" else {
+            return .failure(
+                PipeWireProtocolError(
+                    "unknown request \(members.first.map { "\"\($0.key)\"" } ?? "{}") (a request is {\"defaults\": {\"sink\": …, \"source\": …}} or {\"stream\": {\"id\": …, \"paused\": …, \"volume\": …}})"
+                ))
         }
-        guard members.count == 1 else { return .failure(PipeWireProtocolError("unknown member \"\(members[1].key)\" (a request has \"defaults\" alone)")) }
+        guard members.count == 1 else { return .failure(PipeWireProtocolError("unknown member \"\(members[1].key)\" (a request has \"\(first.key)\" alone)")) }
+        if first.key == "stream" { return stream(first.value).map { .stream($0) } }
         return defaults(first.value).map { .defaults($0) }
+    }
+
+    /// `{"id": node id, "paused": bool, "volume": number 0...1}`, all required.
+    static func stream(_ value: JSON) -> Result<PipeWireStreamControl, PipeWireProtocolError> {
+        guard case .object(let members) = value else { return .failure(PipeWireProtocolError("\"stream\" is an object, not \(value.typeName)")) }
+        for member in members where member.key != "id" && member.key != "paused" && member.key != "volume" {
+            return .failure(PipeWireProtocolError("unknown member \"\(member.key)\" of \"stream\" (it has \"id\", \"paused\" and \"volume\")"))
+        }
+        guard case .integer(let raw)? = value["id"], let id = UInt32(exactly: raw) else {
+            return .failure(PipeWireProtocolError("\"id\" of \"stream\" is a node id (0 to \(UInt32.max))"))
+        }
+        guard case .bool(let paused)? = value["paused"] else { return .failure(PipeWireProtocolError("\"paused\" of \"stream\" is true or false")) }
+        let volume: Double
+        switch value["volume"] {
+        case .integer(let number)?: volume = Double(number)
+        case .double(let number)?: volume = number
+        default: return .failure(PipeWireProtocolError("\"volume\" of \"stream\" is a number from 0 to 1"))
+        }
+        guard volume >= 0 && volume <= 1 else { return .failure(PipeWireProtocolError("\"volume\" of \"stream\" is a number from 0 to 1, not \(volume)")) }
+        return .success(PipeWireStreamControl(id: id, paused: paused, volume: volume))
     }
 
     /// One line from the helper.
@@ -170,6 +235,14 @@ public enum PipeWireHelperProtocol {
             if case .bool(true)? = json["ok"] { return .success(.defaultsSet(defaults)) }
             if case .string(let message)? = json["error"] { return .success(.defaultsFailed(defaults, message: message)) }
             return .failure(PipeWireProtocolError("a defaults reply has \"ok\": true or \"error\": a message"))
+        }
+        if let streamValue = json["stream"] {
+            guard case .integer(let raw) = streamValue, let id = UInt32(exactly: raw), members.count == 2 else {
+                return .failure(PipeWireProtocolError("a stream reply has \"stream\" (a node id) and \"ok\" or \"error\""))
+            }
+            if case .bool(true)? = json["ok"] { return .success(.streamSet(id: id)) }
+            if case .string(let message)? = json["error"] { return .success(.streamFailed(id: id, message: message)) }
+            return .failure(PipeWireProtocolError("a stream reply has \"ok\": true or \"error\": a message"))
         }
         if let nodeValue = json["node"] {
             guard case .integer(let raw) = nodeValue, let id = UInt32(exactly: raw) else {
@@ -197,7 +270,7 @@ public enum PipeWireHelperProtocol {
             }
         }
         if case .string(let message)? = json["error"], members.count == 1 { return .success(.error(message)) }
-        return .failure(PipeWireProtocolError("unknown line \(members.first.map { "\"\($0.key)\"" } ?? "{}") (the helper says hello, node, defaults or error)"))
+        return .failure(PipeWireProtocolError("unknown line \(members.first.map { "\"\($0.key)\"" } ?? "{}") (the helper says hello, node, defaults, stream or error)"))
     }
 
     /// The members of a line that must be a JSON object.

@@ -40,10 +40,13 @@ public struct BusCredentials: Sendable, Hashable {
     public var uid: UInt32?
     /// The effective gid and the supplementary gids.
     public var gids: [UInt32]
+    /// The caller's process id (the bus driver's ProcessID), when the bus knows it.
+    public var pid: UInt32?
 
-    public init(uid: UInt32?, gids: [UInt32]) {
+    public init(uid: UInt32?, gids: [UInt32], pid: UInt32? = nil) {
         self.uid = uid
         self.gids = gids
+        self.pid = pid
     }
 }
 
@@ -78,24 +81,26 @@ public struct BusContract: Sendable {
 }
 
 extension BusCredentials {
-    /// The credentials in a GetConnectionCredentials answer (`a{sv}`): UnixUserID and
+    /// The credentials in a GetConnectionCredentials answer (`a{sv}`): UnixUserID,
     /// UnixGroupIDs (the primary group and the supplementary ones, as the bus took them
-    /// when the caller connected).
+    /// when the caller connected) and ProcessID.
     package init(driverReply body: [DBusValue]) throws(BusError) {
         guard case .dictionary(let entries)? = body.first else {
             throw BusError(operation: "read the caller's credentials", code: .badMessage, remote: "not a dictionary")
         }
         var uid: UInt32?
+        var pid: UInt32?
         var gids: [UInt32] = []
         for entry in entries {
             switch (entry.key, entry.value.unwrapped) {
             case (.string("UnixUserID"), .uint32(let value)): uid = value
+            case (.string("ProcessID"), .uint32(let value)): pid = value
             case (.string("UnixGroupIDs"), .array(let items)):
                 for case .uint32(let gid) in items { gids.append(gid) }
             default: break
             }
         }
-        self.init(uid: uid, gids: gids)
+        self.init(uid: uid, gids: gids, pid: pid)
     }
 }
 

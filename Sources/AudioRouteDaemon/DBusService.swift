@@ -253,7 +253,9 @@ public actor DBusService: Service {
             // Recorded first: events of the opening are addressed to the owner.
             sessions[number] = OpenSession(owner: sender, uid: uid, app: app, reserved: reserved)
             do throws(SessionError) {
-                try await routes.openSession(id: path, name: app.isEmpty ? nil : app)
+                var pid: UInt32?
+                if case .success(let credentials)? = call.credentials { pid = credentials.pid }
+                try await routes.openSession(id: path, name: app.isEmpty ? nil : app, processID: pid)
             } catch {
                 sessions[number] = nil
                 throw DBusErrorReply(error)
@@ -391,6 +393,15 @@ public actor DBusService: Service {
                     of: SessionSummary(
                         path: path, owner: open.owner, app: open.app, configuration: snapshot.session.configuration,
                         isActive: snapshot.session.isActive)))
+        }
+        // The server's streams, listed as sessions of the owner "pipewire" at a path that has no
+        // object (docs/dbus-api.md): their application names for `status`.
+        for snapshot in await routes.serverStreamSessions {
+            list.append(
+                DBusAPI.value(
+                    of: SessionSummary(
+                        path: DBusAPI.managerPath + "/" + snapshot.session.id, owner: "pipewire", app: snapshot.name ?? "",
+                        configuration: snapshot.session.configuration, isActive: snapshot.session.isActive)))
         }
         typealias Manager = DBusAPI.Manager
         return [

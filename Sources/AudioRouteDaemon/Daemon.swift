@@ -34,13 +34,16 @@ public struct DaemonOptions: Sendable, Hashable {
     /// PipeWire helper"); "none" for no helper; nil: `audioroute-pipewire` beside the daemon's
     /// executable, else from PATH.
     public var pipewireHelper: String?
+    /// The roles file (docs/roles-file.md): which session each `media.role` of the server's
+    /// streams gets; nil: `StreamRoleTable.defaultPath` when it exists.
+    public var roles: String?
     public var help = false
 
     public init() {}
 
     public static let usage = """
         usage: audiorouted [--system] [--state-dir DIR] [--runtime-dir DIR] [--log-level LEVEL] [--ucm-root DIR] [--ucm-helper PATH]
-                           [--pipewire-helper PATH]
+                           [--pipewire-helper PATH] [--roles FILE]
           --system           run as the system instance: the D-Bus API on the system bus (default: the session
                              bus), state in /var/lib/audioroute, runtime files in /run
           --state-dir DIR    where state.json lives (default $XDG_STATE_HOME/audioroute or ~/.local/state/audioroute)
@@ -51,6 +54,8 @@ public struct DaemonOptions: Sendable, Hashable {
                              audioroute-ucm beside audiorouted, else in PATH); none: every card's ports come from udev
           --pipewire-helper PATH  the helper that sets PipeWire's default sink and source to the route's (default:
                              audioroute-pipewire beside audiorouted, else in PATH); none: PipeWire's defaults are its own
+          --roles FILE       the session each media.role of PipeWire's streams gets (default /etc/audioroute/roles.json
+                             if present, else the built-in table)
         """
 
     /// Parses the arguments after the program name. Accepts `--opt value` and `--opt=value`.
@@ -82,6 +87,7 @@ public struct DaemonOptions: Sendable, Hashable {
                 let helper = try value(name, inline: inline)
                 guard !helper.isEmpty else { throw UsageError("--pipewire-helper needs a path, or none") }
                 options.pipewireHelper = helper
+            case "--roles": options.roles = try absolute(value(name, inline: inline), name)
             case "--log-level":
                 let level = try value(name, inline: inline)
                 guard let parsed = Logger.Level(rawValue: level) else { throw UsageError("unknown log level \"\(level)\"") }
@@ -169,7 +175,7 @@ public enum Daemon {
     /// audiorouted passes all three from its one-thread executor (docs/daemon.md).
     public static func run(
         paths: DaemonPaths, watchers: [any PortWatcher], system: LogindWatcher? = nil, ucm: UCMHelpers? = nil, bus: ServerBus? = nil,
-        soundServers: SoundServerWatcher? = nil, pipewire: PipeWireHelper? = nil, logger: Logger,
+        soundServers: SoundServerWatcher? = nil, pipewire: PipeWireHelper? = nil, roles: StreamRoleTable = .builtIn, logger: Logger,
         signals: AsyncStream<Int32>? = nil, sleep: (@Sendable (Duration) async throws -> Void)? = nil,
         executor: SingleThreadExecutor? = nil
     ) async throws {
@@ -216,6 +222,12 @@ public enum Daemon {
                     service: SoundServerService(
                         watcher: soundServers, routes: routeService, pipewire: pipewire, sleep: sleep ?? StateService.taskSleep, logger: logger),
                     serviceName: "soundserver"))
+        }
+        if let pipewire {
+            // After the sound-server service, so that it stops first: paused streams are started
+            // again while the helper still runs.
+            services.append(
+                .init(service: PipeWireStreamService(helper: pipewire, routes: routeService, roles: roles, logger: logger), serviceName: "pipewire-streams"))
         }
         if let server {
             // Last in the list, so it stops first: no call reaches a stopped route service.

@@ -22,6 +22,10 @@ public final class PipeWireHelper: Sendable {
     let readCards: @Sendable () -> [String: Int]
     private let state = Mutex(State())
 
+    /// The server's client streams (`Stream/Output/Audio`, `Stream/Input/Audio` nodes) by node id,
+    /// after every change of them: empty when the helper stops or ends (PipeWireStreamService).
+    public let streamUpdates = Broadcast<[UInt32: PipeWireNode]>()
+
     /// Starts after the helper ended without a hello this many times in a row are not tried.
     public static let maximumRestarts = 3
 
@@ -78,6 +82,7 @@ public final class PipeWireHelper: Sendable {
             return take(&state)
         }
         stopping?.stop()
+        if !pipewire { streamUpdates.send([:]) }
         if pipewire { start() }
     }
 
@@ -96,6 +101,22 @@ public final class PipeWireHelper: Sendable {
             state.wanted = false
             return take(&state)
         }?.stop()
+        streamUpdates.send([:])
+    }
+
+    /// The server's client streams as the helper last reported them (none before its hello).
+    public var streams: [UInt32: PipeWireNode] { state.withLock { Self.streams(of: $0) } }
+
+    /// Asks the helper to pause or start a client's stream and set its volume; false when no
+    /// helper reads (the control is lost with the helper, whose streams are closed anyway).
+    @discardableResult
+    public func control(_ control: PipeWireStreamControl) -> Bool {
+        let process = state.withLock { $0.ready ? $0.process : nil }
+        return process?.send(PipeWireHelperProtocol.line(.stream(control))) == true
+    }
+
+    private static func streams(of state: State) -> [UInt32: PipeWireNode] {
+        state.nodes.filter { $0.value.mediaClass?.hasPrefix("Stream/") == true }
     }
 
     // MARK: -
@@ -152,6 +173,8 @@ public final class PipeWireHelper: Sendable {
             state.follows = "the PipeWire helper ended; started again"
             return true
         }
+        // Its streams' sessions close; the new helper's hello reports them again.
+        streamUpdates.send([:])
         if restart { start() }
     }
 
@@ -164,6 +187,7 @@ public final class PipeWireHelper: Sendable {
         case .success(let value): event = value
         }
         var line: JSON?
+        var streams: [UInt32: PipeWireNode]?
         state.withLock { state in
             guard state.generation == generation else { return }
             switch event {
@@ -173,13 +197,21 @@ public final class PipeWireHelper: Sendable {
                 state.failuresInARow = 0
                 logger.notice("PipeWire helper connected", metadata: ["server": "\(version)"])
                 line = update(&state)
+                streams = Self.streams(of: state)
             case .node(let node, _):
-                state.nodes[node.id] = node
+                let before = state.nodes.updateValue(node, forKey: node.id)
                 // A client's stream does not change which node a port is.
                 if node.mediaClass?.hasPrefix("Stream/") != true { line = update(&state) }
+                if state.ready, node.mediaClass?.hasPrefix("Stream/") == true || before?.mediaClass?.hasPrefix("Stream/") == true {
+                    streams = Self.streams(of: state)
+                }
             case .removed(let id):
                 let node = state.nodes.removeValue(forKey: id)
-                if node?.mediaClass?.hasPrefix("Stream/") != true { line = update(&state) }
+                if node?.mediaClass?.hasPrefix("Stream/") != true { line = update(&state) } else if state.ready { streams = Self.streams(of: state) }
+            case .streamSet(let id):
+                logger.info("PipeWire stream controlled", metadata: ["node": "\(id)"])
+            case .streamFailed(let id, let message):
+                logger.warning("PipeWire stream not controlled", metadata: ["node": "\(id)", "error": "\(message)"])
             case .defaultsSet(let defaults):
                 logger.notice("the server's defaults follow the route", metadata: ["sink": "\(defaults.sink ?? "unchanged")", "source": "\(defaults.source ?? "unchanged")"])
             case .defaultsFailed(let defaults, let message):
@@ -191,6 +223,7 @@ public final class PipeWireHelper: Sendable {
             }
         }
         if let line { send(line) }
+        if let streams { streamUpdates.send(streams) }
     }
 
     /// The defaults line for the current route and nodes, if it differs from the last sent;

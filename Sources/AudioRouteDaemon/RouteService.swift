@@ -81,6 +81,9 @@ public actor RouteService: Service {
     private let onStopping: @Sendable () -> Void
     /// The session name each open session registered with.
     private var sessionNames: [String: String] = [:]
+    /// The process of each D-Bus client's session, as the bus said: its streams through a sound
+    /// server are that session already (PipeWireStreamService leaves them alone).
+    private var sessionProcesses: [String: UInt32] = [:]
     /// After a wake, the first route move a port causes is announced as `wakeFromSleep`.
     private var wakeWindow = WakeWindow()
     /// After a wake, a display output that goes away stays in the route for a moment.
@@ -169,6 +172,17 @@ public actor RouteService: Service {
             session: session, name: sessionNames[id], isOtherAudioPlaying: tower.isOtherAudioPlaying(for: id),
             secondaryAudioShouldBeSilencedHint: tower.secondaryAudioShouldBeSilencedHint(for: id))
     }
+
+    /// The sessions of the sound server's streams (`pipewire/<node id>`, PipeWireStreamService), in
+    /// node order, with their application names.
+    public var serverStreamSessions: [SessionSnapshot] {
+        tower.sessions.filter { $0.id.hasPrefix("pipewire/") }
+            .sorted { (UInt32($0.id.dropFirst(9)) ?? 0) < (UInt32($1.id.dropFirst(9)) ?? 0) }
+            .compactMap { snapshot(of: $0.id) }
+    }
+
+    /// Whether process `pid` holds a session of its own (a D-Bus client's).
+    public func hasSession(processID pid: UInt32) -> Bool { sessionProcesses.values.contains(pid) }
 
     /// The state as the service last recorded it.
     public var currentState: DaemonState { state }
@@ -357,10 +371,12 @@ public actor RouteService: Service {
     // MARK: Requests (the D-Bus layer calls these)
 
     /// Opens a session. `name` is the app's stable identity; a preferred input
-    /// remembered under it is applied when its port is present.
-    public func openSession(id: String, name: String? = nil) throws(SessionError) {
+    /// remembered under it is applied when its port is present. `processID`: the client's
+    /// process, when the bus says it.
+    public func openSession(id: String, name: String? = nil, processID: UInt32? = nil) throws(SessionError) {
         publish(try tower.openSession(Session(id: id)))
         sessionNames[id] = name
+        sessionProcesses[id] = processID
         if let name, let uid = state.preferredInputs[name], tower.port(uid)?.direction.isInput == true,
             let outcome = try? tower.setPreferredInput(uid, session: id)
         {
@@ -372,6 +388,7 @@ public actor RouteService: Service {
     public func closeSession(_ id: String) throws(SessionError) {
         publish(try tower.closeSession(id))
         sessionNames[id] = nil
+        sessionProcesses[id] = nil
     }
 
     public func setCategory(_ category: Category, mode: Mode = .default, options: CategoryOptions = [], session id: String) throws(SessionError) {

@@ -40,6 +40,11 @@ public final class PipeWireClient {
     private var reported: [UInt32: PipeWireNode] = [:]
     /// Requests waiting for the server's `done`: their sync's sequence number.
     private var pending: [(seq: Int32, defaults: PipeWireDefaults)] = []
+    /// The streams paused on request: paused again when the server starts them (a move to
+    /// another sink starts a paused node: seen with PipeWire 0.3.65).
+    private var paused: Set<UInt32> = []
+    /// Stream requests waiting for the server's `done`: their sync's sequence number and node.
+    private var streams: [(seq: Int32, id: UInt32)] = []
     /// Faults the caller should log (a node not bound, one over the limit).
     public var onNotice: (String) -> Void = { _ in }
 
@@ -59,6 +64,7 @@ public final class PipeWireClient {
         }
         callbacks.server = { data, version in Unmanaged<PipeWireClient>.fromOpaque(data!).takeUnretainedValue().serverVersion = String(cString: version!) }
         callbacks.node_props = { data, id, props in Unmanaged<PipeWireClient>.fromOpaque(data!).takeUnretainedValue().nodeProperties(id, props) }
+        callbacks.node_running = { data, id, running in Unmanaged<PipeWireClient>.fromOpaque(data!).takeUnretainedValue().nodeRunning(id, running != 0) }
         var error: Int32 = 0
         guard let client = arpw_client_new(&callbacks, Unmanaged.passUnretained(self).toOpaque(), &error) else {
             throw PipeWireError("connect to PipeWire", code: error)
@@ -94,8 +100,23 @@ public final class PipeWireClient {
         pending.append((arpw_client_sync(client), defaults))
     }
 
+    /// Pauses or starts a client's stream node and sets its volume; the reply is an event once
+    /// the server has both (or at once, for a node that is not a client's stream).
+    public func control(_ control: PipeWireStreamControl) {
+        guard let client else { return onEvent(.streamFailed(id: control.id, message: "not connected")) }
+        guard let node = nodes[control.id], reported[control.id]?.mediaClass?.hasPrefix("Stream/") == true else {
+            return onEvent(.streamFailed(id: control.id, message: "no client stream \(control.id)"))
+        }
+        let command = control.paused ? arpw_node_pause(node) : arpw_node_start(node)
+        if control.paused { paused.insert(control.id) } else { paused.remove(control.id) }
+        if command < 0 { return onEvent(.streamFailed(id: control.id, message: "\(control.paused ? "Pause" : "Start") failed: error \(-command)")) }
+        let volume = arpw_node_set_volume(node, Float(control.volume))
+        if volume < 0 { return onEvent(.streamFailed(id: control.id, message: "setting Props volume failed: error \(-volume)")) }
+        streams.append((arpw_client_sync(client), control.id))
+    }
+
     /// Whether a request waits for the server's answer.
-    public var waiting: Bool { !pending.isEmpty }
+    public var waiting: Bool { !pending.isEmpty || !streams.isEmpty }
 
     /// Disconnects and frees every node.
     public func close() {
@@ -126,7 +147,14 @@ public final class PipeWireClient {
         nodes[id] = node
     }
 
+    private func nodeRunning(_ id: UInt32, _ running: Bool) {
+        guard running, paused.contains(id), let node = nodes[id] else { return }
+        let result = arpw_node_pause(node)
+        onNotice("stream \(id) started by the server while paused: paused again\(result < 0 ? " failed: error \(-result)" : "")")
+    }
+
     private func globalRemoved(_ id: UInt32) {
+        paused.remove(id)
         if let client, arpw_client_metadata_id(client) == id { arpw_client_unbind_metadata(client) }
         if let node = nodes.removeValue(forKey: id) { arpw_node_free(node) }
         if reported.removeValue(forKey: id) != nil { onEvent(.removed(id: id)) }
@@ -162,6 +190,10 @@ public final class PipeWireClient {
         while let first = pending.first, first.seq <= seq {
             pending.removeFirst()
             onEvent(.defaultsSet(first.defaults))
+        }
+        while let first = streams.first, first.seq <= seq {
+            streams.removeFirst()
+            onEvent(.streamSet(id: first.id))
         }
     }
     private var secondSync: Int32 = -1

@@ -7,6 +7,9 @@
 #include <pipewire/pipewire.h>
 #include <pipewire/extensions/metadata.h>
 #include <spa/utils/string.h>
+#include <spa/node/command.h>
+#include <spa/param/props.h>
+#include <spa/pod/builder.h>
 
 
 struct arpw_client {
@@ -151,6 +154,8 @@ static void arpw_node_info(void *data, const struct pw_node_info *info)
 	struct arpw_node *n = data;
 	if (info && info->props && (info->change_mask & PW_NODE_CHANGE_MASK_PROPS) && n->client->callbacks.node_props)
 		n->client->callbacks.node_props(n->client->data, n->id, info->props);
+	if (info && (info->change_mask & PW_NODE_CHANGE_MASK_STATE) && n->client->callbacks.node_running)
+		n->client->callbacks.node_running(n->client->data, n->id, info->state == PW_NODE_STATE_RUNNING);
 }
 
 static const struct pw_node_events arpw_node_events = {PW_VERSION_NODE_EVENTS, .info = arpw_node_info};
@@ -174,6 +179,29 @@ void arpw_node_free(struct arpw_node *n)
 	spa_hook_remove(&n->listener);
 	pw_proxy_destroy((struct pw_proxy *)n->proxy);
 	free(n);
+}
+
+static int arpw_node_command(struct arpw_node *n, enum spa_node_command command)
+{
+	struct spa_command cmd = SPA_NODE_COMMAND_INIT(command);
+	int res = pw_node_send_command(n->proxy, &cmd);
+	return res < 0 ? res : 0;
+}
+
+/* Sends the node its Pause command: a client's stream stops where it is; arpw_node_start resumes it. */
+int arpw_node_pause(struct arpw_node *n) { return arpw_node_command(n, SPA_NODE_COMMAND_Pause); }
+int arpw_node_start(struct arpw_node *n) { return arpw_node_command(n, SPA_NODE_COMMAND_Start); }
+
+/* Sets the node's Props volume (the scalar; channelVolumes are left as they are). */
+int arpw_node_set_volume(struct arpw_node *n, float volume)
+{
+	uint8_t buffer[256];
+	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+	struct spa_pod *props = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_Props, SPA_PARAM_Props,
+		SPA_PROP_volume, SPA_POD_Float(volume));
+	if (props == NULL) return -ENOSPC;
+	int res = pw_node_set_param(n->proxy, SPA_PARAM_Props, 0, props);
+	return res < 0 ? res : 0;
 }
 
 /* Disconnects and frees everything the client made (nodes first, by arpw_node_free). */

@@ -96,12 +96,15 @@ if soundServers != nil, let helper = options.pipewireHelperPath(besideDaemon: Cu
     pipewire = nil
 }
 
+// The server's streams become sessions, their category from their media.role (docs/roles-file.md).
+let roles = pipewire == nil ? StreamRoleTable.builtIn : StreamRoleTable.load(path: options.roles, logger: logger)
+
 // The API on the session bus (one daemon per user), or the system bus with --system.
 let bus: ServerBus = options.system ? .system : .session
 Task {
     do {
         try await Daemon.run(
-            paths: paths, watchers: watchers, system: logind, ucm: ucm, bus: bus, soundServers: soundServers, pipewire: pipewire, logger: logger,
+            paths: paths, watchers: watchers, system: logind, ucm: ucm, bus: bus, soundServers: soundServers, pipewire: pipewire, roles: roles, logger: logger,
             signals: signals, sleep: { try await executor.sleep(for: $0) }, executor: executor)
         CurrentProcess.exit(0)
     } catch let error as StartupError {

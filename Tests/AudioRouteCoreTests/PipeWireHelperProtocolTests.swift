@@ -30,17 +30,45 @@ import Testing
     @Test(arguments: [
         ("garbage", "malformed JSON: line 1, column 1: unexpected character"),
         ("[1]", "a line is a JSON object, not an array"),
-        ("{}", "unknown request {} (a request is {\"defaults\": {\"sink\": …, \"source\": …}})"),
-        (#"{"volume": 1}"#, "unknown request \"volume\" (a request is {\"defaults\": {\"sink\": …, \"source\": …}})"),
+        ("{}", "unknown request {} (a request is {\"defaults\": {\"sink\": …, \"source\": …}} or {\"stream\": {\"id\": …, \"paused\": …, \"volume\": …}})"),
+        (#"{"volume": 1}"#, "unknown request \"volume\" (a request is {\"defaults\": {\"sink\": …, \"source\": …}} or {\"stream\": {\"id\": …, \"paused\": …, \"volume\": …}})"),
         (#"{"defaults": {"sink": null, "source": null}, "x": 1}"#, "unknown member \"x\" (a request has \"defaults\" alone)"),
         (#"{"defaults": 3}"#, "\"defaults\" is an object, not a number"),
         (#"{"defaults": {"sink": null}}"#, "missing member \"source\" of \"defaults\""),
         (#"{"defaults": {"sink": 1, "source": null}}"#, "\"sink\" is a node name or null, not a number"),
         (#"{"defaults": {"sink": "", "source": null}}"#, "\"sink\" is a node name of 1 to 1024 bytes"),
         (#"{"defaults": {"sink": null, "source": null, "card": "x"}}"#, "unknown member \"card\" of \"defaults\" (it has \"sink\" and \"source\")"),
+        (#"{"stream": {"id": 1, "paused": true, "volume": 1}, "x": 1}"#, "unknown member \"x\" (a request has \"stream\" alone)"),
+        (#"{"stream": [1]}"#, "\"stream\" is an object, not an array"),
+        (#"{"stream": {"id": 1, "paused": true, "volume": 1, "mute": true}}"#, "unknown member \"mute\" of \"stream\" (it has \"id\", \"paused\" and \"volume\")"),
+        (#"{"stream": {"id": -1, "paused": true, "volume": 1}}"#, "\"id\" of \"stream\" is a node id (0 to 4294967295)"),
+        (#"{"stream": {"paused": true, "volume": 1}}"#, "\"id\" of \"stream\" is a node id (0 to 4294967295)"),
+        (#"{"stream": {"id": 1, "paused": 1, "volume": 1}}"#, "\"paused\" of \"stream\" is true or false"),
+        (#"{"stream": {"id": 1, "paused": false}}"#, "\"volume\" of \"stream\" is a number from 0 to 1"),
+        (#"{"stream": {"id": 1, "paused": false, "volume": "loud"}}"#, "\"volume\" of \"stream\" is a number from 0 to 1"),
+        (#"{"stream": {"id": 1, "paused": false, "volume": 1.5}}"#, "\"volume\" of \"stream\" is a number from 0 to 1, not 1.5"),
+        (#"{"stream": {"id": 1, "paused": false, "volume": -0.1}}"#, "\"volume\" of \"stream\" is a number from 0 to 1, not -0.1"),
     ])
     func aBadRequestIsNamed(_ line: String, _ message: String) {
         #expect(PipeWireHelperProtocol.request(bytes(line)) == .failure(PipeWireProtocolError(message)))
+    }
+
+    @Test func aStreamRequestReadsBack() {
+        let request = PipeWireHelperRequest.stream(PipeWireStreamControl(id: 77, paused: false, volume: 0.3))
+        let line = PipeWireHelperProtocol.line(request)
+        #expect(line.text == #"{"stream": {"id": 77, "paused": false, "volume": 0.3}}"#)
+        #expect(PipeWireHelperProtocol.request(line.bytes) == .success(request))
+        // An integer volume is a number too.
+        #expect(PipeWireHelperProtocol.request(bytes(#"{"stream": {"id": 3, "paused": true, "volume": 0}}"#))
+            == .success(.stream(PipeWireStreamControl(id: 3, paused: true, volume: 0))))
+    }
+
+    @Test func streamRepliesReadBack() {
+        for event in [PipeWireHelperEvent.streamSet(id: 77), .streamFailed(id: 78, message: "no client stream 78")] {
+            #expect(PipeWireHelperProtocol.event(PipeWireHelperProtocol.line(event).bytes) == .success(event))
+        }
+        #expect(PipeWireHelperProtocol.line(.streamSet(id: 77)).text == #"{"stream": 77, "ok": true}"#)
+        #expect(PipeWireHelperProtocol.line(.streamFailed(id: 78, message: "x")).text == #"{"stream": 78, "error": "x"}"#)
     }
 
     @Test func sizesAreCheckedBeforeDecoding() {
@@ -62,7 +90,9 @@ import Testing
         (#"{"node": 1, "change": "added", "properties": {"secret": "x"}}"#, "unknown node property \"secret\""),
         (#"{"defaults": {"sink": null, "source": null}}"#, "a defaults reply has \"defaults\" and \"ok\" or \"error\""),
         (#"{"defaults": {"sink": null, "source": null}, "ok": false}"#, "a defaults reply has \"ok\": true or \"error\": a message"),
-        (#"{"what": 1}"#, "unknown line \"what\" (the helper says hello, node, defaults or error)"),
+        (#"{"what": 1}"#, "unknown line \"what\" (the helper says hello, node, defaults, stream or error)"),
+        (#"{"stream": 1, "ok": false}"#, "a stream reply has \"ok\": true or \"error\": a message"),
+        (#"{"stream": "x", "ok": true}"#, "a stream reply has \"stream\" (a node id) and \"ok\" or \"error\""),
     ])
     func aBadHelperLineIsNamed(_ line: String, _ message: String) {
         #expect(PipeWireHelperProtocol.event(bytes(line)) == .failure(PipeWireProtocolError(message)))

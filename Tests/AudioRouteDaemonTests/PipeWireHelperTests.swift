@@ -7,6 +7,7 @@
 import AudioRouteCore
 import AudioRouteSystem
 import AudioRouteTestKit
+import Foundation
 import Glibc
 import Testing
 
@@ -62,6 +63,28 @@ import Testing
         guard case .node(let stream, added: true) = try next(&lines, "the stream's node") else { throw TestFailure("the stream's node was not reported") }
         #expect(stream.mediaClass == "Stream/Output/Audio" && stream.properties["media.role"] == "Music", "\(stream)")
         #expect(stream.properties["application.name"] == "pw-play", "\(stream)")
+        // A stream request: paused and its Props volume set, read back from the server; a node
+        // that is not a client's stream, and a bad request, are named.
+        helper.send(PipeWireHelperProtocol.line(.stream(PipeWireStreamControl(id: stream.id, paused: true, volume: 0.3))).bytes + [UInt8(ascii: "\n")])
+        var reply = try next(&lines, "the stream's reply")
+        while case .node = reply { reply = try next(&lines, "the stream's reply") }
+        #expect(reply == .streamSet(id: stream.id))
+        // The level it plays at is read back by PipeWireStreamSessionsTests (pw-dump's Props of a
+        // pw-play node kept saying volume 1.0 while the sink's monitor had the stream at 0.3). The
+        // user's own volume is left alone.
+        usleep(300_000)
+        let props = Self.props(bench, node: stream.id)
+        #expect((props?["channelVolumes"] as? [Double])?.allSatisfy { $0 == 1 } == true, "\(String(describing: props))")
+        let sinkID = nodes["speaker"]!.id
+        helper.send(Array("{\"stream\": {\"id\": \(sinkID), \"paused\": false, \"volume\": 1}}\n{\"stream\": {\"id\": 1, \"paused\": false, \"volume\": 2}}\n".utf8))
+        var answers: [PipeWireHelperEvent] = []
+        while answers.count < 2 {
+            let event = try next(&lines)
+            if case .node = event { continue }
+            answers.append(event)
+        }
+        #expect(answers.contains(.streamFailed(id: sinkID, message: "no client stream \(sinkID)")), "\(answers)")
+        #expect(answers.contains(.error("\"volume\" of \"stream\" is a number from 0 to 1, not 2.0")), "\(answers)")
         player.kill()
         var removed = false
         while !removed {
@@ -71,6 +94,15 @@ import Testing
 
         helper.closeInput()
         #expect(helper.wait(seconds: 5) == 0)
+    }
+
+    /// A node's `Props` param as pw-dump shows it (`volume`, `mute`, `channelVolumes`, …).
+    static func props(_ bench: SoundServerBench, node id: UInt32) -> [String: Any]? {
+        let dump = bench.run("pw-dump", [])
+        guard let objects = try? JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [[String: Any]] else { return nil }
+        let node = objects.first { ($0["id"] as? Int).map(UInt32.init) == id }
+        let params = (node?["info"] as? [String: Any])?["params"] as? [String: Any]
+        return (params?["Props"] as? [[String: Any]])?.first
     }
 
     @Test func withoutAServerItSaysSoAndExits1() throws {

@@ -26,6 +26,8 @@ struct arpw_callbacks {
 	void (*server)(void *data, const char *version);
 	/* A bound node's properties (first info, and every change of them). */
 	void (*node_props)(void *data, uint32_t id, const struct spa_dict *props);
+	/* A bound node's state changed: 1 when it is running now, 0 otherwise. */
+	void (*node_running)(void *data, uint32_t id, int running);
 };
 
 /* Connects to the user's PipeWire (PIPEWIRE_REMOTE, else pipewire-0 in XDG_RUNTIME_DIR) and
@@ -47,6 +49,13 @@ int arpw_client_set_metadata(struct arpw_client *c, const char *key, const char 
 /* Binds node `id` for its properties (node_props follows). NULL with *error set. */
 struct arpw_node *arpw_node_bind(struct arpw_client *c, uint32_t id, int *error);
 void arpw_node_free(struct arpw_node *n);
+/* Sends the node its Pause command: a client's stream stops where it is (its state stays
+ * running); arpw_node_start resumes it. 0 or -errno. */
+int arpw_node_pause(struct arpw_node *n);
+int arpw_node_start(struct arpw_node *n);
+/* Sets the node's Props volume, the scalar the server multiplies with the node's
+ * channelVolumes (which it leaves alone). 0 or -errno. */
+int arpw_node_set_volume(struct arpw_node *n, float volume);
 /* Disconnects and frees everything the client made (nodes first, by arpw_node_free). */
 void arpw_client_free(struct arpw_client *c);
 /* A dictionary's entries, for Swift (spa_dict's items are an inline array of structs). */
