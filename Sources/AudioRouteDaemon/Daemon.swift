@@ -34,13 +34,17 @@ public struct DaemonOptions: Sendable, Hashable {
     /// PipeWire helper"); "none" for no helper; nil: `audioroute-pipewire` beside the daemon's
     /// executable, else from PATH.
     public var pipewireHelper: String?
+    /// The PulseAudio helper started while the user's server is PulseAudio (docs/daemon.md, "The
+    /// PulseAudio helper"); "none" for no helper; nil: `audioroute-pulse` beside the daemon's
+    /// executable, else from PATH.
+    public var pulseHelper: String?
     public var help = false
 
     public init() {}
 
     public static let usage = """
         usage: audiorouted [--system] [--state-dir DIR] [--runtime-dir DIR] [--log-level LEVEL] [--ucm-root DIR] [--ucm-helper PATH]
-                           [--pipewire-helper PATH]
+                           [--pipewire-helper PATH] [--pulse-helper PATH]
           --system           run as the system instance: the D-Bus API on the system bus (default: the session
                              bus), state in /var/lib/audioroute, runtime files in /run
           --state-dir DIR    where state.json lives (default $XDG_STATE_HOME/audioroute or ~/.local/state/audioroute)
@@ -51,6 +55,8 @@ public struct DaemonOptions: Sendable, Hashable {
                              audioroute-ucm beside audiorouted, else in PATH); none: every card's ports come from udev
           --pipewire-helper PATH  the helper that sets PipeWire's default sink and source to the route's (default:
                              audioroute-pipewire beside audiorouted, else in PATH); none: PipeWire's defaults are its own
+          --pulse-helper PATH  the helper that sets PulseAudio's default sink and source to the route's (default:
+                             audioroute-pulse beside audiorouted, else in PATH); none: PulseAudio's defaults are its own
         """
 
     /// Parses the arguments after the program name. Accepts `--opt value` and `--opt=value`.
@@ -82,6 +88,10 @@ public struct DaemonOptions: Sendable, Hashable {
                 let helper = try value(name, inline: inline)
                 guard !helper.isEmpty else { throw UsageError("--pipewire-helper needs a path, or none") }
                 options.pipewireHelper = helper
+            case "--pulse-helper":
+                let helper = try value(name, inline: inline)
+                guard !helper.isEmpty else { throw UsageError("--pulse-helper needs a path, or none") }
+                options.pulseHelper = helper
             case "--log-level":
                 let level = try value(name, inline: inline)
                 guard let parsed = Logger.Level(rawValue: level) else { throw UsageError("unknown log level \"\(level)\"") }
@@ -106,6 +116,14 @@ public struct DaemonOptions: Sendable, Hashable {
     /// The PipeWire helper to start, or nil for none (`--pipewire-helper none`, or the system instance).
     public func pipewireHelperPath(besideDaemon directory: String?) -> String? {
         system ? nil : PipeWireHelper.executable(option: pipewireHelper, beside: directory)
+    }
+
+    /// The PulseAudio helper to start, or nil for none (`--pulse-helper none`, or the system instance).
+    public func pulseHelperPath(besideDaemon directory: String?) -> String? {
+        guard !system else { return nil }
+        if let pulseHelper { return pulseHelper == "none" ? nil : pulseHelper }
+        if let directory, CurrentProcess.isExecutable(directory + "/audioroute-pulse") { return directory + "/audioroute-pulse" }
+        return "audioroute-pulse"
     }
 
     /// The state and runtime directories these options choose in `environment`.

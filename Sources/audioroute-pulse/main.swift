@@ -79,7 +79,8 @@ func serve(logger: Logger) -> Int32 {
             send(PipeWireHelperProtocol.line(.error("\(what): \(reason)")))
             return 1
         }
-        guard client.wait(for: input, timeoutMilliseconds: -1) else { continue }
+        // Stdin waits for the hello: a request is answered once the server's objects are known.
+        guard client.wait(for: client.connected ? input : -1, timeoutMilliseconds: -1) else { continue }
         let read = chunk.withUnsafeMutableBytes { buffer in
             StandardStream.input.withDescriptor { input in Result { () throws(Errno) in try input.read(into: buffer) } }
         }
