@@ -15,8 +15,8 @@ import Synchronization
 /// The PipeWire helper and what it reported: started when the engine becomes PipeWire, stopped
 /// when it stops being PipeWire, told the route's defaults.
 public final class PipeWireHelper: Sendable {
-    /// The helper's path (`audioroute-pipewire`).
-    public let executable: String
+    /// The helper's path (`audioroute-pipewire`), started while the server is PipeWire; nil: none.
+    public let executable: String?
     /// The PulseAudio helper's path (`audioroute-pulse`), started instead while the server is PulseAudio; nil: none.
     public let pulseExecutable: String?
     let runtimeDirectory: String
@@ -51,7 +51,7 @@ public final class PipeWireHelper: Sendable {
     ///   - runtimeDirectory: the user's XDG_RUNTIME_DIR, where the sound-server watcher found `pipewire-0`.
     ///   - loop: where the helper's lines are read (the daemon's executor).
     public init(
-        executable: String, pulseExecutable: String? = nil, runtimeDirectory: String, loop: any PollLoop, logger: Logger,
+        executable: String?, pulseExecutable: String? = nil, runtimeDirectory: String, loop: any PollLoop, logger: Logger,
         readCards: @escaping @Sendable () -> [String: Int] = ALSACardIndices.read
     ) {
         self.executable = executable
@@ -74,20 +74,24 @@ public final class PipeWireHelper: Sendable {
     public var follows: String { state.withLock { $0.follows } }
 
     /// The engine the sound-server watcher found: PipeWire starts `executable`, PulseAudio
-    /// `pulseExecutable` (when given), anything else stops the helper.
+    /// `pulseExecutable` (each when given), anything else stops the helper.
     public func engineChanged(_ engine: SoundEngine) {
-        let server = engine.server == .pulseaudio && pulseExecutable == nil ? nil : engine.server
+        let server = engine.server.flatMap { helperPath(for: $0) == nil ? nil : $0 }
         let stopping: HelperProcess? = state.withLock { state in
             guard server != state.server else { return nil }
             state.server = server
             state.wanted = server != nil
             state.failuresInARow = 0
-            if server == nil { state.follows = pulseExecutable == nil ? "the sound server is not PipeWire" : "the sound server is neither PipeWire nor PulseAudio" }
+            if server == nil {
+                state.follows = engine.server.map { "the daemon runs no \($0.displayName) helper" } ?? "the sound server is neither PipeWire nor PulseAudio"
+            }
             return take(&state)
         }
         stopping?.stop()
         if server != nil { start() }
     }
+
+    private func helperPath(for server: SoundServerKind) -> String? { server == .pulseaudio ? pulseExecutable : executable }
 
     /// "PipeWire helper" or "PulseAudio helper", for the log and `status`.
     private static func name(_ state: State) -> String { "\((state.server ?? .pipewire).displayName) helper" }
@@ -127,8 +131,7 @@ public final class PipeWireHelper: Sendable {
             guard state.wanted, state.process == nil, let server = state.server else { return nil }
             return (state.generation, server, Self.name(state))
         }
-        guard let (generation, server, name) = started else { return }
-        let executable = server == .pulseaudio ? pulseExecutable ?? self.executable : self.executable
+        guard let (generation, server, name) = started, let executable = helperPath(for: server) else { return }
         let process: HelperProcess
         do throws(Errno) {
             process = try HelperProcess.start(name: name, executable: executable, environment: ["XDG_RUNTIME_DIR": runtimeDirectory], logger: logger)

@@ -91,10 +91,11 @@ let soundServers: SoundServerWatcher? =
 // follow the route (docs/daemon.md, "The PipeWire helper"); the PulseAudio helper does the same
 // while it is PulseAudio ("The PulseAudio helper").
 let pipewire: PipeWireHelper?
+let pipewireHelper = options.pipewireHelperPath(besideDaemon: CurrentProcess.executableDirectory())
 let pulseHelper = options.pulseHelperPath(besideDaemon: CurrentProcess.executableDirectory())
-if soundServers != nil, let helper = options.pipewireHelperPath(besideDaemon: CurrentProcess.executableDirectory()) {
+if soundServers != nil, pipewireHelper != nil || pulseHelper != nil {
     pipewire = PipeWireHelper(
-        executable: helper, pulseExecutable: pulseHelper, runtimeDirectory: userRuntime, loop: executor, logger: Logger(label: "audiorouted.pipewire"))
+        executable: pipewireHelper, pulseExecutable: pulseHelper, runtimeDirectory: userRuntime, loop: executor, logger: Logger(label: "audiorouted.pipewire"))
 } else {
     pipewire = nil
 }
