@@ -13,7 +13,7 @@ import Logging
 import Synchronization
 
 /// The PipeWire helper and what it reported: started when the engine becomes PipeWire, stopped
-/// when it stops being PipeWire, told the route's defaults.
+/// when it stops being PipeWire, told the route's defaults; the PulseAudio helper likewise.
 public final class PipeWireHelper: Sendable {
     /// The helper's path (`audioroute-pipewire`), started while the server is PipeWire; nil: none.
     public let executable: String?
@@ -109,6 +109,7 @@ public final class PipeWireHelper: Sendable {
     public func stop() {
         state.withLock { state in
             state.wanted = false
+            state.server = nil
             return take(&state)
         }?.stop()
     }
