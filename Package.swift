@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "audiorouted", targets: ["audiorouted"]),
         .executable(name: "audioroute-ucm", targets: ["audioroute-ucm"]),
         .executable(name: "audioroute-pipewire", targets: ["audioroute-pipewire"]),
+        .executable(name: "audioroute-pulse", targets: ["audioroute-pulse"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -48,6 +49,10 @@ let package = Package(
             cSettings: [.unsafeFlags(["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2", "-D_REENTRANT"])],
             linkerSettings: [.linkedLibrary("pipewire-0.3")]
         ),
+        // libpulse: its mainloop (polled by the caller), subscription and introspection, behind a
+        // few plain arpa_ functions (its callbacks take structs). Linked by the PulseAudio helper only;
+        // its header is opaque: libpulse's headers (in /usr/include, no flags needed) reach pulse.c alone.
+        .target(name: "CPulse", linkerSettings: [.linkedLibrary("pulse")]),
         // libsndfile, and its memory file for sf_open_virtual.
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         // libmpg123, for MP3 (libsndfile's own MP3 stops at an estimated length), and its memory reader.
@@ -118,6 +123,13 @@ let package = Package(
         // The PipeWire helper: the server's nodes out, the route's defaults in, on stdin/stdout,
         // so that the daemon never links libpipewire.
         .executableTarget(name: "audioroute-pipewire", dependencies: ["AudioRoutePipeWire", "AudioRouteCore", "AudioRouteSystem", log]),
+
+        // The PulseAudio helper's client (docs/daemon.md, "The PulseAudio helper"): libpulse on a
+        // mainloop the helper polls; its objects as the PipeWire helper protocol's nodes.
+        .target(name: "AudioRoutePulse", dependencies: ["AudioRouteCore", "CPulse"]),
+        // The PulseAudio helper: the PipeWire helper's protocol on stdin/stdout, for PulseAudio, so
+        // that the daemon never links libpulse.
+        .executableTarget(name: "audioroute-pulse", dependencies: ["AudioRoutePulse", "AudioRouteCore", "AudioRouteSystem", log]),
 
         // The client library: an app's AVAudioSession-like session on audiorouted, and the
         // player. No Foundation, no hardware watchers.
@@ -219,6 +231,7 @@ let package = Package(
                 "AudioRouteALSA", "AudioRouteTestKit", "AudioRouteTestbed", "CLinux", log, lifecycle,
                 "AudioRouteDemo",  // GeneratedALSAConfigTests loads the demo's ALSA configuration
                 "audioroute-pipewire",  // so that it is built: the daemon starts it beside itself (PipeWireDefaultsTests)
+                "audioroute-pulse",  // the same for PulseAudio (PulseDefaultsTests)
             ]
         ),
         .testTarget(

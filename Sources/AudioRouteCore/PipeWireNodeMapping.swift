@@ -90,10 +90,11 @@ public enum PipeWireNodeMapping {
 
     /// Rule `bluezAddressAndProfile`: the node's `api.bluez5.address` is the device's and its
     /// `api.bluez5.profile` the port's kind (`a2dp-…` for A2DP, `headset-…`, `hsp-…`, `hfp-…`
-    /// for a call's SCO).
+    /// for a call's SCO; PulseAudio's `bluetooth.protocol`, reported under that key, is `a2dp_sink`,
+    /// `headset_head_unit` or `handsfree_head_unit`).
     static func bluez(_ pcm: BlueALSAPCM, _ nodes: [PipeWireNode]) -> PipeWireNodeChoice? {
         let address = pcm.address.uppercased()
-        let prefixes = pcm.profile == .a2dp ? ["a2dp"] : ["headset", "hsp", "hfp"]
+        let prefixes = pcm.profile == .a2dp ? ["a2dp"] : ["headset", "hsp", "hfp", "handsfree"]
         let matches = nodes.filter { node in
             guard node.properties["api.bluez5.address"]?.uppercased() == address, let profile = node.properties["api.bluez5.profile"] else { return false }
             return prefixes.contains { profile.hasPrefix($0) }

@@ -37,13 +37,17 @@ public struct DaemonOptions: Sendable, Hashable {
     /// The roles file (docs/roles-file.md): which session each `media.role` of the server's
     /// streams gets; nil: `StreamRoleTable.defaultPath` when it exists.
     public var roles: String?
+    /// The PulseAudio helper started while the user's server is PulseAudio (docs/daemon.md, "The
+    /// PulseAudio helper"); "none" for no helper; nil: `audioroute-pulse` beside the daemon's
+    /// executable, else from PATH.
+    public var pulseHelper: String?
     public var help = false
 
     public init() {}
 
     public static let usage = """
         usage: audiorouted [--system] [--state-dir DIR] [--runtime-dir DIR] [--log-level LEVEL] [--ucm-root DIR] [--ucm-helper PATH]
-                           [--pipewire-helper PATH] [--roles FILE]
+                           [--pipewire-helper PATH] [--pulse-helper PATH] [--roles FILE]
           --system           run as the system instance: the D-Bus API on the system bus (default: the session
                              bus), state in /var/lib/audioroute, runtime files in /run
           --state-dir DIR    where state.json lives (default $XDG_STATE_HOME/audioroute or ~/.local/state/audioroute)
@@ -54,6 +58,8 @@ public struct DaemonOptions: Sendable, Hashable {
                              audioroute-ucm beside audiorouted, else in PATH); none: every card's ports come from udev
           --pipewire-helper PATH  the helper that sets PipeWire's default sink and source to the route's (default:
                              audioroute-pipewire beside audiorouted, else in PATH); none: PipeWire's defaults are its own
+          --pulse-helper PATH  the helper that sets PulseAudio's default sink and source to the route's (default:
+                             audioroute-pulse beside audiorouted, else in PATH); none: PulseAudio's defaults are its own
           --roles FILE       the session each media.role of PipeWire's streams gets (default /etc/audioroute/roles.json
                              if present, else the built-in table)
         """
@@ -87,6 +93,10 @@ public struct DaemonOptions: Sendable, Hashable {
                 let helper = try value(name, inline: inline)
                 guard !helper.isEmpty else { throw UsageError("--pipewire-helper needs a path, or none") }
                 options.pipewireHelper = helper
+            case "--pulse-helper":
+                let helper = try value(name, inline: inline)
+                guard !helper.isEmpty else { throw UsageError("--pulse-helper needs a path, or none") }
+                options.pulseHelper = helper
             case "--roles": options.roles = try absolute(value(name, inline: inline), name)
             case "--log-level":
                 let level = try value(name, inline: inline)
@@ -112,6 +122,14 @@ public struct DaemonOptions: Sendable, Hashable {
     /// The PipeWire helper to start, or nil for none (`--pipewire-helper none`, or the system instance).
     public func pipewireHelperPath(besideDaemon directory: String?) -> String? {
         system ? nil : PipeWireHelper.executable(option: pipewireHelper, beside: directory)
+    }
+
+    /// The PulseAudio helper to start, or nil for none (`--pulse-helper none`, or the system instance).
+    public func pulseHelperPath(besideDaemon directory: String?) -> String? {
+        guard !system else { return nil }
+        if let pulseHelper { return pulseHelper == "none" ? nil : pulseHelper }
+        if let directory, CurrentProcess.isExecutable(directory + "/audioroute-pulse") { return directory + "/audioroute-pulse" }
+        return "audioroute-pulse"
     }
 
     /// The state and runtime directories these options choose in `environment`.

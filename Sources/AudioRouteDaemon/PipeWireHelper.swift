@@ -4,6 +4,8 @@
 // (the nodes of the route's first output and input: AudioRouteCore's PipeWireNodeMapping). The
 // daemon links no libpipewire (its 4 MiB do not fit the daemon's budget); an idle helper wakes
 // no one. A helper that ends while the server still runs is started again, a few times.
+// While the server is PulseAudio, `audioroute-pulse` takes the PipeWire helper's place: the same
+// protocol, the same mapping (docs/daemon.md, "The PulseAudio helper").
 import AudioRouteCore
 import AudioRouteSystem
 import AudioRouteUCMHelper
@@ -11,10 +13,12 @@ import Logging
 import Synchronization
 
 /// The PipeWire helper and what it reported: started when the engine becomes PipeWire, stopped
-/// when it stops being PipeWire, told the route's defaults.
+/// when it stops being PipeWire, told the route's defaults; the PulseAudio helper likewise.
 public final class PipeWireHelper: Sendable {
-    /// The helper's path (`audioroute-pipewire`).
-    public let executable: String
+    /// The helper's path (`audioroute-pipewire`), started while the server is PipeWire; nil: none.
+    public let executable: String?
+    /// The PulseAudio helper's path (`audioroute-pulse`), started instead while the server is PulseAudio; nil: none.
+    public let pulseExecutable: String?
     let runtimeDirectory: String
     let loop: any PollLoop
     let logger: Logger
@@ -33,8 +37,10 @@ public final class PipeWireHelper: Sendable {
         var process: HelperProcess?
         /// Which start this is: a line or an end from an older process is not this one's.
         var generation: UInt64 = 0
-        /// Whether the engine is PipeWire (the helper should run).
+        /// Whether the engine is PipeWire or PulseAudio with its helper (a helper should run).
         var wanted = false
+        /// The server the helper is for.
+        var server: SoundServerKind?
         var ready = false
         var serverVersion: String?
         var nodes: [UInt32: PipeWireNode] = [:]
@@ -49,10 +55,11 @@ public final class PipeWireHelper: Sendable {
     ///   - runtimeDirectory: the user's XDG_RUNTIME_DIR, where the sound-server watcher found `pipewire-0`.
     ///   - loop: where the helper's lines are read (the daemon's executor).
     public init(
-        executable: String, runtimeDirectory: String, loop: any PollLoop, logger: Logger,
+        executable: String?, pulseExecutable: String? = nil, runtimeDirectory: String, loop: any PollLoop, logger: Logger,
         readCards: @escaping @Sendable () -> [String: Int] = ALSACardIndices.read
     ) {
         self.executable = executable
+        self.pulseExecutable = pulseExecutable
         self.runtimeDirectory = runtimeDirectory
         self.loop = loop
         self.logger = logger
@@ -70,21 +77,29 @@ public final class PipeWireHelper: Sendable {
     /// What `status` says: whether the server's default follows the route, and if not, why.
     public var follows: String { state.withLock { $0.follows } }
 
-    /// The engine the sound-server watcher found: PipeWire starts the helper, anything else stops it.
+    /// The engine the sound-server watcher found: PipeWire starts `executable`, PulseAudio
+    /// `pulseExecutable` (each when given), anything else stops the helper.
     public func engineChanged(_ engine: SoundEngine) {
-        let pipewire = engine.server == .pipewire
+        let server = engine.server.flatMap { helperPath(for: $0) == nil ? nil : $0 }
         let stopping: HelperProcess? = state.withLock { state in
-            guard pipewire != state.wanted else { return nil }
-            state.wanted = pipewire
+            guard server != state.server else { return nil }
+            state.server = server
+            state.wanted = server != nil
             state.failuresInARow = 0
-            if pipewire { return nil }
-            state.follows = "the sound server is not PipeWire"
+            if server == nil {
+                state.follows = engine.server.map { "the daemon runs no \($0.displayName) helper" } ?? "the sound server is neither PipeWire nor PulseAudio"
+            }
             return take(&state)
         }
         stopping?.stop()
-        if !pipewire { streamUpdates.send([:]) }
-        if pipewire { start() }
+        if server != .pipewire { streamUpdates.send([:]) }
+        if server != nil { start() }
     }
+
+    private func helperPath(for server: SoundServerKind) -> String? { server == .pulseaudio ? pulseExecutable : executable }
+
+    /// "PipeWire helper" or "PulseAudio helper", for the log and `status`.
+    private static func name(_ state: State) -> String { "\((state.server ?? .pipewire).displayName) helper" }
 
     /// The route changed: its defaults are sent once the helper has said hello.
     public func routeChanged(_ ports: RoutePorts) {
@@ -99,6 +114,7 @@ public final class PipeWireHelper: Sendable {
     public func stop() {
         state.withLock { state in
             state.wanted = false
+            state.server = nil
             return take(&state)
         }?.stop()
         streamUpdates.send([:])
@@ -115,8 +131,11 @@ public final class PipeWireHelper: Sendable {
         return process?.send(PipeWireHelperProtocol.line(.stream(control))) == true
     }
 
+    /// The clients' streams that become sessions: PipeWire's only (the PulseAudio helper cannot
+    /// pause or turn down another client's stream yet: docs/daemon.md).
     private static func streams(of state: State) -> [UInt32: PipeWireNode] {
-        state.nodes.filter { $0.value.mediaClass?.hasPrefix("Stream/") == true }
+        guard state.server == .pipewire else { return [:] }
+        return state.nodes.filter { $0.value.mediaClass?.hasPrefix("Stream/") == true }
     }
 
     // MARK: -
@@ -133,23 +152,23 @@ public final class PipeWireHelper: Sendable {
     }
 
     private func start() {
-        let generation: UInt64? = state.withLock { state in
-            guard state.wanted, state.process == nil else { return nil }
-            return state.generation
+        let started: (generation: UInt64, server: SoundServerKind, name: String)? = state.withLock { state in
+            guard state.wanted, state.process == nil, let server = state.server else { return nil }
+            return (state.generation, server, Self.name(state))
         }
-        guard let generation else { return }
+        guard let (generation, server, name) = started, let executable = helperPath(for: server) else { return }
         let process: HelperProcess
         do throws(Errno) {
-            process = try HelperProcess.start(name: "PipeWire helper", executable: executable, environment: ["XDG_RUNTIME_DIR": runtimeDirectory], logger: logger)
+            process = try HelperProcess.start(name: name, executable: executable, environment: ["XDG_RUNTIME_DIR": runtimeDirectory], logger: logger)
         } catch {
-            logger.error("PipeWire helper not started: the server's default does not follow the route", metadata: ["helper": "\(executable)", "error": "\(error)"])
-            state.withLock { $0.follows = "the PipeWire helper could not be started (\(executable): \(error))" }
+            logger.error("\(name) not started: the server's default does not follow the route", metadata: ["helper": "\(executable)", "error": "\(error)"])
+            state.withLock { $0.follows = "the \(name) could not be started (\(executable): \(error))" }
             return
         }
         let kept = state.withLock { state in
             guard state.wanted, state.generation == generation, state.process == nil else { return false }
             state.process = process
-            state.follows = "waiting for the PipeWire helper's hello"
+            state.follows = "waiting for the \(name)'s hello"
             return true
         }
         guard kept else { return process.stop() }
@@ -167,10 +186,10 @@ public final class PipeWireHelper: Sendable {
             state.failuresInARow = hadHello ? 0 : state.failuresInARow + 1
             guard state.wanted else { return false }
             guard state.failuresInARow < Self.maximumRestarts else {
-                state.follows = "the PipeWire helper ended \(Self.maximumRestarts) times without a hello: not started again until the server changes"
+                state.follows = "the \(Self.name(state)) ended \(Self.maximumRestarts) times without a hello: not started again until the server changes"
                 return false
             }
-            state.follows = "the PipeWire helper ended; started again"
+            state.follows = "the \(Self.name(state)) ended; started again"
             return true
         }
         // Its streams' sessions close; the new helper's hello reports them again.
@@ -182,7 +201,7 @@ public final class PipeWireHelper: Sendable {
         let event: PipeWireHelperEvent
         switch PipeWireHelperProtocol.event(bytes) {
         case .failure(let error):
-            logger.warning("PipeWire helper: a line not understood", metadata: ["error": "\(error)"])
+            logger.warning("\(state.withLock { Self.name($0) }): a line not understood", metadata: ["error": "\(error)"])
             return
         case .success(let value): event = value
         }
@@ -195,7 +214,7 @@ public final class PipeWireHelper: Sendable {
                 state.ready = true
                 state.serverVersion = version
                 state.failuresInARow = 0
-                logger.notice("PipeWire helper connected", metadata: ["server": "\(version)"])
+                logger.notice("\(Self.name(state)) connected", metadata: ["server": "\(version)"])
                 line = update(&state)
                 streams = Self.streams(of: state)
             case .node(let node, _):
@@ -219,7 +238,7 @@ public final class PipeWireHelper: Sendable {
                 state.follows = "the server refused the route's defaults (\(defaults)): \(message)"
                 state.sent = nil
             case .error(let message):
-                logger.warning("PipeWire helper", metadata: ["error": "\(message)"])
+                logger.warning("\(Self.name(state))", metadata: ["error": "\(message)"])
             }
         }
         if let line { send(line) }
@@ -234,12 +253,13 @@ public final class PipeWireHelper: Sendable {
         let nodes = state.nodes.values.sorted { $0.id < $1.id }
         let mapped = PipeWireNodeMapping.defaults(output: state.route.outputs.first, input: state.route.inputs.first, among: nodes, cards: cards)
         var said: [String] = []
+        let server = (state.server ?? .pipewire).displayName
         for (what, port, choice) in [("sink", state.route.outputs.first, mapped.output), ("source", state.route.inputs.first, mapped.input)] {
             guard let port, let choice else { continue }
             if let node = choice.node {
-                said.append("the server's default \(what) follows the route: \(port.uid) is node \(node.id) \"\(node.name ?? "")\" (\(choice.rule): \(choice.reason))")
+                said.append("\(server)'s default \(what) follows the route: \(port.uid) is node \(node.id) \"\(node.name ?? "")\" (\(choice.rule): \(choice.reason))")
             } else {
-                said.append("the server's default \(what) does not follow the route: no node for \(port.uid) (\(choice.reason))")
+                said.append("\(server)'s default \(what) does not follow the route: no node for \(port.uid) (\(choice.reason))")
             }
         }
         state.follows = said.isEmpty ? "the route has no port" : said.joined(separator: "; ")
@@ -251,7 +271,7 @@ public final class PipeWireHelper: Sendable {
 
     private func send(_ line: JSON) {
         let process = state.withLock { $0.process }
-        if process?.send(line) != true { logger.warning("PipeWire helper not reading: the defaults not sent") }
+        if process?.send(line) != true { logger.warning("the sound server's helper not reading: the defaults not sent") }
     }
 }
 

@@ -88,10 +88,14 @@ let soundServers: SoundServerWatcher? =
         logger: Logger(label: "audiorouted.soundserver"))
 
 // The PipeWire helper: while the user's server is PipeWire, its default sink and source
-// follow the route (docs/daemon.md, "The PipeWire helper").
+// follow the route (docs/daemon.md, "The PipeWire helper"); the PulseAudio helper does the same
+// while it is PulseAudio ("The PulseAudio helper").
 let pipewire: PipeWireHelper?
-if soundServers != nil, let helper = options.pipewireHelperPath(besideDaemon: CurrentProcess.executableDirectory()) {
-    pipewire = PipeWireHelper(executable: helper, runtimeDirectory: userRuntime, loop: executor, logger: Logger(label: "audiorouted.pipewire"))
+let pipewireHelper = options.pipewireHelperPath(besideDaemon: CurrentProcess.executableDirectory())
+let pulseHelper = options.pulseHelperPath(besideDaemon: CurrentProcess.executableDirectory())
+if soundServers != nil, pipewireHelper != nil || pulseHelper != nil {
+    pipewire = PipeWireHelper(
+        executable: pipewireHelper, pulseExecutable: pulseHelper, runtimeDirectory: userRuntime, loop: executor, logger: Logger(label: "audiorouted.pipewire"))
 } else {
     pipewire = nil
 }

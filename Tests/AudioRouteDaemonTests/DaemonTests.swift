@@ -73,6 +73,7 @@ private func notify(_ state: String, socket: String?) throws(Errno) -> Bool {
         (["--system=yes"], "unknown option \"--system=yes\""),
         (["--ucm-root", "ucm2"], "--ucm-root needs an absolute path, not \"ucm2\""),
         (["--ucm-helper", ""], "--ucm-helper needs a path, or none"),
+        (["--pulse-helper", ""], "--pulse-helper needs a path, or none"),
     ])
     func badCommandLinesAreNamed(_ arguments: [String], _ message: String) {
         #expect(throws: UsageError(message)) { try DaemonOptions.parse(arguments) }
@@ -90,6 +91,22 @@ private func notify(_ state: String, socket: String?) throws(Errno) -> Bool {
         #expect(DaemonOptions().ucmHelperPath(besideDaemon: directory) == "audioroute-ucm", "not executable")
         chmod(directory + "/audioroute-ucm", 0o755)
         #expect(DaemonOptions().ucmHelperPath(besideDaemon: directory) == directory + "/audioroute-ucm")
+    }
+
+    /// The PulseAudio helper: given, none, or audioroute-pulse beside the daemon, else from PATH;
+    /// never for the system instance; apart from the PipeWire helper's option.
+    @Test func thePulseAudioHelperIsFoundBesideTheDaemon() throws {
+        #expect(try DaemonOptions.parse(["--pulse-helper", "/opt/p"]).pulseHelperPath(besideDaemon: "/usr/bin") == "/opt/p")
+        let none = try DaemonOptions.parse(["--pulse-helper=none"])
+        #expect(none.pulseHelperPath(besideDaemon: "/usr/bin") == nil)
+        #expect(none.pipewireHelperPath(besideDaemon: "/nowhere") == "audioroute-pipewire", "the PipeWire helper is not turned off with it")
+        #expect(try DaemonOptions.parse(["--system"]).pulseHelperPath(besideDaemon: "/usr/bin") == nil)
+        let directory = try makeTemporaryDirectory()
+        defer { removeTree(directory) }
+        #expect(DaemonOptions().pulseHelperPath(besideDaemon: directory) == "audioroute-pulse")
+        try writeText(directory + "/audioroute-pulse", "#!/bin/sh\n")
+        chmod(directory + "/audioroute-pulse", 0o755)
+        #expect(DaemonOptions().pulseHelperPath(besideDaemon: directory) == directory + "/audioroute-pulse")
     }
 
     @Test func pathsFollowXDGTheSystemFlagAndOverrides() throws {

@@ -54,11 +54,18 @@ import Glibc
             let pipewireDynamic = try Self.readelf(["-d", pipewireHelper], in: dir)
             #expect(pipewireDynamic.contains("libpipewire-0.3.so.0"), "\(pipewireDynamic)")
             #expect(!pipewireDynamic.contains("libstdc++") && !pipewireDynamic.contains("libswiftCore"), "\(pipewireDynamic)")
+            // And the PulseAudio helper: libpulse is the helper's, never the daemon's.
+            #expect(!dynamic.contains("libpulse"), "\(dynamic)")
+            let pulseHelper = String(binary.dropLast("audiorouted".count)) + "audioroute-pulse"
+            let pulseDynamic = try Self.readelf(["-d", pulseHelper], in: dir)
+            #expect(pulseDynamic.contains("libpulse.so.0"), "\(pulseDynamic)")
+            #expect(!pulseDynamic.contains("libstdc++") && !pulseDynamic.contains("libswiftCore"), "\(pulseDynamic)")
             let install = try ChildProcess(
                 "/bin/sh", ["-c", "exec \"$0\"/scripts/install-daemon --destdir \"$1\" --binary \"$2\" > /dev/null", root, dir + "/stage", binary])
             #expect(install.wait(seconds: 60) == 0, "\(install.availableStderr())")
             #expect(access(dir + "/stage/usr/bin/audiorouted", X_OK) == 0 && access(dir + "/stage/usr/bin/audioroute-ucm", X_OK) == 0)
             #expect(access(dir + "/stage/usr/bin/audioroute-pipewire", X_OK) == 0)
+            #expect(access(dir + "/stage/usr/bin/audioroute-pulse", X_OK) == 0)
 
             // And it is the daemon: READY=1 on a private bus, status 0 on SIGTERM.
             let (socket, bus, daemon) = try AudioroutedEndToEndTests.startOnPrivateBus(in: dir, binary: binary)

@@ -43,6 +43,7 @@ public final class SoundServerBench: @unchecked Sendable {
     public static let removedVariables: Set<String> = ["PULSE_SERVER", "PULSE_RUNTIME_PATH", "PULSE_COOKIE", "PIPEWIRE_REMOTE", "PIPEWIRE_RUNTIME_DIR", "DISPLAY", "WAYLAND_DISPLAY"]
     private var servers: [(name: String, pid: pid_t)] = []
     private let objects: String
+    private let pulseStartup: String
     private var stopped = false
 
     /// Starts `kind`'s server(s) and waits until `pactl` sees every virtual device (and, for
@@ -51,13 +52,16 @@ public final class SoundServerBench: @unchecked Sendable {
     /// With `startingServers` false, only the directory and the bus are made: `startServers()`
     /// starts them later (a server that starts after its clients).
     /// `pipewireObjects`: PipeWire's virtual devices (`alsaShapedObjects` gives them a real ALSA
-    /// node's properties); the sinks and the source keep their names.
+    /// node's properties); the sinks and the source keep their names. `pulseScript`: PulseAudio's
+    /// start-up script (`alsaShapedPulseScript` gives its devices a real ALSA sink's properties).
     public init(
-        _ kind: SoundServerKind, seconds: Double = 10, startingServers: Bool = true, pipewireObjects: String = SoundServerBench.pipewireObjects
+        _ kind: SoundServerKind, seconds: Double = 10, startingServers: Bool = true, pipewireObjects: String = SoundServerBench.pipewireObjects,
+        pulseScript: String = SoundServerBench.pulseScript
     ) throws {
         if let missing = kind.missing { throw TestFailure(missing) }
         self.kind = kind
         self.objects = pipewireObjects
+        self.pulseStartup = pulseScript
         var template = Array("/tmp/audioroute-sound-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp: errno \(errno)") }
         directory = String(cString: made)
@@ -121,7 +125,7 @@ public final class SoundServerBench: @unchecked Sendable {
                 self.run("pw-metadata", ["-n", "default", "0", "default.audio.sink"]).stdout.contains("speaker")
             }
         case .pulseaudio:
-            try writeFile(directory + "/bench.pa", Self.pulseScript)
+            try writeFile(directory + "/bench.pa", pulseStartup)
             try launch(
                 "pulseaudio",
                 [
@@ -311,6 +315,21 @@ public final class SoundServerBench: @unchecked Sendable {
         load-module module-null-sink sink_name=speaker sink_properties=device.description=Speaker
         load-module module-null-sink sink_name=headphones sink_properties=device.description=Headphones
         load-module module-null-source source_name=mic
+        set-default-sink speaker
+        set-default-source mic
+
+        """
+
+    /// `pulseScript` with the properties PulseAudio's ALSA sinks and sources carry (module-alsa-card
+    /// sets `device.api`, `alsa.card`, `alsa.device` and `device.string`: Tests/Fixtures/pulseaudio/
+    /// README.md cites the source and a real sink's list), as `alsaShapedObjects` shapes PipeWire's:
+    /// `speaker` and `mic` card 0's PCM 0, `headphones` card 2's. module-null-source takes no
+    /// properties, so `mic` is a remapped source over the speaker's monitor (itself no monitor).
+    public static let alsaShapedPulseScript = """
+        load-module module-native-protocol-unix
+        load-module module-null-sink sink_name=speaker sink_properties='device.description=Speaker device.api=alsa alsa.card=0 alsa.device=0 device.string=front:0'
+        load-module module-null-sink sink_name=headphones sink_properties='device.description=Headphones device.api=alsa alsa.card=2 alsa.device=0 device.string=front:2'
+        load-module module-remap-source master=speaker.monitor source_name=mic source_properties='device.description=Mic device.api=alsa alsa.card=0 alsa.device=0 device.string=front:0'
         set-default-sink speaker
         set-default-source mic
 

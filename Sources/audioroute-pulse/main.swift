@@ -1,0 +1,120 @@
+// audioroute-pulse: the PulseAudio helper (docs/daemon.md, "The PulseAudio helper"). audiorouted
+// starts it while the user's sound server is PulseAudio, so that the daemon never links libpulse.
+// It speaks the PipeWire helper's protocol: hello, every sink, source and stream added, changed
+// and removed, and the server's default sink and source set when asked; one JSON object per line
+// on stdin/stdout. It exits 0 when stdin ends, 1 when the server goes or cannot be reached
+// (after an error line). One thread, one poll(2) on stdin and libpulse's descriptors.
+import AudioRouteCore
+import AudioRoutePulse
+import AudioRouteSystem
+import Logging
+
+let usage = """
+    usage: audioroute-pulse [--log-level LEVEL]
+      connects to the user's PulseAudio (PULSE_SERVER, else pulse/native in XDG_RUNTIME_DIR; never
+      autospawned) and serves the lines on stdin (docs/daemon.md, "The PulseAudio helper")
+      --log-level LEVEL  trace, debug, info, notice, warning (default), error, critical
+    """
+
+func send(_ json: JSON) {
+    var line = json.bytes
+    line.append(UInt8(ascii: "\n"))
+    StandardStream.output.write(line)
+}
+
+struct UsageFault: Error {
+    var message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// The log level from the command line, or the usage fault (empty for --help).
+func parse(_ arguments: [String]) -> Result<Logger.Level, UsageFault> {
+    var level = Logger.Level.warning
+    var rest = arguments[...]
+    while let argument = rest.popFirst() {
+        let equals = argument.firstIndex(of: "=")
+        let name = equals.map { String(argument[..<$0]) } ?? argument
+        guard name == "--log-level" else { return .failure(UsageFault(argument == "--help" || argument == "-h" ? "" : "unknown argument \"\(argument)\"")) }
+        guard let value = equals.map({ String(argument[argument.index(after: $0)...]) }) ?? rest.popFirst() else { return .failure(UsageFault("--log-level needs a value")) }
+        guard let parsed = Logger.Level(rawValue: value) else { return .failure(UsageFault("unknown log level \"\(value)\"")) }
+        level = parsed
+    }
+    return .success(level)
+}
+
+/// One line from the daemon: a request carried out, or its fault named.
+func handle(_ line: UCMLineSplitter.Line, client: PulseClient, logger: Logger) {
+    guard case .line(let bytes) = line else {
+        send(PipeWireHelperProtocol.line(.error("line over \(UCMLineSplitter.maximumLineLength) bytes, discarded")))
+        return
+    }
+    switch PipeWireHelperProtocol.request(bytes) {
+    case .failure(let error):
+        logger.warning("refused", metadata: ["error": "\(error)"])
+        send(PipeWireHelperProtocol.line(.error(error.description)))
+    case .success(.defaults(let defaults)):
+        logger.info("setting the defaults", metadata: ["defaults": "\(defaults)"])
+        client.setDefaults(defaults)
+    case .success(.stream(let control)):
+        // The daemon makes no sessions of PulseAudio's streams (docs/daemon.md): a request is refused, named.
+        send(PipeWireHelperProtocol.line(.streamFailed(id: control.id, message: "the PulseAudio helper does not control streams")))
+    }
+}
+
+/// Connects, then serves stdin and the server until either ends; the exit status.
+func serve(logger: Logger) -> Int32 {
+    let client = PulseClient()
+    client.onEvent = { send(PipeWireHelperProtocol.line($0)) }
+    client.onNotice = { logger.notice("\($0)") }
+    do throws(PulseError) {
+        try client.connect()
+    } catch {
+        send(PipeWireHelperProtocol.line(.error("cannot connect to PulseAudio: \(error)")))
+        return 1
+    }
+    defer { client.close() }
+    var lines = UCMLineSplitter()
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    let input = StandardStream.input.rawValue
+    while true {
+        if let reason = client.disconnected {
+            let what = client.connected ? "disconnected" : "cannot connect to PulseAudio"
+            send(PipeWireHelperProtocol.line(.error("\(what): \(reason)")))
+            return 1
+        }
+        // Stdin waits for the hello: a request is answered once the server's objects are known.
+        guard client.wait(for: client.connected ? input : -1, timeoutMilliseconds: -1) else { continue }
+        let read = chunk.withUnsafeMutableBytes { buffer in
+            StandardStream.input.withDescriptor { input in Result { () throws(Errno) in try input.read(into: buffer) } }
+        }
+        guard case .success(let count) = read else {
+            logger.error("stdin failed", metadata: ["error": "\(read)"])
+            return 1
+        }
+        if count == 0 {
+            if let last = lines.finish() { handle(last, client: client, logger: logger) }
+            // What was asked is answered before leaving: the server's round trip, 2 s at most.
+            let deadline = MonotonicClock.milliseconds() + 2000
+            while client.waiting && client.disconnected == nil && MonotonicClock.milliseconds() < deadline {
+                _ = client.wait(for: -1, timeoutMilliseconds: 100)
+            }
+            return 0
+        }
+        for line in lines.feed(chunk[..<count]) { handle(line, client: client, logger: logger) }
+    }
+}
+
+// A daemon gone makes writes fail (EPIPE) instead of killing the helper; stdin's end follows.
+ProcessSignal.pipe.ignore()
+switch parse(Array(CommandLine.arguments.dropFirst())) {
+case .failure(let fault):
+    StandardStream.error.write(fault.message.isEmpty ? usage + "\n" : "audioroute-pulse: \(fault.message)\n\(usage)\n")
+    CurrentProcess.exit(fault.message.isEmpty ? 0 : 2)
+case .success(let level):
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = level
+        return handler
+    }
+    CurrentProcess.exit(serve(logger: Logger(label: "audioroute-pulse")))
+}
