@@ -26,7 +26,7 @@ public struct PipeWireStreamService: Service {
         let sessions = PipeWireStreamSessions(helper: helper, routes: routes, roles: roles, logger: logger)
         // Subscribed before the current streams are read: a later snapshot is never older.
         let updates = helper.streamUpdates.subscribe()
-        let events = routes.events.subscribe()
+        let events = routes.serverStreamEvents.subscribe()
         let helper = self.helper
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { tasks in
@@ -35,9 +35,7 @@ public struct PipeWireStreamService: Service {
                     for await streams in updates { await sessions.streamsChanged(streams) }
                 }
                 tasks.addTask {
-                    for await event in events {
-                        if case .session(let event) = event { await sessions.handle(event) }
-                    }
+                    for await event in events { await sessions.handle(event) }
                 }
                 await tasks.next()
                 tasks.cancelAll()

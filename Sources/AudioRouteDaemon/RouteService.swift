@@ -91,6 +91,10 @@ public actor RouteService: Service {
 
     /// Every outcome, to every subscriber.
     public nonisolated let events = Broadcast<DaemonEvent>()
+    /// The session events of the sound server's streams (`pipewire/<node id>`) alone, for the
+    /// service that applies them (PipeWireStreamService): a storm of port events sends it nothing
+    /// to buffer (a subscriber of `events` that lags keeps up to 1024 of them, about 0.5 MiB).
+    public nonisolated let serverStreamEvents = Broadcast<SessionEvent>(bufferSize: 256)
 
     /// - Parameters:
     ///   - initialState: the loaded state: sequences, user priorities, preferred inputs and silent mode are
@@ -198,6 +202,7 @@ public actor RouteService: Service {
         try? await gracefulShutdown()
         onStopping()
         events.finish()
+        serverStreamEvents.finish()
         logger.debug("route service stopped")
     }
 
@@ -527,7 +532,10 @@ public actor RouteService: Service {
         // The sessions' events before the route change that caused them: a stream told of an
         // unplug's routeDisconnected interruption holds before it hears of the new route, so it
         // never plays a frame on the speaker (the ALSA plugin moves on RouteChanged).
-        for event in outcome.events { events.send(.session(event)) }
+        for event in outcome.events {
+            events.send(.session(event))
+            if event.session.hasPrefix(PipeWireStreamSessions.prefix) { serverStreamEvents.send(event) }
+        }
         // The appliers (the UCM devices: a request for each card with a profile, which the helper
         // switches at once), after every outcome: a call on the speaker changes the verb, not the
         // route. Then the route file, before the announcement: a client that reacts to it opens
