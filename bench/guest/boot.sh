@@ -14,6 +14,8 @@ wait_until() { local limit=$1 i=0; shift; until "$@"; do i=$((i + 1)); [ $i -gt 
 initialized() { udevadm info -q property -p /class/sound/$1 2>/dev/null | grep -q '^SOUND_INITIALIZED=1'; }
 gone() { [ ! -e /sys/class/sound/$1 ]; }
 count_at_least() { [ "$(grep -c "$2" "$3" 2>/dev/null)" -ge "$1" ]; }
+# Whether a process is still there, as the checks report it.
+alive() { kill -0 $1 2>/dev/null && echo alive || echo exited; }
 # Stops an app as a user does, with SIGTERM; one that outlives it by 5 s is said (`stuck NAME`,
 # with where it sits) and killed, so that an app that cannot be stopped fails the run by name
 # rather than hanging it.

@@ -6,6 +6,11 @@ PHASES=@PHASES@
 # file that enables the monitor (a same-named file in ~/.config wins) leaves it off.
 mkdir -p /root/.config/wireplumber/bluetooth.lua.d
 echo "-- no Bluetooth in this guest" > /root/.config/wireplumber/bluetooth.lua.d/90-enable-all.lua
+# A device WirePlumber has not seen before gets its default volume, 0.4 cubed (0.064: -24 dB,
+# policy-device-routes.lua): the USB card's tone then stayed under the host's threshold of a loud
+# frame in its file. Full volume here (read after 40-device-defaults.lua, before the enable).
+mkdir -p /root/.config/wireplumber/main.lua.d
+echo 'device_defaults.properties["default-volume"] = 1.0' > /root/.config/wireplumber/main.lua.d/41-audioroute-bench-volume.lua
 start_servers
 watch_server
 # Which sink a client's stream is on: `SINK-NAME` of the first stream whose application.name is $1.
@@ -21,4 +26,5 @@ on_sink() { stream_sink "$1" | grep -q "$2"; }
 start_daemon
 . $PHASES/follow.sh
 . $PHASES/plugin.sh
+. $PHASES/tower.sh
 finish

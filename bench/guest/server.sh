@@ -13,7 +13,8 @@ start_servers() {
   pipewire > /run/pipewire.log 2>&1 &
   SERVERS=$!
   wait_until 30 timeout 3 pw-cli info 0 > /dev/null 2>&1 || fail "pipewire did not answer: $(tail -5 /run/pipewire.log | tr '\n' '|')"
-  wireplumber >> /run/wireplumber.log 2>&1 &
+  # Its first start at the info level, apart: what it did is said if it makes no ALSA device.
+  WIREPLUMBER_DEBUG=3 wireplumber > /run/wireplumber-start.log 2>&1 &
   WIREPLUMBER=$!
   pipewire-pulse > /run/pipewire-pulse.log 2>&1 &
   SERVERS="$SERVERS $!"
@@ -31,6 +32,15 @@ restart_wireplumber() {
 }
 wait_for_sinks() {
   # WirePlumber made the HDA card's sink (its ALSA monitor, through udev) and chose it as the default.
+  wait_until 200 sink_named alsa_output.pci && return
+  # In about one start in five on this bench WirePlumber 0.4.13 made no ALSA device at all (no
+  # error at its default log level). What it did say is kept (its info log), and it is started
+  # again once, as a user would restart it; a second miss fails the run.
+  say wireplumber-again "$(timeout 10 pw-cli ls Device 2>&1 | grep -c alsa_card) ALSA devices;" \
+    "$(grep -iE 'alsa|reserve|acp' /run/wireplumber-start.log | tail -8 | tr '\n' '|')"
+  stop $WIREPLUMBER wireplumber
+  wireplumber >> /run/wireplumber.log 2>&1 &
+  WIREPLUMBER=$!
   wait_until 300 sink_named alsa_output.pci || fail "no HDA sink: $(timeout 10 pactl list short sinks 2>&1 | tr '\n' '|') $(tail -5 /run/wireplumber.log | tr '\n' '|')"
 }
 # What the server says as it happens, each line stamped with the guest's CLOCK_MONOTONIC

@@ -35,8 +35,6 @@ if [ -n "$AUDIOROUTE_SHELL" ]; then
   setsid cttyhack /bin/sh
   poweroff -f
 fi
-# Whether a process is still there, as the checks report it.
-alive() { kill -0 $1 2>/dev/null && echo alive || echo exited; }
 # The clock the host reads the guest's time from: CLOCK_MONOTONIC on the console, 50 times a second.
 /usr/bin/guest-clock > /dev/ttyS0 &
 say booted $(cut -d' ' -f1 /proc/uptime)

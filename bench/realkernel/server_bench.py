@@ -4,7 +4,7 @@ import os, sys
 from .common import Failure, phase
 from .harness import Guest, build_programs, fetch_kernel, finish_run, start_run
 from .server.image import NEEDS, build_image
-from .server.phases import CLIENTS, VARIANTS, check_alone, check_follow, check_plugin, print_first_audio
+from .server.phases import CLIENTS, VARIANTS, check_alone, check_follow, check_plugin, check_tower, print_first_audio, print_restarts
 from .signals import sequence_bits
 
 
@@ -51,7 +51,8 @@ def main(usage):
         guest = Guest(kernel, image, work, 0, bits=bits)
         with phase("boot", 300):
             guest.wait_for("booted", 300)
-            print("    " + guest.wait_for("server", 120))
+            print("    " + guest.wait_for("server", 180))
+            print_restarts(guest.lines())
         alone = []
         for variant in VARIANTS:
             with phase(f"the server alone ({variant})", 240):
@@ -62,6 +63,8 @@ def main(usage):
                 frames.append(check_follow(guest, client))
         with phase("plugin", 120):
             check_plugin(guest)
+        with phase("tower", 180):
+            check_tower(guest)
         guest.wait_for("end", 60)
         guest.wait_exit(60)
         with phase("timing", 1):

@@ -8,10 +8,11 @@ from typing import ClassVar
 from ..common import Failure
 from ..events import Mark, Report
 from ..harness import plug_usb
-from ..reports import aplay_session
+from ..reports import Alive, Exited, aplay_session
 from ..timing import card1_moments, cycle_timings, first_audio
+from ..tower import check_call, check_duck, check_silent
 
-ALONE, FOLLOW, PLUGIN = "server/alone.sh", "server/follow.sh", "server/plugin.sh"
+ALONE, FOLLOW, PLUGIN, TOWER = "server/alone.sh", "server/follow.sh", "server/plugin.sh", "server/tower.sh"
 # The clients of the follow phase, in the guest's order.
 CLIENTS = ("pw-play", "paplay")
 
@@ -114,7 +115,121 @@ class PluginBusy(Report):
         return cls(line, pcm, message)
 
 
-EVENTS = (AloneReady, AloneAdded, AloneDone, FollowReady, FollowAdded, FollowRemoved, PluginRoute, PluginPlaying, PluginBusy)
+# The tower phase: the kernel bench's tower checks (tower.py) on PipeWire's own clients (pw-play
+# with a media.role), with the same words, said by this bench's script.
+class ServerDuckBefore(Mark):
+    """`duck-before`: the Music stream has played alone for 1.5 s."""
+    words, script = "duck-before", TOWER
+
+
+class ServerDuckPrompt(Mark):
+    """`duck-prompt`: the Navigation stream starts."""
+    words, script = "duck-prompt", TOWER
+
+
+class ServerDuckAfter(Exited):
+    """`duck-after STATUS LAST-LINES`: 1 s after the Navigation stream's pw-play ended."""
+    words, script = "duck-after", TOWER
+
+
+class ServerDuckEnd(Alive):
+    """`duck-end alive|exited`: the Music stream's pw-play, 1.5 s later."""
+    words, script = "duck-end", TOWER
+
+
+class ServerSilentBefore(Mark):
+    """`silent-before`: the Notification stream has played for 1.5 s."""
+    words, script = "silent-before", TOWER
+
+
+class ServerSilentSwitch(Mark):
+    """`silent-switch`: silent mode goes on."""
+    words, script = "silent-switch", TOWER
+
+
+class ServerSilentOn(Mark):
+    """`silent-on`: 0.7 s after `audioroute silent on` returned."""
+    words, script = "silent-on", TOWER
+
+
+class ServerSilentOnEnd(Alive):
+    """`silent-on-end alive|exited`: the Notification stream's pw-play, silenced for 1.5 s."""
+    words, script = "silent-on-end", TOWER
+
+
+class ServerSilentOff(Mark):
+    """`silent-off`: 0.7 s after `audioroute silent off` returned."""
+    words, script = "silent-off", TOWER
+
+
+class ServerSilentEnd(Alive):
+    """`silent-end alive|exited`: the Notification stream's pw-play, 1.5 s later."""
+    words, script = "silent-end", TOWER
+
+
+class ServerCallBefore(Mark):
+    """`call-before`: the Music stream has played alone for 1.5 s."""
+    words, script = "call-before", TOWER
+
+
+class ServerCallStart(Mark):
+    """`call-start`: the Phone stream's pw-play starts."""
+    words, script = "call-start", TOWER
+
+
+class ServerCallDuring(Alive):
+    """`call-during alive|exited`: the Music stream's pw-play, 1.5 s into the call."""
+    words, script = "call-during", TOWER
+
+
+class ServerCallAfter(Exited):
+    """`call-after STATUS LAST-LINES`: 1.5 s after the Phone stream's pw-play ended."""
+    words, script = "call-after", TOWER
+
+
+class ServerCallEnd(Alive):
+    """`call-end alive|exited`: the Music stream's pw-play, 1.5 s later."""
+    words, script = "call-end", TOWER
+
+
+@dataclass(frozen=True)
+class TowerSessions(Report):
+    """`tower-sessions TEXT`: `audioroute status`'s sessions, with the server's streams among them."""
+    words: ClassVar[str] = "tower-sessions"
+    script: ClassVar[str] = TOWER
+    text: str
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line, line[len(cls.words):].strip())
+
+
+DUCK_EVENTS = (ServerDuckBefore, ServerDuckPrompt, ServerDuckAfter, ServerDuckEnd)
+SILENT_EVENTS = (ServerSilentBefore, ServerSilentSwitch, ServerSilentOn, ServerSilentOnEnd, ServerSilentOff, ServerSilentEnd)
+CALL_EVENTS = (ServerCallBefore, ServerCallStart, ServerCallDuring, ServerCallAfter, ServerCallEnd)
+
+@dataclass(frozen=True)
+class WireplumberAgain(Report):
+    """`wireplumber-again COUNT ALSA devices; LOG`: WirePlumber made no ALSA device at a start and
+    was started again; what its info log said of ALSA."""
+    words: ClassVar[str] = "wireplumber-again"
+    script: ClassVar[str] = "server.sh"
+    text: str
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line, line[len(cls.words):].strip())
+
+
+def print_restarts(lines):
+    """Each time WirePlumber was started again for want of an ALSA device, what it had said."""
+    for line in lines:
+        if line.startswith(WireplumberAgain.words + " "):
+            print(f"    WirePlumber started again, no ALSA device: {WireplumberAgain.parse(line).text[:600]}")
+
+
+EVENTS = (WireplumberAgain, AloneReady, AloneAdded, AloneDone, FollowReady, FollowAdded, FollowRemoved, PluginRoute, PluginPlaying, PluginBusy,
+          *DUCK_EVENTS, *SILENT_EVENTS, *CALL_EVENTS, TowerSessions)
 
 
 def unplug_usb(guest):
@@ -250,3 +365,17 @@ def print_first_audio(lines, alone, frames):
         print(f"    {client} with audiorouted: {first * 1000:.0f} ms, SOUND_INITIALIZED {sound * 1000:.0f} ms: {first / sound:.2f}x")
     print_split(lines, [(f"the server alone ({v})", n, f) for n, (v, f) in enumerate(zip(VARIANTS, alone))]
                 + [(f"{c} with audiorouted", len(VARIANTS) + n, f) for n, (c, f) in enumerate(zip(CLIENTS, frames))])
+
+
+def check_tower(guest):
+    """PipeWire's own clients as sessions: a Navigation stream ducks the Music stream to the duck
+    gain, silent mode silences a Notification stream, a Phone stream pauses the music until it
+    ends; the truth is the HDA card's file (the kernel bench's checks, tower.py)."""
+    for name, check, events in (("duck", check_duck, DUCK_EVENTS), ("silent mode", check_silent, SILENT_EVENTS),
+                                ("call", check_call, CALL_EVENTS)):
+        print(f"    {name}:")
+        check(guest, events)
+    sessions = TowerSessions.wait(guest, 60)
+    print(f"    audioroute status: {sessions.text}")
+    if "pw-play" not in sessions.text:
+        raise Failure(f"tower: audioroute status does not list pw-play's stream as a session: {sessions.text}")
