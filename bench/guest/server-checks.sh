@@ -27,4 +27,5 @@ start_daemon
 . $PHASES/follow.sh
 . $PHASES/plugin.sh
 . $PHASES/tower.sh
+. $PHASES/fight.sh
 finish

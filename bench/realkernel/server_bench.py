@@ -4,7 +4,7 @@ import os, sys
 from .common import Failure, phase
 from .harness import Guest, build_programs, fetch_kernel, finish_run, start_run
 from .server.image import NEEDS, build_image
-from .server.phases import CLIENTS, VARIANTS, check_alone, check_follow, check_plugin, check_tower, print_first_audio, print_restarts
+from .server.phases import CLIENTS, VARIANTS, check_alone, check_follow, check_fight, check_plugin, check_tower, print_first_audio, print_restarts
 from .signals import sequence_bits
 
 
@@ -65,6 +65,8 @@ def main(usage):
             check_plugin(guest)
         with phase("tower", 180):
             check_tower(guest)
+        with phase("the server's switching against the route", 300):
+            check_fight(guest)
         guest.wait_for("end", 60)
         guest.wait_exit(60)
         with phase("timing", 1):

@@ -12,7 +12,7 @@ from ..reports import Alive, Exited, aplay_session
 from ..timing import card1_moments, cycle_timings, first_audio
 from ..tower import check_call, check_duck, check_silent
 
-ALONE, FOLLOW, PLUGIN, TOWER = "server/alone.sh", "server/follow.sh", "server/plugin.sh", "server/tower.sh"
+ALONE, FOLLOW, PLUGIN, TOWER, FIGHT = "server/alone.sh", "server/follow.sh", "server/plugin.sh", "server/tower.sh", "server/fight.sh"
 # The clients of the follow phase, in the guest's order.
 CLIENTS = ("pw-play", "paplay")
 
@@ -204,14 +204,50 @@ class TowerSessions(Report):
         return cls(line, line[len(cls.words):].strip())
 
 
+class FightReady(Mark):
+    """`fight-ready`: WirePlumber ranks USB sinks first, pw-play plays on the HDA sink; the host hot-adds the USB card."""
+    words, script = "fight-ready", FIGHT
+
+
+@dataclass(frozen=True)
+class FightUSB(Report):
+    """`fight-usb UID`: the stream reached the USB sink; the USB port's uid, which the guest then ranks last."""
+    words: ClassVar[str] = "fight-usb"
+    script: ClassVar[str] = FIGHT
+    uid: str
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line, (cls.fields(line) + [""])[0])
+
+
+@dataclass(frozen=True)
+class FightHeld(Report):
+    """`fight-held SINK WIREPLUMBER-DEFAULT ROUTE`: 3 s after the route went back to the HDA card."""
+    words: ClassVar[str] = "fight-held"
+    script: ClassVar[str] = FIGHT
+    sink: str
+    default: str
+
+    @classmethod
+    def parse(cls, line):
+        fields = cls.fields(line) + ["", ""]
+        return cls(line, fields[0], fields[1])
+
+
+class FightDone(Mark):
+    """`fight-done`: the card gone, WirePlumber back without the rule."""
+    words, script = "fight-done", FIGHT
+
+
 DUCK_EVENTS = (ServerDuckBefore, ServerDuckPrompt, ServerDuckAfter, ServerDuckEnd)
 SILENT_EVENTS = (ServerSilentBefore, ServerSilentSwitch, ServerSilentOn, ServerSilentOnEnd, ServerSilentOff, ServerSilentEnd)
 CALL_EVENTS = (ServerCallBefore, ServerCallStart, ServerCallDuring, ServerCallAfter, ServerCallEnd)
 
 @dataclass(frozen=True)
 class WireplumberAgain(Report):
-    """`wireplumber-again COUNT ALSA devices; LOG`: WirePlumber made no ALSA device at a start and
-    was started again; what its info log said of ALSA."""
+    """`wireplumber-again COUNT ALSA devices; LOG`: WirePlumber had no sink for the HDA card within
+    the wait and was started again; its ALSA devices then, and what its info log said of ALSA."""
     words: ClassVar[str] = "wireplumber-again"
     script: ClassVar[str] = "server.sh"
     text: str
@@ -222,14 +258,14 @@ class WireplumberAgain(Report):
 
 
 def print_restarts(lines):
-    """Each time WirePlumber was started again for want of an ALSA device, what it had said."""
+    """Each time WirePlumber was started again for want of the HDA card's sink, what it had said."""
     for line in lines:
         if line.startswith(WireplumberAgain.words + " "):
-            print(f"    WirePlumber started again, no ALSA device: {WireplumberAgain.parse(line).text[:600]}")
+            print(f"    WirePlumber started again, no sink for the HDA card yet: {WireplumberAgain.parse(line).text[:600]}")
 
 
 EVENTS = (WireplumberAgain, AloneReady, AloneAdded, AloneDone, FollowReady, FollowAdded, FollowRemoved, PluginRoute, PluginPlaying, PluginBusy,
-          *DUCK_EVENTS, *SILENT_EVENTS, *CALL_EVENTS, TowerSessions)
+          *DUCK_EVENTS, *SILENT_EVENTS, *CALL_EVENTS, TowerSessions, FightReady, FightUSB, FightHeld, FightDone)
 
 
 def unplug_usb(guest):
@@ -379,3 +415,23 @@ def check_tower(guest):
     print(f"    audioroute status: {sessions.text}")
     if "pw-play" not in sessions.text:
         raise Failure(f"tower: audioroute status does not list pw-play's stream as a session: {sessions.text}")
+
+
+def check_fight(guest):
+    """WirePlumber ranking USB sinks first, the user ranking the USB port last in AudioRoute: the
+    stream ends on the HDA sink, where the route is, and stays there for 3 s (the server and the
+    HDA card's file say so), while the USB card is still there."""
+    files = guest.files
+    FightReady.wait(guest, 180)
+    plug_usb(guest)
+    usb = FightUSB.wait(guest, 120)
+    moved_at = time.monotonic()
+    held = FightHeld.wait(guest, 120)
+    back = onset(files, "hda", moved_at)
+    unplug_usb(guest)
+    FightDone.wait(guest, 180)
+    print(f"    the USB port {usb.uid} ranked last with WirePlumber's rule ranking its sink first: pw-play's stream on "
+          f"{held.sink} 3 s later, WirePlumber's default sink {held.default or '?'}; the HDA card's file "
+          f"{'has' if back else 'has no'} the tone again")
+    if not held.sink.startswith("alsa_output.pci") or back is None:
+        raise Failure(f"fight: the stream did not end where the route is (the HDA card): {held.report}")
