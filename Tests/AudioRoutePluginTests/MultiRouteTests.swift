@@ -68,6 +68,10 @@ private func expectExactly(_ written: [UInt8], _ frames: [UInt8], _ what: String
             let silent = [UInt8](repeating: 0, count: 4000)
             player.send(silent)
             try #require(waitUntilReadingInput(player), "stderr: \(player.availableStderr())")
+            // The file PCM makes its file at its setup, which a loaded machine may finish a moment
+            // after aplay is back reading its input: 5 s at most.
+            let deadline = MonotonicClock.milliseconds() + 5000
+            while access(dir + "/b.raw", F_OK) != 0 && MonotonicClock.milliseconds() < deadline { MonotonicClock.sleep(nanoseconds: 10_000_000) }
             #expect(access(dir + "/b.raw", F_OK) == 0, "the joining output was not opened; stderr: \(player.availableStderr())")
             player.send(second)
             player.closeInput()
