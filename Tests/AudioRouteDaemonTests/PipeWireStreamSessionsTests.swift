@@ -6,8 +6,8 @@
 // speaker's monitor level (parec, as bench/client-libraries/capabilities does); the phone ends:
 // the music plays again. A Navigation stream ducks the music to the tower's duck gain, read the
 // same way; it ends: back to full. `status` lists the streams' sessions with their application
-// names; silent mode silences a Notification stream and gives it back. Skipped where PipeWire is
-// not installed.
+// names, and `monitor` their changes; silent mode silences a Notification stream and gives it
+// back. Skipped where PipeWire is not installed.
 import AudioRouteCore
 import AudioRouteTestKit
 import Foundation
@@ -73,6 +73,10 @@ import Testing
         let configured = { bench.run("pw-metadata", ["-n", "default", "0", "default.configured.audio.sink"]).stdout }
         let first = wait({ configured() }) { $0.contains(#""name": "speaker""#) }
         #expect(first.contains(#""name": "speaker""#), "\(first)\ndaemon: \(daemon.stderr)")
+        // `monitor` shows the server's streams' sessions like any other (checked after the duck).
+        let monitor = try testbed.start(["monitor", "--json", "--bus-address", bench.bus.address])
+        defer { _ = try? monitor.stop(SIGKILL) }
+        try monitor.waitForLines(1)
 
         let tone = bench.directory + "/tone.wav"
         let silence = bench.directory + "/silence.wav"
@@ -112,6 +116,18 @@ import Testing
         navigation.kill()
         let unducked = wait({ level(bench) }) { ($0 ?? 0) > 0.25 }
         #expect(unducked.map { abs($0 - before) < 0.03 } == true, "after the directions: \(String(describing: unducked))")
+        let changes = wait({ monitor.objects.filter { $0["event"] == .string("sessionChanged") } }) {
+            $0.contains { $0["app"] == .string("Bench music") && $0["change"] == .string("unducked") }
+        }
+        let musicChanges = changes.filter { $0["app"] == .string("Bench music") }.compactMap { object -> String? in
+            guard case .string(let change)? = object["change"] else { return nil }
+            return change
+        }
+        #expect(
+            musicChanges == ["opened", "activated", "deactivated", "interruptionBegan", "interruptionEnded", "activated", "ducked", "unducked"],
+            "\(monitor.lines.joined(separator: "\n"))")
+        #expect(changes.allSatisfy { ($0["session"].map { "\($0)" } ?? "").contains("/org/audioroute/AudioRoute1/pipewire/") })
+        #expect(changes.contains { $0["app"] == .string("Bench phone") && $0["change"] == .string("activated") && $0["detail"] == .string("playAndRecord/voiceChat") })
 
         // Silent mode silences an ambient stream (a Notification) through its volume, and gives it back.
         music.kill()
