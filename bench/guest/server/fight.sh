@@ -11,7 +11,7 @@ wait_until 600 initialized card1 || fail "fight: no SOUND_INITIALIZED card1 with
 wait_until 200 on_sink $PLAYER_NAME alsa_output.usb || fail "fight: $PLAYER_NAME's stream did not reach the USB sink: $(stream_sink $PLAYER_NAME)"
 USB_PORT=$(audioroute ports --json 2>/dev/null | tr ',' '\n' | grep -o '"uid": "usb-[^"]*/output"' | head -1 | cut -d'"' -f4)
 say fight-usb "$USB_PORT"
-audioroute priority -- "$USB_PORT" -1000 > /run/fight-priority.log 2>&1 || fail "fight: audioroute priority failed: $(cat /run/fight-priority.log)"
+audioroute priority "$USB_PORT" -1000 > /run/fight-priority.log 2>&1 || fail "fight: audioroute priority failed: $(cat /run/fight-priority.log)"
 wait_until 200 on_sink $PLAYER_NAME alsa_output.pci || fail "fight: the stream stayed on $(stream_sink $PLAYER_NAME) after the route went back to the HDA card"
 sleep 3
 say fight-held "$(stream_sink $PLAYER_NAME)" "$(server_default)" "$(audioroute status 2>&1 | grep -m1 'outputs:' | tr -s ' ')"
