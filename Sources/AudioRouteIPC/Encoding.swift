@@ -446,19 +446,19 @@ extension DBusAPI {
     }
 
     public static func category(_ name: String) throws(DBusErrorReply) -> Category {
-        guard let value = Category(rawValue: name) else { throw .unknownName("unknown category \"\(name)\"") }
+        guard let value = Category(rawValue: name) else { throw .unknownName(Suggestion.unknown("category", name, among: Category.allCases.map(\.rawValue))) }
         return value
     }
 
     public static func mode(_ name: String) throws(DBusErrorReply) -> Mode {
-        guard let value = Mode(rawValue: name) else { throw .unknownName("unknown mode \"\(name)\"") }
+        guard let value = Mode(rawValue: name) else { throw .unknownName(Suggestion.unknown("mode", name, among: Mode.allCases.map(\.rawValue))) }
         return value
     }
 
     public static func options(_ names: [String]) throws(DBusErrorReply) -> CategoryOptions {
         var options: CategoryOptions = []
         for name in names {
-            guard let option = CategoryOptions(name: name) else { throw .unknownName("unknown option \"\(name)\"") }
+            guard let option = CategoryOptions(name: name) else { throw .unknownName(Suggestion.unknown("option", name, among: CategoryOptions.named.map(\.name))) }
             options.formUnion(option)
         }
         return options
