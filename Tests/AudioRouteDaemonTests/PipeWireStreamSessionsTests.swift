@@ -15,36 +15,14 @@ import Testing
 
 @Suite(.serialized, .timeLimit(.minutes(3))) struct PipeWireStreamSessionsTests {
     static let pipewireMissing = SoundServerKind.pipewire.missing
-    static var daemonBinary: String { (UmockdevTestbed.binary as NSString).deletingLastPathComponent + "/audiorouted" }
     /// The tone's peak, as a fraction of full scale.
     static let amplitude = 0.3
 
     /// Waits up to `seconds` for `accept` to take what `read` gives; the last reading.
-    func wait<T>(seconds: Double = 10, _ read: () -> T, until accept: (T) -> Bool) -> T {
-        let deadline = Date().addingTimeInterval(seconds)
-        var last = read()
-        while !accept(last) && Date() < deadline {
-            usleep(100_000)
-            last = read()
-        }
-        return last
-    }
+    func wait<T>(seconds: Double = 10, _ read: () -> T, until accept: (T) -> Bool) -> T { SoundServerDaemon.wait(seconds: seconds, read, until: accept) }
 
-    /// The peak of what `sink` plays now, as a fraction of full scale: its monitor recorded for
-    /// 1 s, the last 0.4 s of it (a new monitor stream may start late); nil when nothing came.
-    func level(_ bench: SoundServerBench, sink: String = "speaker") -> Double? {
-        let raw = bench.directory + "/level.raw"
-        try? FileManager.default.removeItem(atPath: raw)
-        guard let recorder = try? bench.start(
-            "parec", ["-d", sink + ".monitor", "--raw", "--latency-msec=20", "--format=s16le", "--rate=48000", "--channels=2", raw])
-        else { return nil }
-        usleep(1_000_000)
-        recorder.signal(SIGINT)
-        _ = recorder.waitForExit()
-        guard let data = FileManager.default.contents(atPath: raw), data.count >= 4 else { return nil }
-        let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }.suffix(Int(0.4 * 96_000))
-        return Double(samples.map { abs(Int($0)) }.max() ?? 0) / 32768
-    }
+    /// The peak of what `sink` plays now, as a fraction of full scale (SoundServerDaemon.level).
+    func level(_ bench: SoundServerBench, sink: String = "speaker") -> Double? { SoundServerDaemon.level(bench, sink: sink) }
 
     /// A player of `file` with `role` and `name`: PipeWire's own `pw-play`, or `paplay` through pipewire-pulse.
     static func player(_ program: String, role: String, name: String, _ file: String) -> [String] {
@@ -56,19 +34,10 @@ import Testing
     /// The music is played by `program`; the call and the directions by pw-play.
     @Test(.enabled(if: pipewireMissing == nil, "pipewire, wireplumber, pipewire-pulse or pulseaudio-utils not installed"), arguments: ["pw-play", "paplay"])
     func aCallPausesTheMusicAndNavigationDucksIt(_ program: String) throws {
-        let bench = try SoundServerBench(.pipewire, pipewireObjects: SoundServerBench.alsaShapedObjects)
-        defer { bench.stop() }
-        let testbed = try UmockdevTestbed()
-        defer { testbed.close() }
-        try testbed.loadLaptop()
-        let state = testbed.root + "/scratch/daemon"
-        var environment = bench.environment
-        environment["DBUS_SYSTEM_BUS_ADDRESS"] = testbed.systemBus
-        let daemon = try testbed.start(
-            ["--state-dir", state + "/state", "--runtime-dir", state + "/run", "--log-level", "info"] + UmockdevTestbed.noUCMHelper,
-            binary: Self.daemonBinary, environment: environment)
-        defer { _ = try? daemon.stop(SIGTERM) }
-        let status = { (try? testbed.run(["status", "--bus-address", bench.bus.address]).stdout) ?? "" }
+        let setup = try SoundServerDaemon(.pipewire)
+        defer { setup.close() }
+        let (bench, testbed, daemon) = (setup.bench, setup.testbed, setup.daemon)
+        let status = setup.status
         // The route's speaker is the server's default: the players land there.
         let configured = { bench.run("pw-metadata", ["-n", "default", "0", "default.configured.audio.sink"]).stdout }
         let first = wait({ configured() }) { $0.contains(#""name": "speaker""#) }
@@ -170,19 +139,10 @@ import Testing
     /// second session: it does not interrupt the music, and status lists the client's session only.
     @Test(.enabled(if: pipewireMissing == nil, "pipewire, wireplumber, pipewire-pulse or pulseaudio-utils not installed"))
     func anAudioRouteClientsOwnStreamIsNotASecondSession() throws {
-        let bench = try SoundServerBench(.pipewire, pipewireObjects: SoundServerBench.alsaShapedObjects)
-        defer { bench.stop() }
-        let testbed = try UmockdevTestbed()
-        defer { testbed.close() }
-        try testbed.loadLaptop()
-        let state = testbed.root + "/scratch/daemon"
-        var environment = bench.environment
-        environment["DBUS_SYSTEM_BUS_ADDRESS"] = testbed.systemBus
-        let daemon = try testbed.start(
-            ["--state-dir", state + "/state", "--runtime-dir", state + "/run", "--log-level", "info"] + UmockdevTestbed.noUCMHelper,
-            binary: Self.daemonBinary, environment: environment)
-        defer { _ = try? daemon.stop(SIGTERM) }
-        let status = { (try? testbed.run(["status", "--bus-address", bench.bus.address]).stdout) ?? "" }
+        let setup = try SoundServerDaemon(.pipewire)
+        defer { setup.close() }
+        let (bench, daemon) = (setup.bench, setup.daemon)
+        let status = setup.status
         let tone = bench.directory + "/tone.wav"
         _ = FileManager.default.createFile(atPath: tone, contents: Data(Self.toneWAV(seconds: 60, amplitude: Self.amplitude)))
         let music = try bench.start("pw-play", Self.player("pw-play", role: "Music", name: "Bench music", tone))
@@ -220,19 +180,10 @@ import Testing
     /// it to the speaker, where it plays on. A stream paused by a call stays paused when it moves.
     @Test(.enabled(if: pipewireMissing == nil, "pipewire, wireplumber, pipewire-pulse or pulseaudio-utils not installed"))
     func anUnplugDoesNotPauseAStream() throws {
-        let bench = try SoundServerBench(.pipewire, pipewireObjects: SoundServerBench.alsaShapedObjects)
-        defer { bench.stop() }
-        let testbed = try UmockdevTestbed()
-        defer { testbed.close() }
-        try testbed.loadLaptop()
-        let state = testbed.root + "/scratch/daemon"
-        var environment = bench.environment
-        environment["DBUS_SYSTEM_BUS_ADDRESS"] = testbed.systemBus
-        let daemon = try testbed.start(
-            ["--state-dir", state + "/state", "--runtime-dir", state + "/run", "--log-level", "info"] + UmockdevTestbed.noUCMHelper,
-            binary: Self.daemonBinary, environment: environment)
-        defer { _ = try? daemon.stop(SIGTERM) }
-        let status = { (try? testbed.run(["status", "--bus-address", bench.bus.address]).stdout) ?? "" }
+        let setup = try SoundServerDaemon(.pipewire)
+        defer { setup.close() }
+        let (bench, testbed, daemon) = (setup.bench, setup.testbed, setup.daemon)
+        let status = setup.status
         let configured = { bench.run("pw-metadata", ["-n", "default", "0", "default.configured.audio.sink"]).stdout }
         try testbed.load("usb-headset-razer-blackshark-v3-pro")
         let plugged = wait({ configured() }) { $0.contains(#""name": "headphones""#) }
