@@ -266,6 +266,72 @@ class SoundServer:
         self.bus.stop()
 
 
+def silence_wav(path, seconds):
+    """A WAV of `seconds` of silence, 48 kHz stereo s16, for streams whose content does not matter."""
+    import wave
+    with wave.open(path, "wb") as w:
+        w.setnchannels(2)
+        w.setsampwidth(2)
+        w.setframerate(48000)
+        w.writeframes(bytes(4 * 48000 * seconds))
+
+
+def arbitration(server, cli, directory, timeout=120):
+    """The tower's work on a sound server's own clients, as a desktop gives it: a Music stream; a
+    Phone stream over it (the music interrupted), ended; a Navigation stream (the music ducked),
+    ended; a Notification stream with silent mode switched on and off. Each step is waited for in
+    `audioroute status` (on `server`'s bus), so that a slow daemon (under valgrind) is followed,
+    not outrun. For scripts/profile-daemon-order and bench/client-libraries/measure-daemon."""
+    wav = os.path.join(directory, "silence.wav")
+    silence_wav(wav, 120)
+
+    def play(role):
+        if server.kind == "pipewire":
+            return server.popen("pw-play", "--media-role", role, wav, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        environment = dict(server.environment, PULSE_PROP="media.role=" + role.lower())
+        return subprocess.Popen(["paplay", wav], env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def status_until(accept, what):
+        deadline = time.monotonic() + timeout
+        while True:
+            text = server.run(cli, "status").stdout
+            if accept(text):
+                return text
+            if time.monotonic() > deadline:
+                raise RuntimeError("arbitration: %s; status: %s" % (what, text))
+            time.sleep(0.5)
+
+    players = []
+    try:
+        music = play("Music")
+        players.append(music)
+        status_until(lambda t: "playback/default  active  owner=pipewire" in t, "no active Music session")
+        for role, listed in (("Phone", "playAndRecord/voiceChat  active"), ("Navigation", "duckOthers]  active")):
+            other = play(role)
+            players.append(other)
+            status_until(lambda t: listed in t, "no active %s session" % role)
+            other.terminate()
+            other.wait(10)
+            status_until(lambda t: listed not in t and "playback/default  active" in t, "the music not back after the %s stream" % role)
+        music.terminate()
+        music.wait(10)
+        chime = play("Notification")
+        players.append(chime)
+        status_until(lambda t: "ambient/default  active" in t, "no active Notification session")
+        for state in ("on", "off"):
+            result = server.run(cli, "silent", state)
+            if result.returncode != 0:
+                raise RuntimeError("audioroute silent %s: %s" % (state, result.stderr))
+        chime.terminate()
+        chime.wait(10)
+        status_until(lambda t: "owner=pipewire" not in t, "the streams' sessions stayed")
+    finally:
+        for player in players:
+            if player.poll() is None:
+                player.kill()
+                player.wait()
+
+
 @contextlib.contextmanager
 def sound_server(kind, directory=None, timeout=10):
     """A `SoundServer` in `directory` (a fresh temporary one if None, removed at the end)."""
