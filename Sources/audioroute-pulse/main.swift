@@ -58,6 +58,9 @@ func handle(_ line: UCMLineSplitter.Line, client: PulseClient, logger: Logger) {
     case .success(.stream(let control)):
         // The daemon makes no sessions of PulseAudio's streams (docs/daemon.md): a request is refused, named.
         send(PipeWireHelperProtocol.line(.streamFailed(id: control.id, message: "the PulseAudio helper does not control streams")))
+    case .success(.profile(let request)):
+        // It reports no cards yet, so the daemon asks for no profile (docs/daemon.md): refused, named.
+        send(PipeWireHelperProtocol.line(.profileFailed(request, message: "the PulseAudio helper does not set card profiles")))
     }
 }
 
