@@ -197,8 +197,11 @@ public enum CardProfiles {
             return CardProfileChoice(profile: nil, rule: .notACP, reason: "card \(card)'s profiles are not ACP's (\(named.map(\.name).prefix(3).joined(separator: ", ")))")
         }
         let candidates = device.profiles.filter { $0.available != .no && !$0.isNeverChosen && $0.isACP }
-        // A kind is asked strictly only when some candidate offers it (a USB card without analog-* parts).
-        let strict = candidates.contains { serves($0, needs, strictKinds: true) }
+        // The kinds are asked strictly when the card's profiles have output parts of each kind at
+        // all, available or not: an unplugged HDMI is not stood in for by analog, but a USB card
+        // without `analog-*` parts takes any profile with a sink.
+        let offered = device.profiles.filter { !$0.isNeverChosen && $0.isACP }.flatMap(\.outputParts)
+        let strict = needs.outputs.allSatisfy { kind in offered.contains(where: kind.matches) }
         // Rule activeServes.
         if let active, !active.isNeverChosen, active.available != .no, serves(active, needs, strictKinds: strict) {
             return CardProfileChoice(profile: nil, rule: .activeServes, reason: "the active profile \(active.summary) gives \(needs)")
