@@ -49,10 +49,9 @@ public final class PipeWireClient {
     private var devices: [UInt32: OpaquePointer] = [:]
     private var deviceProps: [UInt32: [(key: String, value: String)]] = [:]
     private var reportedDevices: [UInt32: PipeWireDevice] = [:]
-    /// Each device's profile enumeration under way: its round (the seq the params carry), what
-    /// came so far, and the sync that ends it.
-    private var rounds: [UInt32: (round: Int32, profiles: [PipeWireProfile], active: Int?, dropped: Int, sync: Int32)] = [:]
-    private var nextRound: Int32 = 1
+    /// Each device's profile enumeration under way: the sequence numbers its two requests' params
+    /// carry, what came so far, and the sync that ends it.
+    private var rounds: [UInt32: (seqs: [Int32], profiles: [PipeWireProfile], active: Int?, dropped: Int, sync: Int32)] = [:]
     /// Profile requests waiting for the server's `done`.
     private var profileRequests: [(seq: Int32, request: PipeWireProfileRequest)] = []
     /// Faults the caller should log (a node not bound, one over the limit).
@@ -227,15 +226,15 @@ public final class PipeWireClient {
     /// profile): its profiles are asked again, and reported when the round is done.
     private func deviceParams(_ id: UInt32) {
         guard let client, let device = devices[id] else { return }
-        let round = nextRound
-        nextRound = nextRound == Int32.max ? 1 : nextRound + 1
-        let result = arpw_device_enum_profiles(device, round)
+        var enumSeq: Int32 = 0
+        var activeSeq: Int32 = 0
+        let result = arpw_device_enum_profiles(device, &enumSeq, &activeSeq)
         if result < 0 { return onNotice("device \(id): its profiles not asked: error \(-result)") }
-        rounds[id] = (round, [], nil, 0, arpw_client_sync(client))
+        rounds[id] = ([enumSeq, activeSeq], [], nil, 0, arpw_client_sync(client))
     }
 
     private func deviceProfile(_ id: UInt32, seq: Int32, active: Bool, _ profile: arpw_profile) {
-        guard var round = rounds[id], round.round == seq else { return }
+        guard var round = rounds[id], round.seqs.contains(seq) else { return }
         let name = String(cString: profile.name)
         let description = String(cString: profile.description)
         if active {

@@ -294,12 +294,17 @@ void arpw_device_free(struct arpw_device *d)
 
 uint32_t arpw_device_proxy_id(struct arpw_device *d) { return pw_proxy_get_id((struct pw_proxy *)d->proxy); }
 
-/* Asks for the EnumProfile and Profile params, answered with `seq`. */
-int arpw_device_enum_profiles(struct arpw_device *d, int seq)
+/* Asks for the EnumProfile and Profile params; the replies carry the sequence numbers that
+ * pw_device_enum_params returns (its marshal numbers the request itself, whatever seq is given). */
+int arpw_device_enum_profiles(struct arpw_device *d, int *enum_seq, int *active_seq)
 {
-	int res = pw_device_enum_params(d->proxy, seq, SPA_PARAM_EnumProfile, 0, 0, NULL);
-	if (res >= 0) res = pw_device_enum_params(d->proxy, seq, SPA_PARAM_Profile, 0, 0, NULL);
-	return res < 0 ? res : 0;
+	int res = pw_device_enum_params(d->proxy, 0, SPA_PARAM_EnumProfile, 0, 0, NULL);
+	if (res < 0) return res;
+	*enum_seq = res;
+	res = pw_device_enum_params(d->proxy, 0, SPA_PARAM_Profile, 0, 0, NULL);
+	if (res < 0) return res;
+	*active_seq = res;
+	return 0;
 }
 
 /* Sets the Profile param to `index`, saved (the user's choice, as pactl and wpctl set it). */

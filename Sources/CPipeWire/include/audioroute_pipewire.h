@@ -46,7 +46,7 @@ struct arpw_callbacks {
 	void (*device_props)(void *data, uint32_t id, const struct spa_dict *props);
 	/* A bound device's params changed: the caller enumerates its profiles (arpw_device_enum_profiles). */
 	void (*device_params)(void *data, uint32_t id);
-	/* One profile of the enumeration `seq`: active 0 for EnumProfile's, 1 for the Profile param. */
+	/* One profile of the request `seq` (arpw_device_enum_profiles): active 0 for EnumProfile's, 1 for the Profile param. */
 	void (*device_profile)(void *data, uint32_t id, int seq, int active, const struct arpw_profile *profile);
 };
 
@@ -82,9 +82,10 @@ struct arpw_device *arpw_device_bind(struct arpw_client *c, uint32_t id, int *er
 void arpw_device_free(struct arpw_device *d);
 /* The device's proxy id: what the core's error names when the server refuses a request on it. */
 uint32_t arpw_device_proxy_id(struct arpw_device *d);
-/* Asks for the device's EnumProfile and Profile params, each answered through device_profile
- * with `seq`; an arpw_client_sync after it is done once all are in. 0 or -errno. */
-int arpw_device_enum_profiles(struct arpw_device *d, int seq);
+/* Asks for the device's EnumProfile and Profile params, answered through device_profile with the
+ * sequence numbers set in *enum_seq and *active_seq (libpipewire numbers the requests itself); an
+ * arpw_client_sync after it is done once all are in. 0 or -errno. */
+int arpw_device_enum_profiles(struct arpw_device *d, int *enum_seq, int *active_seq);
 /* Sets the device's Profile param to the profile of `index`, saved as a user's choice (as pactl
  * set-card-profile and wpctl set-profile do). 0 or -errno. */
 int arpw_device_set_profile(struct arpw_device *d, int32_t index);

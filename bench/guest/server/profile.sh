@@ -16,7 +16,12 @@ FIRST_PROFILE=$(card_profile)
 say profile-start "$HDA_CARD" "$FIRST_PROFILE" "$(audioroute status 2>&1 | grep -m1 'outputs:' | tr -s ' ')"
 pactl set-card-profile "$HDA_CARD" off > /run/profile-set.log 2>&1 || fail "profile: pactl set-card-profile off failed: $(cat /run/profile-set.log)"
 say profile-off
-wait_until 100 profile_is_not off
+# What the daemon said of the card, and what its helper reports of it, for a failure's message.
+profile_log() {
+  echo "daemon: $(grep -iE "card's profile|card profile|profile" /run/daemon.log | tail -4 | tr '\n' '|')"
+  echo "helper: $(sleep 2 | timeout 10 audioroute-pipewire 2>&1 | grep -E '"device"' | cut -c1-400 | tr '\n' '|')"
+}
+wait_until 100 profile_is_not off || fail "profile: the HDA card stayed off: $(profile_log)"
 say profile-restored "$(card_profile)" "$(timeout 10 pactl get-default-sink 2>&1)"
 pw-play /root/tone.wav > /run/profile-play.log 2>&1 &
 PLAYER=$!
@@ -30,7 +35,7 @@ sleep 1
 say profile-output "$(card_profile)"
 pw-play --media-role Phone /root/tone.wav > /run/profile-call.log 2>&1 &
 PLAYER=$!
-wait_until 100 has_input
+wait_until 100 has_input || fail "profile: no input in the HDA card's profile under a Phone stream: $(card_profile); $(audioroute status 2>&1 | grep -m1 'inputs:'); $(profile_log)"
 sleep 0.5
 say profile-input "$(card_profile)" "$(timeout 10 pactl get-default-source 2>&1)" "$(audioroute status 2>&1 | grep -m1 'inputs:' | tr -s ' ')"
 stop $PLAYER pw-play; PLAYER=
