@@ -220,7 +220,9 @@ public enum CardProfiles {
 
 /// Asks for each card's profile once, and stops when the server keeps setting it back (no loop
 /// fighting the session manager): the daemon's memory of what it asked (docs/decisions.md,
-/// "Card profiles").
+/// "Card profiles"). A set-back is the card moved away from the profile asked, to one that does
+/// not serve the route (the profile is needed again); a move to another profile that serves (the
+/// user's choice, say) ends the matter (`settled`).
 public struct CardProfileFollower: Sendable, Hashable {
     /// How many times the server may set a card back from the profile asked before AudioRoute stops asking.
     public static let maximumSetBacks = 2
@@ -228,48 +230,52 @@ public struct CardProfileFollower: Sendable, Hashable {
     struct Record: Sendable, Hashable {
         var target: Int
         /// Asked, and the server's answer (the device's active profile changing) not seen yet.
-        var awaiting: Bool
-        /// Whether the device was seen at the target since it was asked.
-        var reached = false
+        var awaiting = true
+        /// Moved away from the target after it was reached or while it was asked.
+        var movedAway = false
         var setBacks = 0
         var gaveUp = false
     }
 
     var records: [UInt32: Record] = [:]
     /// Each device's active profile as last seen.
-    var actives: [UInt32: Int?] = [:]
+    var actives: [UInt32: Int] = [:]
 
     public init() {}
 
-    /// What the follower says after a device's report: a give-up to log once, if this one is it.
-    public enum Notice: Sendable, Hashable {
-        case none
-        /// The server set the card back from `target` `maximumSetBacks` times: not asked again.
-        case gaveUp(target: Int)
+    /// What to do about a profile the chooser wants.
+    public enum Ask: Sendable, Hashable {
+        /// Ask the server for it.
+        case ask
+        /// Nothing now: asked already, the server's answer not seen, or given up (said before).
+        case wait
+        /// The server set the card back `maximumSetBacks` times (or refused as often): not asked
+        /// again; said once, here.
+        case gaveUp(setBacks: Int)
     }
 
-    /// The device as the server now has it (added or changed).
-    public mutating func deviceChanged(_ device: PipeWireDevice) -> Notice {
-        let previous = actives.updateValue(device.active, forKey: device.id)
-        guard var record = records[device.id], !record.gaveUp else { return .none }
-        let changed = previous == nil || previous! != device.active
-        guard changed else { return .none }
-        if device.active == record.target {
-            record.reached = true
+    /// The device as the server now has it (added or changed). A report without an active
+    /// profile (the server between two) changes nothing.
+    public mutating func deviceChanged(_ device: PipeWireDevice) {
+        guard let active = device.active else { return }
+        let previous = actives.updateValue(active, forKey: device.id)
+        guard previous != active, var record = records[device.id], !record.gaveUp else { return }
+        if active == record.target {
             record.awaiting = false
-        } else if record.reached || record.awaiting {
-            // Away from the target after it was reached, or the server chose another while asked.
-            record.reached = false
+            record.movedAway = false
+        } else {
+            // Away from the target after it was asked or reached.
             record.awaiting = false
-            record.setBacks += 1
-            if record.setBacks >= Self.maximumSetBacks {
-                record.gaveUp = true
-                records[device.id] = record
-                return .gaveUp(target: record.target)
-            }
+            record.movedAway = true
         }
         records[device.id] = record
-        return .none
+    }
+
+    /// The chooser keeps the device's active profile (it serves the route, or the route does not use
+    /// the card): what was asked of it is forgotten, unless the active one is the profile asked.
+    public mutating func settled(_ device: PipeWireDevice) {
+        guard let record = records[device.id], device.active != record.target else { return }
+        records[device.id] = nil
     }
 
     /// The device went away: forgotten.
@@ -279,26 +285,33 @@ public struct CardProfileFollower: Sendable, Hashable {
     }
 
     /// A request for the device that failed: counted as a set-back (a refusal is not asked again and again).
-    public mutating func requestFailed(device id: UInt32) -> Notice {
-        guard var record = records[id], !record.gaveUp else { return .none }
+    public mutating func requestFailed(device id: UInt32) {
+        guard var record = records[id], !record.gaveUp else { return }
         record.awaiting = false
-        record.setBacks += 1
-        record.gaveUp = record.setBacks >= Self.maximumSetBacks
+        record.movedAway = true
         records[id] = record
-        return record.gaveUp ? .gaveUp(target: record.target) : .none
     }
 
     /// Whether to ask for `choice`'s profile on `device` now; remembers the request when so.
-    public mutating func shouldAsk(_ choice: CardProfileChoice, device: PipeWireDevice) -> Bool {
-        guard let profile = choice.profile, device.active != profile.index else { return false }
-        if var record = records[device.id], record.target == profile.index {
-            guard !record.gaveUp, !record.awaiting else { return false }
-            record.awaiting = true
-            records[device.id] = record
-            return true
+    public mutating func ask(_ choice: CardProfileChoice, device: PipeWireDevice) -> Ask {
+        guard let profile = choice.profile, device.active != profile.index else { return .wait }
+        guard var record = records[device.id], record.target == profile.index else {
+            records[device.id] = Record(target: profile.index)
+            return .ask
         }
-        records[device.id] = Record(target: profile.index, awaiting: true)
-        return true
+        guard !record.gaveUp, !record.awaiting else { return .wait }
+        if record.movedAway {
+            record.movedAway = false
+            record.setBacks += 1
+            if record.setBacks >= Self.maximumSetBacks {
+                record.gaveUp = true
+                records[device.id] = record
+                return .gaveUp(setBacks: record.setBacks)
+            }
+        }
+        record.awaiting = true
+        records[device.id] = record
+        return .ask
     }
 
     /// Whether AudioRoute stopped asking for a profile on `device`.

@@ -237,11 +237,7 @@ public final class PipeWireHelper: Sendable {
                 if node?.mediaClass?.hasPrefix("Stream/") != true { lines = update(&state) } else if state.ready { streams = Self.streams(of: state) }
             case .device(let device, _):
                 state.devices[device.id] = device
-                if case .gaveUp(let target) = state.profiles.deviceChanged(device) {
-                    logger.warning(
-                        "the server set the card's profile back twice: AudioRoute stops asking for it",
-                        metadata: ["device": "\(device.id) \(device.name ?? "")", "profile": "\(target)", "active": "\(device.activeProfile?.summary ?? "none")"])
-                }
+                state.profiles.deviceChanged(device)
                 lines = update(&state)
             case .deviceRemoved(let id):
                 state.devices[id] = nil
@@ -251,9 +247,8 @@ public final class PipeWireHelper: Sendable {
                 logger.info("card profile set", metadata: ["request": "\(request)"])
             case .profileFailed(let request, let message):
                 logger.warning("card profile not set", metadata: ["request": "\(request)", "error": "\(message)"])
-                if case .gaveUp = state.profiles.requestFailed(device: request.device) {
-                    logger.warning("AudioRoute stops asking for the card's profile", metadata: ["device": "\(request.device)"])
-                }
+                state.profiles.requestFailed(device: request.device)
+                lines = update(&state)
             case .streamSet(let id):
                 logger.info("PipeWire stream controlled", metadata: ["node": "\(id)"])
             case .streamFailed(let id, let message):
@@ -294,7 +289,19 @@ public final class PipeWireHelper: Sendable {
                 state.route.outputs.filter(onCard).allSatisfy { PipeWireNodeMapping.node(for: $0, direction: .output, among: nodes, cards: cards).node != nil }
                 && state.route.inputs.filter(onCard).allSatisfy { PipeWireNodeMapping.node(for: $0, direction: .input, among: nodes, cards: cards).node != nil }
             let choice = CardProfiles.choose(for: device, route: state.route, cards: cards, nodesPresent: present)
-            guard let profile = choice.profile, state.profiles.shouldAsk(choice, device: device) else { continue }
+            guard let profile = choice.profile else {
+                state.profiles.settled(device)
+                continue
+            }
+            switch state.profiles.ask(choice, device: device) {
+            case .wait: continue
+            case .gaveUp(let setBacks):
+                logger.warning(
+                    "the server set the card's profile back \(setBacks) times: AudioRoute stops asking for it",
+                    metadata: ["device": "\(device.id) \(device.name ?? "")", "profile": "\(profile.summary)", "active": "\(device.activeProfile?.summary ?? "none")"])
+                continue
+            case .ask: break
+            }
             logger.notice("setting the card's profile for the route", metadata: ["device": "\(device.id) \(device.name ?? "")", "choice": "\(choice)"])
             lines.append(PipeWireHelperProtocol.line(.profile(PipeWireProfileRequest(device: device.id, index: profile.index))))
         }

@@ -135,49 +135,80 @@ import Testing
 
     @Test func aProfileIsAskedOnceUntilTheServerAnswers() {
         var follower = CardProfileFollower()
-        let off = Self.card(active: 0)
-        _ = follower.deviceChanged(off)
+        let off = Self.card(active: 0), set = Self.card(active: 1)
+        follower.deviceChanged(off)
         let choice = choose(off, outputs: [Self.speaker])
-        do { let result = follower.shouldAsk(choice, device: off); #expect(result) }
-        do { let result = follower.shouldAsk(choice, device: off); #expect(!result, "asked again before the server's answer") }
-        // The same device reported again, its profile unchanged (a node's availability): still waiting.
-        do { let result = follower.deviceChanged(off); #expect(result == .none) }
-        do { let result = follower.shouldAsk(choice, device: off); #expect(!result) }
-        let set = Self.card(active: 1)
-        do { let result = follower.deviceChanged(set); #expect(result == .none) }
-        do { let result = follower.shouldAsk(choose(set, outputs: [Self.speaker]), device: set); #expect(!result) }
+        do { let result = follower.ask(choice, device: off); #expect(result == .ask) }
+        do { let result = follower.ask(choice, device: off); #expect(result == .wait, "asked again before the server's answer") }
+        // The same device reported again, its profile unchanged (a node's availability), or with
+        // none (the server between two): still waiting.
+        follower.deviceChanged(off)
+        follower.deviceChanged(Self.card(active: nil))
+        do { let result = follower.ask(choice, device: off); #expect(result == .wait) }
+        follower.deviceChanged(set)
+        do { let result = follower.ask(choose(set, outputs: [Self.speaker]), device: set); #expect(result == .wait) }
     }
 
     @Test func theServerSettingItBackTwiceStopsTheAsking() {
         var follower = CardProfileFollower()
         let off = Self.card(active: 0), set = Self.card(active: 1)
-        _ = follower.deviceChanged(off)
+        follower.deviceChanged(off)
         let choice = choose(off, outputs: [Self.speaker])
-        do { let result = follower.shouldAsk(choice, device: off); #expect(result) }
-        do { let result = follower.deviceChanged(set); #expect(result == .none) }
-        do { let result = follower.deviceChanged(off); #expect(result == .none, "one set-back") }
-        do { let result = follower.shouldAsk(choice, device: off); #expect(result, "the server's state changed: asked again") }
-        do { let result = follower.deviceChanged(set); #expect(result == .none) }
-        do { let result = follower.deviceChanged(off); #expect(result == .gaveUp(target: 1)) }
+        do { let result = follower.ask(choice, device: off); #expect(result == .ask) }
+        follower.deviceChanged(set)
+        follower.deviceChanged(off)
+        do { let result = follower.ask(choice, device: off); #expect(result == .ask, "set back once: asked again") }
+        follower.deviceChanged(set)
+        follower.deviceChanged(off)
+        do { let result = follower.ask(choice, device: off); #expect(result == .gaveUp(setBacks: 2)) }
         #expect(follower.gaveUp(on: 40))
-        do { let result = follower.shouldAsk(choice, device: off); #expect(!result) }
-        let again = [follower.deviceChanged(set), follower.deviceChanged(off)]
-        #expect(again == [.none, .none], "said once")
+        follower.deviceChanged(set)
+        follower.deviceChanged(off)
+        do { let result = follower.ask(choice, device: off); #expect(result == .wait, "said once") }
         // Another profile (the route changed) is asked; a device gone and back starts afresh.
         let hdmi = choose(off, outputs: [Self.hdmi])
-        do { let result = follower.shouldAsk(hdmi, device: off); #expect(result) }
+        do { let result = follower.ask(hdmi, device: off); #expect(result == .ask) }
         follower.deviceRemoved(40)
-        do { let result = follower.shouldAsk(choice, device: off); #expect(result) }
+        do { let result = follower.ask(choice, device: off); #expect(result == .ask) }
+    }
+
+    /// The user (or the server) moves the card to another profile that serves: no set-back. A
+    /// later need of the profile (the route now records) is asked as a first time.
+    @Test func aMoveToAnotherProfileThatServesIsNoSetBack() {
+        var follower = CardProfileFollower()
+        let off = Self.card(active: 0), duplex = Self.card(active: 1), output = Self.card(active: 2)
+        follower.deviceChanged(off)
+        let choice = choose(off, outputs: [Self.speaker])
+        do { let result = follower.ask(choice, device: off); #expect(result == .ask) }
+        follower.deviceChanged(duplex)
+        follower.deviceChanged(off)
+        do { let result = follower.ask(choice, device: off); #expect(result == .ask, "one set-back") }
+        follower.deviceChanged(duplex)
+        follower.deviceChanged(output)
+        let kept = choose(output, outputs: [Self.speaker])
+        #expect(kept.profile == nil)
+        follower.settled(output)
+        let recording = choose(output, outputs: [Self.speaker], inputs: [Self.mic])
+        do { let result = follower.ask(recording, device: output); #expect(result == .ask) }
+        follower.deviceChanged(duplex)
+        follower.deviceChanged(output)
+        do { let result = follower.ask(recording, device: output); #expect(result == .ask, "a first set-back since") }
+        // The profile asked, reached, is not forgotten when the chooser keeps it.
+        follower.deviceChanged(duplex)
+        follower.settled(duplex)
+        follower.deviceChanged(output)
+        do { let result = follower.ask(recording, device: output); #expect(result == .gaveUp(setBacks: 2)) }
     }
 
     @Test func refusedRequestsStopTheAskingToo() {
         var follower = CardProfileFollower()
         let off = Self.card(active: 0)
         let choice = choose(off, outputs: [Self.speaker])
-        do { let result = follower.shouldAsk(choice, device: off); #expect(result) }
-        do { let result = follower.requestFailed(device: 40); #expect(result == .none) }
-        do { let result = follower.shouldAsk(choice, device: off); #expect(result) }
-        do { let result = follower.requestFailed(device: 40); #expect(result == .gaveUp(target: 1)) }
-        do { let result = follower.shouldAsk(choice, device: off); #expect(!result) }
+        do { let result = follower.ask(choice, device: off); #expect(result == .ask) }
+        follower.requestFailed(device: 40)
+        do { let result = follower.ask(choice, device: off); #expect(result == .ask) }
+        follower.requestFailed(device: 40)
+        do { let result = follower.ask(choice, device: off); #expect(result == .gaveUp(setBacks: 2)) }
+        do { let result = follower.ask(choice, device: off); #expect(result == .wait) }
     }
 }
