@@ -419,9 +419,17 @@ extension JSON {
         value.withUTF8 { utf8 in
             // Copy runs that need no escape in one go.
             var runStart = 0
-            for index in utf8.indices {
+            var index = 0
+            while index < utf8.count {
                 let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F else { continue }
+                // A C1 control or a bidirectional control (U+0080-009F, U+061C, U+200E/F,
+                // U+202A-202E, U+2066-2069) is written as \u too: valid JSON either way, and a
+                // name from another process cannot reorder or hide what a terminal shows.
+                let width = byte >= 0xC2 ? TerminalText.unsafeSequenceLength(utf8, at: index) : 0
+                guard width > 0 || byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F else {
+                    index += 1
+                    continue
+                }
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
                 switch byte {
                 case UInt8(ascii: "\""): out += "\\\"".utf8
@@ -430,10 +438,12 @@ extension JSON {
                 case UInt8(ascii: "\r"): out += "\\r".utf8
                 case UInt8(ascii: "\t"): out += "\\t".utf8
                 default:
-                    let hex = String(byte, radix: 16)
+                    let scalar = width > 0 ? TerminalText.scalar(utf8, at: index, length: width) : UInt32(byte)
+                    let hex = String(scalar, radix: 16)
                     out += ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8
                 }
-                runStart = index + 1
+                index += max(width, 1)
+                runStart = index
             }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }

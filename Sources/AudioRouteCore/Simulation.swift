@@ -163,7 +163,7 @@ struct Node {
 
     func name<T: RawRepresentable & CaseIterable>(_: T.Type, _ what: String) throws(ScenarioError) -> T where T.RawValue == String {
         let text = try string()
-        guard let result = T(rawValue: text) else { throw fail("unknown \(what) \"\(text)\"") }
+        guard let result = T(rawValue: text) else { throw fail(Suggestion.unknown(what, text, among: T.allCases.map(\.rawValue))) }
         return result
     }
 
@@ -171,7 +171,7 @@ struct Node {
         var result: CategoryOptions = []
         for node in try elements() {
             let text = try node.string()
-            guard let option = CategoryOptions(name: text) else { throw node.fail("unknown option \"\(text)\"") }
+            guard let option = CategoryOptions(name: text) else { throw node.fail(Suggestion.unknown("option", text, among: CategoryOptions.named.map(\.name))) }
             result.formUnion(option)
         }
         return result

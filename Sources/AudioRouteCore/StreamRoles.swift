@@ -88,7 +88,9 @@ public struct StreamRoleTable: Sendable, Hashable {
             return .failure(StreamRoleError("unknown member \"\(member.key)\" (a role has \"category\", \"mode\" and \"options\")"))
         }
         guard case .string(let categoryName)? = value["category"] else { return .failure(StreamRoleError("\"category\" is missing or not a string")) }
-        guard let category = Category(rawValue: categoryName) else { return .failure(StreamRoleError("unknown category \"\(categoryName)\"")) }
+        guard let category = Category(rawValue: categoryName) else {
+            return .failure(StreamRoleError(Suggestion.unknown("category", categoryName, among: Category.allCases.map(\.rawValue))))
+        }
         var mode = Mode.default
         if let modeValue = value["mode"] {
             guard case .string(let name) = modeValue, let named = Mode(rawValue: name) else {
@@ -101,7 +103,9 @@ public struct StreamRoleTable: Sendable, Hashable {
             guard case .array(let names) = optionsValue else { return .failure(StreamRoleError("\"options\" is an array of option names")) }
             for name in names {
                 guard case .string(let text) = name else { return .failure(StreamRoleError("an option is a name, not \(name.typeName)")) }
-                guard let option = CategoryOptions(name: text) else { return .failure(StreamRoleError("unknown option \"\(text)\"")) }
+                guard let option = CategoryOptions(name: text) else {
+                    return .failure(StreamRoleError(Suggestion.unknown("option", text, among: CategoryOptions.named.map(\.name))))
+                }
                 options.formUnion(option)
             }
         }

@@ -116,6 +116,11 @@ public actor DBusService: Service {
             emit(DBusAPI.Manager.silentModeChanged, [.bool(on)])
         case .screenLockChanged(let locked):
             emit(DBusAPI.Manager.screenLockChanged, [.bool(locked)])
+        case .sessionActivity(let activity):
+            let signal = DBusAPI.Monitor.sessionChanged
+            server.emit(
+                path: DBusAPI.managerPath, interface: signal.interface, member: signal.name, signature: signal.signature,
+                values: DBusAPI.sessionChangedArguments(activity))
         case .session(let event):
             guard let number = DBusAPI.sessionNumber(event.session), let owner = sessions[number]?.owner else { return }
             let signal = DBusAPI.signal(for: event.kind)
@@ -226,11 +231,11 @@ public actor DBusService: Service {
         let args = call.arguments
         switch (interface, target) {
         case (DBusAPI.introspectableInterface, .manager):
-            return ([.string(DBusAPI.introspection(interface: DBusAPI.managerInterface, children: ["session"]))], DBusAPI.Standard.introspect.output)
+            return ([.string(DBusAPI.introspection(interfaces: [DBusAPI.managerInterface, DBusAPI.monitorInterface], children: ["session"]))], DBusAPI.Standard.introspect.output)
         case (DBusAPI.introspectableInterface, .sessionsNode):
-            return ([.string(DBusAPI.introspection(interface: nil, children: sessions.keys.sorted().map(String.init)))], DBusAPI.Standard.introspect.output)
+            return ([.string(DBusAPI.introspection(interfaces: [], children: sessions.keys.sorted().map(String.init)))], DBusAPI.Standard.introspect.output)
         case (DBusAPI.introspectableInterface, .session):
-            return ([.string(DBusAPI.introspection(interface: DBusAPI.sessionInterface, children: []))], DBusAPI.Standard.introspect.output)
+            return ([.string(DBusAPI.introspection(interfaces: [DBusAPI.sessionInterface], children: []))], DBusAPI.Standard.introspect.output)
         case (DBusAPI.propertiesInterface, _):
             throw DBusErrorReply(.unknownMethod, "call \(DBusAPI.propertiesInterface) by its interface name")
         case (DBusAPI.managerInterface, _):
@@ -400,7 +405,7 @@ public actor DBusService: Service {
             list.append(
                 DBusAPI.value(
                     of: SessionSummary(
-                        path: DBusAPI.managerPath + "/" + snapshot.session.id, owner: "pipewire", app: snapshot.name ?? "",
+                        path: DBusAPI.sessionObjectPath(snapshot.session.id), owner: "pipewire", app: snapshot.name ?? "",
                         configuration: snapshot.session.configuration, isActive: snapshot.session.isActive)))
         }
         typealias Manager = DBusAPI.Manager

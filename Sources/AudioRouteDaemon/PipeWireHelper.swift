@@ -87,18 +87,19 @@ public final class PipeWireHelper: Sendable {
     /// `pulseExecutable` (each when given), anything else stops the helper.
     public func engineChanged(_ engine: SoundEngine) {
         let server = engine.server.flatMap { helperPath(for: $0) == nil ? nil : $0 }
-        let stopping: HelperProcess? = state.withLock { state in
-            guard server != state.server else { return nil }
+        let (changed, stopping): (Bool, HelperProcess?) = state.withLock { state in
+            guard server != state.server else { return (false, nil) }
             state.server = server
             state.wanted = server != nil
             state.failuresInARow = 0
             if server == nil {
                 state.follows = engine.server.map { "the daemon runs no \($0.displayName) helper" } ?? "the sound server is neither PipeWire nor PulseAudio"
             }
-            return take(&state)
+            return (true, take(&state))
         }
         stopping?.stop()
-        if server != .pipewire { streamUpdates.send([:]) }
+        // The old server's streams' sessions close; the new helper's hello reports its own.
+        if changed { streamUpdates.send([:]) }
         if server != nil { start() }
     }
 
@@ -137,12 +138,15 @@ public final class PipeWireHelper: Sendable {
         return process?.send(PipeWireHelperProtocol.line(.stream(control))) == true
     }
 
-    /// The clients' streams that become sessions: PipeWire's only (the PulseAudio helper cannot
-    /// pause or turn down another client's stream yet: docs/daemon.md).
+    /// The clients' streams that become sessions, on PipeWire and on PulseAudio (whose helper
+    /// mutes a stream for a pause: docs/daemon.md).
     private static func streams(of state: State) -> [UInt32: PipeWireNode] {
-        guard state.server == .pipewire else { return [:] }
+        guard state.server != nil else { return [:] }
         return state.nodes.filter { $0.value.mediaClass?.hasPrefix("Stream/") == true }
     }
+
+    /// "PipeWire" or "PulseAudio": the server whose streams are sessions, for the log.
+    public var serverName: String { state.withLock { ($0.server ?? .pipewire).displayName } }
 
     // MARK: -
 
@@ -250,9 +254,9 @@ public final class PipeWireHelper: Sendable {
                 state.profiles.requestFailed(device: request.device)
                 lines = update(&state)
             case .streamSet(let id):
-                logger.info("PipeWire stream controlled", metadata: ["node": "\(id)"])
+                logger.info("\((state.server ?? .pipewire).displayName) stream controlled", metadata: ["node": "\(id)"])
             case .streamFailed(let id, let message):
-                logger.warning("PipeWire stream not controlled", metadata: ["node": "\(id)", "error": "\(message)"])
+                logger.warning("\((state.server ?? .pipewire).displayName) stream not controlled", metadata: ["node": "\(id)", "error": "\(message)"])
             case .defaultsSet(let defaults):
                 logger.notice("the server's defaults follow the route", metadata: ["sink": "\(defaults.sink ?? "unchanged")", "source": "\(defaults.source ?? "unchanged")"])
             case .defaultsFailed(let defaults, let message):

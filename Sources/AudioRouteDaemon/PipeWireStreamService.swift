@@ -1,8 +1,9 @@
-// The PipeWire server's client streams as tower sessions (docs/daemon.md, "The server's streams
-// as sessions"): each `Stream/Output/Audio` and `Stream/Input/Audio` node the helper reports opens
+// The sound server's client streams as tower sessions (docs/daemon.md, "The server's streams
+// as sessions"), on PipeWire and on PulseAudio (whose helper reports sink inputs and source
+// outputs as these nodes): each `Stream/Output/Audio` and `Stream/Input/Audio` node the helper reports opens
 // a session `pipewire/<node id>`, its category from its `media.role` (StreamRoleTable), active at
 // once; the tower's events for it become the helper's stream requests (Pause or Start, the node's
-// volume). A node gone closes its session, which lets the sessions it interrupted resume.
+// volume; on PulseAudio a mute and the stream's volume). A node gone closes its session, which lets the sessions it interrupted resume.
 import AudioRouteCore
 import AudioRouteSystem
 import Logging
@@ -83,8 +84,13 @@ actor PipeWireStreamSessions {
     /// Whether a stream is a session: every output stream, and an input stream that says its
     /// role. A recorder without one is most often a level meter or a monitor (pavucontrol's
     /// peaks, parec of a sink's monitor), which must not interrupt what plays (docs/decisions.md).
+    /// A stream of the server's own (PulseAudio's filter and loopback modules give theirs these
+    /// roles: module-remap-source, -echo-cancel, -ladspa-sink, -loopback, …) is part of a device,
+    /// not an application's: pausing it would silence the device (docs/decisions.md).
     static func isSession(_ node: PipeWireNode) -> Bool {
-        node.mediaClass == "Stream/Output/Audio" || node.mediaClass == "Stream/Input/Audio" && !(node.properties["media.role"] ?? "").isEmpty
+        let role = (node.properties["media.role"] ?? "").lowercased()
+        if role == "filter" || role == "abstract" { return false }
+        return node.mediaClass == "Stream/Output/Audio" || node.mediaClass == "Stream/Input/Audio" && !role.isEmpty
     }
 
     /// The helper's streams now: sessions for the new, the gone ones closed.
@@ -98,9 +104,9 @@ actor PipeWireStreamSessions {
             }
             do throws(SessionError) {
                 try await routes.closeSession(Self.prefix + "\(id)")
-                logger.info("PipeWire stream's session closed", metadata: ["node": "\(id)"])
+                logger.info("\(helper.serverName) stream's session closed", metadata: ["node": "\(id)"])
             } catch {
-                logger.warning("PipeWire stream's session not closed", metadata: ["node": "\(id)", "error": "\(error)"])
+                logger.warning("\(helper.serverName) stream's session not closed", metadata: ["node": "\(id)", "error": "\(error)"])
             }
         }
         leftAlone = leftAlone.filter { current[$0] != nil }
@@ -114,7 +120,7 @@ actor PipeWireStreamSessions {
         let id = Self.prefix + "\(node.id)"
         // A stream of an AudioRoute client is that client's session already: not counted twice.
         if let pid = node.properties["application.process.id"].flatMap({ UInt32($0) }), await routes.hasSession(processID: pid) {
-            logger.info("PipeWire stream of a client with a session: left alone", metadata: ["node": "\(node.id)", "pid": "\(pid)"])
+            logger.info("\(helper.serverName) stream of a client with a session: left alone", metadata: ["node": "\(node.id)", "pid": "\(pid)"])
             leftAlone.insert(node.id)
             return
         }
@@ -130,13 +136,13 @@ actor PipeWireStreamSessions {
             // A stream that exists plays: its session is active from the start.
             try await routes.setActive(true, session: id)
             logger.info(
-                "PipeWire stream is a session",
+                "\(helper.serverName) stream is a session",
                 metadata: [
                     "session": "\(id)", "app": "\(name ?? "")", "category": "\(configuration.category.rawValue)", "mode": "\(configuration.mode.rawValue)",
                     "options": "\(configuration.options.names)", "why": "\(entry)",
                 ])
         } catch {
-            logger.warning("PipeWire stream's session refused", metadata: ["session": "\(id)", "error": "\(error)"])
+            logger.warning("\(helper.serverName) stream's session refused", metadata: ["session": "\(id)", "error": "\(error)"])
         }
     }
 
@@ -157,7 +163,7 @@ actor PipeWireStreamSessions {
         }
         let control = stream.control
         if control != stream.sent {
-            logger.info("PipeWire stream", metadata: ["session": "\(event.session)", "event": "\(event.kind.name)", "control": "\(control)"])
+            logger.info("\(helper.serverName) stream", metadata: ["session": "\(event.session)", "event": "\(event.kind.name)", "control": "\(control)"])
             if helper.control(control) { stream.sent = control }
         }
         streams[id] = stream
@@ -165,7 +171,7 @@ actor PipeWireStreamSessions {
             do throws(SessionError) {
                 try await routes.setActive(true, session: event.session)
             } catch {
-                logger.warning("PipeWire stream's session not activated again", metadata: ["session": "\(event.session)", "error": "\(error)"])
+                logger.warning("\(helper.serverName) stream's session not activated again", metadata: ["session": "\(event.session)", "error": "\(error)"])
             }
         }
     }

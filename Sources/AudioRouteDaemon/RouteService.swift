@@ -24,6 +24,8 @@ public enum DaemonEvent: Sendable, Hashable {
     case silentModeChanged(Bool)
     /// The screen was locked or unlocked (logind's LockedHint of the user's session).
     case screenLockChanged(Bool)
+    /// A session opened, closed, (de)activated, or had an event: for monitors, broadcast.
+    case sessionActivity(SessionActivity)
 }
 
 /// One session as a client sees it.
@@ -84,6 +86,8 @@ public actor RouteService: Service {
     /// The process of each D-Bus client's session, as the bus said: its streams through a sound
     /// server are that session already (PipeWireStreamService leaves them alone).
     private var sessionProcesses: [String: UInt32] = [:]
+    /// Whether each open session was active when last announced (`sessionActivity`).
+    private var announcedActivity: [String: Bool] = [:]
     /// After a wake, the first route move a port causes is announced as `wakeFromSleep`.
     private var wakeWindow = WakeWindow()
     /// After a wake, a display output that goes away stays in the route for a moment.
@@ -379,9 +383,11 @@ public actor RouteService: Service {
     /// remembered under it is applied when its port is present. `processID`: the client's
     /// process, when the bus says it.
     public func openSession(id: String, name: String? = nil, processID: UInt32? = nil) throws(SessionError) {
-        publish(try tower.openSession(Session(id: id)))
+        let outcome = try tower.openSession(Session(id: id))
+        // Named before the outcome is announced: monitors see the app's name on `opened`.
         sessionNames[id] = name
         sessionProcesses[id] = processID
+        publish(outcome)
         if let name, let uid = state.preferredInputs[name], tower.port(uid)?.direction.isInput == true,
             let outcome = try? tower.setPreferredInput(uid, session: id)
         {
@@ -532,9 +538,13 @@ public actor RouteService: Service {
         // The sessions' events before the route change that caused them: a stream told of an
         // unplug's routeDisconnected interruption holds before it hears of the new route, so it
         // never plays a frame on the speaker (the ALSA plugin moves on RouteChanged).
+        // For monitors, the sessions' new states first (a call activated, the music it interrupts
+        // deactivated), then the events that tell them why.
+        announceSessionActivity()
         for event in outcome.events {
             events.send(.session(event))
             if event.session.hasPrefix(PipeWireStreamSessions.prefix) { serverStreamEvents.send(event) }
+            events.send(.sessionActivity(SessionActivity(path: DBusAPI.sessionObjectPath(event.session), app: sessionNames[event.session] ?? "", event: event.kind)))
         }
         // The appliers (the UCM devices: a request for each card with a profile, which the helper
         // switches at once), after every outcome: a call on the speaker changes the verb, not the
@@ -555,6 +565,38 @@ public actor RouteService: Service {
 
     /// Announces how `allPorts` differs from what was last announced: removals, then
     /// updates and arrivals in listing order.
+    /// Opened, closed, activated and deactivated sessions since the last outcome, for monitors:
+    /// found by comparing the tower's sessions with the last announced (every request that can
+    /// change them ends in `publish`). Openings and activations come before deactivations and
+    /// closings: a call is activated, then the music it interrupts is deactivated.
+    private func announceSessionActivity() {
+        var rising: [SessionActivity] = []
+        var falling: [SessionActivity] = []
+        var seen = Set<String>()
+        for session in tower.sessions {
+            seen.insert(session.id)
+            let known = announcedActivity[session.id]
+            guard known != session.isActive else { continue }
+            announcedActivity[session.id] = session.isActive
+            let path = DBusAPI.sessionObjectPath(session.id)
+            let app = sessionNames[session.id] ?? ""
+            let detail = SessionActivity.detail(of: session.configuration)
+            if known == nil { rising.append(SessionActivity(path: path, app: app, change: .opened, detail: detail)) }
+            if session.isActive {
+                rising.append(SessionActivity(path: path, app: app, change: .activated, detail: detail))
+            } else if known != nil {
+                falling.append(SessionActivity(path: path, app: app, change: .deactivated))
+            }
+        }
+        if seen.count != announcedActivity.count {
+            for id in announcedActivity.keys.sorted() where !seen.contains(id) {
+                announcedActivity[id] = nil
+                falling.append(SessionActivity(path: DBusAPI.sessionObjectPath(id), app: sessionNames[id] ?? "", change: .closed))
+            }
+        }
+        for activity in rising + falling { events.send(.sessionActivity(activity)) }
+    }
+
     private func announceAllPorts() {
         let now = allPorts
         guard now != announcedPorts else { return }

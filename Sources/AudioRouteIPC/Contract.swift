@@ -62,13 +62,17 @@ public enum DBusAPI {
     public static let sessionsPath = managerPath + "/session"
     public static let managerInterface = "org.audioroute.AudioRoute1"
     public static let sessionInterface = "org.audioroute.Session1"
+    /// Since Version 6: the manager object's broadcast of every session's changes, for monitors.
+    /// An interface of its own, so that apps, which match `managerInterface`, are not woken by it.
+    public static let monitorInterface = "org.audioroute.Monitor1"
     public static let propertiesInterface = "org.freedesktop.DBus.Properties"
     public static let introspectableInterface = "org.freedesktop.DBus.Introspectable"
     public static let peerInterface = "org.freedesktop.DBus.Peer"
     /// The revision of version 1 (the `Version` property). 2 added `AllPorts` and `AllPortsChanged`;
     /// 3 `ScreenLocked` and `ScreenLockChanged`; 4 `SoundServer` and a port's data sources (`DataSources`,
-    /// `SetPreferredDataSource`, `PreferredDataSource`); 5 `SoundServerDefaults`.
-    public static let version: UInt32 = 5
+    /// `SetPreferredDataSource`, `PreferredDataSource`); 5 `SoundServerDefaults`; 6 the `Monitor1`
+    /// interface and its `SessionChanged`.
+    public static let version: UInt32 = 6
     /// Longest string argument accepted, in UTF-8 bytes.
     public static let maxStringBytes = 4096
     /// Most values one call may carry (the largest call, SetCategory, needs a handful).
@@ -191,6 +195,17 @@ public enum DBusAPI {
             categoryProperty, modeProperty, optionsProperty, activeProperty, preferredInputProperty, otherAudioPlayingProperty,
             secondaryAudioShouldBeSilencedHintProperty,
         ]
+    }
+
+    /// `org.audioroute.Monitor1` at `managerPath`, since Version 6: every session's changes,
+    /// broadcast (a session's own signals go to its owner alone).
+    public enum Monitor {
+        /// (session, app, change, detail): the session's object path (a sound server's stream:
+        /// `managerPath` + "/pipewire/N", as `Sessions` lists it), its app name, what changed
+        /// (`SessionActivity.Change`) and the change's detail.
+        public static let sessionChanged = BusSignalMember(monitorInterface, "SessionChanged", "osss")
+
+        public static let signals = [sessionChanged]
     }
 
     /// The standard interfaces the daemon answers itself (Peer is sd-bus's).

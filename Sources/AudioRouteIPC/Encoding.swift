@@ -10,6 +10,53 @@ public struct WireError: Error, Sendable, Hashable, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
+/// A change of one session, as `Monitor1.SessionChanged` broadcasts it: what monitors show.
+public struct SessionActivity: Sendable, Hashable {
+    /// What changed.
+    public enum Change: String, Sendable, Hashable, CaseIterable {
+        case opened, closed, activated, deactivated
+        case interruptionBegan, interruptionEnded, ducked, unducked, silenced, unsilenced
+        case silenceSecondaryAudioBegin, silenceSecondaryAudioEnd
+    }
+
+    /// The session's object path (a sound server's stream: `managerPath` + "/pipewire/N").
+    public var path: String
+    /// The app name it was opened with ("" when none).
+    public var app: String
+    public var change: Change
+    /// `category/mode` and options for `opened` and `activated` ("playback/voicePrompt
+    /// duckOthers"), the reason for `interruptionBegan`, "shouldResume" or ""
+    /// for `interruptionEnded`, "" otherwise.
+    public var detail: String
+
+    public init(path: String, app: String, change: Change, detail: String = "") {
+        self.path = path
+        self.app = app
+        self.change = change
+        self.detail = detail
+    }
+
+    /// The activity a tower event stands for.
+    public init(path: String, app: String, event kind: SessionEvent.Kind) {
+        switch kind {
+        case .interruptionBegan(let reason): self.init(path: path, app: app, change: .interruptionBegan, detail: reason.rawValue)
+        case .interruptionEnded(let shouldResume): self.init(path: path, app: app, change: .interruptionEnded, detail: shouldResume ? "shouldResume" : "")
+        case .ducked: self.init(path: path, app: app, change: .ducked)
+        case .unducked: self.init(path: path, app: app, change: .unducked)
+        case .silenced: self.init(path: path, app: app, change: .silenced)
+        case .unsilenced: self.init(path: path, app: app, change: .unsilenced)
+        case .silenceSecondaryAudioBegin: self.init(path: path, app: app, change: .silenceSecondaryAudioBegin)
+        case .silenceSecondaryAudioEnd: self.init(path: path, app: app, change: .silenceSecondaryAudioEnd)
+        }
+    }
+
+    /// `opened`'s and `activated`'s detail: "category/mode", then the options, comma-separated.
+    public static func detail(of configuration: SessionConfiguration) -> String {
+        let options = configuration.options.names
+        return configuration.category.rawValue + "/" + configuration.mode.rawValue + (options.isEmpty ? "" : " " + options.joined(separator: ","))
+    }
+}
+
 /// A session as `Sessions` lists it.
 public struct SessionSummary: Sendable, Hashable {
     public var path: String
@@ -132,6 +179,17 @@ extension DBusAPI {
         return [.string(explanation.outputRule.rawValue), .string(explanation.inputRule.rawValue), .array(ports)]
     }
 
+    /// `SessionChanged`'s arguments.
+    public static func sessionChangedArguments(_ activity: SessionActivity) -> [DBusValue] {
+        [.objectPath(activity.path), .string(activity.app), .string(activity.change.rawValue), .string(activity.detail)]
+    }
+
+    /// The object path a session id is listed and announced at: a D-Bus session's id is its path;
+    /// a sound server's stream (`pipewire/N`) has no object, and is named under the manager's.
+    public static func sessionObjectPath(_ id: String) -> String {
+        id.hasPrefix("/") ? id : managerPath + "/" + id
+    }
+
     /// The signal a session event becomes: member, signature, values.
     public static func signal(for kind: SessionEvent.Kind) -> (member: String, signature: String, values: [DBusValue]) {
         let (signal, values): (BusSignalMember, [DBusValue])
@@ -239,6 +297,15 @@ extension DBusAPI {
         }
         guard let kind = PortChange.Kind(rawValue: name) else { throw WireError("AllPortsChanged: unknown change \"\(name)\"") }
         return (kind, try portWithAvailability(arguments[1]))
+    }
+
+    /// The activity a `SessionChanged` signal carries.
+    public static func sessionChanged(_ arguments: [DBusValue]) throws(WireError) -> SessionActivity {
+        guard arguments.count == 4, case .objectPath(let path) = arguments[0], case .string(let app) = arguments[1],
+            case .string(let changeName) = arguments[2], case .string(let detail) = arguments[3]
+        else { throw WireError("SessionChanged is not (osss)") }
+        guard let change = SessionActivity.Change(rawValue: changeName) else { throw WireError("SessionChanged: unknown change \"\(changeName)\"") }
+        return SessionActivity(path: path, app: app, change: change, detail: detail)
     }
 
     /// The session event a session signal stands for; nil for a member the API does not have.
@@ -379,19 +446,19 @@ extension DBusAPI {
     }
 
     public static func category(_ name: String) throws(DBusErrorReply) -> Category {
-        guard let value = Category(rawValue: name) else { throw .unknownName("unknown category \"\(name)\"") }
+        guard let value = Category(rawValue: name) else { throw .unknownName(Suggestion.unknown("category", name, among: Category.allCases.map(\.rawValue))) }
         return value
     }
 
     public static func mode(_ name: String) throws(DBusErrorReply) -> Mode {
-        guard let value = Mode(rawValue: name) else { throw .unknownName("unknown mode \"\(name)\"") }
+        guard let value = Mode(rawValue: name) else { throw .unknownName(Suggestion.unknown("mode", name, among: Mode.allCases.map(\.rawValue))) }
         return value
     }
 
     public static func options(_ names: [String]) throws(DBusErrorReply) -> CategoryOptions {
         var options: CategoryOptions = []
         for name in names {
-            guard let option = CategoryOptions(name: name) else { throw .unknownName("unknown option \"\(name)\"") }
+            guard let option = CategoryOptions(name: name) else { throw .unknownName(Suggestion.unknown("option", name, among: CategoryOptions.named.map(\.name))) }
             options.formUnion(option)
         }
         return options

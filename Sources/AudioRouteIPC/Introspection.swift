@@ -48,8 +48,8 @@ extension DBusAPI {
     }
 
     /// The introspection document of one object: the standard interfaces, the
-    /// API's interface block taken verbatim from the checked-in XML, and child nodes.
-    public static func introspection(interface: String?, children: [String]) -> String {
+    /// API's interface blocks taken verbatim from the checked-in XML, and child nodes.
+    public static func introspection(interfaces: [String], children: [String]) -> String {
         var text = """
             <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
              "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
@@ -57,7 +57,9 @@ extension DBusAPI {
 
             """
         text += standardInterfaces
-        if let interface, let block = interfaceBlock(interface) { text += block + "\n" }
+        for interface in interfaces {
+            if let block = interfaceBlock(interface) { text += block + "\n" }
+        }
         for child in children { text += "  <node name=\"\(child)\"/>\n" }
         text += "</node>\n"
         return text

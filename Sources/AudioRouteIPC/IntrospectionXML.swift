@@ -96,6 +96,19 @@ public let audioRouteIntrospectionXML = #"""
       <arg name="locked" type="b"/>
     </signal>
   </interface>
+  <!-- Since Version 6, on the manager object: every session's changes, broadcast, for monitors.
+       change: opened, closed, activated, deactivated, interruptionBegan, interruptionEnded,
+       ducked, unducked, silenced, unsilenced, silenceSecondaryAudioBegin or
+       silenceSecondaryAudioEnd. detail: category/mode and options for opened and activated,
+       the reason for interruptionBegan, shouldResume or nothing for interruptionEnded. -->
+  <interface name="org.audioroute.Monitor1">
+    <signal name="SessionChanged">
+      <arg name="session" type="o"/>
+      <arg name="app" type="s"/>
+      <arg name="change" type="s"/>
+      <arg name="detail" type="s"/>
+    </signal>
+  </interface>
   <interface name="org.audioroute.Session1">
     <property name="Category" type="s" access="read">
       <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>

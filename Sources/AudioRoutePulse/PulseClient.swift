@@ -1,7 +1,9 @@
 // The helper's PulseAudio side (docs/daemon.md, "The PulseAudio helper"): a libpulse client on
 // a pa_mainloop whose poll is the caller's (CPulse's shim), subscribed to sinks, sources and
 // streams, turning what the server says into the PipeWire helper's protocol events, so that the
-// daemon reads one protocol for both servers. One thread: every callback runs inside `wait`.
+// daemon reads one protocol for both servers, and carrying out the daemon's `stream` requests on
+// sink inputs and source outputs (a mute for a pause, the volume for a duck: PulseStreamHold).
+// One thread: every callback runs inside `wait`.
 import AudioRouteCore
 import CPulse
 
@@ -25,6 +27,8 @@ public final class PulseClient {
     public var onEvent: (PipeWireHelperEvent) -> Void = { _ in }
     /// Faults the caller should log (an object over the limit).
     public var onNotice: (String) -> Void = { _ in }
+    /// What the caller may log at info level (a user's volume taken while a stream is lowered).
+    public var onInfo: (String) -> Void = { _ in }
     /// Set when the connection failed or ended: the caller stops.
     public private(set) var disconnected: String?
     /// Whether the hello was sent (the first round is done).
@@ -36,7 +40,19 @@ public final class PulseClient {
 
     private var client: OpaquePointer?
     private var reported: [UInt32: PipeWireNode] = [:]
-    private var pending: [UInt32: PipeWireDefaults] = [:]
+    /// Each followed stream's mute and volume: as the server last reported them, or as the
+    /// helper last set them while its request waits (a report then may be older than it).
+    private var readings: [UInt32: PulseStreamReading] = [:]
+    /// What AudioRoute holds of the streams it paused or lowered (only followed streams: bounded).
+    private var holds: [UInt32: PulseStreamHold] = [:]
+    /// A stream's requests waiting for the server, by stream.
+    private var streamRequests: [UInt32: Int] = [:]
+    private enum Pending {
+        case defaults(PipeWireDefaults)
+        /// A stream request, and the fault to reply even when the server took it.
+        case stream(UInt32, refused: String?)
+    }
+    private var pending: [UInt32: Pending] = [:]
     private var nextTag: UInt32 = 0
 
     /// A client not yet connected (`connect()`).
@@ -48,8 +64,14 @@ public final class PulseClient {
         callbacks.ready = { data, name, version in
             Unmanaged<PulseClient>.fromOpaque(data!).takeUnretainedValue().ready(name: String(cString: name!), version: String(cString: version!))
         }
-        callbacks.object = { data, facility, index, name, monitor, props in
-            Unmanaged<PulseClient>.fromOpaque(data!).takeUnretainedValue().object(facility, index, name.map { String(cString: $0) }, monitor != 0, props)
+        callbacks.object = { data, facility, index, name, monitor, props, stream in
+            let reading = stream.map { state in
+                PulseStreamReading(
+                    muted: state.pointee.muted != 0,
+                    volume: withUnsafeBytes(of: state.pointee.volume) { Array($0.bindMemory(to: UInt32.self).prefix(Int(state.pointee.channels))) },
+                    volumeWritable: state.pointee.volume_writable != 0)
+            }
+            Unmanaged<PulseClient>.fromOpaque(data!).takeUnretainedValue().object(facility, index, name.map { String(cString: $0) }, monitor != 0, props, reading)
         }
         callbacks.removed = { data, facility, index in Unmanaged<PulseClient>.fromOpaque(data!).takeUnretainedValue().removed(facility, index) }
         callbacks.done = { data, tag, result in Unmanaged<PulseClient>.fromOpaque(data!).takeUnretainedValue().done(tag, result) }
@@ -80,11 +102,47 @@ public final class PulseClient {
         guard let client, connected else { return onEvent(.defaultsFailed(defaults, message: "not connected")) }
         nextTag &+= 1
         let tag = nextTag
-        pending[tag] = defaults
+        pending[tag] = .defaults(defaults)
         let result = arpa_client_set_defaults(client, defaults.sink, defaults.source, tag)
         if result < 0, pending.removeValue(forKey: tag) != nil {
             onEvent(.defaultsFailed(defaults, message: "not sent: error \(-result)"))
         }
+    }
+
+    /// Carries out the daemon's word on a client's stream (a sink input or a source output):
+    /// paused is muted (unless its user had muted it), a volume below 1 the user's volume times
+    /// it, 1 the user's volume back. The reply is an event once the server answered (at once when
+    /// nothing needs changing or the stream is not followed).
+    public func control(_ control: PipeWireStreamControl) {
+        guard let client, connected else { return onEvent(.streamFailed(id: control.id, message: "not connected")) }
+        let facility = PulseFacility(rawValue: Int32(control.id >> 30))
+        guard facility == .sinkInput || facility == .sourceOutput, let facility, let reading = readings[control.id] else {
+            return onEvent(.streamFailed(id: control.id, message: "no client stream \(control.id) (no sink input or source output of that id)"))
+        }
+        var hold = holds[control.id] ?? PulseStreamHold()
+        let gain = control.volume < 1 ? arpa_volume_from_linear(control.volume) : nil
+        let change = hold.apply(paused: control.paused, gain: gain, to: reading)
+        holds[control.id] = hold.isEmpty ? nil : hold
+        let refused = change.volumeRefused ? "the stream's volume cannot be set (a passthrough stream): \(control.paused ? "muted" : "its mute") only" : nil
+        guard !change.isEmpty else {
+            return onEvent(refused.map { .streamFailed(id: control.id, message: $0) } ?? .streamSet(id: control.id))
+        }
+        nextTag &+= 1
+        let tag = nextTag
+        let volume = change.volume ?? []
+        let result = volume.withUnsafeBufferPointer { values in
+            arpa_client_set_stream(
+                client, facility.rawValue, control.id & PulseFacility.maximumIndex, change.mute.map { $0 ? 1 : 0 } ?? -1, values.baseAddress,
+                UInt32(values.count), tag)
+        }
+        guard result >= 0 else { return onEvent(.streamFailed(id: control.id, message: "not sent: error \(-result)")) }
+        pending[tag] = .stream(control.id, refused: refused)
+        streamRequests[control.id, default: 0] += 1
+        // What the server will have; its reports until it answered may be older.
+        var now = reading
+        if let mute = change.mute { now.muted = mute }
+        if let volume = change.volume { now.volume = volume }
+        readings[control.id] = now
     }
 
     /// Whether a request waits for the server's answer.
@@ -107,7 +165,7 @@ public final class PulseClient {
         for id in reported.keys.sorted() { onEvent(.node(reported[id]!, added: true)) }
     }
 
-    private func object(_ rawFacility: Int32, _ index: UInt32, _ name: String?, _ monitor: Bool, _ props: OpaquePointer?) {
+    private func object(_ rawFacility: Int32, _ index: UInt32, _ name: String?, _ monitor: Bool, _ props: OpaquePointer?, _ reading: PulseStreamReading?) {
         // A sink's monitor is PulseAudio's own view of the sink, not a device to route to.
         guard let facility = PulseFacility(rawValue: rawFacility), !monitor else { return }
         guard let id = facility.nodeID(index) else { return onNotice("\(facility) \(index) left out: its index is past \(PulseFacility.maximumIndex)") }
@@ -118,6 +176,16 @@ public final class PulseClient {
         let node = PulseProperties.node(id: id, facility: facility, name: name) { key in
             arpa_proplist_gets(props, key).map { String(cString: $0) }
         }
+        // A stream's volume and mute; a report older than a request of ours is not taken.
+        if let reading, streamRequests[id] == nil {
+            if readings[id] != reading {
+                onInfo("stream \(id) is now \(reading.muted ? "muted" : "unmuted") at volume \(reading.volume)")
+            }
+            readings[id] = reading
+            if holds[id]?.observe(reading) == true, let saved = holds[id]?.userVolume {
+                onInfo("stream \(id): its volume changed while lowered: the user's volume is now \(saved), given back after")
+            }
+        }
         guard known != node else { return }
         reported[id] = node
         // Objects listed before the hello are reported after it, in id order.
@@ -126,11 +194,28 @@ public final class PulseClient {
 
     private func removed(_ rawFacility: Int32, _ index: UInt32) {
         guard let facility = PulseFacility(rawValue: rawFacility), let id = facility.nodeID(index) else { return }
+        // A stream gone: what was held of it is forgotten.
+        readings[id] = nil
+        holds[id] = nil
         if reported.removeValue(forKey: id) != nil && connected { onEvent(.removed(id: id)) }
     }
 
     private func done(_ tag: UInt32, _ result: Int32) {
-        guard let defaults = pending.removeValue(forKey: tag) else { return }
+        switch pending.removeValue(forKey: tag) {
+        case nil: return
+        case .stream(let id, let refused)?:
+            if let count = streamRequests[id] { streamRequests[id] = count > 1 ? count - 1 : nil }
+            if result != 0 {
+                onEvent(.streamFailed(id: id, message: "the server refused it: error \(-result)\(result == -2 ? " (no such stream)" : "")"))
+            } else {
+                onEvent(refused.map { .streamFailed(id: id, message: $0) } ?? .streamSet(id: id))
+            }
+        case .defaults(let defaults)?:
+            defaultsDone(defaults, result)
+        }
+    }
+
+    private func defaultsDone(_ defaults: PipeWireDefaults, _ result: Int32) {
         if result == 0 {
             onEvent(.defaultsSet(defaults))
         } else {

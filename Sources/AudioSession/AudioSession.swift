@@ -135,6 +135,18 @@ public actor AudioSession {
         _ = try await ensureConnection()
     }
 
+    /// Also delivers every session's activity (`sessionActivity`: opened, closed, activated,
+    /// interrupted, ducked, silenced), as monitors show it. Apps need not: their own session's
+    /// events come anyway, and the broadcast of everyone's would wake them for nothing.
+    public func followSessionActivity() async throws(AudioSessionError) {
+        let client = try await ensureConnection()
+        do {
+            try await client.addMatch(DBusAPI.signalMatch(interface: DBusAPI.monitorInterface, path: DBusAPI.managerPath))
+        } catch {
+            throw Wire.error(error, bus: bus.description)
+        }
+    }
+
     /// Whether audiorouted is on the bus now (as far as this connection has seen).
     public var isDaemonRunning: Bool { daemonOwner != nil }
 
@@ -221,7 +233,7 @@ public actor AudioSession {
                 case .string(let newOwner) = signal.arguments[2]
             else { return }
             await ownerChanged(to: newOwner.isEmpty ? nil : newOwner)
-        case (DBusAPI.managerInterface, _):
+        case (DBusAPI.managerInterface, _), (DBusAPI.monitorInterface, _):
             guard signal.sender != nil, signal.sender == daemonOwner else { return }
             if let notification = NotificationDelivery.broadcast(signal, logger: logger) { post(notification) }
         case (DBusAPI.sessionInterface, _):

@@ -55,11 +55,11 @@ final class NotificationDelivery: Sendable {
     }
 
     /// Called on the connection's thread with each signal: posts the manager's broadcasts
-    /// (RouteChanged, PortsChanged, AllPortsChanged, SilentModeChanged) from the daemon itself and takes them;
+    /// (RouteChanged, PortsChanged, AllPortsChanged, SilentModeChanged, ScreenLockChanged, and Monitor1's SessionChanged) from the daemon itself and takes them;
     /// leaves every other signal, and every signal while earlier ones are still on their way
     /// through the actor, to the actor.
     func intercept(_ signal: DBusSignal, gate: SignalGate, logger: Logger) -> Bool {
-        let fast = signal.interface == DBusAPI.managerInterface
+        let fast = signal.interface == DBusAPI.managerInterface || signal.interface == DBusAPI.monitorInterface
         guard gate.pass(fast: fast) else { return false }
         // Taken: from the daemon, posted; from anyone else, dropped (as the actor would).
         if signal.sender != nil, signal.sender == owner, let notification = Self.broadcast(signal, logger: logger) {
@@ -72,6 +72,10 @@ final class NotificationDelivery: Sendable {
     /// malformed one (logged).
     static func broadcast(_ signal: DBusSignal, logger: Logger) -> AudioSessionNotification? {
         do {
+            if signal.interface == DBusAPI.monitorInterface {
+                guard signal.member == DBusAPI.Monitor.sessionChanged.name else { return nil }
+                return .sessionActivity(try DBusAPI.sessionChanged(signal.arguments))
+            }
             switch signal.member {
             case DBusAPI.Manager.routeChanged.name: return .routeChange(try Wire.routeChange(signal.arguments))
             case DBusAPI.Manager.portsChanged.name:

@@ -208,12 +208,18 @@ public enum AudioSessionNotification: Sendable, Hashable {
     /// Silent mode or screen lock silenced this (ambient or soloAmbient) session, or released it.
     case silenced
     case unsilenced
+    /// Any session opened, closed, was (de)activated, interrupted, ducked or silenced, or had
+    /// its interruption end: only after `followSessionActivity()` (a daemon of Version 6 on).
+    case sessionActivity(SessionActivity)
     /// The daemon's bus name went away: the session is gone.
     case mediaServicesWereLost
     /// The daemon is back and the session was re-opened with its category, mode and options.
     /// It is inactive: activate it again, as on iOS.
     case mediaServicesWereReset
 }
+
+/// A change of any session, as the daemon broadcasts it to monitors (the contract's type).
+public typealias SessionActivity = AudioRouteIPC.SessionActivity
 
 /// A session as `Sessions` lists it (the contract's type).
 public typealias SessionSummary = AudioRouteIPC.SessionSummary

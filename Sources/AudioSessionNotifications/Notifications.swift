@@ -55,7 +55,7 @@ public func notificationContent(for notification: AudioSessionNotification) -> (
         return (.audioSessionSilenceSecondaryAudioHint, [AudioSessionUserInfoKey.silenceSecondaryAudioHintType: NSNumber(value: UInt(type == .begin ? 1 : 0))])
     case .mediaServicesWereLost: return (.audioSessionMediaServicesWereLost, nil)
     case .mediaServicesWereReset: return (.audioSessionMediaServicesWereReset, nil)
-    case .portsChanged, .allPortsChanged, .silentModeChanged, .screenLockChanged, .ducked, .unducked, .silenced, .unsilenced: return nil
+    case .portsChanged, .allPortsChanged, .silentModeChanged, .screenLockChanged, .ducked, .unducked, .silenced, .unsilenced, .sessionActivity: return nil
     }
 }
 

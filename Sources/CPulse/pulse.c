@@ -7,6 +7,8 @@
 #include <string.h>
 #include <pulse/pulseaudio.h>
 
+_Static_assert(ARPA_CHANNELS_MAX == PA_CHANNELS_MAX, "a volume's channels as libpulse's");
+
 struct arpa_request;
 
 struct arpa_client {
@@ -27,7 +29,7 @@ struct arpa_client {
 	struct arpa_request *requests;
 };
 
-/* A set-defaults request: answered once each of its operations is. */
+/* A set-defaults or set-stream request: answered once each of its operations is. */
 struct arpa_request {
 	struct arpa_client *client;
 	struct arpa_request *next;
@@ -75,15 +77,27 @@ static void arpa_round_step(struct arpa_client *c)
 	if (c->callbacks.ready) c->callbacks.ready(c->data, c->server_name ? c->server_name : "", c->server_version ? c->server_version : "");
 }
 
+/* A stream's volume and mute, for the `object` callback. */
+static const struct arpa_stream_state *arpa_stream_of(struct arpa_stream_state *state, const pa_cvolume *volume, int muted, int writable)
+{
+	state->muted = muted != 0;
+	state->volume_writable = writable != 0;
+	state->channels = volume->channels <= ARPA_CHANNELS_MAX ? volume->channels : 0;
+	for (unsigned k = 0; k < state->channels; k++) state->volume[k] = volume->values[k];
+	return state;
+}
+
 /* Each info callback comes in two kinds: one for the first round's list (its end is a step of
  * the round), one for an object the subscription named (its end is nothing). */
-#define ARPA_INFO_CALLBACKS(kind, facility, name_expr, monitor_expr) \
+#define ARPA_INFO_CALLBACKS(kind, facility, name_expr, monitor_expr, stream_expr) \
 	static void arpa_##kind##_one(pa_context *ctx, const pa_##kind##_info *i, int eol, void *userdata) \
 	{ \
 		struct arpa_client *c = userdata; \
+		struct arpa_stream_state state; \
 		(void)ctx; \
+		(void)state; \
 		if (eol || i == NULL || c->callbacks.object == NULL) return; \
-		c->callbacks.object(c->data, facility, i->index, name_expr, monitor_expr, (const struct arpa_proplist *)i->proplist); \
+		c->callbacks.object(c->data, facility, i->index, name_expr, monitor_expr, (const struct arpa_proplist *)i->proplist, stream_expr); \
 	} \
 	static void arpa_##kind##_list(pa_context *ctx, const pa_##kind##_info *i, int eol, void *userdata) \
 	{ \
@@ -91,10 +105,10 @@ static void arpa_round_step(struct arpa_client *c)
 		arpa_##kind##_one(ctx, i, eol, userdata); \
 	}
 
-ARPA_INFO_CALLBACKS(sink, ARPA_SINK, i->name, 0)
-ARPA_INFO_CALLBACKS(source, ARPA_SOURCE, i->name, i->monitor_of_sink != PA_INVALID_INDEX)
-ARPA_INFO_CALLBACKS(sink_input, ARPA_SINK_INPUT, NULL, 0)
-ARPA_INFO_CALLBACKS(source_output, ARPA_SOURCE_OUTPUT, NULL, 0)
+ARPA_INFO_CALLBACKS(sink, ARPA_SINK, i->name, 0, NULL)
+ARPA_INFO_CALLBACKS(source, ARPA_SOURCE, i->name, i->monitor_of_sink != PA_INVALID_INDEX, NULL)
+ARPA_INFO_CALLBACKS(sink_input, ARPA_SINK_INPUT, NULL, 0, arpa_stream_of(&state, &i->volume, i->mute, i->has_volume && i->volume_writable))
+ARPA_INFO_CALLBACKS(source_output, ARPA_SOURCE_OUTPUT, NULL, 0, arpa_stream_of(&state, &i->volume, i->mute, i->has_volume && i->volume_writable))
 
 static void arpa_server_info(pa_context *ctx, const pa_server_info *i, void *userdata)
 {
@@ -242,32 +256,68 @@ static void arpa_request_answered(pa_context *ctx, int success, void *userdata)
 	free(r);
 }
 
-int arpa_client_set_defaults(struct arpa_client *c, const char *sink, const char *source, uint32_t tag)
+/* A request of `tag`, listed with the client until the server answered it. */
+static struct arpa_request *arpa_request_new(struct arpa_client *c, uint32_t tag)
 {
-	if (pa_context_get_state(c->context) != PA_CONTEXT_READY) return -ENOTCONN;
 	struct arpa_request *r = calloc(1, sizeof(*r));
-	if (r == NULL) return -ENOMEM;
+	if (r == NULL) return NULL;
 	r->client = c;
 	r->tag = tag;
-	/* One step of our own, so that `done` cannot run before both operations are sent. */
+	/* One step of our own, so that `done` cannot run before every operation is sent. */
 	r->left = 1;
 	r->next = c->requests;
 	c->requests = r;
-	const char *names[2] = {sink, source};
-	for (int k = 0; k < 2; k++) {
-		if (names[k] == NULL) continue;
-		pa_operation *o = k == 0 ? pa_context_set_default_sink(c->context, names[k], arpa_request_answered, r)
-		                         : pa_context_set_default_source(c->context, names[k], arpa_request_answered, r);
-		if (o == NULL) {
-			if (r->result == 0) r->result = arpa_errno(pa_context_errno(c->context)) ? arpa_errno(pa_context_errno(c->context)) : -EIO;
-			continue;
-		}
-		r->left++;
-		pa_operation_unref(o);
+	return r;
+}
+
+/* One operation of request `r` sent (NULL: it could not be). */
+static void arpa_request_sent(struct arpa_request *r, pa_operation *o)
+{
+	struct arpa_client *c = r->client;
+	if (o == NULL) {
+		if (r->result == 0) r->result = arpa_errno(pa_context_errno(c->context)) ? arpa_errno(pa_context_errno(c->context)) : -EIO;
+		return;
 	}
+	r->left++;
+	pa_operation_unref(o);
+}
+
+int arpa_client_set_defaults(struct arpa_client *c, const char *sink, const char *source, uint32_t tag)
+{
+	if (pa_context_get_state(c->context) != PA_CONTEXT_READY) return -ENOTCONN;
+	struct arpa_request *r = arpa_request_new(c, tag);
+	if (r == NULL) return -ENOMEM;
+	if (sink) arpa_request_sent(r, pa_context_set_default_sink(c->context, sink, arpa_request_answered, r));
+	if (source) arpa_request_sent(r, pa_context_set_default_source(c->context, source, arpa_request_answered, r));
 	arpa_request_answered(c->context, 1, r);
 	return 0;
 }
+
+int arpa_client_set_stream(struct arpa_client *c, int facility, uint32_t index, int mute, const uint32_t *volume, unsigned channels, uint32_t tag)
+{
+	if (facility != ARPA_SINK_INPUT && facility != ARPA_SOURCE_OUTPUT) return -EINVAL;
+	if (pa_context_get_state(c->context) != PA_CONTEXT_READY) return -ENOTCONN;
+	pa_cvolume cv;
+	if (channels > 0) {
+		if (channels > PA_CHANNELS_MAX) return -EINVAL;
+		cv.channels = (uint8_t)channels;
+		for (unsigned k = 0; k < channels; k++) cv.values[k] = volume[k];
+		if (!pa_cvolume_valid(&cv)) return -EINVAL;
+	}
+	struct arpa_request *r = arpa_request_new(c, tag);
+	if (r == NULL) return -ENOMEM;
+	int sink_input = facility == ARPA_SINK_INPUT;
+	if (mute >= 0)
+		arpa_request_sent(r, sink_input ? pa_context_set_sink_input_mute(c->context, index, mute, arpa_request_answered, r)
+		                                : pa_context_set_source_output_mute(c->context, index, mute, arpa_request_answered, r));
+	if (channels > 0)
+		arpa_request_sent(r, sink_input ? pa_context_set_sink_input_volume(c->context, index, &cv, arpa_request_answered, r)
+		                                : pa_context_set_source_output_volume(c->context, index, &cv, arpa_request_answered, r));
+	arpa_request_answered(c->context, 1, r);
+	return 0;
+}
+
+uint32_t arpa_volume_from_linear(double factor) { return pa_sw_volume_from_linear(factor); }
 
 void arpa_client_free(struct arpa_client *c)
 {

@@ -1,7 +1,8 @@
 // audioroute-pulse: the PulseAudio helper (docs/daemon.md, "The PulseAudio helper"). audiorouted
 // starts it while the user's sound server is PulseAudio, so that the daemon never links libpulse.
 // It speaks the PipeWire helper's protocol: hello, every sink, source and stream added, changed
-// and removed, and the server's default sink and source set when asked; one JSON object per line
+// and removed, the server's default sink and source set when asked, and a client's stream muted
+// (for a pause) or its volume lowered (for a duck) when asked; one JSON object per line
 // on stdin/stdout. It exits 0 when stdin ends, 1 when the server goes or cannot be reached
 // (after an error line). One thread, one poll(2) on stdin and libpulse's descriptors.
 import AudioRouteCore
@@ -56,8 +57,9 @@ func handle(_ line: UCMLineSplitter.Line, client: PulseClient, logger: Logger) {
         logger.info("setting the defaults", metadata: ["defaults": "\(defaults)"])
         client.setDefaults(defaults)
     case .success(.stream(let control)):
-        // The daemon makes no sessions of PulseAudio's streams (docs/daemon.md): a request is refused, named.
-        send(PipeWireHelperProtocol.line(.streamFailed(id: control.id, message: "the PulseAudio helper does not control streams")))
+        // A pause is a mute, a duck the volume (docs/daemon.md, "The PulseAudio helper").
+        logger.info("controlling a stream", metadata: ["node": "\(control.id)", "control": "\(control)"])
+        client.control(control)
     case .success(.profile(let request)):
         // It reports no cards yet, so the daemon asks for no profile (docs/daemon.md): refused, named.
         send(PipeWireHelperProtocol.line(.profileFailed(request, message: "the PulseAudio helper does not set card profiles")))
@@ -69,6 +71,7 @@ func serve(logger: Logger) -> Int32 {
     let client = PulseClient()
     client.onEvent = { send(PipeWireHelperProtocol.line($0)) }
     client.onNotice = { logger.notice("\($0)") }
+    client.onInfo = { logger.info("\($0)") }
     do throws(PulseError) {
         try client.connect()
     } catch {

@@ -1,4 +1,6 @@
 import ArgumentParser
+import AudioRouteCore
+import AudioRouteSystem
 
 /// `audioroute`: query, monitor and simulate audio routes.
 @main
@@ -17,4 +19,18 @@ struct AudioRoute: AsyncParsableCommand {
             SessionCommand.self, Play.self, Hardware.self, Simulate.self, Demo.self, DemoSinkCommand.self,
         ]
     )
+
+    /// A mistyped command gets its nearest name ("did you mean") and the list, before the
+    /// parser's own "Unexpected argument"; everything else is the parser's.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let names = configuration.subcommands.filter { $0.configuration.shouldDisplay }.map { $0._commandName }
+        let all = configuration.subcommands.map { $0._commandName }
+        if let first = arguments.first, !first.hasPrefix("-"), first != "help", !all.contains(first) {
+            let message = Suggestion.unknown("command", first, among: names)
+            StandardStream.error.write("Error: \(message)\nUsage: audioroute <subcommand>\n  See 'audioroute --help' for more information.\n")
+            CurrentProcess.exit(ExitCode.validationFailure.rawValue)
+        }
+        await main(arguments)
+    }
 }

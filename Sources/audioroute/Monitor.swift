@@ -9,11 +9,13 @@ import Synchronization
 /// session run through the tower in this process.
 struct Monitor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Follow route changes and port arrivals and removals.",
+        abstract: "Follow route changes, port arrivals and removals, and every session's activity.",
         discussion: """
             Without --direct: audiorouted's events, one line each. With --json the first line is \
             {"event":"ready","current":ROUTE}; then "routeChange" (reason, previous, current), \
             "portAdded"/"portRemoved"/"portUpdated" (port), "silentMode" (on), "screenLock" (locked), \
+            "sessionChanged" (session, app, change, detail: any session opened, closed, activated, \
+            deactivated, interrupted, ducked or silenced, the sound server's streams included), \
             "mediaServicesWereLost" and "mediaServicesWereReset" when the daemon goes and comes \
             back. Routes are {"inputs":[uid],"outputs":[uid]} as with --direct. Stops on SIGINT \
             or SIGTERM.
@@ -107,6 +109,7 @@ extension Monitor {
         let json = options.json
         try await withDaemon(direct: "monitor") { () throws(AudioSessionError) in
             try await session.connect()
+            try await session.followSessionActivity()
             // Absent daemon: say so plainly, as every other command does.
             guard await session.isDaemonRunning else {
                 throw .daemonUnavailable(bus: daemon.bus.description, detail: "org.audioroute.AudioRoute1 has no owner")
@@ -199,11 +202,28 @@ enum MonitorLine {
             } else {
                 write("screen \(locked ? "locked" : "unlocked")")
             }
+        case .sessionActivity(let activity):
+            sessionActivity(activity, json: json)
         case .mediaServicesWereLost, .mediaServicesWereReset:
             let name = event == .mediaServicesWereLost ? "mediaServicesWereLost" : "mediaServicesWereReset"
             if json { write(JSON.object([.init("event", .string(name))])) } else { write(name) }
         default:
             return
+        }
+    }
+
+    /// Any session's change (Monitor1's SessionChanged). The app name comes from another process:
+    /// printed escaped (TerminalText), in JSON too.
+    static func sessionActivity(_ activity: SessionActivity, json: Bool) {
+        if json {
+            write(JSON.object([
+                .init("event", .string("sessionChanged")), .init("session", .string(activity.path)), .init("app", .string(activity.app)),
+                .init("change", .string(activity.change.rawValue)), .init("detail", .string(activity.detail)),
+            ]))
+        } else {
+            let app = activity.app.isEmpty ? "-" : TerminalText.safe(activity.app)
+            let detail = activity.detail.isEmpty ? "" : " " + TerminalText.safe(activity.detail)
+            write("session \(TerminalText.safe(activity.path)) \(app): \(activity.change.rawValue)\(detail)")
         }
     }
 

@@ -96,12 +96,14 @@ func withDaemon(direct: String? = nil, _ body: () async throws(AudioSessionError
 /// Checks a session's category, mode and options given as text on the command
 /// line, by name, and returns the options.
 func checkedSessionRequest(category: String, mode: String, options: String) throws -> CategoryOptions {
-    guard Category(rawValue: category) != nil else { throw ValidationError("unknown category \"\(category)\"") }
-    guard Mode(rawValue: mode) != nil else { throw ValidationError("unknown mode \"\(mode)\"") }
+    guard Category(rawValue: category) != nil else { throw ValidationError(Suggestion.unknown("category", category, among: Category.allCases.map(\.rawValue))) }
+    guard Mode(rawValue: mode) != nil else { throw ValidationError(Suggestion.unknown("mode", mode, among: Mode.allCases.map(\.rawValue))) }
     var result: CategoryOptions = []
     for name in options.split(separator: ",") {
         let trimmed = String(name).filter { $0 != " " }
-        guard let option = CategoryOptions(name: trimmed) else { throw ValidationError("unknown category option \"\(trimmed)\"") }
+        guard let option = CategoryOptions(name: trimmed) else {
+            throw ValidationError(Suggestion.unknown("category option", trimmed, among: CategoryOptions.named.map(\.name)))
+        }
         result.formUnion(option)
     }
     return result

@@ -101,8 +101,8 @@ struct Override: AsyncParsableCommand {
     var command: [String] = []
 
     func validate() throws {
-        guard Category(rawValue: category) != nil else { throw ValidationError("unknown category \"\(category)\"") }
-        guard Mode(rawValue: mode) != nil else { throw ValidationError("unknown mode \"\(mode)\"") }
+        guard Category(rawValue: category) != nil else { throw ValidationError(Suggestion.unknown("category", category, among: Category.allCases.map(\.rawValue))) }
+        guard Mode(rawValue: mode) != nil else { throw ValidationError(Suggestion.unknown("mode", mode, among: Mode.allCases.map(\.rawValue))) }
     }
 
     func run() async throws {

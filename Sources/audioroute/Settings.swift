@@ -4,18 +4,29 @@ import AudioSession
 
 /// `audioroute priority UID N`: a user's priority for a port, saved by the daemon.
 struct Priority: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Set a port's priority (-1000...1000); the daemon saves it.")
+    static let configuration = CommandConfiguration(
+        abstract: "Set a port's priority (-1000...1000); the daemon saves it.",
+        usage: "audioroute priority [--system] [--bus-address <bus-address>] <uid> <priority>",
+        discussion: "A negative priority is written as it is: audioroute priority usb-1/output -1000.")
 
     @OptionGroup var daemon: BusOptions
 
     @Argument(help: "The port's uid (see `audioroute status`).")
     var uid: String
 
-    @Argument(help: "The priority: higher wins.")
-    var priority: Int
+    // The priority is taken from the inputs no option claims, so that a negative one
+    // (`priority UID -5`) is not read as an option and needs no `--`.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The priority, -1000...1000: higher wins.", valueName: "priority"))
+    var priorityText: [String] = []
+
+    /// The priority, once `validate()` passed.
+    var priority: Int { Int(priorityText.first ?? "") ?? 0 }
 
     func validate() throws {
-        guard (-1000...1000).contains(priority) else { throw ValidationError("priority \(priority) is outside -1000...1000") }
+        guard let text = priorityText.first else { throw ValidationError("Missing expected argument '<priority>'") }
+        guard priorityText.count == 1 else { throw ValidationError("one priority is expected after the uid, not \(priorityText.joined(separator: " "))") }
+        guard let value = Int(text) else { throw ValidationError("the priority is a whole number from -1000 to 1000, not \"\(text)\"") }
+        guard (-1000...1000).contains(value) else { throw ValidationError("priority \(value) is outside -1000...1000") }
     }
 
     func run() async throws {

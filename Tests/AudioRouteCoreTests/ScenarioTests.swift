@@ -143,7 +143,10 @@ struct ScenarioParseTests {
                 withSteps(
                     #"[{"activate": "app"}, {"wake": true}, {"remove": "spk"}, {"setCategory": {"session": "app", "category": "playAndRecord", "options": ["defaultToSpeaker", "allowBluetooh"]}}]"#
                 )))
-        #expect(error.description == #"steps[3].setCategory.options[1]: unknown option "allowBluetooh""#)
+        #expect(
+            error.description
+                == #"steps[3].setCategory.options[1]: unknown option "allowBluetooh" (did you mean "allowBluetooth"?); one of: "#
+                + CategoryOptions.named.map(\.name).joined(separator: ", "))
     }
 
     @Test("invalid JSON is a fault of the document, with its position")

@@ -38,9 +38,13 @@ private func replyString(_ line: String) throws -> String {
         let sessionBlock = DBusAPI.interfaceBlock(DBusAPI.sessionInterface, in: sessionXML)
         #expect(managerBlock != nil && managerBlock == DBusAPI.interfaceBlock(DBusAPI.managerInterface, in: file))
         #expect(sessionBlock != nil && sessionBlock == DBusAPI.interfaceBlock(DBusAPI.sessionInterface, in: file))
-        // The file describes exactly these two API interfaces; each object serves only its own.
-        #expect(file.split(separator: "<interface name=\"org.audioroute.").count == 3)
+        let monitorBlock = DBusAPI.interfaceBlock(DBusAPI.monitorInterface, in: managerXML)
+        #expect(monitorBlock != nil && monitorBlock == DBusAPI.interfaceBlock(DBusAPI.monitorInterface, in: file))
+        // The file describes exactly these three API interfaces; each object serves only its own
+        // (the manager: its own and the monitors' broadcast).
+        #expect(file.split(separator: "<interface name=\"org.audioroute.").count == 4)
         #expect(DBusAPI.interfaceBlock(DBusAPI.sessionInterface, in: managerXML) == nil)
+        #expect(DBusAPI.interfaceBlock(DBusAPI.monitorInterface, in: sessionXML) == nil)
         #expect(DBusAPI.interfaceBlock(DBusAPI.managerInterface, in: sessionXML) == nil)
         #expect(managerXML.contains("<node name=\"session\"/>"))
         #expect(managerXML.contains("<interface name=\"org.freedesktop.DBus.Properties\">"))
@@ -53,7 +57,7 @@ private func replyString(_ line: String) throws -> String {
     @Test func everyManagerPropertyReadsWithItsType() throws {
         let daemon = try RunningDaemon()
         let client = try APIClient(address: daemon.bus.address)
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 5}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 6}")
         #expect(client.property(manager, DBusAPI.managerInterface, "Route") == "{\"reply\": [[], []]}")
         #expect(client.property(manager, DBusAPI.managerInterface, "Ports") == "{\"reply\": []}")
         #expect(client.property(manager, DBusAPI.managerInterface, "SilentMode") == "{\"reply\": false}")
@@ -67,7 +71,7 @@ private func replyString(_ line: String) throws -> String {
         #expect(client.signal("SilentModeChanged", args: "[true]") != nil)
         #expect(
             client.call(manager, properties, "GetAll", "s", "[\"org.audioroute.AudioRoute1\"]").hasPrefix(
-                "{\"reply\": {\"Version\": 5, \"Route\": [[], []], \"Ports\": [], \"SilentMode\": true, \"Sessions\": [[\"\(session)\", \"\(client.uniqueName)\", \"music\", \"playback\", \"default\", [\"mixWithOthers\"], false]], \"AllPorts\": [], \"ScreenLocked\": false, \"SoundServer\": [\"\", \"no sound server: AudioRoute drives ALSA directly\", false, [], \"noServer\", ")
+                "{\"reply\": {\"Version\": 6, \"Route\": [[], []], \"Ports\": [], \"SilentMode\": true, \"Sessions\": [[\"\(session)\", \"\(client.uniqueName)\", \"music\", \"playback\", \"default\", [\"mixWithOthers\"], false]], \"AllPorts\": [], \"ScreenLocked\": false, \"SoundServer\": [\"\", \"no sound server: AudioRoute drives ALSA directly\", false, [], \"noServer\", ")
         )
         // The explanation of the empty route.
         #expect(client.manager("Explain") == "{\"reply\": [\"noSuitableRoute\", \"notUsedByCategory\", []]}")
@@ -242,7 +246,7 @@ private func replyString(_ line: String) throws -> String {
         )
         #expect(
             client.call(manager, properties, "GetAll", "s", "[\"org.audioroute.AudioRoute1\"]").hasPrefix(
-                "{\"reply\": {\"Version\": 5, \"Route\": [[], []], \"Ports\": [], \"SilentMode\": false, \"Sessions\": [[\"\(song)\", \"\(client.uniqueName)\", \"music\", \"playback\", \"default\", [], false]], \"AllPorts\": [], \"ScreenLocked\": false, \"SoundServer\": [\"\", \"no sound server: AudioRoute drives ALSA directly\", false, [], \"noServer\", ")
+                "{\"reply\": {\"Version\": 6, \"Route\": [[], []], \"Ports\": [], \"SilentMode\": false, \"Sessions\": [[\"\(song)\", \"\(client.uniqueName)\", \"music\", \"playback\", \"default\", [], false]], \"AllPorts\": [], \"ScreenLocked\": false, \"SoundServer\": [\"\", \"no sound server: AudioRoute drives ALSA directly\", false, [], \"noServer\", ")
         )
     }
 
@@ -268,11 +272,11 @@ private func replyString(_ line: String) throws -> String {
         for hangup in hangups { #expect(hangup.take(seconds: 30) { $0.hasPrefix("{\"hungup\"") } != nil) }
         // A second client is still answered (each answer awaited at most 20 s: a wedge fails, speed is the benchmark's business).
         let client = try APIClient(address: daemon.bus.address)
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 5}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 6}")
         let song = try client.openSession("music", category: "playback")
         #expect(client.session(song, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
         flood.kill()
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 5}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 6}")
         #expect(daemon.child.wait(seconds: 0) == nil)
     }
 }
@@ -303,7 +307,7 @@ private func replyString(_ line: String) throws -> String {
     @Test func losingTheBusStopsTheDaemonWithAnError() throws {
         let daemon = try RunningDaemon()
         let client = try APIClient(address: daemon.bus.address)
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 5}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 6}")
         daemon.bus.close()
         // Non-zero, so a service manager restarts it.
         #expect(daemon.child.wait(seconds: 20) == 1)
@@ -321,6 +325,6 @@ private func replyString(_ line: String) throws -> String {
         }
         // The first daemon still serves.
         let client = try APIClient(address: daemon.bus.address)
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 5}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 6}")
     }
 }

@@ -6,8 +6,8 @@
 // speaker's monitor level (parec, as bench/client-libraries/capabilities does); the phone ends:
 // the music plays again. A Navigation stream ducks the music to the tower's duck gain, read the
 // same way; it ends: back to full. `status` lists the streams' sessions with their application
-// names; silent mode silences a Notification stream and gives it back. Skipped where PipeWire is
-// not installed.
+// names, and `monitor` their changes; silent mode silences a Notification stream and gives it
+// back. Skipped where PipeWire is not installed.
 import AudioRouteCore
 import AudioRouteTestKit
 import Foundation
@@ -15,36 +15,14 @@ import Testing
 
 @Suite(.serialized, .timeLimit(.minutes(3))) struct PipeWireStreamSessionsTests {
     static let pipewireMissing = SoundServerKind.pipewire.missing
-    static var daemonBinary: String { (UmockdevTestbed.binary as NSString).deletingLastPathComponent + "/audiorouted" }
     /// The tone's peak, as a fraction of full scale.
     static let amplitude = 0.3
 
     /// Waits up to `seconds` for `accept` to take what `read` gives; the last reading.
-    func wait<T>(seconds: Double = 10, _ read: () -> T, until accept: (T) -> Bool) -> T {
-        let deadline = Date().addingTimeInterval(seconds)
-        var last = read()
-        while !accept(last) && Date() < deadline {
-            usleep(100_000)
-            last = read()
-        }
-        return last
-    }
+    func wait<T>(seconds: Double = 10, _ read: () -> T, until accept: (T) -> Bool) -> T { SoundServerDaemon.wait(seconds: seconds, read, until: accept) }
 
-    /// The peak of what `sink` plays now, as a fraction of full scale: its monitor recorded for
-    /// 1 s, the last 0.4 s of it (a new monitor stream may start late); nil when nothing came.
-    func level(_ bench: SoundServerBench, sink: String = "speaker") -> Double? {
-        let raw = bench.directory + "/level.raw"
-        try? FileManager.default.removeItem(atPath: raw)
-        guard let recorder = try? bench.start(
-            "parec", ["-d", sink + ".monitor", "--raw", "--latency-msec=20", "--format=s16le", "--rate=48000", "--channels=2", raw])
-        else { return nil }
-        usleep(1_000_000)
-        recorder.signal(SIGINT)
-        _ = recorder.waitForExit()
-        guard let data = FileManager.default.contents(atPath: raw), data.count >= 4 else { return nil }
-        let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }.suffix(Int(0.4 * 96_000))
-        return Double(samples.map { abs(Int($0)) }.max() ?? 0) / 32768
-    }
+    /// The peak of what `sink` plays now, as a fraction of full scale (SoundServerDaemon.level).
+    func level(_ bench: SoundServerBench, sink: String = "speaker") -> Double? { SoundServerDaemon.level(bench, sink: sink) }
 
     /// A player of `file` with `role` and `name`: PipeWire's own `pw-play`, or `paplay` through pipewire-pulse.
     static func player(_ program: String, role: String, name: String, _ file: String) -> [String] {
@@ -56,23 +34,18 @@ import Testing
     /// The music is played by `program`; the call and the directions by pw-play.
     @Test(.enabled(if: pipewireMissing == nil, "pipewire, wireplumber, pipewire-pulse or pulseaudio-utils not installed"), arguments: ["pw-play", "paplay"])
     func aCallPausesTheMusicAndNavigationDucksIt(_ program: String) throws {
-        let bench = try SoundServerBench(.pipewire, pipewireObjects: SoundServerBench.alsaShapedObjects)
-        defer { bench.stop() }
-        let testbed = try UmockdevTestbed()
-        defer { testbed.close() }
-        try testbed.loadLaptop()
-        let state = testbed.root + "/scratch/daemon"
-        var environment = bench.environment
-        environment["DBUS_SYSTEM_BUS_ADDRESS"] = testbed.systemBus
-        let daemon = try testbed.start(
-            ["--state-dir", state + "/state", "--runtime-dir", state + "/run", "--log-level", "info"] + UmockdevTestbed.noUCMHelper,
-            binary: Self.daemonBinary, environment: environment)
-        defer { _ = try? daemon.stop(SIGTERM) }
-        let status = { (try? testbed.run(["status", "--bus-address", bench.bus.address]).stdout) ?? "" }
+        let setup = try SoundServerDaemon(.pipewire)
+        defer { setup.close() }
+        let (bench, testbed, daemon) = (setup.bench, setup.testbed, setup.daemon)
+        let status = setup.status
         // The route's speaker is the server's default: the players land there.
         let configured = { bench.run("pw-metadata", ["-n", "default", "0", "default.configured.audio.sink"]).stdout }
         let first = wait({ configured() }) { $0.contains(#""name": "speaker""#) }
         #expect(first.contains(#""name": "speaker""#), "\(first)\ndaemon: \(daemon.stderr)")
+        // `monitor` shows the server's streams' sessions like any other (checked after the duck).
+        let monitor = try testbed.start(["monitor", "--json", "--bus-address", bench.bus.address])
+        defer { _ = try? monitor.stop(SIGKILL) }
+        try monitor.waitForLines(1)
 
         let tone = bench.directory + "/tone.wav"
         let silence = bench.directory + "/silence.wav"
@@ -112,6 +85,18 @@ import Testing
         navigation.kill()
         let unducked = wait({ level(bench) }) { ($0 ?? 0) > 0.25 }
         #expect(unducked.map { abs($0 - before) < 0.03 } == true, "after the directions: \(String(describing: unducked))")
+        let changes = wait({ monitor.objects.filter { $0["event"] == .string("sessionChanged") } }) {
+            $0.contains { $0["app"] == .string("Bench music") && $0["change"] == .string("unducked") }
+        }
+        let musicChanges = changes.filter { $0["app"] == .string("Bench music") }.compactMap { object -> String? in
+            guard case .string(let change)? = object["change"] else { return nil }
+            return change
+        }
+        #expect(
+            musicChanges == ["opened", "activated", "deactivated", "interruptionBegan", "interruptionEnded", "activated", "ducked", "unducked"],
+            "\(monitor.lines.joined(separator: "\n"))")
+        #expect(changes.allSatisfy { ($0["session"].map { "\($0)" } ?? "").contains("/org/audioroute/AudioRoute1/pipewire/") })
+        #expect(changes.contains { $0["app"] == .string("Bench phone") && $0["change"] == .string("activated") && $0["detail"] == .string("playAndRecord/voiceChat") })
 
         // Silent mode silences an ambient stream (a Notification) through its volume, and gives it back.
         music.kill()
@@ -154,19 +139,10 @@ import Testing
     /// second session: it does not interrupt the music, and status lists the client's session only.
     @Test(.enabled(if: pipewireMissing == nil, "pipewire, wireplumber, pipewire-pulse or pulseaudio-utils not installed"))
     func anAudioRouteClientsOwnStreamIsNotASecondSession() throws {
-        let bench = try SoundServerBench(.pipewire, pipewireObjects: SoundServerBench.alsaShapedObjects)
-        defer { bench.stop() }
-        let testbed = try UmockdevTestbed()
-        defer { testbed.close() }
-        try testbed.loadLaptop()
-        let state = testbed.root + "/scratch/daemon"
-        var environment = bench.environment
-        environment["DBUS_SYSTEM_BUS_ADDRESS"] = testbed.systemBus
-        let daemon = try testbed.start(
-            ["--state-dir", state + "/state", "--runtime-dir", state + "/run", "--log-level", "info"] + UmockdevTestbed.noUCMHelper,
-            binary: Self.daemonBinary, environment: environment)
-        defer { _ = try? daemon.stop(SIGTERM) }
-        let status = { (try? testbed.run(["status", "--bus-address", bench.bus.address]).stdout) ?? "" }
+        let setup = try SoundServerDaemon(.pipewire)
+        defer { setup.close() }
+        let (bench, daemon) = (setup.bench, setup.daemon)
+        let status = setup.status
         let tone = bench.directory + "/tone.wav"
         _ = FileManager.default.createFile(atPath: tone, contents: Data(Self.toneWAV(seconds: 60, amplitude: Self.amplitude)))
         let music = try bench.start("pw-play", Self.player("pw-play", role: "Music", name: "Bench music", tone))
@@ -204,19 +180,10 @@ import Testing
     /// it to the speaker, where it plays on. A stream paused by a call stays paused when it moves.
     @Test(.enabled(if: pipewireMissing == nil, "pipewire, wireplumber, pipewire-pulse or pulseaudio-utils not installed"))
     func anUnplugDoesNotPauseAStream() throws {
-        let bench = try SoundServerBench(.pipewire, pipewireObjects: SoundServerBench.alsaShapedObjects)
-        defer { bench.stop() }
-        let testbed = try UmockdevTestbed()
-        defer { testbed.close() }
-        try testbed.loadLaptop()
-        let state = testbed.root + "/scratch/daemon"
-        var environment = bench.environment
-        environment["DBUS_SYSTEM_BUS_ADDRESS"] = testbed.systemBus
-        let daemon = try testbed.start(
-            ["--state-dir", state + "/state", "--runtime-dir", state + "/run", "--log-level", "info"] + UmockdevTestbed.noUCMHelper,
-            binary: Self.daemonBinary, environment: environment)
-        defer { _ = try? daemon.stop(SIGTERM) }
-        let status = { (try? testbed.run(["status", "--bus-address", bench.bus.address]).stdout) ?? "" }
+        let setup = try SoundServerDaemon(.pipewire)
+        defer { setup.close() }
+        let (bench, testbed, daemon) = (setup.bench, setup.testbed, setup.daemon)
+        let status = setup.status
         let configured = { bench.run("pw-metadata", ["-n", "default", "0", "default.configured.audio.sink"]).stdout }
         try testbed.load("usb-headset-razer-blackshark-v3-pro")
         let plugged = wait({ configured() }) { $0.contains(#""name": "headphones""#) }

@@ -17,18 +17,9 @@ import Testing
     @Test(.enabled(if: pulseMissing == nil, "pulseaudio or pulseaudio-utils not installed"))
     func pulseAudiosDefaultFollowsTheRouteAndTheStreamMoves() throws {
         let support = PipeWireDefaultsTests()
-        let bench = try SoundServerBench(.pulseaudio, pulseScript: SoundServerBench.alsaShapedPulseScript)
-        defer { bench.stop() }
-        let testbed = try UmockdevTestbed()
-        defer { testbed.close() }
-        try testbed.loadLaptop()
-        let state = testbed.root + "/scratch/daemon"
-        var environment = bench.environment
-        environment["DBUS_SYSTEM_BUS_ADDRESS"] = testbed.systemBus
-        let daemon = try testbed.start(
-            ["--state-dir", state + "/state", "--runtime-dir", state + "/run", "--log-level", "info"] + UmockdevTestbed.noUCMHelper,
-            binary: PipeWireDefaultsTests.daemonBinary, environment: environment)
-        defer { _ = try? daemon.stop(SIGTERM) }
+        let setup = try SoundServerDaemon(.pulseaudio)
+        defer { setup.close() }
+        let (bench, testbed, daemon) = (setup.bench, setup.testbed, setup.daemon)
 
         // A stream that follows the default, playing before the headset comes: 30 s of silence.
         let wav = bench.directory + "/silence.wav"

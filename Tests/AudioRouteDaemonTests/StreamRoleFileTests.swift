@@ -28,7 +28,7 @@ import Testing
         #expect(StreamRoleTable.load(path: path, logger: logger) == .builtIn)
         let error = store.all.first { $0.level == .error }
         #expect(error?.message == "roles file refused: the built-in role table applies")
-        #expect(error?.metadata["error"] == "role \"Music\": unknown category \"loud\"")
+        #expect(error?.metadata["error"] == "role \"Music\": unknown category \"loud\"; one of: ambient, soloAmbient, playback, record, playAndRecord, multiRoute, audioProcessing")
         #expect(error?.metadata["file"] == path)
     }
 

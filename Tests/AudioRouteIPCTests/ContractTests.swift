@@ -61,13 +61,13 @@ private func declaredMembers(_ xml: String) -> Set<Member> {
     return members
 }
 
-/// The members of the contract's two API interfaces.
+/// The members of the contract's API interfaces.
 private var contractMembers: Set<Member> {
     var members: Set<Member> = []
     for method in DBusAPI.Manager.methods + DBusAPI.Session.methods {
         members.insert(Member(kind: "method", interface: method.interface, name: method.name, input: method.input, output: method.output))
     }
-    for signal in DBusAPI.Manager.signals + DBusAPI.Session.signals {
+    for signal in DBusAPI.Manager.signals + DBusAPI.Session.signals + DBusAPI.Monitor.signals {
         members.insert(Member(kind: "signal", interface: signal.interface, name: signal.name, input: signal.signature))
     }
     for property in DBusAPI.Manager.properties + DBusAPI.Session.properties {
@@ -199,6 +199,30 @@ private var contractMembers: Set<Member> {
             #expect(try DBusAPI.sessionEvent(member: signal.member, signal.values) == kind)
         }
         #expect(try DBusAPI.sessionEvent(member: "Bogus", []) == nil)
+    }
+
+    @Test func everySessionActivitySurvivesSessionChanged() throws {
+        for change in SessionActivity.Change.allCases {
+            let activity = SessionActivity(path: DBusAPI.sessionPath(3), app: "mus\u{202E}ic", change: change, detail: change == .activated ? "playback/default" : "")
+            let arguments = DBusAPI.sessionChangedArguments(activity)
+            #expect(arguments.map(\.typeName).joined() == DBusAPI.Monitor.sessionChanged.signature)
+            #expect(try DBusAPI.sessionChanged(arguments) == activity)
+        }
+        // A tower event carries its detail; a server stream is named under the manager.
+        let began = SessionActivity(path: DBusAPI.sessionObjectPath("pipewire/52"), app: "pw-play", event: .interruptionBegan(reason: .routeDisconnected))
+        #expect(began.path == "/org/audioroute/AudioRoute1/pipewire/52")
+        #expect(began.change == .interruptionBegan && began.detail == "routeDisconnected")
+        #expect(SessionActivity(path: "/p", app: "", event: .interruptionEnded(shouldResume: true)).detail == "shouldResume")
+        #expect(DBusAPI.sessionObjectPath(DBusAPI.sessionPath(2)) == DBusAPI.sessionPath(2))
+        #expect(SessionActivity.detail(of: try SessionConfiguration(category: .playback, mode: .voicePrompt, options: [.duckOthers])) == "playback/voicePrompt duckOthers")
+    }
+
+    @Test func aMalformedSessionChangedIsNamed() {
+        #expect(throws: WireError("SessionChanged is not (osss)")) { try DBusAPI.sessionChanged([.string("/p"), .string(""), .string("opened"), .string("")]) }
+        #expect(throws: WireError("SessionChanged is not (osss)")) { try DBusAPI.sessionChanged([.objectPath("/p"), .string("")]) }
+        #expect(throws: WireError("SessionChanged: unknown change \"exploded\"")) {
+            try DBusAPI.sessionChanged([.objectPath("/p"), .string(""), .string("exploded"), .string("")])
+        }
     }
 
     @Test func aRouteChangeSurvivesRouteChanged() throws {

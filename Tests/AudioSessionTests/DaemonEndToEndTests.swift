@@ -95,6 +95,93 @@ import Testing
         }
     }
 
+    /// The JSON lines of `lines` read until one matches (the list ends with it; nil after `seconds`).
+    static func monitorLines(_ lines: inout LineReader, seconds: Double = 10, until match: (JSON) -> Bool) -> [JSON]? {
+        var seen: [JSON] = []
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(seconds * 1000)))
+        while ContinuousClock.now < deadline {
+            guard let line = lines.next(seconds: 1), let object = try? JSON.parse(line) else { continue }
+            seen.append(object)
+            if match(object) { return seen }
+        }
+        Issue.record("monitor: no matching line after \(seconds) s; read \(seen.map(\.text))")
+        return nil
+    }
+
+    static func change(_ change: String, app: String) -> (JSON) -> Bool {
+        { $0["event"] == .string("sessionChanged") && $0["change"] == .string(change) && $0["app"] == .string(app) }
+    }
+
+    @Test func monitorShowsEverySessionsActivity() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let daemon = try RealDaemon(address: bus.address, directory: directory)
+            defer { daemon.kill() }
+            let address = ["--bus-address", bus.address]
+            let monitor = try ChildProcess(CLI.audioroute, ["monitor", "--json"] + address)
+            defer { monitor.kill() }
+            var lines = LineReader(fd: monitor.stdout)
+            #expect(try lines.next(seconds: 10).map { try JSON.parse($0) }?["event"] == .string("ready"))
+            // Another user's app name may carry a bidirectional override and a terminal control.
+            let hostile = "mus\u{202E}ic\u{1B}[2J"
+            let music = try Probe(address: bus.address, app: hostile)
+            let navigation = try Probe(address: bus.address, app: "navigation")
+            let call = try Probe(address: bus.address, app: "call")
+            for probe in [music, navigation, call] { _ = probe.next() }
+
+            #expect(music.call("category playback")?["reply"] == .string("category"))
+            #expect(music.call("activate")?["reply"] == .string("activate"))
+            let activated = Self.monitorLines(&lines, until: Self.change("activated", app: hostile))
+            #expect(activated?.contains(where: Self.change("opened", app: hostile)) == true)
+            #expect(activated?.last?["detail"] == .string("playback/default"))
+            let musicPath = activated?.last?["session"]
+            if case .string(let path)? = musicPath { #expect(path.hasPrefix("/org/audioroute/AudioRoute1/session/")) } else { Issue.record("no session path: \(String(describing: activated))") }
+
+            #expect(navigation.call("category playback voicePrompt duckOthers")?["reply"] == .string("category"))
+            #expect(navigation.call("activate")?["reply"] == .string("activate"))
+            let ducked = Self.monitorLines(&lines, until: Self.change("ducked", app: hostile))
+            #expect(ducked?.last?["session"] == musicPath)
+            #expect(ducked?.contains { Self.change("activated", app: "navigation")($0) && $0["detail"] == .string("playback/voicePrompt duckOthers") } == true, "\(ducked ?? [])")
+
+            #expect(call.call("category playAndRecord voiceChat")?["reply"] == .string("category"))
+            #expect(call.call("activate")?["reply"] == .string("activate"))
+            // The new states first, then the event that says why.
+            let interrupted = Self.monitorLines(&lines, until: Self.change("interruptionBegan", app: hostile))
+            #expect(interrupted?.last?["detail"] == .string("default"))
+            let order = interrupted?.compactMap { line -> String? in
+                guard case .string(let change)? = line["change"], case .string(let app)? = line["app"] else { return nil }
+                return app + " " + change
+            }
+            #expect(order?.suffix(3) == ["call activated", hostile + " deactivated", hostile + " interruptionBegan"], "\(order ?? [])")
+
+            #expect(call.call("deactivate notify")?["reply"] == .string("deactivate"))
+            let ended = Self.monitorLines(&lines, until: Self.change("interruptionEnded", app: hostile))
+            #expect(ended?.last?["detail"] == .string("shouldResume"))
+            #expect(ended?.contains(where: Self.change("deactivated", app: "call")) == true)
+
+            // A client that dies: its session closes, and the duck it held ends.
+            navigation.process.signal(SIGKILL)
+            let closed = Self.monitorLines(&lines, until: Self.change("closed", app: "navigation"))
+            #expect(closed != nil)
+            monitor.signal(SIGINT)
+            #expect(monitor.wait(seconds: 10) == 0)
+
+            // In text, the app's name is escaped: neither the override nor ESC reaches the terminal.
+            let text = try ChildProcess(CLI.audioroute, ["monitor"] + address)
+            defer { text.kill() }
+            var textLines = LineReader(fd: text.stdout)
+            #expect(textLines.next(seconds: 10)?.hasPrefix("route now:") == true)
+            // The music was left inactive by the call; activated again, it is a line.
+            #expect(music.call("activate")?["reply"] == .string("activate"))
+            let line = textLines.next(seconds: 10) ?? ""
+            #expect(line.hasSuffix(" mus\\u{202E}ic\\u{001B}[2J: activated playback/default"), "\(line)")
+            #expect(!line.unicodeScalars.contains { $0 == "\u{202E}" || $0 == "\u{1B}" })
+            text.signal(SIGINT)
+            #expect(text.wait(seconds: 10) == 0)
+        }
+    }
+
     @Test func cliAgainstTheDaemon() async throws {
         try await withTemporaryDirectory { directory in
             let bus = try PrivateBus()

@@ -52,12 +52,22 @@ import Testing
             #expect(refused.status != 0)
             #expect(refused.err.contains("-1000...1000"))
             #expect(try CLI.run(["priority", "spk", "20"] + address).status == 0)
+            // A negative priority needs no `--`, wherever the options are; `--` still works.
+            #expect(try CLI.run(["priority", "spk", "-5"] + address).status == 0)
+            #expect(try CLI.run(["priority"] + address + ["spk", "-1000"]).status == 0)
+            #expect(try CLI.run(["priority"] + address + ["--", "spk", "-7"]).status == 0)
+            for (bad, message) in [(["spk"], "Missing expected argument '<priority>'"), (["spk", "-x"], "not \"-x\""), (["spk", "1", "2"], "not 1 2")] {
+                let result = try CLI.run(["priority"] + bad + address)
+                #expect(result.status == 64 && result.err.contains(message), "\(bad): \(result.status) \(result.err)")
+            }
 
             let client = try await DBusClientConnection.connect(.address(bus.address))
             defer { client.close() }
             let manager = "/org/audioroute/AudioRoute1"
             #expect(try await MockDaemon.calls(client, path: manager, method: "SetSilentMode") == [[.bool(true)]])
-            #expect(try await MockDaemon.calls(client, path: manager, method: "SetPortPriority") == [[.string("spk"), .int32(20)]])
+            #expect(
+                try await MockDaemon.calls(client, path: manager, method: "SetPortPriority")
+                    == [[.string("spk"), .int32(20)], [.string("spk"), .int32(-5)], [.string("spk"), .int32(-1000)], [.string("spk"), .int32(-7)]])
         }
     }
 

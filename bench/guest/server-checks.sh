@@ -1,6 +1,7 @@
 # The guest's init, part 3 for scripts/test-real-server: the servers, then its phases, each its own
 # script of bench/guest/server/ (in the initramfs at PHASES), sourced in this order.
 PHASES=@PHASES@
+if [ $SERVER = pipewire ]; then
 # WirePlumber 0.4's Bluetooth monitor loads its logind module, which fails without systemd-logind
 # and takes WirePlumber down with it; this guest has no Bluetooth: the user's override of the
 # file that enables the monitor (a same-named file in ~/.config wins) leaves it off.
@@ -11,6 +12,7 @@ echo "-- no Bluetooth in this guest" > /root/.config/wireplumber/bluetooth.lua.d
 # frame in its file. Full volume here (read after 40-device-defaults.lua, before the enable).
 mkdir -p /root/.config/wireplumber/main.lua.d
 echo 'device_defaults.properties["default-volume"] = 1.0' > /root/.config/wireplumber/main.lua.d/41-audioroute-bench-volume.lua
+fi
 start_servers
 watch_server
 # Which sink a client's stream is on: `SINK-NAME` of the first stream whose application.name is $1.
@@ -30,5 +32,5 @@ wanted follow && . $PHASES/follow.sh
 wanted plugin && . $PHASES/plugin.sh
 wanted tower && . $PHASES/tower.sh
 wanted fight && . $PHASES/fight.sh
-wanted profile && . $PHASES/profile.sh
+[ $SERVER = pipewire ] && wanted profile && . $PHASES/profile.sh
 finish

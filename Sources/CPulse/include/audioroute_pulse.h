@@ -21,16 +21,32 @@ enum arpa_facility {
 	ARPA_SOURCE_OUTPUT = 3,
 };
 
+/* The most channels a volume has (libpulse's PA_CHANNELS_MAX). */
+#define ARPA_CHANNELS_MAX 32
+
+/* A stream's volume and mute as the server has them (a sink input's or a source output's).
+ * Volumes are libpulse's pa_volume_t: 0 silent, 0x10000 (PA_VOLUME_NORM) the stream as played,
+ * on libpulse's cubic scale. */
+struct arpa_stream_state {
+	int muted;
+	/* 0 when the volume cannot be set (a passthrough stream, or one without a volume). */
+	int volume_writable;
+	unsigned channels;
+	uint32_t volume[ARPA_CHANNELS_MAX];
+};
+
 /* What the client tells its caller, on the caller's thread, from arpa_client_iterate. */
 struct arpa_callbacks {
 	/* Connected, subscribed, and every object listed once (they came through `object` before):
 	 * the server's name and version. */
 	void (*ready)(void *data, const char *name, const char *version);
 	/* An object as the server has it now (listed, added or changed). `name` is a sink's or a
-	 * source's name, NULL for a stream; `monitor` is 1 for a sink's monitor source. */
-	void (*object)(void *data, int facility, uint32_t index, const char *name, int monitor, const struct arpa_proplist *props);
+	 * source's name, NULL for a stream; `monitor` is 1 for a sink's monitor source; `stream` is
+	 * a stream's volume and mute, NULL for a sink or a source. */
+	void (*object)(void *data, int facility, uint32_t index, const char *name, int monitor, const struct arpa_proplist *props,
+	               const struct arpa_stream_state *stream);
 	void (*removed)(void *data, int facility, uint32_t index);
-	/* The server's answer to request `tag` (arpa_client_set_defaults): 0, or -errno. */
+	/* The server's answer to request `tag` (arpa_client_set_defaults, arpa_client_set_stream): 0, or -errno. */
 	void (*done)(void *data, uint32_t tag, int result);
 	/* The connection failed or ended: -errno and libpulse's words. The caller stops. */
 	void (*failed)(void *data, int result, const char *message);
@@ -45,6 +61,13 @@ int arpa_client_iterate(struct arpa_client *c, int fd, int timeout_ms, int *fd_r
 /* Sets the default sink and/or source by name (NULL: left as it is); `done` follows with `tag`
  * once the server answered both. 0 or -errno. */
 int arpa_client_set_defaults(struct arpa_client *c, const char *sink, const char *source, uint32_t tag);
+/* Sets a sink input's or a source output's mute (`mute` 0 or 1; -1: left as it is) and volume
+ * (`channels` values of `volume`; 0 channels: left as it is); `done` follows with `tag` once the
+ * server answered both. 0 or -errno (-EINVAL for a facility that is not a stream's, or a volume
+ * the server would not take). */
+int arpa_client_set_stream(struct arpa_client *c, int facility, uint32_t index, int mute, const uint32_t *volume, unsigned channels, uint32_t tag);
+/* pa_sw_volume_from_linear: the pa_volume_t of an amplitude factor (0 to 1). */
+uint32_t arpa_volume_from_linear(double factor);
 /* Disconnects and frees everything. */
 void arpa_client_free(struct arpa_client *c);
 /* A property's value as text, or NULL when it is not there (or not text). */

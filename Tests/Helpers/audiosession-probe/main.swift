@@ -66,6 +66,8 @@ func report(_ notification: AudioSessionNotification) {
     case .silenceSecondaryAudioHint(let type): members = [.init("notification", "silenceSecondaryAudioHint"), .init("type", .string(type.rawValue))]
     case .mediaServicesWereLost: members = [.init("notification", "mediaServicesWereLost")]
     case .mediaServicesWereReset: members = [.init("notification", "mediaServicesWereReset")]
+    case .sessionActivity(let activity):
+        members = [.init("notification", "sessionActivity"), .init("session", .string(activity.path)), .init("change", .string(activity.change.rawValue))]
     }
     emit(members)
 }

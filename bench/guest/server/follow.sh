@@ -1,7 +1,8 @@
-# The server driven by audiorouted: a client's stream (pw-play, then paplay) started on the HDA
-# card's sink lands on the hot-added USB card's sink and comes back on its removal; the host reads
-# both from the cards' files and times the first USB frame against SOUND_INITIALIZED.
-for client in pw-play paplay; do
+# The server driven by audiorouted: a client's stream (pw-play, then paplay; paplay alone on
+# PulseAudio) started on the HDA card's sink lands on the hot-added USB card's sink and comes back
+# on its removal; the host reads both from the cards' files and times the first USB frame against
+# SOUND_INITIALIZED.
+for client in $FOLLOW_CLIENTS; do
   $client /root/tone.wav > /run/follow-$client.log 2>&1 &
   PLAYER=$!
   wait_until 100 on_sink $client alsa_output.pci || fail "follow: $client's stream is not on the HDA sink: $(stream_sink $client)"

@@ -1,6 +1,8 @@
-"""The sound-server bench's phases, host side: the server alone, the server driven by audiorouted
-(pw-play and paplay follow the USB card), and aplay through the plugin into the server. The
-truth of where audio went is the cards' WAV files."""
+"""The sound-server bench's phases, host side, for PipeWire and for PulseAudio: the server alone,
+the server driven by audiorouted (pw-play and paplay follow the USB card), aplay through the
+plugin into the server, the tower on the server's own clients, and the server's switching
+against the route. The truth of where audio went is the cards' WAV files. "The player" is
+pw-play on PipeWire, paplay on PulseAudio."""
 import time
 from dataclasses import dataclass
 from typing import ClassVar
@@ -14,23 +16,26 @@ from ..tower import check_call, check_duck, check_silent
 
 ALONE, FOLLOW, PLUGIN, TOWER, FIGHT, PROFILE = ("server/alone.sh", "server/follow.sh", "server/plugin.sh", "server/tower.sh", "server/fight.sh",
                                                 "server/profile.sh")
-# The clients of the follow phase, in the guest's order.
-CLIENTS = ("pw-play", "paplay")
+# The clients of the follow phase, in the guest's order (server.sh's FOLLOW_CLIENTS), by server.
+CLIENTS = {"pipewire": ("pw-play", "paplay"), "pulseaudio": ("paplay",)}
+# The player of the other phases (server.sh's PLAYER_NAME), by server.
+PLAYER = {"pipewire": "pw-play", "pulseaudio": "paplay"}
 
 
-# The server alone: stock WirePlumber, then with a rule ranking the USB card's sinks first.
+# The server alone: as shipped, then with the user's rule that makes a new USB card the default
+# (WirePlumber: a rule ranking the USB card's sinks first; PulseAudio: module-switch-on-connect).
 VARIANTS = ("stock", "rule")
 
 
 class AloneReady(Mark):
-    """`alone-ready VARIANT`: pw-play plays on the HDA sink, no audiorouted; the host hot-adds the USB card."""
+    """`alone-ready VARIANT`: the player plays on the HDA sink, no audiorouted; the host hot-adds the USB card."""
     words, script = "alone-ready", ALONE
 
 
 @dataclass(frozen=True)
 class AloneAdded(Report):
     """`alone-added VARIANT SINK DEFAULT`: 6 s after the USB card's SOUND_INITIALIZED, the sink
-    pw-play's stream is on and the server's default sink."""
+    the player's stream is on and the server's default sink."""
     words: ClassVar[str] = "alone-added"
     script: ClassVar[str] = ALONE
     variant: str
@@ -44,7 +49,7 @@ class AloneAdded(Report):
 
 
 class AloneDone(Mark):
-    """`alone-done VARIANT`: the USB card gone and pw-play stopped."""
+    """`alone-done VARIANT`: the USB card gone and the player stopped."""
     words, script = "alone-done", ALONE
 
 
@@ -116,7 +121,7 @@ class PluginBusy(Report):
         return cls(line, pcm, message)
 
 
-# The tower phase: the kernel bench's tower checks (tower.py) on PipeWire's own clients (pw-play
+# The tower phase: the kernel bench's tower checks (tower.py) on the server's own clients (the player
 # with a media.role), with the same words, said by this bench's script.
 class ServerDuckBefore(Mark):
     """`duck-before`: the Music stream has played alone for 1.5 s."""
@@ -129,12 +134,12 @@ class ServerDuckPrompt(Mark):
 
 
 class ServerDuckAfter(Exited):
-    """`duck-after STATUS LAST-LINES`: 1 s after the Navigation stream's pw-play ended."""
+    """`duck-after STATUS LAST-LINES`: 1 s after the Navigation stream's player ended."""
     words, script = "duck-after", TOWER
 
 
 class ServerDuckEnd(Alive):
-    """`duck-end alive|exited`: the Music stream's pw-play, 1.5 s later."""
+    """`duck-end alive|exited`: the Music stream's player, 1.5 s later."""
     words, script = "duck-end", TOWER
 
 
@@ -154,7 +159,7 @@ class ServerSilentOn(Mark):
 
 
 class ServerSilentOnEnd(Alive):
-    """`silent-on-end alive|exited`: the Notification stream's pw-play, silenced for 1.5 s."""
+    """`silent-on-end alive|exited`: the Notification stream's player, silenced for 1.5 s."""
     words, script = "silent-on-end", TOWER
 
 
@@ -164,7 +169,7 @@ class ServerSilentOff(Mark):
 
 
 class ServerSilentEnd(Alive):
-    """`silent-end alive|exited`: the Notification stream's pw-play, 1.5 s later."""
+    """`silent-end alive|exited`: the Notification stream's player, 1.5 s later."""
     words, script = "silent-end", TOWER
 
 
@@ -174,22 +179,22 @@ class ServerCallBefore(Mark):
 
 
 class ServerCallStart(Mark):
-    """`call-start`: the Phone stream's pw-play starts."""
+    """`call-start`: the Phone stream's player starts."""
     words, script = "call-start", TOWER
 
 
 class ServerCallDuring(Alive):
-    """`call-during alive|exited`: the Music stream's pw-play, 1.5 s into the call."""
+    """`call-during alive|exited`: the Music stream's player, 1.5 s into the call."""
     words, script = "call-during", TOWER
 
 
 class ServerCallAfter(Exited):
-    """`call-after STATUS LAST-LINES`: 1.5 s after the Phone stream's pw-play ended."""
+    """`call-after STATUS LAST-LINES`: 1.5 s after the Phone stream's player ended."""
     words, script = "call-after", TOWER
 
 
 class ServerCallEnd(Alive):
-    """`call-end alive|exited`: the Music stream's pw-play, 1.5 s later."""
+    """`call-end alive|exited`: the Music stream's player, 1.5 s later."""
     words, script = "call-end", TOWER
 
 
@@ -206,7 +211,7 @@ class TowerSessions(Report):
 
 
 class FightReady(Mark):
-    """`fight-ready`: WirePlumber ranks USB sinks first, pw-play plays on the HDA sink; the host hot-adds the USB card."""
+    """`fight-ready`: the server's rule prefers USB sinks, the player plays on the HDA sink; the host hot-adds the USB card."""
     words, script = "fight-ready", FIGHT
 
 
@@ -237,7 +242,7 @@ class FightHeld(Report):
 
 
 class FightDone(Mark):
-    """`fight-done`: the card gone, WirePlumber back without the rule."""
+    """`fight-done`: the card gone, the server back without the rule."""
     words, script = "fight-done", FIGHT
 
 
@@ -385,7 +390,7 @@ def check_alone(guest, variant):
     first = onset(guest.files, "usb", added_at, 5 if added.sink.startswith("alsa_output.usb") else 0)
     unplug_usb(guest)
     AloneDone.wait(guest, 120, variant)
-    print(f"    the server alone ({variant}): 6 s after the USB card's SOUND_INITIALIZED, pw-play's stream on {added.sink}, "
+    print(f"    the server alone ({variant}): 6 s after the USB card's SOUND_INITIALIZED, the stream on {added.sink}, "
           f"the default sink {added.default}; the USB card's file {'has' if first else 'has no'} tone")
     return guest.files.guest_time(first) if first else None
 
@@ -475,10 +480,10 @@ def print_split(lines, adds):
         print(f"    {name:>28}: " + "  ".join(f"{m:>6}" for m in moments) + f"  {(frame - start) * 1000:6.0f}")
 
 
-def print_first_audio(lines, alone, frames):
+def print_first_audio(lines, alone, frames, clients):
     """First audio on the USB card against SOUND_INITIALIZED, both from the kernel's add: the
     server alone (its variants' adds are card1's first) and driven by audiorouted (the follow
-    cycles' adds after them)."""
+    cycles' adds after them, one per client)."""
     print("    first audio on the USB card: its first frame (its file) against SOUND_INITIALIZED, both from the kernel's add")
     for n, (variant, frame) in enumerate(zip(VARIANTS, alone)):
         if frame is None:
@@ -486,28 +491,29 @@ def print_first_audio(lines, alone, frames):
             continue
         sound, first = first_audio(lines, n, frame)
         print(f"    the server alone ({variant}): {first * 1000:.0f} ms, SOUND_INITIALIZED {sound * 1000:.0f} ms: {first / sound:.2f}x")
-    for (client, frame), (sound, _, first, _) in zip(zip(CLIENTS, frames), cycle_timings(lines, [(None, f) for f in frames], first=len(VARIANTS))):
+    for (client, frame), (sound, _, first, _) in zip(zip(clients, frames), cycle_timings(lines, [(None, f) for f in frames], first=len(VARIANTS))):
         print(f"    {client} with audiorouted: {first * 1000:.0f} ms, SOUND_INITIALIZED {sound * 1000:.0f} ms: {first / sound:.2f}x")
     print_split(lines, [(f"the server alone ({v})", n, f) for n, (v, f) in enumerate(zip(VARIANTS, alone))]
-                + [(f"{c} with audiorouted", len(VARIANTS) + n, f) for n, (c, f) in enumerate(zip(CLIENTS, frames))])
+                + [(f"{c} with audiorouted", len(VARIANTS) + n, f) for n, (c, f) in enumerate(zip(clients, frames))])
 
 
-def check_tower(guest):
-    """PipeWire's own clients as sessions: a Navigation stream ducks the Music stream to the duck
-    gain, silent mode silences a Notification stream, a Phone stream pauses the music until it
-    ends; the truth is the HDA card's file (the kernel bench's checks, tower.py)."""
+def check_tower(guest, player):
+    """The server's own clients (`player`) as sessions: a Navigation stream ducks the Music stream
+    to the duck gain, silent mode silences a Notification stream, a Phone stream pauses (on
+    PulseAudio mutes) the music until it ends; the truth is the HDA card's file (the kernel
+    bench's checks, tower.py)."""
     for name, check, events in (("duck", check_duck, DUCK_EVENTS), ("silent mode", check_silent, SILENT_EVENTS),
                                 ("call", check_call, CALL_EVENTS)):
         print(f"    {name}:")
         check(guest, events)
     sessions = TowerSessions.wait(guest, 60)
     print(f"    audioroute status: {sessions.text}")
-    if "pw-play" not in sessions.text:
-        raise Failure(f"tower: audioroute status does not list pw-play's stream as a session: {sessions.text}")
+    if player not in sessions.text:
+        raise Failure(f"tower: audioroute status does not list {player}'s stream as a session: {sessions.text}")
 
 
 def check_fight(guest):
-    """WirePlumber ranking USB sinks first, the user ranking the USB port last in AudioRoute: the
+    """The server's rule preferring USB sinks, the user ranking the USB port last in AudioRoute: the
     stream ends on the HDA sink, where the route is, and stays there for 3 s (the server and the
     HDA card's file say so), while the USB card is still there."""
     files = guest.files
@@ -519,8 +525,8 @@ def check_fight(guest):
     back = onset(files, "hda", moved_at)
     unplug_usb(guest)
     FightDone.wait(guest, 180)
-    print(f"    the USB port {usb.uid} ranked last with WirePlumber's rule ranking its sink first: pw-play's stream on "
-          f"{held.sink} 3 s later, WirePlumber's default sink {held.default or '?'}; the HDA card's file "
+    print(f"    the USB port {usb.uid} ranked last with the server's rule preferring its sink: the stream on "
+          f"{held.sink} 3 s later, the server's own default sink {held.default or '?'}; the HDA card's file "
           f"{'has' if back else 'has no'} the tone again")
     if not held.sink.startswith("alsa_output.pci") or back is None:
         raise Failure(f"fight: the stream did not end where the route is (the HDA card): {held.report}")
