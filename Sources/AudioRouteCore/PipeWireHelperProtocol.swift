@@ -82,8 +82,33 @@ public enum PipeWireHelperEvent: Sendable, Hashable {
     case streamSet(id: UInt32)
     /// A `stream` request that failed (no such stream, the server refused), with the fault.
     case streamFailed(id: UInt32, message: String)
+    /// An ALSA card's device appeared (`added`), or its properties, profiles or active profile changed.
+    case device(PipeWireDevice, added: Bool)
+    /// A device reported before went away.
+    case deviceRemoved(id: UInt32)
+    /// A `profile` request carried out (the server has it).
+    case profileSet(PipeWireProfileRequest)
+    /// A `profile` request that failed (no such device, the server refused), with the fault.
+    case profileFailed(PipeWireProfileRequest, message: String)
     /// A line the helper could not take, or a fault of its own, named.
     case error(String)
+}
+
+/// Which profile to set on which device: `{"profile": {"device": N, "index": N}}`.
+public struct PipeWireProfileRequest: Sendable, Hashable, CustomStringConvertible {
+    /// The device's global id.
+    public var device: UInt32
+    /// The profile's index.
+    public var index: Int
+
+    public init(device: UInt32, index: Int) {
+        self.device = device
+        self.index = index
+    }
+
+    public var description: String { "device \(device), profile \(index)" }
+
+    var json: JSON { .object([JSON.Member("device", .integer(Int64(device))), JSON.Member("index", .integer(Int64(index)))]) }
 }
 
 /// What the daemon asks of a client's stream: the tower's word on its session, applied to its node.
@@ -115,6 +140,8 @@ public enum PipeWireHelperRequest: Sendable, Hashable {
     /// `{"stream": {"id": N, "paused": bool, "volume": 0...1}}`: pause or start a client's stream
     /// node and set its volume.
     case stream(PipeWireStreamControl)
+    /// `{"profile": {"device": N, "index": N}}`: set an ALSA device's active profile.
+    case profile(PipeWireProfileRequest)
 }
 
 /// A line that is not what the protocol says: the fault, named.
@@ -152,9 +179,31 @@ public enum PipeWireHelperProtocol {
             return .object([JSON.Member("stream", .integer(Int64(id))), JSON.Member("ok", .bool(true))])
         case .streamFailed(let id, let message):
             return .object([JSON.Member("stream", .integer(Int64(id))), JSON.Member("error", .string(message))])
+        case .device(let device, let added):
+            let properties = PipeWireDevice.keys.compactMap { key in device.properties[key].map { JSON.Member(key, .string($0)) } }
+            return .object([
+                JSON.Member("device", .integer(Int64(device.id))), JSON.Member("change", .string(added ? "added" : "changed")),
+                JSON.Member("properties", .object(properties)), JSON.Member("profiles", .array(device.profiles.map(profileJSON))),
+                JSON.Member("active", device.active.map { .integer(Int64($0)) } ?? .null),
+            ])
+        case .deviceRemoved(let id):
+            return .object([JSON.Member("device", .integer(Int64(id))), JSON.Member("change", .string("removed"))])
+        case .profileSet(let request):
+            return .object([JSON.Member("profile", request.json), JSON.Member("ok", .bool(true))])
+        case .profileFailed(let request, let message):
+            return .object([JSON.Member("profile", request.json), JSON.Member("error", .string(message))])
         case .error(let message):
             return .object([JSON.Member("error", .string(message))])
         }
+    }
+
+    static func profileJSON(_ profile: PipeWireProfile) -> JSON {
+        .object([
+            JSON.Member("index", .integer(Int64(profile.index))), JSON.Member("name", .string(profile.name)),
+            JSON.Member("description", .string(profile.description)), JSON.Member("priority", .integer(Int64(profile.priority))),
+            JSON.Member("available", .string(profile.available.rawValue)), JSON.Member("sinks", .integer(Int64(profile.sinks))),
+            JSON.Member("sources", .integer(Int64(profile.sources))),
+        ])
     }
 
     /// The line for `request`.
@@ -170,6 +219,7 @@ public enum PipeWireHelperProtocol {
                         JSON.Member("volume", .double(control.volume)),
                     ]))
             ])
+        case .profile(let request): .object([JSON.Member("profile", request.json)])
         }
     }
 
@@ -182,14 +232,15 @@ public enum PipeWireHelperProtocol {
         case .failure(let error): return .failure(error)
         case .success(let object): members = object
         }
-        guard let first = members.first, first.key == "defaults" || first.key == "stream" else {
+        guard let first = members.first, first.key == "defaults" || first.key == "stream" || first.key == "profile" else {
             return .failure(
                 PipeWireProtocolError(
-                    "unknown request \(members.first.map { "\"\($0.key)\"" } ?? "{}") (a request is {\"defaults\": {\"sink\": …, \"source\": …}} or {\"stream\": {\"id\": …, \"paused\": …, \"volume\": …}})"
+                    "unknown request \(members.first.map { "\"\($0.key)\"" } ?? "{}") (a request is {\"defaults\": {\"sink\": …, \"source\": …}}, {\"stream\": {\"id\": …, \"paused\": …, \"volume\": …}} or {\"profile\": {\"device\": …, \"index\": …}})"
                 ))
         }
         guard members.count == 1 else { return .failure(PipeWireProtocolError("unknown member \"\(members[1].key)\" (a request has \"\(first.key)\" alone)")) }
         if first.key == "stream" { return stream(first.value).map { .stream($0) } }
+        if first.key == "profile" { return profileRequest(first.value).map { .profile($0) } }
         return defaults(first.value).map { .defaults($0) }
     }
 
@@ -211,6 +262,89 @@ public enum PipeWireHelperProtocol {
         }
         guard volume >= 0 && volume <= 1 else { return .failure(PipeWireProtocolError("\"volume\" of \"stream\" is a number from 0 to 1, not \(volume)")) }
         return .success(PipeWireStreamControl(id: id, paused: paused, volume: volume))
+    }
+
+    /// `{"device": device id, "index": profile index}`, both required.
+    static func profileRequest(_ value: JSON) -> Result<PipeWireProfileRequest, PipeWireProtocolError> {
+        guard case .object(let members) = value else { return .failure(PipeWireProtocolError("\"profile\" is an object, not \(value.typeName)")) }
+        for member in members where member.key != "device" && member.key != "index" {
+            return .failure(PipeWireProtocolError("unknown member \"\(member.key)\" of \"profile\" (it has \"device\" and \"index\")"))
+        }
+        guard case .integer(let raw)? = value["device"], let device = UInt32(exactly: raw) else {
+            return .failure(PipeWireProtocolError("\"device\" of \"profile\" is a device id (0 to \(UInt32.max))"))
+        }
+        guard case .integer(let index)? = value["index"], index >= 0, index <= Int64(Int32.max) else {
+            return .failure(PipeWireProtocolError("\"index\" of \"profile\" is a profile index (0 to \(Int32.max))"))
+        }
+        return .success(PipeWireProfileRequest(device: device, index: Int(index)))
+    }
+
+    /// A device line's members after "device" and "change": properties, profiles and active.
+    static func device(id: UInt32, added: Bool, _ json: JSON, members: Int) -> Result<PipeWireHelperEvent, PipeWireProtocolError> {
+        let change = added ? "added" : "changed"
+        guard members == 5, case .object(let properties)? = json["properties"], case .array(let profiles)? = json["profiles"], let active = json["active"] else {
+            return .failure(PipeWireProtocolError("a device \(change) has \"device\", \"change\", \"properties\" (an object), \"profiles\" (an array) and \"active\""))
+        }
+        var values: [String: String] = [:]
+        for property in properties {
+            guard PipeWireDevice.keys.contains(property.key) else { return .failure(PipeWireProtocolError("unknown device property \"\(property.key)\"")) }
+            guard case .string(let value) = property.value, value.utf8.count <= PipeWireNode.maximumValueLength else {
+                return .failure(PipeWireProtocolError("device property \"\(property.key)\" is a string of at most \(PipeWireNode.maximumValueLength) bytes"))
+            }
+            values[property.key] = value
+        }
+        guard profiles.count <= PipeWireDevice.maximumProfiles else {
+            return .failure(PipeWireProtocolError("device \(id) has \(profiles.count) profiles, over \(PipeWireDevice.maximumProfiles)"))
+        }
+        var parsed: [PipeWireProfile] = []
+        for (n, value) in profiles.enumerated() {
+            switch profile(value) {
+            case .failure(let error): return .failure(PipeWireProtocolError("profile \(n) of device \(id): \(error)"))
+            case .success(let profile):
+                guard !parsed.contains(where: { $0.index == profile.index }) else {
+                    return .failure(PipeWireProtocolError("profile \(n) of device \(id): index \(profile.index) given twice"))
+                }
+                parsed.append(profile)
+            }
+        }
+        let activeIndex: Int?
+        switch active {
+        case .null: activeIndex = nil
+        case .integer(let raw) where raw >= 0 && raw <= Int64(Int32.max): activeIndex = Int(raw)
+        default: return .failure(PipeWireProtocolError("\"active\" of device \(id) is a profile index (0 to \(Int32.max)) or null"))
+        }
+        return .success(.device(PipeWireDevice(id: id, properties: values, profiles: parsed, active: activeIndex), added: added))
+    }
+
+    /// `{"index", "name", "description", "priority", "available", "sinks", "sources"}`, all required.
+    static func profile(_ value: JSON) -> Result<PipeWireProfile, PipeWireProtocolError> {
+        let keys = ["index", "name", "description", "priority", "available", "sinks", "sources"]
+        guard case .object(let members) = value else { return .failure(PipeWireProtocolError("a profile is an object, not \(value.typeName)")) }
+        for member in members where !keys.contains(member.key) {
+            return .failure(PipeWireProtocolError("unknown member \"\(member.key)\" (a profile has \(keys.map { "\"\($0)\"" }.joined(separator: ", ")))"))
+        }
+        var numbers: [String: Int] = [:]
+        let ranges: [(String, ClosedRange<Int64>)] = [("index", 0...Int64(Int32.max)), ("priority", Int64(Int32.min)...Int64(Int32.max)), ("sinks", 0...1024), ("sources", 0...1024)]
+        for (key, range) in ranges {
+            guard case .integer(let raw)? = value[key], range.contains(raw) else {
+                return .failure(PipeWireProtocolError("\"\(key)\" is an integer from \(range.lowerBound) to \(range.upperBound)"))
+            }
+            numbers[key] = Int(raw)
+        }
+        var texts: [String: String] = [:]
+        for key in ["name", "description"] {
+            guard case .string(let text)? = value[key], text.utf8.count <= PipeWireProfile.maximumTextLength, key == "description" || !text.isEmpty else {
+                return .failure(PipeWireProtocolError("\"\(key)\" is a string of \(key == "name" ? 1 : 0) to \(PipeWireProfile.maximumTextLength) bytes"))
+            }
+            texts[key] = text
+        }
+        guard case .string(let raw)? = value["available"], let available = PipeWireProfile.Availability(rawValue: raw) else {
+            return .failure(PipeWireProtocolError("\"available\" is \"yes\", \"no\" or \"unknown\""))
+        }
+        return .success(
+            PipeWireProfile(
+                index: numbers["index"]!, name: texts["name"]!, description: texts["description"]!, priority: numbers["priority"]!, available: available,
+                sinks: numbers["sinks"]!, sources: numbers["sources"]!))
     }
 
     /// One line from the helper.
@@ -244,6 +378,31 @@ public enum PipeWireHelperProtocol {
             if case .string(let message)? = json["error"] { return .success(.streamFailed(id: id, message: message)) }
             return .failure(PipeWireProtocolError("a stream reply has \"ok\": true or \"error\": a message"))
         }
+        if let profileValue = json["profile"] {
+            let request: PipeWireProfileRequest
+            switch profileRequest(profileValue) {
+            case .failure(let error): return .failure(error)
+            case .success(let value): request = value
+            }
+            guard members.count == 2 else { return .failure(PipeWireProtocolError("a profile reply has \"profile\" and \"ok\" or \"error\"")) }
+            if case .bool(true)? = json["ok"] { return .success(.profileSet(request)) }
+            if case .string(let message)? = json["error"] { return .success(.profileFailed(request, message: message)) }
+            return .failure(PipeWireProtocolError("a profile reply has \"ok\": true or \"error\": a message"))
+        }
+        if let deviceValue = json["device"] {
+            guard case .integer(let raw) = deviceValue, let id = UInt32(exactly: raw) else {
+                return .failure(PipeWireProtocolError("\"device\" is a device id (0 to \(UInt32.max)), not \(deviceValue.typeName)"))
+            }
+            switch json["change"] {
+            case .string("removed")?:
+                guard members.count == 2 else { return .failure(PipeWireProtocolError("a removed device has \"device\" and \"change\" alone")) }
+                return .success(.deviceRemoved(id: id))
+            case .string(let change)? where change == "added" || change == "changed":
+                return device(id: id, added: change == "added", json, members: members.count)
+            default:
+                return .failure(PipeWireProtocolError("\"change\" is \"added\", \"changed\" or \"removed\""))
+            }
+        }
         if let nodeValue = json["node"] {
             guard case .integer(let raw) = nodeValue, let id = UInt32(exactly: raw) else {
                 return .failure(PipeWireProtocolError("\"node\" is a node id (0 to \(UInt32.max)), not \(nodeValue.typeName)"))
@@ -270,7 +429,7 @@ public enum PipeWireHelperProtocol {
             }
         }
         if case .string(let message)? = json["error"], members.count == 1 { return .success(.error(message)) }
-        return .failure(PipeWireProtocolError("unknown line \(members.first.map { "\"\($0.key)\"" } ?? "{}") (the helper says hello, node, defaults, stream or error)"))
+        return .failure(PipeWireProtocolError("unknown line \(members.first.map { "\"\($0.key)\"" } ?? "{}") (the helper says hello, node, device, defaults, stream, profile or error)"))
     }
 
     /// The members of a line that must be a JSON object.

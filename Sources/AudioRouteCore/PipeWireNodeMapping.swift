@@ -58,7 +58,7 @@ public enum PipeWireNodeMapping {
     }
 
     /// The card's index: its own when it is given by index, else by its id in `cards`.
-    static func index(of card: ALSACard, cards: [String: Int]) -> Int? {
+    public static func index(of card: ALSACard, cards: [String: Int]) -> Int? {
         switch card {
         case .index(let index): index
         case .id(let id): cards[id]

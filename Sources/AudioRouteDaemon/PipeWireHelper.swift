@@ -1,7 +1,9 @@
 // The daemon's side of the PipeWire helper (docs/daemon.md, "The PipeWire helper"): while the
 // user's sound server is PipeWire, one `audioroute-pipewire` process reports the server's audio
-// nodes, and after every route change the daemon tells it the route's default sink and source
-// (the nodes of the route's first output and input: AudioRouteCore's PipeWireNodeMapping). The
+// nodes and ALSA cards, and after every route change the daemon tells it the route's default sink
+// and source (the nodes of the route's first output and input: AudioRouteCore's
+// PipeWireNodeMapping), and first each card's profile where the route needs another (its port has
+// no node under the active one: AudioRouteCore's CardProfiles). The
 // daemon links no libpipewire (its 4 MiB do not fit the daemon's budget); an idle helper wakes
 // no one. A helper that ends while the server still runs is started again, a few times.
 // While the server is PulseAudio, `audioroute-pulse` takes the PipeWire helper's place: the same
@@ -44,6 +46,10 @@ public final class PipeWireHelper: Sendable {
         var ready = false
         var serverVersion: String?
         var nodes: [UInt32: PipeWireNode] = [:]
+        /// The server's ALSA cards with their profiles, by device id.
+        var devices: [UInt32: PipeWireDevice] = [:]
+        /// What was asked of each card's profile (asked once; not again when the server keeps setting it back).
+        var profiles = CardProfileFollower()
         var route = RoutePorts()
         /// The last defaults sent, and what status says of them.
         var sent: PipeWireDefaults?
@@ -104,11 +110,11 @@ public final class PipeWireHelper: Sendable {
 
     /// The route changed: its defaults are sent once the helper has said hello.
     public func routeChanged(_ ports: RoutePorts) {
-        let line = state.withLock { state in
+        let lines = state.withLock { state in
             state.route = ports
             return update(&state)
         }
-        if let line { send(line) }
+        for line in lines { send(line) }
     }
 
     /// Stops the helper (the daemon is stopping).
@@ -151,6 +157,8 @@ public final class PipeWireHelper: Sendable {
         state.generation += 1
         state.ready = false
         state.nodes = [:]
+        state.devices = [:]
+        state.profiles = CardProfileFollower()
         state.sent = nil
         return process
     }
@@ -209,7 +217,7 @@ public final class PipeWireHelper: Sendable {
             return
         case .success(let value): event = value
         }
-        var line: JSON?
+        var lines: [JSON] = []
         var streams: [UInt32: PipeWireNode]?
         state.withLock { state in
             guard state.generation == generation else { return }
@@ -219,18 +227,32 @@ public final class PipeWireHelper: Sendable {
                 state.serverVersion = version
                 state.failuresInARow = 0
                 logger.notice("\(Self.name(state)) connected", metadata: ["server": "\(version)"])
-                line = update(&state)
+                lines = update(&state)
                 streams = Self.streams(of: state)
             case .node(let node, _):
                 let before = state.nodes.updateValue(node, forKey: node.id)
                 // A client's stream does not change which node a port is.
-                if node.mediaClass?.hasPrefix("Stream/") != true { line = update(&state) }
+                if node.mediaClass?.hasPrefix("Stream/") != true { lines = update(&state) }
                 if state.ready, node.mediaClass?.hasPrefix("Stream/") == true || before?.mediaClass?.hasPrefix("Stream/") == true {
                     streams = Self.streams(of: state)
                 }
             case .removed(let id):
                 let node = state.nodes.removeValue(forKey: id)
-                if node?.mediaClass?.hasPrefix("Stream/") != true { line = update(&state) } else if state.ready { streams = Self.streams(of: state) }
+                if node?.mediaClass?.hasPrefix("Stream/") != true { lines = update(&state) } else if state.ready { streams = Self.streams(of: state) }
+            case .device(let device, _):
+                state.devices[device.id] = device
+                state.profiles.deviceChanged(device)
+                lines = update(&state)
+            case .deviceRemoved(let id):
+                state.devices[id] = nil
+                state.profiles.deviceRemoved(id)
+                lines = update(&state)
+            case .profileSet(let request):
+                logger.info("card profile set", metadata: ["request": "\(request)"])
+            case .profileFailed(let request, let message):
+                logger.warning("card profile not set", metadata: ["request": "\(request)", "error": "\(message)"])
+                state.profiles.requestFailed(device: request.device)
+                lines = update(&state)
             case .streamSet(let id):
                 logger.info("\((state.server ?? .pipewire).displayName) stream controlled", metadata: ["node": "\(id)"])
             case .streamFailed(let id, let message):
@@ -245,16 +267,53 @@ public final class PipeWireHelper: Sendable {
                 logger.warning("\(Self.name(state))", metadata: ["error": "\(message)"])
             }
         }
-        if let line { send(line) }
+        for line in lines { send(line) }
         if let streams { streamUpdates.send(streams) }
     }
 
-    /// The defaults line for the current route and nodes, if it differs from the last sent;
-    /// `follows` says what was chosen and why.
-    private func update(_ state: inout State) -> JSON? {
-        guard state.ready else { return nil }
+    /// The lines for the current route, nodes and cards: each card's profile where the route
+    /// needs another (asked once), then the defaults if they differ from the last sent; `follows`
+    /// says what was chosen and why.
+    private func update(_ state: inout State) -> [JSON] {
+        guard state.ready else { return [] }
         let cards = readCards()
         let nodes = state.nodes.values.sorted { $0.id < $1.id }
+        var lines = profiles(&state, nodes: nodes, cards: cards)
+        if let line = defaults(&state, nodes: nodes, cards: cards) { lines.append(line) }
+        return lines
+    }
+
+    /// The profile requests the route needs (CardProfiles' rules), each asked once (CardProfileFollower).
+    private func profiles(_ state: inout State, nodes: [PipeWireNode], cards: [String: Int]) -> [JSON] {
+        var lines: [JSON] = []
+        for device in state.devices.values.sorted(by: { $0.id < $1.id }) {
+            guard let card = device.card else { continue }
+            func onCard(_ port: Port) -> Bool { port.alsa?.cardPCM.map { PipeWireNodeMapping.index(of: $0.card, cards: cards) == card } ?? false }
+            let present =
+                state.route.outputs.filter(onCard).allSatisfy { PipeWireNodeMapping.node(for: $0, direction: .output, among: nodes, cards: cards).node != nil }
+                && state.route.inputs.filter(onCard).allSatisfy { PipeWireNodeMapping.node(for: $0, direction: .input, among: nodes, cards: cards).node != nil }
+            let choice = CardProfiles.choose(for: device, route: state.route, cards: cards, nodesPresent: present)
+            guard let profile = choice.profile else {
+                state.profiles.settled(device)
+                continue
+            }
+            switch state.profiles.ask(choice, device: device) {
+            case .wait: continue
+            case .gaveUp(let setBacks):
+                logger.warning(
+                    "the server set the card's profile back \(setBacks) times: AudioRoute stops asking for it",
+                    metadata: ["device": "\(device.id) \(device.name ?? "")", "profile": "\(profile.summary)", "active": "\(device.activeProfile?.summary ?? "none")"])
+                continue
+            case .ask: break
+            }
+            logger.notice("setting the card's profile for the route", metadata: ["device": "\(device.id) \(device.name ?? "")", "choice": "\(choice)"])
+            lines.append(PipeWireHelperProtocol.line(.profile(PipeWireProfileRequest(device: device.id, index: profile.index))))
+        }
+        return lines
+    }
+
+    /// The defaults line for the current route and nodes, if it differs from the last sent.
+    private func defaults(_ state: inout State, nodes: [PipeWireNode], cards: [String: Int]) -> JSON? {
         let mapped = PipeWireNodeMapping.defaults(output: state.route.outputs.first, input: state.route.inputs.first, among: nodes, cards: cards)
         var said: [String] = []
         let server = (state.server ?? .pipewire).displayName
@@ -275,7 +334,7 @@ public final class PipeWireHelper: Sendable {
 
     private func send(_ line: JSON) {
         let process = state.withLock { $0.process }
-        if process?.send(line) != true { logger.warning("the sound server's helper not reading: the defaults not sent") }
+        if process?.send(line) != true { logger.warning("the sound server's helper not reading: a request not sent") }
     }
 }
 

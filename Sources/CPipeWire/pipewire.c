@@ -9,6 +9,9 @@
 #include <spa/utils/string.h>
 #include <spa/node/command.h>
 #include <spa/param/props.h>
+#include <spa/param/profile.h>
+#include <spa/pod/iter.h>
+#include <spa/pod/parser.h>
 #include <spa/pod/builder.h>
 
 
@@ -29,6 +32,14 @@ struct arpw_client {
 struct arpw_node {
 	struct arpw_client *client;
 	struct pw_node *proxy;
+	struct spa_hook listener;
+	uint32_t id;
+};
+
+/* A device bound for its properties and profiles. */
+struct arpw_device {
+	struct arpw_client *client;
+	struct pw_device *proxy;
 	struct spa_hook listener;
 	uint32_t id;
 };
@@ -204,7 +215,112 @@ int arpw_node_set_volume(struct arpw_node *n, float volume)
 	return res < 0 ? res : 0;
 }
 
-/* Disconnects and frees everything the client made (nodes first, by arpw_node_free). */
+static void arpw_device_info(void *data, const struct pw_device_info *info)
+{
+	struct arpw_device *d = data;
+	struct arpw_callbacks *cb = &d->client->callbacks;
+	if (info && info->props && (info->change_mask & PW_DEVICE_CHANGE_MASK_PROPS) && cb->device_props)
+		cb->device_props(d->client->data, d->id, info->props);
+	if (info && (info->change_mask & PW_DEVICE_CHANGE_MASK_PARAMS) && cb->device_params)
+		cb->device_params(d->client->data, d->id);
+}
+
+/* The Audio/Sink and Audio/Source counts of a profile's `classes`: Struct(Int n,
+ * Struct(String class, Int count, ...)*). */
+static void arpw_profile_classes(const struct spa_pod *classes, struct arpw_profile *p)
+{
+	const struct spa_pod *entry, *field;
+	if (classes == NULL || !spa_pod_is_struct(classes)) return;
+	SPA_POD_STRUCT_FOREACH(classes, entry) {
+		const char *name = NULL;
+		int32_t count = 0;
+		int n = 0;
+		if (!spa_pod_is_struct(entry)) continue;
+		SPA_POD_STRUCT_FOREACH(entry, field) {
+			if (n == 0 && spa_pod_get_string(field, &name) < 0) break;
+			if (n == 1) { spa_pod_get_int(field, &count); break; }
+			n++;
+		}
+		if (name == NULL || count < 0) continue;
+		if (strcmp(name, "Audio/Sink") == 0) p->sinks += (uint32_t)count;
+		else if (strcmp(name, "Audio/Source") == 0) p->sources += (uint32_t)count;
+	}
+}
+
+static void arpw_device_param(void *data, int seq, uint32_t id, uint32_t index, uint32_t next, const struct spa_pod *param)
+{
+	struct arpw_device *d = data;
+	struct arpw_profile p = {.available = SPA_PARAM_AVAILABILITY_unknown};
+	const char *name = NULL, *description = NULL;
+	const struct spa_pod *classes = NULL;
+	(void)index; (void)next;
+	if ((id != SPA_PARAM_EnumProfile && id != SPA_PARAM_Profile) || param == NULL || d->client->callbacks.device_profile == NULL) return;
+	if (spa_pod_parse_object(param, SPA_TYPE_OBJECT_ParamProfile, NULL,
+			SPA_PARAM_PROFILE_index, SPA_POD_Int(&p.index),
+			SPA_PARAM_PROFILE_name, SPA_POD_OPT_String(&name),
+			SPA_PARAM_PROFILE_description, SPA_POD_OPT_String(&description),
+			SPA_PARAM_PROFILE_priority, SPA_POD_OPT_Int(&p.priority),
+			SPA_PARAM_PROFILE_available, SPA_POD_OPT_Id(&p.available),
+			SPA_PARAM_PROFILE_classes, SPA_POD_OPT_Pod(&classes)) < 0)
+		return;
+	arpw_profile_classes(classes, &p);
+	p.name = name ? name : "";
+	p.description = description ? description : "";
+	d->client->callbacks.device_profile(d->client->data, d->id, seq, id == SPA_PARAM_Profile, &p);
+}
+
+static const struct pw_device_events arpw_device_events = {PW_VERSION_DEVICE_EVENTS, .info = arpw_device_info, .param = arpw_device_param};
+
+/* Binds device `id` for its properties and profiles. NULL with *error set. */
+struct arpw_device *arpw_device_bind(struct arpw_client *c, uint32_t id, int *error)
+{
+	struct arpw_device *d = calloc(1, sizeof(*d));
+	if (d == NULL) { *error = -ENOMEM; return NULL; }
+	d->client = c;
+	d->id = id;
+	d->proxy = pw_registry_bind(c->registry, id, PW_TYPE_INTERFACE_Device, PW_VERSION_DEVICE, 0);
+	if (d->proxy == NULL) { *error = errno ? -errno : -ENOMEM; free(d); return NULL; }
+	pw_device_add_listener(d->proxy, &d->listener, &arpw_device_events, d);
+	return d;
+}
+
+void arpw_device_free(struct arpw_device *d)
+{
+	if (d == NULL) return;
+	spa_hook_remove(&d->listener);
+	pw_proxy_destroy((struct pw_proxy *)d->proxy);
+	free(d);
+}
+
+uint32_t arpw_device_proxy_id(struct arpw_device *d) { return pw_proxy_get_id((struct pw_proxy *)d->proxy); }
+
+/* Asks for the EnumProfile and Profile params; the replies carry the sequence numbers that
+ * pw_device_enum_params returns (its marshal numbers the request itself, whatever seq is given). */
+int arpw_device_enum_profiles(struct arpw_device *d, int *enum_seq, int *active_seq)
+{
+	int res = pw_device_enum_params(d->proxy, 0, SPA_PARAM_EnumProfile, 0, 0, NULL);
+	if (res < 0) return res;
+	*enum_seq = res;
+	res = pw_device_enum_params(d->proxy, 0, SPA_PARAM_Profile, 0, 0, NULL);
+	if (res < 0) return res;
+	*active_seq = res;
+	return 0;
+}
+
+/* Sets the Profile param to `index`, saved (the user's choice, as pactl and wpctl set it). */
+int arpw_device_set_profile(struct arpw_device *d, int32_t index)
+{
+	uint8_t buffer[256];
+	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+	struct spa_pod *param = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_ParamProfile, SPA_PARAM_Profile,
+		SPA_PARAM_PROFILE_index, SPA_POD_Int(index),
+		SPA_PARAM_PROFILE_save, SPA_POD_Bool(true));
+	if (param == NULL) return -ENOSPC;
+	int res = pw_device_set_param(d->proxy, SPA_PARAM_Profile, 0, param);
+	return res < 0 ? res : 0;
+}
+
+/* Disconnects and frees everything the client made (nodes and devices first, by arpw_node_free and arpw_device_free). */
 void arpw_client_free(struct arpw_client *c)
 {
 	if (c == NULL) return;

@@ -1,8 +1,8 @@
 // audioroute-pipewire: the PipeWire helper (docs/daemon.md, "The PipeWire helper"). audiorouted
 // starts it while the user's sound server is PipeWire, so that the daemon never links
 // libpipewire (about 4 MiB of RSS: docs/decisions.md, "Sound servers"). It says hello and every
-// audio node added, changed and removed, and sets the server's default sink and source when
-// asked, and pauses, starts and sets the volume of a client's stream; one JSON object per line on stdin/stdout. It exits 0 when stdin ends, 1 when the
+// audio node and ALSA card (with its profiles) added, changed and removed, and sets the server's
+// default sink and source and a card's profile when asked, and pauses, starts and sets the volume of a client's stream; one JSON object per line on stdin/stdout. It exits 0 when stdin ends, 1 when the
 // server goes or cannot be reached (after an error line). One thread, one poll(2) on stdin and
 // the client's loop.
 import AudioRouteCore
@@ -59,6 +59,9 @@ func handle(_ line: UCMLineSplitter.Line, client: PipeWireClient, logger: Logger
     case .success(.stream(let control)):
         logger.info("controlling a stream", metadata: ["node": "\(control.id)", "control": "\(control)"])
         client.control(control)
+    case .success(.profile(let request)):
+        logger.info("setting a card's profile", metadata: ["request": "\(request)"])
+        client.setProfile(request)
     }
 }
 

@@ -60,6 +60,9 @@ func handle(_ line: UCMLineSplitter.Line, client: PulseClient, logger: Logger) {
         // A pause is a mute, a duck the volume (docs/daemon.md, "The PulseAudio helper").
         logger.info("controlling a stream", metadata: ["node": "\(control.id)", "control": "\(control)"])
         client.control(control)
+    case .success(.profile(let request)):
+        // It reports no cards yet, so the daemon asks for no profile (docs/daemon.md): refused, named.
+        send(PipeWireHelperProtocol.line(.profileFailed(request, message: "the PulseAudio helper does not set card profiles")))
     }
 }
 

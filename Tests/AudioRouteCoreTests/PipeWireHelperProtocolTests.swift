@@ -30,8 +30,8 @@ import Testing
     @Test(arguments: [
         ("garbage", "malformed JSON: line 1, column 1: unexpected character"),
         ("[1]", "a line is a JSON object, not an array"),
-        ("{}", "unknown request {} (a request is {\"defaults\": {\"sink\": …, \"source\": …}} or {\"stream\": {\"id\": …, \"paused\": …, \"volume\": …}})"),
-        (#"{"volume": 1}"#, "unknown request \"volume\" (a request is {\"defaults\": {\"sink\": …, \"source\": …}} or {\"stream\": {\"id\": …, \"paused\": …, \"volume\": …}})"),
+        ("{}", "unknown request {} (a request is {\"defaults\": {\"sink\": …, \"source\": …}}, {\"stream\": {\"id\": …, \"paused\": …, \"volume\": …}} or {\"profile\": {\"device\": …, \"index\": …}})"),
+        (#"{"volume": 1}"#, "unknown request \"volume\" (a request is {\"defaults\": {\"sink\": …, \"source\": …}}, {\"stream\": {\"id\": …, \"paused\": …, \"volume\": …}} or {\"profile\": {\"device\": …, \"index\": …}})"),
         (#"{"defaults": {"sink": null, "source": null}, "x": 1}"#, "unknown member \"x\" (a request has \"defaults\" alone)"),
         (#"{"defaults": 3}"#, "\"defaults\" is an object, not a number"),
         (#"{"defaults": {"sink": null}}"#, "missing member \"source\" of \"defaults\""),
@@ -90,7 +90,7 @@ import Testing
         (#"{"node": 1, "change": "added", "properties": {"secret": "x"}}"#, "unknown node property \"secret\""),
         (#"{"defaults": {"sink": null, "source": null}}"#, "a defaults reply has \"defaults\" and \"ok\" or \"error\""),
         (#"{"defaults": {"sink": null, "source": null}, "ok": false}"#, "a defaults reply has \"ok\": true or \"error\": a message"),
-        (#"{"what": 1}"#, "unknown line \"what\" (the helper says hello, node, defaults, stream or error)"),
+        (#"{"what": 1}"#, "unknown line \"what\" (the helper says hello, node, device, defaults, stream, profile or error)"),
         (#"{"stream": 1, "ok": false}"#, "a stream reply has \"ok\": true or \"error\": a message"),
         (#"{"stream": "x", "ok": true}"#, "a stream reply has \"stream\" (a node id) and \"ok\" or \"error\""),
     ])
@@ -106,5 +106,95 @@ import Testing
                 (key: "application.name", value: String(repeating: "a", count: 1025)), (key: "media.role", value: String(repeating: "r", count: 1024)),
             ])
         #expect(node.properties == ["node.name": "speaker", "media.role": String(repeating: "r", count: 1024)])
+    }
+
+    // MARK: Cards and their profiles
+
+    static let card = PipeWireDevice(
+        id: 40, properties: ["device.name": "alsa_card.pci-0000_00_1b.0", "api.alsa.card": "0", "device.api": "alsa"],
+        profiles: [
+            PipeWireProfile(index: 0, name: "off", description: "Off", priority: 0, available: .yes, sinks: 0, sources: 0),
+            PipeWireProfile(index: 1, name: "output:analog-stereo+input:analog-stereo", description: "Analog Stereo Duplex", priority: 6565, available: .yes, sinks: 1, sources: 1),
+            PipeWireProfile(index: 4, name: "output:hdmi-stereo", description: "Digital Stereo (HDMI) Output", priority: 5900, available: .no, sinks: 1, sources: 0),
+        ], active: 1)
+
+    @Test func deviceLinesAndProfileRepliesReadBackAsWritten() {
+        let request = PipeWireProfileRequest(device: 40, index: 4)
+        let events: [PipeWireHelperEvent] = [
+            .device(Self.card, added: true), .device(PipeWireDevice(id: 40, properties: [:], profiles: [], active: nil), added: false),
+            .deviceRemoved(id: 40), .profileSet(request), .profileFailed(request, message: "device 40 has no profile 4"),
+        ]
+        for event in events {
+            let line = PipeWireHelperProtocol.line(event)
+            #expect(PipeWireHelperProtocol.event(line.bytes) == .success(event), "\(line.text)")
+        }
+        #expect(PipeWireHelperProtocol.line(.deviceRemoved(id: 40)).text == #"{"device": 40, "change": "removed"}"#)
+        #expect(PipeWireHelperProtocol.line(.profileSet(request)).text == #"{"profile": {"device": 40, "index": 4}, "ok": true}"#)
+        #expect(PipeWireHelperProtocol.line(.device(PipeWireDevice(id: 3, properties: ["api.alsa.card": "1"], profiles: [Self.card.profiles[0]], active: 0), added: true)).text
+            == #"{"device": 3, "change": "added", "properties": {"api.alsa.card": "1"}, "profiles": [{"index": 0, "name": "off", "description": "Off", "priority": 0, "available": "yes", "sinks": 0, "sources": 0}], "active": 0}"#)
+        // The most profiles a device may have, each name and description at their longest, fit a line.
+        let long = String(repeating: "p", count: PipeWireProfile.maximumTextLength)
+        let full = PipeWireDevice(
+            id: UInt32.max, properties: Dictionary(uniqueKeysWithValues: PipeWireDevice.keys.map { ($0, String(repeating: "v", count: PipeWireNode.maximumValueLength)) }),
+            profiles: (0..<PipeWireDevice.maximumProfiles).map {
+                PipeWireProfile(index: Int(Int32.max) - $0, name: long, description: long, priority: Int(Int32.min), available: .unknown, sinks: 1024, sources: 1024)
+            }, active: Int(Int32.max))
+        let line = PipeWireHelperProtocol.line(.device(full, added: true))
+        #expect(line.bytes.count <= UCMLineSplitter.maximumLineLength, "\(line.bytes.count) bytes")
+        #expect(PipeWireHelperProtocol.event(line.bytes) == .success(.device(full, added: true)))
+    }
+
+    @Test func aProfileRequestReadsBack() {
+        let request = PipeWireHelperRequest.profile(PipeWireProfileRequest(device: 40, index: 3))
+        let line = PipeWireHelperProtocol.line(request)
+        #expect(line.text == #"{"profile": {"device": 40, "index": 3}}"#)
+        #expect(PipeWireHelperProtocol.request(line.bytes) == .success(request))
+    }
+
+    @Test(arguments: [
+        (#"{"profile": 3}"#, "\"profile\" is an object, not a number"),
+        (#"{"profile": {"device": 1}}"#, "\"index\" of \"profile\" is a profile index (0 to 2147483647)"),
+        (#"{"profile": {"device": -1, "index": 0}}"#, "\"device\" of \"profile\" is a device id (0 to 4294967295)"),
+        (#"{"profile": {"device": 1, "index": 2147483648}}"#, "\"index\" of \"profile\" is a profile index (0 to 2147483647)"),
+        (#"{"profile": {"device": 1, "index": 0, "save": true}}"#, "unknown member \"save\" of \"profile\" (it has \"device\" and \"index\")"),
+    ])
+    func aBadProfileRequestIsNamed(_ line: String, _ message: String) {
+        #expect(PipeWireHelperProtocol.request(bytes(line)) == .failure(PipeWireProtocolError(message)))
+    }
+
+    static let offProfile = #"{"index": 0, "name": "off", "description": "Off", "priority": 0, "available": "yes", "sinks": 0, "sources": 0}"#
+
+    @Test(arguments: [
+        (#"{"device": "x", "change": "removed"}"#, "\"device\" is a device id (0 to 4294967295), not a string"),
+        (#"{"device": 1, "change": "removed", "x": 1}"#, "a removed device has \"device\" and \"change\" alone"),
+        (#"{"device": 1, "change": "added", "properties": {}, "profiles": []}"#,
+         "a device added has \"device\", \"change\", \"properties\" (an object), \"profiles\" (an array) and \"active\""),
+        (#"{"device": 1, "change": "added", "properties": {"device.serial": "x"}, "profiles": [], "active": null}"#, "unknown device property \"device.serial\""),
+        (#"{"device": 1, "change": "added", "properties": {}, "profiles": [], "active": -1}"#, "\"active\" of device 1 is a profile index (0 to 2147483647) or null"),
+        (#"{"device": 1, "change": "added", "properties": {}, "profiles": [3], "active": null}"#, "profile 0 of device 1: a profile is an object, not a number"),
+        (#"{"device": 1, "change": "added", "properties": {}, "profiles": [{"index": 0}], "active": null}"#,
+         "profile 0 of device 1: \"priority\" is an integer from -2147483648 to 2147483647"),
+        (#"{"device": 1, "change": "added", "properties": {}, "profiles": [{"index": 0, "name": "off", "description": "Off", "priority": 0, "available": "maybe", "sinks": 0, "sources": 0}], "active": null}"#,
+         "profile 0 of device 1: \"available\" is \"yes\", \"no\" or \"unknown\""),
+        (#"{"device": 1, "change": "added", "properties": {}, "profiles": [{"index": 0, "name": "", "description": "Off", "priority": 0, "available": "yes", "sinks": 0, "sources": 0}], "active": null}"#,
+         "profile 0 of device 1: \"name\" is a string of 1 to 192 bytes"),
+        (#"{"device": 1, "change": "added", "properties": {}, "profiles": [{"index": 0, "name": "off", "description": "Off", "priority": 0, "available": "yes", "sinks": 0, "sources": 0, "classes": 1}], "active": null}"#,
+         "profile 0 of device 1: unknown member \"classes\" (a profile has \"index\", \"name\", \"description\", \"priority\", \"available\", \"sinks\", \"sources\")"),
+        (#"{"device": 1, "change": "added", "properties": {}, "profiles": [\#(offProfile), \#(offProfile)], "active": null}"#,
+         "profile 1 of device 1: index 0 given twice"),
+        (#"{"profile": {"device": 1, "index": 0}, "ok": false}"#, "a profile reply has \"ok\": true or \"error\": a message"),
+        (#"{"profile": {"device": 1, "index": 0}}"#, "a profile reply has \"profile\" and \"ok\" or \"error\""),
+    ])
+    func aBadDeviceLineIsNamed(_ line: String, _ message: String) {
+        #expect(PipeWireHelperProtocol.event(bytes(line)) == .failure(PipeWireProtocolError(message)))
+    }
+
+    @Test func aDeviceWithTooManyProfilesIsRefused() {
+        let profiles = (0...PipeWireDevice.maximumProfiles).map { #"{"index": \#($0), "name": "p", "description": "", "priority": 0, "available": "yes", "sinks": 0, "sources": 0}"# }
+        let line = #"{"device": 1, "change": "changed", "properties": {}, "profiles": [\#(profiles.joined(separator: ", "))], "active": null}"#
+        #expect(PipeWireHelperProtocol.event(bytes(line)) == .failure(PipeWireProtocolError("device 1 has 97 profiles, over 96")))
+        // A device keeps only the reported properties within the bound.
+        let device = PipeWireDevice(id: 1, selecting: [(key: "device.name", value: "card"), (key: "object.serial", value: "9"), (key: "alsa.card", value: String(repeating: "1", count: 1025))], profiles: [], active: nil)
+        #expect(device.properties == ["device.name": "card"])
     }
 }

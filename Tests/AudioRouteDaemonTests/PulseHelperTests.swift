@@ -62,7 +62,7 @@ import Testing
         #expect(try next(&lines) == .error("malformed JSON: line 1, column 1: unexpected character"))
         #expect(try next(&lines) == .error("a line is a JSON object, not an array"))
         #expect(try next(&lines) == .error("\"sink\" is a node name or null, not a number"))
-        #expect(try next(&lines) == .error(#"unknown request "volume" (a request is {"defaults": {"sink": …, "source": …}} or {"stream": {"id": …, "paused": …, "volume": …}})"#))
+        #expect(try next(&lines) == .error(#"unknown request "volume" (a request is {"defaults": {"sink": …, "source": …}}, {"stream": {"id": …, "paused": …, "volume": …}} or {"profile": {"device": …, "index": …}})"#))
         helper.send(Array(String(repeating: "x", count: 70_000).utf8) + [UInt8(ascii: "\n")])
         #expect(try next(&lines) == .error("line over 65536 bytes, discarded"))
 

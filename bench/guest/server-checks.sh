@@ -24,10 +24,13 @@ stream_sink() {
     done
 }
 on_sink() { stream_sink "$1" | grep -q "$2"; }
-. $PHASES/alone.sh
+# test-real-server --only PHASE: that phase alone (the kernel's command line gives AUDIOROUTE_ONLY).
+wanted() { [ -z "$AUDIOROUTE_ONLY" ] || [ "$AUDIOROUTE_ONLY" = "$1" ]; }
+wanted alone && . $PHASES/alone.sh
 start_daemon
-. $PHASES/follow.sh
-. $PHASES/plugin.sh
-. $PHASES/tower.sh
-. $PHASES/fight.sh
+wanted follow && . $PHASES/follow.sh
+wanted plugin && . $PHASES/plugin.sh
+wanted tower && . $PHASES/tower.sh
+wanted fight && . $PHASES/fight.sh
+[ $SERVER = pipewire ] && wanted profile && . $PHASES/profile.sh
 finish

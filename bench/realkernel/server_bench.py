@@ -4,7 +4,7 @@ import os, sys
 from .common import Failure, phase
 from .harness import Guest, build_programs, fetch_kernel, finish_run, start_run
 from .server.image import NEEDS, SERVERS, build_image
-from .server.phases import CLIENTS, PLAYER, VARIANTS, check_alone, check_follow, check_fight, check_plugin, check_tower, print_first_audio, print_restarts
+from .server.phases import CLIENTS, PLAYER, VARIANTS, check_alone, check_follow, check_fight, check_plugin, check_profile, check_tower, print_first_audio, print_restarts
 from .signals import sequence_bits
 
 
@@ -26,38 +26,50 @@ def explore(kernel, image, work, bits):
     return 0
 
 
-def run_server(server, kernel, root, release, work, bits, guests):
-    """One server's guest, all its phases in order; the guest is appended to `guests` as it starts
-    (the caller stops it and keeps its logs, whatever happens)."""
+# The phases --only can run alone, by the names the guest's server-checks.sh gives them (profile:
+# PipeWire's guest only).
+PHASES = ("alone", "follow", "plugin", "tower", "fight", "profile")
+
+
+def run_server(server, kernel, root, release, work, bits, guests, only=None):
+    """One server's guest, all its phases in order (or `only` that one); the guest is appended to
+    `guests` as it starts (the caller stops it and keeps its logs, whatever happens)."""
     name = {"pipewire": "PipeWire", "pulseaudio": "PulseAudio"}[server]
     os.makedirs(work, exist_ok=True)
     with phase(f"initramfs ({name})", 300):
         image = build_image(root, release, work, bits, server=server)
         print(f"    {os.path.getsize(image) // 1024} KiB")
-    guest = Guest(kernel, image, work, 0, bits=bits)
+    guest = Guest(kernel, image, work, 0, bits=bits, append=f" AUDIOROUTE_ONLY={only}" if only else "")
     guests.append(guest)
     with phase(f"boot ({name})", 300):
         guest.wait_for("booted", 300)
         print("    " + guest.wait_for("server", 180))
         print_restarts(guest.lines())
     alone = []
-    for variant in VARIANTS:
+    for variant in VARIANTS if only in (None, "alone") else ():
         with phase(f"{name} alone ({variant})", 240):
             alone.append(check_alone(guest, variant))
     frames = []
-    for client in CLIENTS[server]:
+    for client in CLIENTS[server] if only in (None, "follow") else ():
         with phase(f"{name} follow: {client}", 240):
             frames.append(check_follow(guest, client))
-    with phase(f"{name} plugin", 120):
-        check_plugin(guest)
-    with phase(f"{name} tower", 180):
-        check_tower(guest, PLAYER[server])
-    with phase(f"{name}'s switching against the route", 300):
-        check_fight(guest)
+    if only in (None, "plugin"):
+        with phase(f"{name} plugin", 120):
+            check_plugin(guest)
+    if only in (None, "tower"):
+        with phase(f"{name} tower", 180):
+            check_tower(guest, PLAYER[server])
+    if only in (None, "fight"):
+        with phase(f"{name}'s switching against the route", 300):
+            check_fight(guest)
+    if server == "pipewire" and only in (None, "profile"):
+        with phase(f"{name} profile", 180):
+            check_profile(guest)
     guest.wait_for("end", 60)
     guest.wait_exit(60)
-    with phase(f"{name} timing", 1):
-        print_first_audio(guest.lines(), alone, frames, CLIENTS[server])
+    if only is None:
+        with phase(f"{name} timing", 1):
+            print_first_audio(guest.lines(), alone, frames, CLIENTS[server])
 
 
 def main(usage):
@@ -73,6 +85,12 @@ def main(usage):
             print(f"test-real-server: --server takes {' or '.join(SERVERS)}, not {chosen!r}", file=sys.stderr)
             return 2
         servers = (chosen,)
+    only = args[args.index("--only") + 1] if "--only" in args and args.index("--only") + 1 < len(args) else None
+    if "--only" in args and only not in PHASES:
+        print(f"test-real-server: --only takes one of {', '.join(PHASES)}, not {only!r}", file=sys.stderr)
+        return 2
+    if only == "profile" and "--server" not in args:
+        servers = ("pipewire",)
     needs = [("qemu-system-x86_64", "qemu-system-x86"), ("/bin/busybox", "busybox-static"), *NEEDS]
     work = start_run("test-real-server", needs)
     if work is None:
@@ -89,7 +107,7 @@ def main(usage):
                 image = build_image(root, release, work, bits, server=servers[0], explore=True)
             return explore(kernel, image, work, bits)
         for server in servers:
-            run_server(server, kernel, root, release, os.path.join(work, server), bits, guests)
+            run_server(server, kernel, root, release, os.path.join(work, server), bits, guests, only)
         ok = True
         return 0
     except Failure as failure:

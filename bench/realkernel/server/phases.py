@@ -14,7 +14,8 @@ from ..reports import Alive, Exited, aplay_session
 from ..timing import card1_moments, cycle_timings, first_audio
 from ..tower import check_call, check_duck, check_silent
 
-ALONE, FOLLOW, PLUGIN, TOWER, FIGHT = "server/alone.sh", "server/follow.sh", "server/plugin.sh", "server/tower.sh", "server/fight.sh"
+ALONE, FOLLOW, PLUGIN, TOWER, FIGHT, PROFILE = ("server/alone.sh", "server/follow.sh", "server/plugin.sh", "server/tower.sh", "server/fight.sh",
+                                                "server/profile.sh")
 # The clients of the follow phase, in the guest's order (server.sh's FOLLOW_CLIENTS), by server.
 CLIENTS = {"pipewire": ("pw-play", "paplay"), "pulseaudio": ("paplay",)}
 # The player of the other phases (server.sh's PLAYER_NAME), by server.
@@ -245,6 +246,94 @@ class FightDone(Mark):
     words, script = "fight-done", FIGHT
 
 
+@dataclass(frozen=True)
+class ProfileStart(Report):
+    """`profile-start CARD PROFILE ROUTE`: the HDA card's name in the server and its active profile,
+    the route's outputs (`audioroute status`), before the profile is set to off."""
+    words: ClassVar[str] = "profile-start"
+    script: ClassVar[str] = PROFILE
+    card: str
+    profile: str
+
+    @classmethod
+    def parse(cls, line):
+        fields = cls.fields(line) + ["", ""]
+        return cls(line, fields[0], fields[1])
+
+
+class ProfileOff(Mark):
+    """`profile-off`: pactl set the HDA card's profile to off."""
+    words, script = "profile-off", PROFILE
+
+
+@dataclass(frozen=True)
+class ProfileRestored(Report):
+    """`profile-restored PROFILE DEFAULT-SINK`: the card's profile once it was not off any more (10 s
+    at most), and the server's default sink."""
+    words: ClassVar[str] = "profile-restored"
+    script: ClassVar[str] = PROFILE
+    profile: str
+    sink: str
+
+    @classmethod
+    def parse(cls, line):
+        fields = cls.fields(line) + ["", ""]
+        return cls(line, fields[0], fields[1])
+
+
+@dataclass(frozen=True)
+class ProfilePlaying(Report):
+    """`profile-playing SINK`: pw-play's stream on the HDA card's sink for 1 s."""
+    words: ClassVar[str] = "profile-playing"
+    script: ClassVar[str] = PROFILE
+    sink: str
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line, (cls.fields(line) + [""])[0])
+
+
+@dataclass(frozen=True)
+class ProfileOutput(Report):
+    """`profile-output PROFILE`: 1 s after pactl set output:analog-stereo (it serves the speaker)."""
+    words: ClassVar[str] = "profile-output"
+    script: ClassVar[str] = PROFILE
+    profile: str
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line, (cls.fields(line) + [""])[0])
+
+
+@dataclass(frozen=True)
+class ProfileInput(Report):
+    """`profile-input PROFILE DEFAULT-SOURCE ROUTE`: a Phone stream plays (the route records from the
+    card's mic); the card's profile once it had an input (10 s at most), the default source."""
+    words: ClassVar[str] = "profile-input"
+    script: ClassVar[str] = PROFILE
+    profile: str
+    source: str
+
+    @classmethod
+    def parse(cls, line):
+        fields = cls.fields(line) + ["", ""]
+        return cls(line, fields[0], fields[1])
+
+
+@dataclass(frozen=True)
+class ProfileDone(Report):
+    """`profile-done PROFILE`: the card's first profile set again."""
+    words: ClassVar[str] = "profile-done"
+    script: ClassVar[str] = PROFILE
+    profile: str
+
+    @classmethod
+    def parse(cls, line):
+        return cls(line, (cls.fields(line) + [""])[0])
+
+
+PROFILE_EVENTS = (ProfileStart, ProfileOff, ProfileRestored, ProfilePlaying, ProfileOutput, ProfileInput, ProfileDone)
+
 DUCK_EVENTS = (ServerDuckBefore, ServerDuckPrompt, ServerDuckAfter, ServerDuckEnd)
 SILENT_EVENTS = (ServerSilentBefore, ServerSilentSwitch, ServerSilentOn, ServerSilentOnEnd, ServerSilentOff, ServerSilentEnd)
 CALL_EVENTS = (ServerCallBefore, ServerCallStart, ServerCallDuring, ServerCallAfter, ServerCallEnd)
@@ -270,7 +359,7 @@ def print_restarts(lines):
 
 
 EVENTS = (WireplumberAgain, AloneReady, AloneAdded, AloneDone, FollowReady, FollowAdded, FollowRemoved, PluginRoute, PluginPlaying, PluginBusy,
-          *DUCK_EVENTS, *SILENT_EVENTS, *CALL_EVENTS, TowerSessions, FightReady, FightUSB, FightHeld, FightDone)
+          *DUCK_EVENTS, *SILENT_EVENTS, *CALL_EVENTS, TowerSessions, FightReady, FightUSB, FightHeld, FightDone, *PROFILE_EVENTS)
 
 
 def unplug_usb(guest):
@@ -441,3 +530,32 @@ def check_fight(guest):
           f"{'has' if back else 'has no'} the tone again")
     if not held.sink.startswith("alsa_output.pci") or back is None:
         raise Failure(f"fight: the stream did not end where the route is (the HDA card): {held.report}")
+
+
+def check_profile(guest):
+    """The HDA card's profile follows the route: set off under the route on its speaker, a profile
+    with an output comes back and pw-play's tone reaches the card's file; output only under a Phone
+    stream (the route records from the card's mic), a profile with an input and the card's source
+    as the default. The profiles are the server's (pactl list cards)."""
+    start = ProfileStart.wait(guest, 120)
+    ProfileOff.wait(guest, 60)
+    off_at = time.monotonic()
+    restored = ProfileRestored.wait(guest, 60)
+    print(f"    {start.card}: {start.profile}; set off, then {restored.profile} (the default sink {restored.sink})")
+    if restored.profile in ("off", "pro-audio", "") or "output:" not in restored.profile:
+        raise Failure(f"profile: the HDA card's profile stayed {restored.profile or '?'} after it was set off: {restored.report}")
+    playing = ProfilePlaying.wait(guest, 60)
+    heard = onset(guest.files, "hda", off_at)
+    print(f"    pw-play's stream on {playing.sink}; the HDA card's file {'has' if heard else 'has no'} its tone")
+    if heard is None:
+        raise Failure("profile: the HDA card's file has no tone after its profile came back")
+    output = ProfileOutput.wait(guest, 60)
+    if output.profile != "output:analog-stereo":
+        raise Failure(f"profile: output:analog-stereo serves the speaker and was not kept: {output.report}")
+    found = ProfileInput.wait(guest, 60)
+    print(f"    output only, then a Phone stream: {found.profile}, the default source {found.source}")
+    if "input:" not in found.profile or not found.source.startswith("alsa_input.pci"):
+        raise Failure(f"profile: with the route recording from the HDA card, its profile has no input or the default "
+                      f"source is not the card's: {found.report}")
+    done = ProfileDone.wait(guest, 60)
+    print(f"    the card's first profile set again: {done.profile}")
