@@ -322,7 +322,7 @@ struct AvailabilityDocumentTests {
                 #"{"ports": [{"uid": "hp", "type": "headphones", "device": "jack", "availability": "unavailable"}, {"uid": "hdmi", "type": "HDMI", "device": "gpu", "availability": "unknown"}, {"uid": "spk", "type": "builtInSpeaker", "device": "pci", "availability": "available"}, {"uid": "mic", "type": "builtInMic", "device": "pci"}]}"#
                     .utf8))
         #expect(scenario.ports.map(\.availability) == [.unavailable, .unknown, .available, .available])
-        #expect(throws: ScenarioError(path: "ports[0].availability", message: #"unknown availability "plugged""#)) {
+        #expect(throws: ScenarioError(path: "ports[0].availability", message: #"unknown availability "plugged"; one of: available, unavailable, unknown"#)) {
             try Scenario.parse(Array(#"{"ports": [{"uid": "hp", "type": "headphones", "device": "jack", "availability": "plugged"}]}"#.utf8))
         }
         #expect(throws: ScenarioError(path: "ports[0].availability", message: "expected a string, found a boolean")) {

@@ -188,7 +188,7 @@ private final class SignalLog: Sendable {
                     if all.count < 4 { try await Task.sleep(for: .milliseconds(10)) }
                 }
                 #expect(all == [sequenced(speaker, 1), headphones(.unavailable), headsetMic(.unavailable), sequenced(hdmi, 2)])
-                #expect(try await Self.manager(client, DBusAPI.Manager.versionProperty) == .uint32(5))
+                #expect(try await Self.manager(client, DBusAPI.Manager.versionProperty) == .uint32(DBusAPI.version))
                 // Ports keeps its meaning: what a route may use, the unknown HDMI included.
                 #expect(try DBusAPI.ports(try await Self.manager(client, DBusAPI.Manager.portsProperty)).map(\.uid) == ["pci/speaker", "gpu/hdmi-3"])
 
