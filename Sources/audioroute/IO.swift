@@ -1,3 +1,4 @@
+import AudioRouteCore
 import AudioRouteSystem
 
 /// Lines collected and written to standard output in large chunks (a 10,000-step run is one
@@ -8,6 +9,11 @@ struct OutputBuffer {
     init() { pending.reserveCapacity(65536) }
 
     mutating func append(_ line: String) { append(Array(line.utf8)) }
+
+    /// A line for a person that carries text from other processes (app names, port names):
+    /// controls and bidirectional overrides escaped (TerminalText). Not for JSON, which escapes
+    /// them itself.
+    mutating func appendText(_ line: String) { append(TerminalText.safe(line)) }
 
     mutating func append(_ line: [UInt8]) {
         pending.append(contentsOf: line)

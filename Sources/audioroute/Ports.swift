@@ -96,7 +96,7 @@ extension Ports {
         } else if cards.isEmpty {
             out.append("no sound cards")
         } else {
-            for card in cards { ExplainText.lines(card).forEach { out.append($0) } }
+            for card in cards { ExplainText.lines(card).forEach { out.appendText($0) } }
         }
         out.flush()
     }
@@ -151,7 +151,9 @@ extension Ports {
         } else {
             // As `ports --direct` lists them: the same lines and JSON, availability included.
             let ports = Self.numbered(machine.ports)
-            for line in PortText.listing(ports, selected: PortText.firstDataSources(ports.map(\.port)), json: options.json) { out.append(line) }
+            for line in PortText.listing(ports, selected: PortText.firstDataSources(ports.map(\.port)), json: options.json) {
+                if options.json { out.append(line) } else { out.appendText(line) }
+            }
         }
         out.flush()
     }
@@ -286,7 +288,9 @@ enum PortText {
     /// Writes `ports`' listing (`listing`).
     static func list(_ ports: [(port: Port, availability: Port.Availability?)], selected: [String: String] = [:], json: Bool) {
         var out = OutputBuffer()
-        for line in listing(ports, selected: selected, json: json) { out.append(line) }
+        for line in listing(ports, selected: selected, json: json) {
+            if json { out.append(line) } else { out.appendText(line) }
+        }
         out.flush()
     }
 

@@ -48,27 +48,27 @@ struct Status: AsyncParsableCommand {
                     ]).text)
             } else {
                 let inRoute = Set(route.outputs.map(\.uid) + route.inputs.map(\.uid))
-                out.append("audiorouted on \(daemon.bus)")
-                out.append("Route")
-                out.append("  outputs: \(DaemonText.routeSide(route.outputs))")
-                out.append("  inputs:  \(DaemonText.routeSide(route.inputs))")
+                out.appendText("audiorouted on \(daemon.bus)")
+                out.appendText("Route")
+                out.appendText("  outputs: \(DaemonText.routeSide(route.outputs))")
+                out.appendText("  inputs:  \(DaemonText.routeSide(route.inputs))")
                 for input in route.inputs {
                     guard let reply = dataSources[input.uid], let selected = reply.selected else { continue }
-                    out.append("  data source of \(input.uid): \(selected) (\(reply.reason))")
+                    out.appendText("  data source of \(input.uid): \(selected) (\(reply.reason))")
                 }
-                out.append("Ports")
-                if ports.isEmpty { out.append("   (none)") }
-                for port in ports { out.append(DaemonText.portLine(port, inRoute: inRoute.contains(port.uid))) }
-                out.append("Sessions")
-                if sessions.isEmpty { out.append("   (none)") }
+                out.appendText("Ports")
+                if ports.isEmpty { out.appendText("   (none)") }
+                for port in ports { out.appendText(DaemonText.portLine(port, inRoute: inRoute.contains(port.uid))) }
+                out.appendText("Sessions")
+                if sessions.isEmpty { out.appendText("   (none)") }
                 for s in sessions {
                     let options = s.options.isEmpty ? "" : " [\(s.options.joined(separator: ","))]"
-                    out.append("   \(s.path.split(separator: "/").last ?? "")  \(s.app.isEmpty ? "(no app name)" : s.app)  \(s.category)/\(s.mode)\(options)  \(s.isActive ? "active" : "inactive")  owner=\(s.owner)")
+                    out.appendText("   \(s.path.split(separator: "/").last ?? "")  \(s.app.isEmpty ? "(no app name)" : s.app)  \(s.category)/\(s.mode)\(options)  \(s.isActive ? "active" : "inactive")  owner=\(s.owner)")
                 }
-                out.append("Silent mode: \(silent ? "on" : "off")")
-                out.append("Screen: \(locked.map { $0 ? "locked" : "unlocked" } ?? "lock state not reported by this daemon")")
-                out.append("Sound server: \(engine.map(\.summary) ?? "not reported by this daemon")")
-                out.append("Server defaults: \(serverDefaults ?? "not reported by this daemon")")
+                out.appendText("Silent mode: \(silent ? "on" : "off")")
+                out.appendText("Screen: \(locked.map { $0 ? "locked" : "unlocked" } ?? "lock state not reported by this daemon")")
+                out.appendText("Sound server: \(engine.map(\.summary) ?? "not reported by this daemon")")
+                out.appendText("Server defaults: \(serverDefaults ?? "not reported by this daemon")")
             }
             out.flush()
         }
@@ -109,10 +109,10 @@ struct Explain: AsyncParsableCommand {
                         })),
                     ]).text)
             } else {
-                out.append("output: \(explanation.outputRule)")
-                out.append("input:  \(explanation.inputRule)")
-                for port in explanation.ports { out.append("  \(port.uid): \(port.reasons.joined(separator: "; "))") }
-                for (uid, reply) in dataSources { out.append("data source of \(uid): \(reply.selected ?? "none"): \(reply.reason)") }
+                out.appendText("output: \(explanation.outputRule)")
+                out.appendText("input:  \(explanation.inputRule)")
+                for port in explanation.ports { out.appendText("  \(port.uid): \(port.reasons.joined(separator: "; "))") }
+                for (uid, reply) in dataSources { out.appendText("data source of \(uid): \(reply.selected ?? "none"): \(reply.reason)") }
             }
             out.flush()
         }

@@ -179,6 +179,19 @@ import Testing
             #expect(!line.unicodeScalars.contains { $0 == "\u{202E}" || $0 == "\u{1B}" })
             text.signal(SIGINT)
             #expect(text.wait(seconds: 10) == 0)
+
+            // `status` likewise: escaped in text; in JSON the same name comes back whole.
+            let status = try CLI.run(["status"] + address)
+            #expect(status.status == 0, "\(status.err)")
+            #expect(status.out.contains("  mus\\u{202E}ic\\u{001B}[2J  playback/default  active"), "\(status.out)")
+            #expect(!status.out.unicodeScalars.contains { $0 == "\u{202E}" || $0 == "\u{1B}" })
+            let json = try CLI.run(["status", "--json"] + address)
+            #expect(!json.out.unicodeScalars.contains { $0 == "\u{202E}" || $0 == "\u{1B}" })
+            guard case .array(let listed)? = try JSON.parse(json.out)["sessions"] else {
+                Issue.record("status --json: \(json.out)")
+                return
+            }
+            #expect(listed.contains { $0["app"] == .string(hostile) }, "\(json.out)")
         }
     }
 
