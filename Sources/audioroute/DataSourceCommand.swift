@@ -49,7 +49,7 @@ struct DataSourceCommand: AsyncParsableCommand {
         let audio = daemon.session(app: "audioroute-data-source")
         let options = try checkedSessionRequest(category: category, mode: mode, options: categoryOptions)
         let id = source == "none" || source.isEmpty ? nil : source
-        try await withDaemon { () throws(AudioSessionError) in
+        try await withDaemon(daemon) { () throws(AudioSessionError) in
             try await audio.setCategory(Category(rawValue: category)!, mode: Mode(rawValue: mode)!, options: options)
             // Preferred before the activation: a bad port or data source interrupts nobody.
             try await audio.setPreferredDataSource(id: id, port: port)

@@ -107,7 +107,7 @@ extension Monitor {
         let session = daemon.session(app: "audioroute-monitor")
         let stream = await session.notifications
         let json = options.json
-        try await withDaemon(direct: "monitor") { () throws(AudioSessionError) in
+        try await withDaemon(daemon, direct: "monitor") { () throws(AudioSessionError) in
             try await session.connect()
             try await session.followSessionActivity()
             // Absent daemon: say so plainly, as every other command does.

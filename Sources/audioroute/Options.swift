@@ -48,15 +48,44 @@ struct HardwareOptions: ParsableArguments {
 
 /// Where the daemon is: shared by every command that talks to audiorouted.
 struct BusOptions: ParsableArguments {
-    @Flag(help: "Talk to a daemon on the system bus (audiorouted --system) instead of the session bus.")
+    @Flag(help: "Talk to a daemon on the system bus (audiorouted --system) instead of the session bus (the default unless AUDIOROUTE_BUS=system).")
     var system = false
 
     @Option(name: .customLong("bus-address"), help: "Talk to the daemon on this D-Bus address (unix:path=...).")
     var busAddress: String?
 
+    /// `AUDIOROUTE_BUS`: the bus used without --system or --bus-address, for a machine whose
+    /// daemon is the system instance (a kiosk, a car): `system` or `session`.
+    static let environmentVariable = "AUDIOROUTE_BUS"
+
+    /// The bus `AUDIOROUTE_BUS` names, or the fault of its value (nil: unset or empty).
+    static func environmentBus(_ environment: [String: String]) -> Result<AudioSession.Bus, ValidationError>? {
+        guard let value = environment[environmentVariable], !value.isEmpty else { return nil }
+        switch value {
+        case "system": return .success(.system)
+        case "session": return .success(.session)
+        default: return .failure(ValidationError(Suggestion.unknown("bus in \(environmentVariable)", value, among: ["system", "session"])))
+        }
+    }
+
+    func validate() throws {
+        if case .failure(let fault)? = Self.environmentBus(Environment.variables) { throw fault }
+    }
+
     var bus: AudioSession.Bus {
         if let busAddress { return .address(busAddress) }
-        return system ? .system : .session
+        if system { return .system }
+        if case .success(let bus)? = Self.environmentBus(Environment.variables) { return bus }
+        return .session
+    }
+
+    /// How to start the daemon this command talks to: the unit of the bus's instance.
+    var startHint: String {
+        switch bus {
+        case .system: "start the system instance (systemctl start audiorouted-system)"
+        case .session: "start audiorouted (systemctl --user start audiorouted)"
+        default: "start audiorouted on that bus"
+        }
     }
 
     /// A session object on the chosen bus (nothing is opened until it is used).
@@ -77,14 +106,13 @@ enum LogOptions {
 
 /// Runs a daemon command; a refused or failed call becomes a message and exit status 1.
 /// `direct`: the command that has a --direct form, named in the message when the daemon is unreachable.
-func withDaemon(direct: String? = nil, _ body: () async throws(AudioSessionError) -> Void) async throws {
+func withDaemon(_ daemon: BusOptions, direct: String? = nil, _ body: () async throws(AudioSessionError) -> Void) async throws {
     do {
         try await body()
     } catch {
         switch error {
         case .daemonUnavailable:
-            let hint = direct.map { "; start audiorouted, or use `audioroute \($0) --direct` to read the hardware in this process" }
-                ?? "; start audiorouted (systemctl --user start audiorouted)"
+            let hint = "; " + daemon.startHint + (direct.map { ", or use `audioroute \($0) --direct` to read the hardware in this process" } ?? "")
             Terminal.error("\(error)\(hint)")
         default:
             Terminal.error("\(error)")

@@ -94,7 +94,7 @@ struct Play: AsyncParsableCommand {
         }
         let audio = daemon.session(app: "audioroute-play")
         let options = try parsedOptions()
-        try await withDaemon { () throws(AudioSessionError) in
+        try await withDaemon(daemon) { () throws(AudioSessionError) in
             try await audio.setCategory(Category(rawValue: category)!, mode: Mode(rawValue: mode)!, options: options)
             try await audio.setActive(true)
         }

@@ -69,7 +69,7 @@ extension Ports {
     /// The daemon's ports, with the sequence and priority it keeps.
     func fromDaemon() async throws {
         let session = daemon.session()
-        try await withDaemon(direct: "ports") { () throws(AudioSessionError) in
+        try await withDaemon(daemon, direct: "ports") { () throws(AudioSessionError) in
             // Every known port with its availability (a daemon before Version 2 does not say it).
             var ports = try await session.allPorts.map { ($0.port, $0.availability) }
             var selected: [String: String] = [:]

@@ -61,7 +61,7 @@ struct SessionCommand: AsyncParsableCommand {
         let category = Category(rawValue: session.category)!
         let mode = Mode(rawValue: session.mode)!
         let options = try session.parsedOptions()
-        try await withDaemon { () throws(AudioSessionError) in
+        try await withDaemon(daemon) { () throws(AudioSessionError) in
             try await audio.setCategory(category, mode: mode, options: options)
             if let preferInput { try await audio.setPreferredInput(uid: preferInput) }
             if activate { try await audio.setActive(true) }
@@ -108,7 +108,7 @@ struct Override: AsyncParsableCommand {
     func run() async throws {
         LogOptions.bootstrap(level: .warning)
         let audio = daemon.session(app: "audioroute-override")
-        try await withDaemon { () throws(AudioSessionError) in
+        try await withDaemon(daemon) { () throws(AudioSessionError) in
             try await audio.setCategory(Category(rawValue: category)!, mode: Mode(rawValue: mode)!)
             try await audio.setActive(true)
             try await audio.overrideOutputAudioPort(choice == .speaker ? .speaker : .none)

@@ -32,7 +32,7 @@ struct Priority: AsyncParsableCommand {
     func run() async throws {
         LogOptions.bootstrap(level: .warning)
         let session = daemon.session()
-        try await withDaemon { () throws(AudioSessionError) in try await session.setPriority(priority, forPort: uid) }
+        try await withDaemon(daemon) { () throws(AudioSessionError) in try await session.setPriority(priority, forPort: uid) }
     }
 }
 
@@ -50,7 +50,7 @@ struct Silent: AsyncParsableCommand {
     func run() async throws {
         LogOptions.bootstrap(level: .warning)
         let session = daemon.session()
-        try await withDaemon { () throws(AudioSessionError) in try await session.setSilentMode(state == .on) }
+        try await withDaemon(daemon) { () throws(AudioSessionError) in try await session.setSilentMode(state == .on) }
     }
 }
 
@@ -78,7 +78,7 @@ struct PreferInput: AsyncParsableCommand {
     func run() async throws {
         LogOptions.bootstrap(level: .warning)
         let session = daemon.session(app: app)
-        try await withDaemon { () throws(AudioSessionError) in
+        try await withDaemon(daemon) { () throws(AudioSessionError) in
             try await session.setPreferredInput(uid: uid == "none" ? nil : uid)
             await session.close()
         }

@@ -24,7 +24,7 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         LogOptions.bootstrap(level: .warning)
         let session = daemon.session()
-        try await withDaemon { () throws(AudioSessionError) in
+        try await withDaemon(daemon) { () throws(AudioSessionError) in
             let route = try await session.currentRoute
             let ports = try await session.availablePorts
             let sessions = try await session.sessions
@@ -88,7 +88,7 @@ struct Explain: AsyncParsableCommand {
     func run() async throws {
         LogOptions.bootstrap(level: .warning)
         let session = daemon.session()
-        try await withDaemon { () throws(AudioSessionError) in
+        try await withDaemon(daemon) { () throws(AudioSessionError) in
             let explanation = try await session.explain()
             // Which data source the route's input uses, and why (Version 4).
             var dataSources: [(uid: String, reply: DataSourcesReply)] = []

@@ -241,3 +241,40 @@ extension CLIMockTests {
         }
     }
 }
+
+/// AUDIOROUTE_BUS: the system instance as the default bus, and hints that name the right unit.
+@Suite(.serialized) struct CLIBusTests {
+    @Test func audiorouteBusSystemTalksToTheSystemBusWithoutAFlag() async throws {
+        try await withTemporaryDirectory { directory in
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let mock = try await MockDaemon(address: bus.address, directory: directory)
+            defer { mock.kill() }
+            // The mock stands on the "system" bus; the session bus leads nowhere.
+            let environment = [
+                "AUDIOROUTE_BUS": "system", "DBUS_SYSTEM_BUS_ADDRESS": bus.address, "DBUS_SESSION_BUS_ADDRESS": "unix:path=" + directory + "/none",
+            ]
+            let silent = try ChildProcess(CLI.audioroute, ["silent", "on"], environment: environment).collect()
+            #expect(silent.status == 0, "\(silent.stderr)")
+            let client = try await DBusClientConnection.connect(.address(bus.address))
+            defer { client.close() }
+            #expect(try await MockDaemon.calls(client, path: "/org/audioroute/AudioRoute1", method: "SetSilentMode") == [[.bool(true)]])
+            // Without the variable the same command goes to the session bus, and says how to start the user's daemon.
+            let session = try ChildProcess(CLI.audioroute, ["silent", "on"], environment: environment.merging(["AUDIOROUTE_BUS": ""]) { $1 }).collect()
+            #expect(session.status == 1 && session.stderr.contains("systemctl --user start audiorouted"), "\(session.stderr)")
+        }
+    }
+
+    @Test func theHintNamesTheInstanceOfTheBusTried() throws {
+        let nowhere = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/system", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/session"]
+        let system = try ChildProcess(CLI.audioroute, ["status", "--system"], environment: nowhere).collect()
+        #expect(system.status == 1 && system.stderr.contains("start the system instance (systemctl start audiorouted-system)"), "\(system.stderr)")
+        #expect(!system.stderr.contains("--user"))
+        let byVariable = try ChildProcess(CLI.audioroute, ["status"], environment: nowhere.merging(["AUDIOROUTE_BUS": "system"]) { $1 }).collect()
+        #expect(byVariable.stderr.contains("audiorouted-system"), "\(byVariable.stderr)")
+        let address = try ChildProcess(CLI.audioroute, ["status", "--bus-address", "unix:path=/nonexistent/x"], environment: nowhere).collect()
+        #expect(address.stderr.contains("start audiorouted on that bus"), "\(address.stderr)")
+        let typo = try ChildProcess(CLI.audioroute, ["status"], environment: ["AUDIOROUTE_BUS": "sytem"]).collect()
+        #expect(typo.status == 64 && typo.stderr.contains(#"unknown bus in AUDIOROUTE_BUS "sytem" (did you mean "system"?); one of: system, session"#), "\(typo.stderr)")
+    }
+}
