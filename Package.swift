@@ -113,23 +113,27 @@ let package = Package(
                 log, lifecycle,
             ]
         ),
-        .executableTarget(name: "audiorouted", dependencies: ["AudioRouteDaemon", "AudioRouteUCMHelper", "AudioRouteWatchers", "AudioRouteSystem", log, lifecycle]),
+        // The release and the git commit, for every binary's --version (the commit from Plugins/GitCommit).
+        .target(name: "AudioRouteVersion", plugins: ["GitCommit"]),
+        .plugin(name: "GitCommit", capability: .buildTool()),
+        .executableTarget(
+            name: "audiorouted", dependencies: ["AudioRouteDaemon", "AudioRouteUCMHelper", "AudioRouteWatchers", "AudioRouteSystem", "AudioRouteVersion", log, lifecycle]),
         // One UCM card's helper (docs/ucm.md): libasound's snd_use_case_* in a process of its
         // own, beside the daemon, on stdin/stdout. No ArgumentParser: it stays small.
-        .executableTarget(name: "audioroute-ucm", dependencies: ["AudioRouteALSA", "AudioRouteCore", "AudioRouteSystem", log]),
+        .executableTarget(name: "audioroute-ucm", dependencies: ["AudioRouteALSA", "AudioRouteCore", "AudioRouteSystem", "AudioRouteVersion", log]),
         // The PipeWire helper's client (docs/daemon.md, "The PipeWire helper"): libpipewire on a
         // loop the helper polls; the protocol and the mapping are AudioRouteCore's.
         .target(name: "AudioRoutePipeWire", dependencies: ["AudioRouteCore", "CPipeWire"]),
         // The PipeWire helper: the server's nodes out, the route's defaults in, on stdin/stdout,
         // so that the daemon never links libpipewire.
-        .executableTarget(name: "audioroute-pipewire", dependencies: ["AudioRoutePipeWire", "AudioRouteCore", "AudioRouteSystem", log]),
+        .executableTarget(name: "audioroute-pipewire", dependencies: ["AudioRoutePipeWire", "AudioRouteCore", "AudioRouteSystem", "AudioRouteVersion", log]),
 
         // The PulseAudio helper's client (docs/daemon.md, "The PulseAudio helper"): libpulse on a
         // mainloop the helper polls; its objects as the PipeWire helper protocol's nodes.
         .target(name: "AudioRoutePulse", dependencies: ["AudioRouteCore", "CPulse"]),
         // The PulseAudio helper: the PipeWire helper's protocol on stdin/stdout, for PulseAudio, so
         // that the daemon never links libpulse.
-        .executableTarget(name: "audioroute-pulse", dependencies: ["AudioRoutePulse", "AudioRouteCore", "AudioRouteSystem", log]),
+        .executableTarget(name: "audioroute-pulse", dependencies: ["AudioRoutePulse", "AudioRouteCore", "AudioRouteSystem", "AudioRouteVersion", log]),
 
         // The client library: an app's AVAudioSession-like session on audiorouted, and the
         // player. No Foundation, no hardware watchers.
@@ -154,7 +158,7 @@ let package = Package(
             name: "audioroute",
             dependencies: [
                 "AudioRouteCore", "AudioSession", "AudioRouteIPC", "AudioRouteWatchers", "AudioRouteUCMHelper", "AudioRouteALSAInfo", "AudioRouteDemo", "AudioRouteSystem",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"), log,
+                "AudioRouteVersion", .product(name: "ArgumentParser", package: "swift-argument-parser"), log,
             ]
         ),
 

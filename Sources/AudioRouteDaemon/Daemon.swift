@@ -42,12 +42,15 @@ public struct DaemonOptions: Sendable, Hashable {
     /// executable, else from PATH.
     public var pulseHelper: String?
     public var help = false
+    /// `--version`: print the version and the git commit, and exit.
+    public var version = false
 
     public init() {}
 
     public static let usage = """
-        usage: audiorouted [--system] [--state-dir DIR] [--runtime-dir DIR] [--log-level LEVEL] [--ucm-root DIR] [--ucm-helper PATH]
+        usage: audiorouted [--version] [--system] [--state-dir DIR] [--runtime-dir DIR] [--log-level LEVEL] [--ucm-root DIR] [--ucm-helper PATH]
                            [--pipewire-helper PATH] [--pulse-helper PATH] [--roles FILE]
+          --version          print the version and the git commit it was built from, and exit
           --system           run as the system instance: the D-Bus API on the system bus (default: the session
                              bus), state in /var/lib/audioroute, runtime files in /run
           --state-dir DIR    where state.json lives (default $XDG_STATE_HOME/audioroute or ~/.local/state/audioroute)
@@ -82,6 +85,7 @@ public struct DaemonOptions: Sendable, Hashable {
             switch name {
             case "--system" where inline == nil: options.system = true
             case "--help", "-h": options.help = true
+            case "--version": options.version = true
             case "--state-dir": options.stateDirectory = try absolute(value(name, inline: inline), name)
             case "--runtime-dir": options.runtimeDirectory = try absolute(value(name, inline: inline), name)
             case "--ucm-root": options.ucmRoot = try absolute(value(name, inline: inline), name)

@@ -8,10 +8,11 @@
 import AudioRouteCore
 import AudioRoutePipeWire
 import AudioRouteSystem
+import AudioRouteVersion
 import Logging
 
 let usage = """
-    usage: audioroute-pipewire [--log-level LEVEL]
+    usage: audioroute-pipewire [--log-level LEVEL] | --version
       connects to the user's PipeWire (PIPEWIRE_REMOTE, else pipewire-0 in XDG_RUNTIME_DIR) and
       serves the lines on stdin (docs/daemon.md, "The PipeWire helper")
       --log-level LEVEL  trace, debug, info, notice, warning (default), error, critical
@@ -114,6 +115,11 @@ func serve(logger: Logger) -> Int32 {
     }
 }
 
+// --version alone: the version and the git commit it was built from.
+if CommandLine.arguments.dropFirst() == ["--version"] {
+    print("audioroute-pipewire " + AudioRouteVersion.text)
+    CurrentProcess.exit(0)
+}
 // A daemon gone makes writes fail (EPIPE) instead of killing the helper; stdin's end follows.
 ProcessSignal.pipe.ignore()
 switch parse(Array(CommandLine.arguments.dropFirst())) {

@@ -8,10 +8,11 @@
 import AudioRouteCore
 import AudioRoutePulse
 import AudioRouteSystem
+import AudioRouteVersion
 import Logging
 
 let usage = """
-    usage: audioroute-pulse [--log-level LEVEL]
+    usage: audioroute-pulse [--log-level LEVEL] | --version
       connects to the user's PulseAudio (PULSE_SERVER, else pulse/native in XDG_RUNTIME_DIR; never
       autospawned) and serves the lines on stdin (docs/daemon.md, "The PulseAudio helper")
       --log-level LEVEL  trace, debug, info, notice, warning (default), error, critical
@@ -110,6 +111,11 @@ func serve(logger: Logger) -> Int32 {
     }
 }
 
+// --version alone: the version and the git commit it was built from.
+if CommandLine.arguments.dropFirst() == ["--version"] {
+    print("audioroute-pulse " + AudioRouteVersion.text)
+    CurrentProcess.exit(0)
+}
 // A daemon gone makes writes fail (EPIPE) instead of killing the helper; stdin's end follows.
 ProcessSignal.pipe.ignore()
 switch parse(Array(CommandLine.arguments.dropFirst())) {

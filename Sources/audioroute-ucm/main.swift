@@ -7,10 +7,11 @@
 import AudioRouteALSA
 import AudioRouteCore
 import AudioRouteSystem
+import AudioRouteVersion
 import Logging
 
 let usage = """
-    usage: audioroute-ucm [--card NAME]... [--log-level LEVEL]
+    usage: audioroute-ucm [--card NAME]... [--log-level LEVEL] | --version
       --card NAME        open this card at start, as an {"open": NAME} line would ("hw:PinePhone",
                          as snd_use_case_mgr_open takes it); then serves the lines on stdin
       --log-level LEVEL  trace, debug, info, notice, warning (default), error, critical
@@ -262,6 +263,11 @@ func serve(cards initial: [String], logger: Logger) -> Int32 {
     }
 }
 
+// --version alone: the version and the git commit it was built from.
+if CommandLine.arguments.dropFirst() == ["--version"] {
+    print("audioroute-ucm " + AudioRouteVersion.text)
+    CurrentProcess.exit(0)
+}
 // A daemon that went away closes our stdout: the write fails (EPIPE) instead of killing
 // the helper, which then sees stdin end and exits 0.
 ProcessSignal.pipe.ignore()

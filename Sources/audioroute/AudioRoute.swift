@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioRouteCore
 import AudioRouteSystem
+import AudioRouteVersion
 
 /// `audioroute`: query, monitor and simulate audio routes.
 @main
@@ -14,6 +15,7 @@ struct AudioRoute: AsyncParsableCommand {
             this process with --direct. If the daemon cannot be reached, they say which bus they \
             tried and exit with status 1.
             """,
+        version: "audioroute " + AudioRouteVersion.text,
         subcommands: [
             Status.self, Ports.self, Monitor.self, Explain.self, Override.self, PreferInput.self, DataSourceCommand.self, Priority.self, Silent.self,
             SessionCommand.self, Play.self, Hardware.self, Simulate.self, Demo.self, DemoSinkCommand.self,

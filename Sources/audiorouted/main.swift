@@ -3,6 +3,7 @@
 import AudioRouteCore
 import AudioRouteDaemon
 import AudioRouteSystem
+import AudioRouteVersion
 import AudioRouteDBus
 import AudioRouteWatchers
 import Logging
@@ -26,6 +27,10 @@ do throws(UsageError) {
     options = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()))
     if options.help {
         print(DaemonOptions.usage)
+        CurrentProcess.exit(0)
+    }
+    if options.version {
+        print("audiorouted " + AudioRouteVersion.text)
         CurrentProcess.exit(0)
     }
     paths = try options.paths(environment: environment)
