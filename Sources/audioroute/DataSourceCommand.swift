@@ -22,19 +22,19 @@ struct DataSourceCommand: AsyncParsableCommand {
 
     @OptionGroup var daemon: BusOptions
 
-    @Argument(help: "The port's uid (see audioroute ports).")
+    @Argument(help: "The port's uid (see audioroute ports).", completion: Completions.portUIDs)
     var port: String
 
     @Argument(help: "The data source's id (a UCM device: Mic1, DMIC…); none or \"\" for no preference.")
     var source: String = ""
 
-    @Option(help: "The session's category.")
+    @Option(help: "The session's category.", completion: Completions.categories)
     var category: String = "playAndRecord"
 
-    @Option(help: "The session's mode (voiceChat keeps a call's UCM verb).")
+    @Option(help: "The session's mode (voiceChat keeps a call's UCM verb).", completion: Completions.modes)
     var mode: String = "default"
 
-    @Option(name: .customLong("options"), help: "Category options, comma-separated.")
+    @Option(name: .customLong("options"), help: "Category options, comma-separated.", completion: Completions.options)
     var categoryOptions: String = ""
 
     @Argument(parsing: .postTerminator, help: "A command to run while the preference holds, after --.")

@@ -30,13 +30,13 @@ struct Monitor: AsyncParsableCommand {
     @OptionGroup var options: HardwareOptions
     @OptionGroup var daemon: BusOptions
 
-    @Option(help: "The session's category.")
+    @Option(help: "The session's category.", completion: Completions.categories)
     var category: String = "playback"
 
-    @Option(name: .customLong("options"), help: "The session's category options, comma-separated (e.g. allowBluetooth,defaultToSpeaker).")
+    @Option(name: .customLong("options"), help: "The session's category options, comma-separated (e.g. allowBluetooth,defaultToSpeaker).", completion: Completions.options)
     var categoryOptions: String = ""
 
-    @Option(help: "The session's mode.")
+    @Option(help: "The session's mode.", completion: Completions.modes)
     var mode: String = "default"
 
     @Flag(help: "Start each line with the time it was written, CLOCK_MONOTONIC (the clock of udevadm monitor and of the kernel's uevents): \"monotonicNs\" in JSON, [seconds] in text.")

@@ -136,3 +136,12 @@ func checkedSessionRequest(category: String, mode: String, options: String) thro
     }
     return result
 }
+
+/// What the shell completes for the session's names (`--generate-completion-script`).
+enum Completions {
+    static let categories = CompletionKind.list(Category.allCases.map(\.rawValue))
+    static let modes = CompletionKind.list(Mode.allCases.map(\.rawValue))
+    static let options = CompletionKind.list(CategoryOptions.named.map(\.name))
+    /// The running daemon's ports (nothing when it cannot be reached: the shell then offers none).
+    static let portUIDs = CompletionKind.shellCommand("audioroute ports --uids 2>/dev/null")
+}

@@ -29,13 +29,13 @@ struct Play: AsyncParsableCommand {
 
     @OptionGroup var daemon: BusOptions
 
-    @Option(help: "The session's category.")
+    @Option(help: "The session's category.", completion: Completions.categories)
     var category: String = "playback"
 
-    @Option(help: "The session's mode.")
+    @Option(help: "The session's mode.", completion: Completions.modes)
     var mode: String = "default"
 
-    @Option(name: .customLong("options"), help: "Category options, comma-separated (e.g. mixWithOthers,duckOthers).")
+    @Option(name: .customLong("options"), help: "Category options, comma-separated (e.g. mixWithOthers,duckOthers).", completion: Completions.options)
     var categoryOptions: String = ""
 
     @Option(help: "The ALSA PCM to play to (default: audioroute_route, the current route).")
@@ -54,7 +54,7 @@ struct Play: AsyncParsableCommand {
     @Option(help: "Start so that the first frame is heard at this time, in seconds of CLOCK_MONOTONIC (the player's deviceCurrentTime; /proc/uptime's clock on a machine that has not slept).")
     var at: Double?
 
-    @Argument(help: "The audio file to play (a path or a file:// URL).")
+    @Argument(help: "The audio file to play (a path or a file:// URL).", completion: .file())
     var file: String
 
     func validate() throws {

@@ -29,12 +29,16 @@ struct Ports: AsyncParsableCommand {
     @Flag(help: "With --direct or --alsa-info: show which signal decided each sound card's ports.")
     var explain = false
 
-    @Option(name: .customLong("alsa-info"), help: "Read an alsa-info.sh report instead of this machine's hardware.")
+    @Option(name: .customLong("alsa-info"), help: "Read an alsa-info.sh report instead of this machine's hardware.", completion: .file())
     var alsaInfo: String?
+
+    @Flag(help: "Only the ports' uids, one per line (what the shell completes a port's uid from).")
+    var uids = false
 
     func validate() throws {
         if alsaInfo != nil && options.direct { throw ValidationError("--alsa-info reads a report, --direct this machine: use one of them") }
         if explain && !options.direct && alsaInfo == nil { throw ValidationError("--explain reads the hardware in this process: use it with --direct or --alsa-info") }
+        if uids && (explain || alsaInfo != nil || options.json) { throw ValidationError("--uids lists the ports' uids alone: not with --explain, --alsa-info or --json") }
         if (options.ucmRoot != nil || options.ucmHelper != nil) && alsaInfo == nil && !options.direct {
             throw ValidationError("--ucm-root and --ucm-helper go with --direct or --alsa-info")
         }
@@ -47,7 +51,15 @@ struct Ports: AsyncParsableCommand {
         guard options.direct else { return try await fromDaemon() }
         // Read in this process, where no session prefers a data source: each port uses its first.
         let ports = Self.numbered(await DirectWatchers.currentPorts(DirectWatchers.all(options)))
+        if uids { return Self.printUIDs(ports.map(\.port)) }
         PortText.list(ports, selected: PortText.firstDataSources(ports.map(\.port)), json: options.json)
+    }
+
+    /// `--uids`: one uid a line, escaped as any text from elsewhere.
+    static func printUIDs(_ ports: [Port]) {
+        var out = OutputBuffer()
+        for port in ports { out.appendText(port.uid) }
+        out.flush()
     }
 
     /// A snapshot's ports for the listing. Sequence is connection order: a snapshot numbers the
@@ -72,6 +84,7 @@ extension Ports {
         try await withDaemon(daemon, direct: "ports") { () throws(AudioSessionError) in
             // Every known port with its availability (a daemon before Version 2 does not say it).
             var ports = try await session.allPorts.map { ($0.port, $0.availability) }
+            if uids { return Self.printUIDs(ports.map(\.0)) }
             var selected: [String: String] = [:]
             if try await session.daemonVersion >= 4 {
                 // Each input's data sources and the one in use (Version 4).

@@ -6,13 +6,13 @@ import Synchronization
 
 /// Category, mode and options of a session held by the CLI.
 struct SessionOptions: ParsableArguments {
-    @Option(help: "The session's category (ambient, soloAmbient, playback, record, playAndRecord, multiRoute).")
+    @Option(help: "The session's category (ambient, soloAmbient, playback, record, playAndRecord, multiRoute).", completion: Completions.categories)
     var category: String
 
-    @Option(help: "The session's mode.")
+    @Option(help: "The session's mode.", completion: Completions.modes)
     var mode: String = "default"
 
-    @Option(name: .customLong("options"), help: "Category options, comma-separated (e.g. mixWithOthers,duckOthers).")
+    @Option(name: .customLong("options"), help: "Category options, comma-separated (e.g. mixWithOthers,duckOthers).", completion: Completions.options)
     var categoryOptions: String = ""
 
     @Option(help: "The app name the session is opened under (its remembered preferred input comes back).")
@@ -91,10 +91,10 @@ struct Override: AsyncParsableCommand {
     @Argument(help: "speaker or none.")
     var choice: Choice
 
-    @Option(help: "The session's category.")
+    @Option(help: "The session's category.", completion: Completions.categories)
     var category: String = "playAndRecord"
 
-    @Option(help: "The session's mode.")
+    @Option(help: "The session's mode.", completion: Completions.modes)
     var mode: String = "default"
 
     @Argument(parsing: .postTerminator, help: "A command to run while the override holds, after --.")

@@ -11,7 +11,7 @@ struct Priority: AsyncParsableCommand {
 
     @OptionGroup var daemon: BusOptions
 
-    @Argument(help: "The port's uid (see `audioroute status`).")
+    @Argument(help: "The port's uid (see `audioroute status`).", completion: Completions.portUIDs)
     var uid: String
 
     // The priority is taken from the inputs no option claims, so that a negative one
@@ -69,7 +69,7 @@ struct PreferInput: AsyncParsableCommand {
 
     @OptionGroup var daemon: BusOptions
 
-    @Argument(help: "The input port's uid, or none.")
+    @Argument(help: "The input port's uid, or none.", completion: Completions.portUIDs)
     var uid: String
 
     @Option(help: "The app whose preference this is.")

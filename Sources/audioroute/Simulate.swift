@@ -15,7 +15,7 @@ struct Simulate: ParsableCommand {
             """
     )
 
-    @Argument(help: "The scenario file, or - for standard input.")
+    @Argument(help: "The scenario file, or - for standard input.", completion: .file(extensions: ["json"]))
     var file: String = "-"
 
     func run() throws {

@@ -278,3 +278,50 @@ extension CLIMockTests {
         #expect(typo.status == 64 && typo.stderr.contains(#"unknown bus in AUDIOROUTE_BUS "sytem" (did you mean "system"?); one of: system, session"#), "\(typo.stderr)")
     }
 }
+
+/// The shell's completions, from the script `--generate-completion-script bash` writes, run by a
+/// real bash: the session's names, and the running daemon's port uids.
+@Suite(.serialized) struct CLICompletionTests {
+    /// COMPREPLY after completing `words` (the last is the word being typed).
+    static func complete(_ words: [String], script: String, environment: [String: String]) throws -> [String] {
+        let quoted = words.map { "'" + $0 + "'" }.joined(separator: " ")
+        let program = """
+            shopt -s extglob
+            source '\(script)'
+            COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
+            _audioroute audioroute "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+            printf '%s\\n' "${COMPREPLY[@]}"
+            """
+        let result = try ChildProcess("/bin/bash", ["-c", program], environment: environment).collect()
+        return result.stdout.split(separator: "\n").map(String.init)
+    }
+
+    @Test func namesAndTheDaemonsPortsComplete() async throws {
+        try await withTemporaryDirectory { directory in
+            let script = directory + "/audioroute.bash"
+            let generated = try ChildProcess(CLI.audioroute, ["--generate-completion-script", "bash"]).collect()
+            #expect(generated.status == 0)
+            try writeText(script, generated.stdout)
+            let bus = try PrivateBus()
+            defer { bus.close() }
+            let mock = try await MockDaemon(address: bus.address, directory: directory)
+            defer { mock.kill() }
+            // `audioroute` in PATH is the built one, talking to the mock.
+            let environment = [
+                "PATH": productsDirectory + ":" + (getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"),
+                "DBUS_SESSION_BUS_ADDRESS": bus.address,
+            ]
+            #expect(try Self.complete(["audioroute", "session", "--category", "pla"], script: script, environment: environment) == ["playback", "playAndRecord"])
+            #expect(try Self.complete(["audioroute", "play", "--mode", "voice"], script: script, environment: environment) == ["voiceChat", "voicePrompt"])
+            #expect(try Self.complete(["audioroute", "session", "--options", "duck"], script: script, environment: environment) == ["duckOthers"])
+            #expect(try Self.complete(["audioroute", "priority", ""], script: script, environment: environment) == ["spk", "mic"])
+            #expect(try Self.complete(["audioroute", "prefer-input", "m"], script: script, environment: environment) == ["mic"])
+            // No daemon: nothing to offer, and no error on the terminal.
+            var away = environment
+            away["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + directory + "/none"
+            #expect(try Self.complete(["audioroute", "priority", ""], script: script, environment: away) == [])
+            let uids = try ChildProcess(CLI.audioroute, ["ports", "--uids"], environment: environment).collect()
+            #expect(uids.status == 0 && uids.stdout == "spk\nmic\n", "\(uids.stdout) \(uids.stderr)")
+        }
+    }
+}
