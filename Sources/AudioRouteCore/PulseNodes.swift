@@ -83,13 +83,15 @@ public struct PulseCardProfile: Sendable, Hashable {
 
 extension PulseProperties {
     /// The protocol's device for a PulseAudio card (module-alsa-card's), or nil for a card that is
-    /// not ALSA's (`device.api` not `alsa`: a BlueZ card). Its id is the card's index (devices
+    /// not ALSA's. module-alsa-card's card has `alsa.card` and no `device.api` (its sinks have
+    /// one); a BlueZ card has `device.api` `bluez`: an ALSA card is one with `alsa.card` whose
+    /// `device.api`, if any, is `alsa`. Its id is the card's index (devices
     /// have ids of their own in the protocol); a profile's index is its position in `profiles`
     /// as libpulse listed them, so that a request names the same profile while the card exists.
     /// A profile with an empty name or a text over `PipeWireProfile.maximumTextLength` is left
     /// out (its position is not reused); `active` is a position in `profiles`.
     public static func device(index: UInt32, name: String, profiles: [PulseCardProfile], active: Int?, value: (String) -> String?) -> PipeWireDevice? {
-        guard value("device.api") == "alsa" else { return nil }
+        guard value("alsa.card") != nil, (value("device.api") ?? "alsa") == "alsa" else { return nil }
         var all: [(key: String, value: String)] = [("device.api", "alsa")]
         if !name.isEmpty { all.append(("device.name", name)) }
         for key in ["device.description", "alsa.card"] {

@@ -84,10 +84,11 @@ import Testing
         #expect(PipeWireNodeMapping.node(for: call, among: [a2dp, hfp], cards: [:]).node == hfp)
     }
 
-    /// An HDA card as module-alsa-card makes it (the keys alsa-util.c sets on a card; the values
-    /// of a typical HDA card, not one machine's copy): its profiles in libpulse's order.
+    /// An HDA card as module-alsa-card makes it (the keys alsa-util.c and module-alsa-card set on a
+    /// card, no `device.api`: the values of a typical HDA card, not one machine's copy): its
+    /// profiles in libpulse's order.
     static let hdaCard: [String: String] = [
-        "alsa.card": "0", "alsa.card_name": "HDA Intel PCH", "alsa.driver_name": "snd_hda_intel", "device.api": "alsa",
+        "alsa.card": "0", "alsa.card_name": "HDA Intel PCH", "alsa.driver_name": "snd_hda_intel",
         "device.bus_path": "pci-0000:00:1f.3", "device.description": "Built-in Audio", "device.string": "0", "device.form_factor": "internal",
     ]
     static let hdaProfiles = [
@@ -121,7 +122,9 @@ import Testing
     @Test func aCardThatIsNotALSAsIsNotReported() {
         let bluez = ["device.api": "bluez", "device.string": "00:11:22:33:44:55"]
         #expect(PulseProperties.device(index: 1, name: "bluez_card.00_11_22_33_44_55", profiles: Self.hdaProfiles, active: 0) { bluez[$0] } == nil)
-        #expect(PulseProperties.device(index: 1, name: "x", profiles: Self.hdaProfiles, active: 0) { _ in nil } == nil)
+        #expect(PulseProperties.device(index: 1, name: "x", profiles: Self.hdaProfiles, active: 0) { _ in nil } == nil, "no alsa.card")
+        let said = Self.hdaCard.merging(["device.api": "alsa"]) { $1 }
+        #expect(PulseProperties.device(index: 1, name: "x", profiles: Self.hdaProfiles, active: 0) { said[$0] }?.card == 0, "device.api alsa said")
     }
 
     @Test func profilesPastTheBoundOrWithLongNamesAreLeftOutAndTheOthersKeepTheirPositions() throws {
