@@ -59,3 +59,55 @@ public enum PulseProperties {
         return PipeWireNode(id: id, selecting: all)
     }
 }
+
+/// One profile of a PulseAudio card as libpulse gives it (pa_card_profile_info2).
+public struct PulseCardProfile: Sendable, Hashable {
+    public var name: String
+    public var description: String
+    public var sinks: UInt32
+    public var sources: UInt32
+    public var priority: UInt32
+    /// libpulse's `available`: false when the server knows the profile useless now; true says
+    /// only that it knows no reason why it would be (not PipeWire's "yes").
+    public var available: Bool
+
+    public init(name: String, description: String = "", sinks: UInt32 = 0, sources: UInt32 = 0, priority: UInt32 = 0, available: Bool = true) {
+        self.name = name
+        self.description = description
+        self.sinks = sinks
+        self.sources = sources
+        self.priority = priority
+        self.available = available
+    }
+}
+
+extension PulseProperties {
+    /// The protocol's device for a PulseAudio card (module-alsa-card's), or nil for a card that is
+    /// not ALSA's. module-alsa-card's card has `alsa.card` and no `device.api` (its sinks have
+    /// one); a BlueZ card has `device.api` `bluez`: an ALSA card is one with `alsa.card` whose
+    /// `device.api`, if any, is `alsa`. Its id is the card's index (devices
+    /// have ids of their own in the protocol); a profile's index is its position in `profiles`
+    /// as libpulse listed them, so that a request names the same profile while the card exists.
+    /// A profile with an empty name or a text over `PipeWireProfile.maximumTextLength` is left
+    /// out (its position is not reused); `active` is a position in `profiles`.
+    public static func device(index: UInt32, name: String, profiles: [PulseCardProfile], active: Int?, value: (String) -> String?) -> PipeWireDevice? {
+        guard value("alsa.card") != nil, (value("device.api") ?? "alsa") == "alsa" else { return nil }
+        var all: [(key: String, value: String)] = [("device.api", "alsa")]
+        if !name.isEmpty { all.append(("device.name", name)) }
+        for key in ["device.description", "alsa.card"] {
+            if let text = value(key) { all.append((key, text)) }
+        }
+        var kept: [PipeWireProfile] = []
+        for (position, profile) in profiles.prefix(PipeWireDevice.maximumProfiles).enumerated() {
+            guard !profile.name.isEmpty, profile.name.utf8.count <= PipeWireProfile.maximumTextLength,
+                profile.description.utf8.count <= PipeWireProfile.maximumTextLength
+            else { continue }
+            kept.append(
+                PipeWireProfile(
+                    index: position, name: profile.name, description: profile.description, priority: Int(min(profile.priority, UInt32(Int32.max))),
+                    available: profile.available ? .unknown : .no, sinks: Int(min(profile.sinks, 1024)), sources: Int(min(profile.sources, 1024))))
+        }
+        let activeIndex = active.flatMap { position in kept.contains { $0.index == position } ? position : nil }
+        return PipeWireDevice(id: index, selecting: all, profiles: kept, active: activeIndex)
+    }
+}

@@ -1,8 +1,9 @@
 // The helper's PulseAudio side (docs/daemon.md, "The PulseAudio helper"): a libpulse client on
 // a pa_mainloop whose poll is the caller's (CPulse's shim), subscribed to sinks, sources and
-// streams, turning what the server says into the PipeWire helper's protocol events, so that the
+// streams and cards, turning what the server says into the PipeWire helper's protocol events, so that the
 // daemon reads one protocol for both servers, and carrying out the daemon's `stream` requests on
-// sink inputs and source outputs (a mute for a pause, the volume for a duck: PulseStreamHold).
+// sink inputs and source outputs (a mute for a pause, the volume for a duck: PulseStreamHold) and
+// its `profile` requests on ALSA cards (by the profile's name).
 // One thread: every callback runs inside `wait`.
 import AudioRouteCore
 import CPulse
@@ -40,6 +41,9 @@ public final class PulseClient {
 
     private var client: OpaquePointer?
     private var reported: [UInt32: PipeWireNode] = [:]
+    /// The ALSA cards reported, by card index (at most PipeWireDevice.maximumDevices), and the
+    /// names of each one's profiles by position, which a request's index names.
+    private var devices: [UInt32: PipeWireDevice] = [:]
     /// Each followed stream's mute and volume: as the server last reported them, or as the
     /// helper last set them while its request waits (a report then may be older than it).
     private var readings: [UInt32: PulseStreamReading] = [:]
@@ -51,6 +55,7 @@ public final class PulseClient {
         case defaults(PipeWireDefaults)
         /// A stream request, and the fault to reply even when the server took it.
         case stream(UInt32, refused: String?)
+        case profile(PipeWireProfileRequest, name: String)
     }
     private var pending: [UInt32: Pending] = [:]
     private var nextTag: UInt32 = 0
@@ -74,6 +79,16 @@ public final class PulseClient {
             Unmanaged<PulseClient>.fromOpaque(data!).takeUnretainedValue().object(facility, index, name.map { String(cString: $0) }, monitor != 0, props, reading)
         }
         callbacks.removed = { data, facility, index in Unmanaged<PulseClient>.fromOpaque(data!).takeUnretainedValue().removed(facility, index) }
+        callbacks.card = { data, index, name, props, profiles, count, total, active in
+            let list = (0..<Int(count)).map { k in
+                let profile = profiles![k]
+                return PulseCardProfile(
+                    name: String(cString: profile.name), description: String(cString: profile.description), sinks: profile.sinks,
+                    sources: profile.sources, priority: profile.priority, available: profile.available != 0)
+            }
+            Unmanaged<PulseClient>.fromOpaque(data!).takeUnretainedValue().card(
+                index, String(cString: name!), props, list, total: Int(total), active: active >= 0 ? Int(active) : nil)
+        }
         callbacks.done = { data, tag, result in Unmanaged<PulseClient>.fromOpaque(data!).takeUnretainedValue().done(tag, result) }
         callbacks.failed = { data, result, message in
             Unmanaged<PulseClient>.fromOpaque(data!).takeUnretainedValue().failed(result, String(cString: message!))
@@ -145,6 +160,27 @@ public final class PulseClient {
         readings[control.id] = now
     }
 
+    /// Sets a card's profile: the request's index is the profile's position in the card's list,
+    /// asked of the server by the profile's name. The reply is an event once the server answered
+    /// (at once when the card or the profile is not known).
+    public func setProfile(_ request: PipeWireProfileRequest) {
+        guard let client, connected else { return onEvent(.profileFailed(request, message: "not connected")) }
+        guard let device = devices[request.device] else {
+            return onEvent(.profileFailed(request, message: "no device \(request.device) (no ALSA card of that index)"))
+        }
+        guard let profile = device.profiles.first(where: { $0.index == request.index }) else {
+            return onEvent(
+                .profileFailed(request, message: "device \(request.device) has no profile \(request.index) (it has \(device.profiles.map { "\($0.index)" }.joined(separator: ", ")))"))
+        }
+        nextTag &+= 1
+        let tag = nextTag
+        pending[tag] = .profile(request, name: profile.name)
+        let result = arpa_client_set_card_profile(client, request.device, profile.name, tag)
+        if result < 0, pending.removeValue(forKey: tag) != nil {
+            onEvent(.profileFailed(request, message: "not sent: error \(-result)"))
+        }
+    }
+
     /// Whether a request waits for the server's answer.
     public var waiting: Bool { !pending.isEmpty }
 
@@ -163,6 +199,25 @@ public final class PulseClient {
         // The server's name and version: "pulseaudio 16.1", or pipewire-pulse's "PulseAudio (on PipeWire 1.0.5) 15.0.0".
         onEvent(.hello(version: name.isEmpty ? version : "\(name) \(version)"))
         for id in reported.keys.sorted() { onEvent(.node(reported[id]!, added: true)) }
+        for id in devices.keys.sorted() { onEvent(.device(devices[id]!, added: true)) }
+    }
+
+    private func card(_ index: UInt32, _ name: String, _ props: OpaquePointer?, _ profiles: [PulseCardProfile], total: Int, active: Int?) {
+        guard
+            let device = PulseProperties.device(index: index, name: name, profiles: profiles, active: active, value: { key in
+                arpa_proplist_gets(props, key).map { String(cString: $0) }
+            })
+        else { return }
+        let known = devices[index]
+        guard known != nil || devices.count < PipeWireDevice.maximumDevices else {
+            return onNotice("card \(index) left out: \(PipeWireDevice.maximumDevices) devices followed already")
+        }
+        guard known != device else { return }
+        if device.profiles.count < total {
+            onNotice("card \(index): \(total - device.profiles.count) profiles left out (over \(PipeWireDevice.maximumProfiles), or a name over \(PipeWireProfile.maximumTextLength) bytes)")
+        }
+        devices[index] = device
+        if connected { onEvent(.device(device, added: known == nil)) }
     }
 
     private func object(_ rawFacility: Int32, _ index: UInt32, _ name: String?, _ monitor: Bool, _ props: OpaquePointer?, _ reading: PulseStreamReading?) {
@@ -193,6 +248,10 @@ public final class PulseClient {
     }
 
     private func removed(_ rawFacility: Int32, _ index: UInt32) {
+        if rawFacility == Int32(ARPA_CARD.rawValue) {
+            if devices.removeValue(forKey: index) != nil && connected { onEvent(.deviceRemoved(id: index)) }
+            return
+        }
         guard let facility = PulseFacility(rawValue: rawFacility), let id = facility.nodeID(index) else { return }
         // A stream gone: what was held of it is forgotten.
         readings[id] = nil
@@ -212,6 +271,12 @@ public final class PulseClient {
             }
         case .defaults(let defaults)?:
             defaultsDone(defaults, result)
+        case .profile(let request, let name)?:
+            if result == 0 {
+                onEvent(.profileSet(request))
+            } else {
+                onEvent(.profileFailed(request, message: "the server refused profile \"\(name)\": error \(-result)\(result == -2 ? " (no such card or profile)" : "")"))
+            }
         }
     }
 

@@ -16,7 +16,7 @@ struct arpa_client {
 	pa_context *context;
 	struct arpa_callbacks callbacks;
 	void *data;
-	/* The first round: subscribe, the server's info and the four lists; ready when all answered. */
+	/* The first round: subscribe, the server's info and the five lists; ready when all answered. */
 	int first_round_left;
 	int ready_sent;
 	int failed_sent;
@@ -110,6 +110,37 @@ ARPA_INFO_CALLBACKS(source, ARPA_SOURCE, i->name, i->monitor_of_sink != PA_INVAL
 ARPA_INFO_CALLBACKS(sink_input, ARPA_SINK_INPUT, NULL, 0, arpa_stream_of(&state, &i->volume, i->mute, i->has_volume && i->volume_writable))
 ARPA_INFO_CALLBACKS(source_output, ARPA_SOURCE_OUTPUT, NULL, 0, arpa_stream_of(&state, &i->volume, i->mute, i->has_volume && i->volume_writable))
 
+/* A card, with its first ARPA_PROFILES_MAX profiles: one callback (the end of a list is nothing). */
+static void arpa_card_one(pa_context *ctx, const pa_card_info *i, int eol, void *userdata)
+{
+	struct arpa_client *c = userdata;
+	struct arpa_profile profiles[ARPA_PROFILES_MAX];
+	unsigned count = 0;
+	int active = -1;
+	(void)ctx;
+	if (eol || i == NULL || c->callbacks.card == NULL) return;
+	for (uint32_t k = 0; k < i->n_profiles && count < ARPA_PROFILES_MAX; k++) {
+		const pa_card_profile_info2 *p = i->profiles2 ? i->profiles2[k] : NULL;
+		if (p == NULL || p->name == NULL) continue;
+		if (p == i->active_profile2) active = (int)count;
+		profiles[count++] = (struct arpa_profile){
+			.name = p->name,
+			.description = p->description ? p->description : "",
+			.sinks = p->n_sinks,
+			.sources = p->n_sources,
+			.priority = p->priority,
+			.available = p->available != 0,
+		};
+	}
+	c->callbacks.card(c->data, i->index, i->name ? i->name : "", (const struct arpa_proplist *)i->proplist, profiles, count, i->n_profiles, active);
+}
+
+static void arpa_card_list(pa_context *ctx, const pa_card_info *i, int eol, void *userdata)
+{
+	if (eol) { arpa_round_step(userdata); return; }
+	arpa_card_one(ctx, i, eol, userdata);
+}
+
 static void arpa_server_info(pa_context *ctx, const pa_server_info *i, void *userdata)
 {
 	struct arpa_client *c = userdata;
@@ -139,6 +170,7 @@ static void arpa_event(pa_context *ctx, pa_subscription_event_type_t t, uint32_t
 	case PA_SUBSCRIPTION_EVENT_SOURCE: facility = ARPA_SOURCE; break;
 	case PA_SUBSCRIPTION_EVENT_SINK_INPUT: facility = ARPA_SINK_INPUT; break;
 	case PA_SUBSCRIPTION_EVENT_SOURCE_OUTPUT: facility = ARPA_SOURCE_OUTPUT; break;
+	case PA_SUBSCRIPTION_EVENT_CARD: facility = ARPA_CARD; break;
 	default: return;
 	}
 	if ((t & PA_SUBSCRIPTION_EVENT_TYPE_MASK) == PA_SUBSCRIPTION_EVENT_REMOVE) {
@@ -151,6 +183,7 @@ static void arpa_event(pa_context *ctx, pa_subscription_event_type_t t, uint32_t
 	case ARPA_SOURCE: o = pa_context_get_source_info_by_index(ctx, index, arpa_source_one, c); break;
 	case ARPA_SINK_INPUT: o = pa_context_get_sink_input_info(ctx, index, arpa_sink_input_one, c); break;
 	case ARPA_SOURCE_OUTPUT: o = pa_context_get_source_output_info(ctx, index, arpa_source_output_one, c); break;
+	case ARPA_CARD: o = pa_context_get_card_info_by_index(ctx, index, arpa_card_one, c); break;
 	}
 	if (o) pa_operation_unref(o);
 }
@@ -158,17 +191,19 @@ static void arpa_event(pa_context *ctx, pa_subscription_event_type_t t, uint32_t
 /* Starts the first round: every query's answer is one step; `ready` after the last. */
 static void arpa_first_round(struct arpa_client *c)
 {
-	pa_operation *o[6];
+	pa_operation *o[7];
 	int n = 0;
 	pa_context_set_subscribe_callback(c->context, arpa_event, c);
 	o[n++] = pa_context_subscribe(c->context,
-		PA_SUBSCRIPTION_MASK_SINK | PA_SUBSCRIPTION_MASK_SOURCE | PA_SUBSCRIPTION_MASK_SINK_INPUT | PA_SUBSCRIPTION_MASK_SOURCE_OUTPUT,
+		PA_SUBSCRIPTION_MASK_SINK | PA_SUBSCRIPTION_MASK_SOURCE | PA_SUBSCRIPTION_MASK_SINK_INPUT | PA_SUBSCRIPTION_MASK_SOURCE_OUTPUT
+			| PA_SUBSCRIPTION_MASK_CARD,
 		arpa_subscribed, c);
 	o[n++] = pa_context_get_server_info(c->context, arpa_server_info, c);
 	o[n++] = pa_context_get_sink_info_list(c->context, arpa_sink_list, c);
 	o[n++] = pa_context_get_source_info_list(c->context, arpa_source_list, c);
 	o[n++] = pa_context_get_sink_input_info_list(c->context, arpa_sink_input_list, c);
 	o[n++] = pa_context_get_source_output_info_list(c->context, arpa_source_output_list, c);
+	o[n++] = pa_context_get_card_info_list(c->context, arpa_card_list, c);
 	c->first_round_left = n;
 	for (int k = 0; k < n; k++) {
 		if (o[k] == NULL) { arpa_fail(c, pa_context_errno(c->context)); return; }
@@ -313,6 +348,17 @@ int arpa_client_set_stream(struct arpa_client *c, int facility, uint32_t index, 
 	if (channels > 0)
 		arpa_request_sent(r, sink_input ? pa_context_set_sink_input_volume(c->context, index, &cv, arpa_request_answered, r)
 		                                : pa_context_set_source_output_volume(c->context, index, &cv, arpa_request_answered, r));
+	arpa_request_answered(c->context, 1, r);
+	return 0;
+}
+
+int arpa_client_set_card_profile(struct arpa_client *c, uint32_t card, const char *profile, uint32_t tag)
+{
+	if (profile == NULL) return -EINVAL;
+	if (pa_context_get_state(c->context) != PA_CONTEXT_READY) return -ENOTCONN;
+	struct arpa_request *r = arpa_request_new(c, tag);
+	if (r == NULL) return -ENOMEM;
+	arpa_request_sent(r, pa_context_set_card_profile_by_index(c->context, card, profile, arpa_request_answered, r));
 	arpa_request_answered(c->context, 1, r);
 	return 0;
 }

@@ -1,8 +1,9 @@
 // audioroute-pulse: the PulseAudio helper (docs/daemon.md, "The PulseAudio helper"). audiorouted
 // starts it while the user's sound server is PulseAudio, so that the daemon never links libpulse.
 // It speaks the PipeWire helper's protocol: hello, every sink, source and stream added, changed
-// and removed, the server's default sink and source set when asked, and a client's stream muted
-// (for a pause) or its volume lowered (for a duck) when asked; one JSON object per line
+// and removed, every ALSA card with its profiles, the server's default sink and source set when
+// asked, a card's profile set when asked, and a client's stream muted (for a pause) or its volume
+// lowered (for a duck) when asked; one JSON object per line
 // on stdin/stdout. It exits 0 when stdin ends, 1 when the server goes or cannot be reached
 // (after an error line). One thread, one poll(2) on stdin and libpulse's descriptors.
 import AudioRouteCore
@@ -62,8 +63,9 @@ func handle(_ line: UCMLineSplitter.Line, client: PulseClient, logger: Logger) {
         logger.info("controlling a stream", metadata: ["node": "\(control.id)", "control": "\(control)"])
         client.control(control)
     case .success(.profile(let request)):
-        // It reports no cards yet, so the daemon asks for no profile (docs/daemon.md): refused, named.
-        send(PipeWireHelperProtocol.line(.profileFailed(request, message: "the PulseAudio helper does not set card profiles")))
+        // The index is the profile's position in the card's list; the server is asked by its name.
+        logger.info("setting a card's profile", metadata: ["request": "\(request)"])
+        client.setProfile(request)
     }
 }
 

@@ -83,4 +83,60 @@ import Testing
         #expect(PipeWireNodeMapping.node(for: music, among: [hfp, a2dp], cards: [:]).node == a2dp)
         #expect(PipeWireNodeMapping.node(for: call, among: [a2dp, hfp], cards: [:]).node == hfp)
     }
+
+    /// An HDA card as module-alsa-card makes it (the keys alsa-util.c and module-alsa-card set on a
+    /// card, no `device.api`: the values of a typical HDA card, not one machine's copy): its
+    /// profiles in libpulse's order.
+    static let hdaCard: [String: String] = [
+        "alsa.card": "0", "alsa.card_name": "HDA Intel PCH", "alsa.driver_name": "snd_hda_intel",
+        "device.bus_path": "pci-0000:00:1f.3", "device.description": "Built-in Audio", "device.string": "0", "device.form_factor": "internal",
+    ]
+    static let hdaProfiles = [
+        PulseCardProfile(name: "output:analog-stereo+input:analog-stereo", description: "Analog Stereo Duplex", sinks: 1, sources: 1, priority: 6565),
+        PulseCardProfile(name: "output:analog-stereo", description: "Analog Stereo Output", sinks: 1, sources: 0, priority: 6500),
+        PulseCardProfile(name: "output:hdmi-stereo", description: "Digital Stereo (HDMI) Output", sinks: 1, sources: 0, priority: 5900, available: false),
+        PulseCardProfile(name: "input:analog-stereo", description: "Analog Stereo Input", sinks: 0, sources: 1, priority: 65),
+        PulseCardProfile(name: "off", description: "Off"),
+    ]
+
+    @Test func anALSACardIsADeviceWithItsProfilesByPosition() throws {
+        let device = try #require(
+            PulseProperties.device(index: 3, name: "alsa_card.pci-0000_00_1f.3", profiles: Self.hdaProfiles, active: 4) { Self.hdaCard[$0] })
+        #expect(device.id == 3 && device.card == 0 && device.name == "alsa_card.pci-0000_00_1f.3")
+        #expect(
+            device.properties == [
+                "device.name": "alsa_card.pci-0000_00_1f.3", "device.api": "alsa", "device.description": "Built-in Audio", "alsa.card": "0",
+            ])
+        #expect(device.profiles.map(\.index) == [0, 1, 2, 3, 4])
+        #expect(device.profiles.map(\.name) == Self.hdaProfiles.map(\.name))
+        #expect(device.profiles[0] == PipeWireProfile(
+            index: 0, name: "output:analog-stereo+input:analog-stereo", description: "Analog Stereo Duplex", priority: 6565, available: .unknown, sinks: 1, sources: 1))
+        #expect(device.profiles[2].available == .no, "libpulse's 0: known useless now")
+        #expect(device.activeProfile?.name == "off")
+        // The chooser on it: the card off under a route on its speaker gets the duplex profile back.
+        let speaker = Port(uid: "hda/speaker", type: .builtInSpeaker, device: "hda", alsa: "hw:0,0")
+        let choice = CardProfiles.choose(for: device, route: RoutePorts(outputs: [speaker]), cards: [:], nodesPresent: false)
+        #expect(choice.profile?.index == 0, "\(choice)")
+    }
+
+    @Test func aCardThatIsNotALSAsIsNotReported() {
+        let bluez = ["device.api": "bluez", "device.string": "00:11:22:33:44:55"]
+        #expect(PulseProperties.device(index: 1, name: "bluez_card.00_11_22_33_44_55", profiles: Self.hdaProfiles, active: 0) { bluez[$0] } == nil)
+        #expect(PulseProperties.device(index: 1, name: "x", profiles: Self.hdaProfiles, active: 0) { _ in nil } == nil, "no alsa.card")
+        let said = Self.hdaCard.merging(["device.api": "alsa"]) { $1 }
+        #expect(PulseProperties.device(index: 1, name: "x", profiles: Self.hdaProfiles, active: 0) { said[$0] }?.card == 0, "device.api alsa said")
+    }
+
+    @Test func profilesPastTheBoundOrWithLongNamesAreLeftOutAndTheOthersKeepTheirPositions() throws {
+        let long = PulseCardProfile(name: String(repeating: "o", count: PipeWireProfile.maximumTextLength + 1))
+        let many = [long, PulseCardProfile(name: "")] + (0..<200).map { PulseCardProfile(name: "output:p\($0)", priority: UInt32.max) }
+        let device = try #require(PulseProperties.device(index: 0, name: "c", profiles: many, active: 0) { Self.hdaCard[$0] })
+        #expect(device.profiles.count == PipeWireDevice.maximumProfiles - 2)
+        #expect(device.profiles.first?.index == 2 && device.profiles.first?.name == "output:p0", "the kept keep their positions")
+        #expect(device.profiles.last?.index == PipeWireDevice.maximumProfiles - 1)
+        #expect(device.profiles.first?.priority == Int(Int32.max), "a priority within the protocol's range")
+        #expect(device.active == nil, "the active profile was left out")
+        #expect(try #require(PulseProperties.device(index: 0, name: "c", profiles: many, active: 150) { Self.hdaCard[$0] }).active == nil)
+        #expect(try #require(PulseProperties.device(index: 0, name: "c", profiles: many, active: 5) { Self.hdaCard[$0] }).active == 5)
+    }
 }

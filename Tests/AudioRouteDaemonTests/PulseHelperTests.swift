@@ -76,6 +76,11 @@ import Testing
         helper.send(PipeWireHelperProtocol.line(.defaults(unknown)).bytes + [UInt8(ascii: "\n")])
         #expect(try next(&lines, "the refusal") == .defaultsFailed(unknown, message: "the server refused it: error 2 (no such sink or source)"))
         #expect(bench.run("pactl", ["get-default-sink"]).stdout == "headphones\n")
+        // A profile of a card it did not report (the null sinks are no cards, and it reported
+        // none): refused, named, and the helper goes on.
+        let profile = PipeWireProfileRequest(device: 99, index: 0)
+        helper.send(PipeWireHelperProtocol.line(.profile(profile)).bytes + [UInt8(ascii: "\n")])
+        #expect(try next(&lines, "the profile's refusal") == .profileFailed(profile, message: "no device 99 (no ALSA card of that index)"))
 
         // A stream comes and goes, with its application's properties.
         let wav = bench.directory + "/silence.wav"

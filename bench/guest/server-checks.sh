@@ -32,5 +32,5 @@ wanted follow && . $PHASES/follow.sh
 wanted plugin && . $PHASES/plugin.sh
 wanted tower && . $PHASES/tower.sh
 wanted fight && . $PHASES/fight.sh
-[ $SERVER = pipewire ] && wanted profile && . $PHASES/profile.sh
+wanted profile && . $PHASES/profile.sh
 finish

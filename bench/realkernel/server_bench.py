@@ -62,9 +62,9 @@ def run_server(server, kernel, root, release, work, bits, guests, only=None):
     if only in (None, "fight"):
         with phase(f"{name}'s switching against the route", 300):
             check_fight(guest)
-    if server == "pipewire" and only in (None, "profile"):
+    if only in (None, "profile"):
         with phase(f"{name} profile", 180):
-            check_profile(guest)
+            check_profile(guest, PLAYER[server])
     guest.wait_for("end", 60)
     guest.wait_exit(60)
     if only is None:

@@ -13,12 +13,28 @@ struct arpa_client;
 /* A server object's property list (pa_proplist), valid during the callback that gives it. */
 struct arpa_proplist;
 
-/* The server's four kinds of audio object; each has indices of its own. */
+/* The server's four kinds of audio object, and its cards; each has indices of its own. */
 enum arpa_facility {
 	ARPA_SINK = 0,
 	ARPA_SOURCE = 1,
 	ARPA_SINK_INPUT = 2,
 	ARPA_SOURCE_OUTPUT = 3,
+	/* Only in `removed`: a card comes through `card`. */
+	ARPA_CARD = 4,
+};
+
+/* The most profiles given for one card (the protocol's PipeWireDevice.maximumProfiles); the
+ * rest are counted, not given. */
+#define ARPA_PROFILES_MAX 96
+
+/* One profile of a card (pa_card_profile_info2), valid during the `card` callback. */
+struct arpa_profile {
+	const char *name;
+	/* "" when the server gives none. */
+	const char *description;
+	uint32_t sinks, sources, priority;
+	/* 0 when the server knows it useless now, 1 otherwise (libpulse's word: not a promise). */
+	int available;
 };
 
 /* The most channels a volume has (libpulse's PA_CHANNELS_MAX). */
@@ -46,7 +62,13 @@ struct arpa_callbacks {
 	void (*object)(void *data, int facility, uint32_t index, const char *name, int monitor, const struct arpa_proplist *props,
 	               const struct arpa_stream_state *stream);
 	void (*removed)(void *data, int facility, uint32_t index);
-	/* The server's answer to request `tag` (arpa_client_set_defaults, arpa_client_set_stream): 0, or -errno. */
+	/* A card as the server has it now (listed, added or changed): its name, proplist, its first
+	 * `count` profiles in the server's order (at most ARPA_PROFILES_MAX of `total`), and the
+	 * active one's position among them (-1: none, or past the first ARPA_PROFILES_MAX). */
+	void (*card)(void *data, uint32_t index, const char *name, const struct arpa_proplist *props, const struct arpa_profile *profiles,
+	             unsigned count, unsigned total, int active);
+	/* The server's answer to request `tag` (arpa_client_set_defaults, arpa_client_set_stream,
+	 * arpa_client_set_card_profile): 0, or -errno. */
 	void (*done)(void *data, uint32_t tag, int result);
 	/* The connection failed or ended: -errno and libpulse's words. The caller stops. */
 	void (*failed)(void *data, int result, const char *message);
@@ -66,6 +88,9 @@ int arpa_client_set_defaults(struct arpa_client *c, const char *sink, const char
  * server answered both. 0 or -errno (-EINVAL for a facility that is not a stream's, or a volume
  * the server would not take). */
 int arpa_client_set_stream(struct arpa_client *c, int facility, uint32_t index, int mute, const uint32_t *volume, unsigned channels, uint32_t tag);
+/* Sets card `card`'s active profile by name; `done` follows with `tag` once the server answered
+ * (-ENOENT: no such card or profile). 0 or -errno. */
+int arpa_client_set_card_profile(struct arpa_client *c, uint32_t card, const char *profile, uint32_t tag);
 /* pa_sw_volume_from_linear: the pa_volume_t of an amplitude factor (0 to 1). */
 uint32_t arpa_volume_from_linear(double factor);
 /* Disconnects and frees everything. */

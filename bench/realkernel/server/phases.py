@@ -532,9 +532,9 @@ def check_fight(guest):
         raise Failure(f"fight: the stream did not end where the route is (the HDA card): {held.report}")
 
 
-def check_profile(guest):
+def check_profile(guest, player):
     """The HDA card's profile follows the route: set off under the route on its speaker, a profile
-    with an output comes back and pw-play's tone reaches the card's file; output only under a Phone
+    with an output comes back and the player's tone (pw-play, paplay) reaches the card's file; output only under a Phone
     stream (the route records from the card's mic), a profile with an input and the card's source
     as the default. The profiles are the server's (pactl list cards)."""
     start = ProfileStart.wait(guest, 120)
@@ -546,7 +546,7 @@ def check_profile(guest):
         raise Failure(f"profile: the HDA card's profile stayed {restored.profile or '?'} after it was set off: {restored.report}")
     playing = ProfilePlaying.wait(guest, 60)
     heard = onset(guest.files, "hda", off_at)
-    print(f"    pw-play's stream on {playing.sink}; the HDA card's file {'has' if heard else 'has no'} its tone")
+    print(f"    {player}'s stream on {playing.sink}; the HDA card's file {'has' if heard else 'has no'} its tone")
     if heard is None:
         raise Failure("profile: the HDA card's file has no tone after its profile came back")
     output = ProfileOutput.wait(guest, 60)
