@@ -100,6 +100,15 @@ public struct Session: Sendable, Hashable {
     }
 
     var request: RouteRequest { RouteRequest(configuration: configuration, override: override, preferredInput: preferredInput) }
+
+    /// Inactive because another session's activation or the built-in mic's mute interrupted it,
+    /// until that ends or it activates again. An unplug's interruption (`routeDisconnected`) has
+    /// no end: that session is merely inactive.
+    public var isInterrupted: Bool { !isActive && (interruptedBy != nil || interruptedByMicMute) }
+    /// Active and told `ducked` (another active session ducks others).
+    public var isDucked: Bool { isActive && toldDucked }
+    /// Active and told `silenced` (silent mode or the screen lock).
+    public var isSilenced: Bool { isActive && toldSilenced }
 }
 
 /// Last-in-wins memory: every arrival gets a number larger than any before it.

@@ -390,6 +390,7 @@ public actor DBusService: Service {
         let serverDefaults = await routes.soundServerDefaults
         let byUID = Dictionary(ports.map { ($0.uid, $0) }, uniquingKeysWith: { a, _ in a })
         var list: [DBusValue] = []
+        var states: [DBusValue] = []
         for (number, open) in sessions.sorted(by: { $0.key < $1.key }) {
             let path = DBusAPI.sessionPath(number)
             guard let snapshot = await routes.snapshot(of: path) else { continue }
@@ -398,15 +399,18 @@ public actor DBusService: Service {
                     of: SessionSummary(
                         path: path, owner: open.owner, app: open.app, configuration: snapshot.session.configuration,
                         isActive: snapshot.session.isActive)))
+            states.append(DBusAPI.value(of: Self.state(of: snapshot, path: path)))
         }
         // The server's streams, listed as sessions of the owner "pipewire" at a path that has no
         // object (docs/dbus-api.md): their application names for `status`.
         for snapshot in await routes.serverStreamSessions {
+            let path = DBusAPI.sessionObjectPath(snapshot.session.id)
             list.append(
                 DBusAPI.value(
                     of: SessionSummary(
-                        path: DBusAPI.sessionObjectPath(snapshot.session.id), owner: "pipewire", app: snapshot.name ?? "",
+                        path: path, owner: "pipewire", app: snapshot.name ?? "",
                         configuration: snapshot.session.configuration, isActive: snapshot.session.isActive)))
+            states.append(DBusAPI.value(of: Self.state(of: snapshot, path: path)))
         }
         typealias Manager = DBusAPI.Manager
         return [
@@ -419,7 +423,20 @@ public actor DBusService: Service {
             Self.property(Manager.screenLockedProperty, .bool(locked)),
             Self.property(Manager.soundServerProperty, DBusAPI.value(of: engine)),
             Self.property(Manager.soundServerDefaultsProperty, .string(serverDefaults)),
+            Self.property(Manager.sessionStatesProperty, .array(states)),
         ]
+    }
+
+    /// A session's `SessionStates` entry.
+    private static func state(of snapshot: SessionSnapshot, path: String) -> SessionState {
+        let session = snapshot.session
+        let activity: SessionState.Activity = session.isActive ? .active : session.isInterrupted ? .interrupted : .inactive
+        var marks: [SessionState.Mark] = []
+        if snapshot.controlsRoute { marks.append(.controlsRoute) }
+        if session.isDucked { marks.append(.ducked) }
+        if session.isSilenced { marks.append(.silenced) }
+        return SessionState(
+            path: path, processID: snapshot.process?.id, program: snapshot.process?.program, state: activity.rawValue, marks: marks.map(\.rawValue))
     }
 
     private func sessionProperties(_ number: Int) async -> [(String, TypedValue)] {

@@ -119,7 +119,8 @@ actor PipeWireStreamSessions {
     private func open(_ node: PipeWireNode) async {
         let id = Self.prefix + "\(node.id)"
         // A stream of an AudioRoute client is that client's session already: not counted twice.
-        if let pid = node.properties["application.process.id"].flatMap({ UInt32($0) }), await routes.hasSession(processID: pid) {
+        let pid = node.properties["application.process.id"].flatMap { UInt32($0) }
+        if let pid, await routes.hasSession(processID: pid) {
             logger.info("\(helper.serverName) stream of a client with a session: left alone", metadata: ["node": "\(node.id)", "pid": "\(pid)"])
             leftAlone.insert(node.id)
             return
@@ -128,7 +129,7 @@ actor PipeWireStreamSessions {
         let name = node.properties["application.name"] ?? node.name
         streams[node.id] = Stream(node: node, sent: PipeWireStreamControl(id: node.id, paused: false, volume: 1))
         do throws(SessionError) {
-            try await routes.openSession(id: id, name: name)
+            try await routes.openSession(id: id, name: name, streamProcess: pid)
             try await routes.setCategory(configuration.category, mode: configuration.mode, options: configuration.options, session: id)
             // An unplug's interruption has no end: a stream paused by it could not be resumed
             // (its application never learnt of the pause). The server moves it instead.

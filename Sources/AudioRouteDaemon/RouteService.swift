@@ -35,6 +35,26 @@ public struct SessionSnapshot: Sendable, Hashable {
     public var name: String?
     public var isOtherAudioPlaying: Bool
     public var secondaryAudioShouldBeSilencedHint: Bool
+    /// Its process and that process's command name when it opened (`SessionStates`), if known.
+    public var process: SessionProcess?
+    /// Whether the route follows it.
+    public var controlsRoute = false
+}
+
+/// The process behind a session: a D-Bus client's (the bus's credentials) or a sound server
+/// stream's (its `application.process.id`), and its command name read when the session opened
+/// (the pid may be reused later).
+public struct SessionProcess: Sendable, Hashable {
+    public var id: UInt32
+    public var program: String?
+
+    public init(id: UInt32, program: String?) {
+        self.id = id
+        self.program = program
+    }
+
+    /// Process `id` as /proc shows it now.
+    public static func reading(_ id: UInt32) -> SessionProcess { SessionProcess(id: id, program: ProcessTable.command(of: id)) }
 }
 
 /// A request the daemon refused, or applied but could not save.
@@ -86,6 +106,8 @@ public actor RouteService: Service {
     /// The process of each D-Bus client's session, as the bus said: its streams through a sound
     /// server are that session already (PipeWireStreamService leaves them alone).
     private var sessionProcesses: [String: UInt32] = [:]
+    /// Every session's process where known (a client's, a stream's), for `SessionStates`.
+    private var processes: [String: SessionProcess] = [:]
     /// Whether each open session was active when last announced (`sessionActivity`).
     private var announcedActivity: [String: Bool] = [:]
     /// After a wake, the first route move a port causes is announced as `wakeFromSleep`.
@@ -178,7 +200,8 @@ public actor RouteService: Service {
         guard let session = tower.session(id) else { return nil }
         return SessionSnapshot(
             session: session, name: sessionNames[id], isOtherAudioPlaying: tower.isOtherAudioPlaying(for: id),
-            secondaryAudioShouldBeSilencedHint: tower.secondaryAudioShouldBeSilencedHint(for: id))
+            secondaryAudioShouldBeSilencedHint: tower.secondaryAudioShouldBeSilencedHint(for: id), process: processes[id],
+            controlsRoute: tower.controllingSession?.id == id)
     }
 
     /// The sessions of the sound server's streams (`pipewire/<node id>`, PipeWireStreamService), in
@@ -381,12 +404,14 @@ public actor RouteService: Service {
 
     /// Opens a session. `name` is the app's stable identity; a preferred input
     /// remembered under it is applied when its port is present. `processID`: the client's
-    /// process, when the bus says it.
-    public func openSession(id: String, name: String? = nil, processID: UInt32? = nil) throws(SessionError) {
+    /// process, when the bus says it. `streamProcess`: a sound server stream's process, shown
+    /// in `SessionStates` only (its other streams are sessions of their own).
+    public func openSession(id: String, name: String? = nil, processID: UInt32? = nil, streamProcess: UInt32? = nil) throws(SessionError) {
         let outcome = try tower.openSession(Session(id: id))
         // Named before the outcome is announced: monitors see the app's name on `opened`.
         sessionNames[id] = name
         sessionProcesses[id] = processID
+        processes[id] = (processID ?? streamProcess).map(SessionProcess.reading)
         publish(outcome)
         if let name, let uid = state.preferredInputs[name], tower.port(uid)?.direction.isInput == true,
             let outcome = try? tower.setPreferredInput(uid, session: id)
@@ -400,6 +425,7 @@ public actor RouteService: Service {
         publish(try tower.closeSession(id))
         sessionNames[id] = nil
         sessionProcesses[id] = nil
+        processes[id] = nil
     }
 
     public func setCategory(_ category: Category, mode: Mode = .default, options: CategoryOptions = [], session id: String) throws(SessionError) {

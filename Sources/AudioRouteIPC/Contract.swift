@@ -71,8 +71,8 @@ public enum DBusAPI {
     /// The revision of version 1 (the `Version` property). 2 added `AllPorts` and `AllPortsChanged`;
     /// 3 `ScreenLocked` and `ScreenLockChanged`; 4 `SoundServer` and a port's data sources (`DataSources`,
     /// `SetPreferredDataSource`, `PreferredDataSource`); 5 `SoundServerDefaults`; 6 the `Monitor1`
-    /// interface and its `SessionChanged`.
-    public static let version: UInt32 = 6
+    /// interface and its `SessionChanged`; 7 `SessionStates`.
+    public static let version: UInt32 = 7
     /// Longest string argument accepted, in UTF-8 bytes.
     public static let maxStringBytes = 4096
     /// Most values one call may carry (the largest call, SetCategory, needs a handful).
@@ -104,6 +104,9 @@ public enum DBusAPI {
     public static let routeSignature = "(a\(portSignature)a\(portSignature))"
     /// A session in `Sessions`: (path, owner, app, category, mode, options, active).
     public static let sessionSummarySignature = "(ossssasb)"
+    /// A session in `SessionStates` (since Version 7): (path, process id or 0, program or "",
+    /// state, marks).
+    public static let sessionStateSignature = "(oussas)"
 
     /// The object path of session number `number`.
     public static func sessionPath(_ number: Int) -> String { sessionsPath + "/\(number)" }
@@ -148,12 +151,15 @@ public enum DBusAPI {
         /// Since Version 5: whether the sound server's default sink and source follow the route
         /// (the nodes chosen, and the rule), or why not.
         public static let soundServerDefaultsProperty = BusProperty(managerInterface, "SoundServerDefaults", "s")
+        /// Since Version 7: each session's process, program and state (`SessionState`), in the
+        /// order of `Sessions`.
+        public static let sessionStatesProperty = BusProperty(managerInterface, "SessionStates", "a" + sessionStateSignature)
 
         public static let methods = [openSession, setPortPriority, setSilentMode, explain, dataSources]
         public static let signals = [routeChanged, portsChanged, silentModeChanged, allPortsChanged, screenLockChanged]
         public static let properties = [
             versionProperty, routeProperty, portsProperty, silentModeProperty, sessionsProperty, allPortsProperty, screenLockedProperty,
-            soundServerProperty, soundServerDefaultsProperty,
+            soundServerProperty, soundServerDefaultsProperty, sessionStatesProperty,
         ]
     }
 

@@ -85,6 +85,44 @@ public struct SessionSummary: Sendable, Hashable {
     }
 }
 
+/// A session as `SessionStates` lists it (since Version 7): who holds it and where it stands.
+public struct SessionState: Sendable, Hashable {
+    /// `active`, `inactive` or `interrupted`: inactive because another session's activation (or
+    /// the built-in mic's mute) interrupted it, until that ends.
+    public enum Activity: String, Sendable, Hashable, CaseIterable {
+        case active, inactive, interrupted
+    }
+    /// What else holds of an active session; a client ignores a name it does not know.
+    public enum Mark: String, Sendable, Hashable, CaseIterable {
+        /// The route follows it (`Tower.controllingSession`).
+        case controlsRoute
+        /// Another active session ducks others.
+        case ducked
+        /// Silent mode or the screen lock silences it.
+        case silenced
+    }
+
+    public var path: String
+    /// The owner's process as the bus said when it opened the session (a sound server's stream:
+    /// its `application.process.id`); nil when not known.
+    public var processID: UInt32?
+    /// That process's command name when the session opened (`/proc/PID/comm`), from the process
+    /// itself: print it escaped. Nil when not known.
+    public var program: String?
+    /// `Activity`'s name; another name from a later daemon is kept as it came.
+    public var state: String
+    /// `Mark`s' names, in that order.
+    public var marks: [String]
+
+    public init(path: String, processID: UInt32?, program: String?, state: String, marks: [String]) {
+        self.path = path
+        self.processID = processID
+        self.program = program
+        self.state = state
+        self.marks = marks
+    }
+}
+
 /// What `Explain` returns: which rule chose the route and why each other port lost, as text.
 public struct ExplainReply: Sendable, Hashable {
     public var outputRule: String
@@ -143,6 +181,14 @@ extension DBusAPI {
         .structure([
             .objectPath(session.path), .string(session.owner), .string(session.app), .string(session.category), .string(session.mode),
             .array(session.options.map(DBusValue.string)), .bool(session.isActive),
+        ])
+    }
+
+    /// A session's state as `(oussas)`: 0 and "" for an unknown process and program.
+    public static func value(of state: SessionState) -> DBusValue {
+        .structure([
+            .objectPath(state.path), .uint32(state.processID ?? 0), .string(state.program ?? ""), .string(state.state),
+            .array(state.marks.map(DBusValue.string)),
         ])
     }
 
@@ -355,6 +401,24 @@ extension DBusAPI {
                 names.append(name)
             }
             result.append(SessionSummary(path: path, owner: owner, app: app, category: category, mode: mode, options: names, isActive: active))
+        }
+        return result
+    }
+
+    /// `SessionStates`: `a(oussas)`.
+    public static func sessionStates(_ value: DBusValue) throws(WireError) -> [SessionState] {
+        guard case .array(let items) = value.unwrapped else { throw WireError("SessionStates is not an array") }
+        var result: [SessionState] = []
+        for item in items {
+            guard case .structure(let f) = item, f.count == 5, case .objectPath(let path) = f[0], case .uint32(let pid) = f[1],
+                case .string(let program) = f[2], case .string(let state) = f[3], case .array(let list) = f[4]
+            else { throw WireError("a session state is not \(sessionStateSignature): \(item.typeName)") }
+            var marks: [String] = []
+            for mark in list {
+                guard case .string(let name) = mark else { throw WireError("session \(path): a mark is not a string") }
+                marks.append(name)
+            }
+            result.append(SessionState(path: path, processID: pid == 0 ? nil : pid, program: program.isEmpty ? nil : program, state: state, marks: marks))
         }
         return result
     }

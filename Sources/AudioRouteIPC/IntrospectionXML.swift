@@ -49,6 +49,11 @@ public let audioRouteIntrospectionXML = #"""
     <property name="SoundServerDefaults" type="s" access="read">
       <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
     </property>
+    <!-- Since 7: each session's (path, process id or 0, program or empty, state: active,
+         inactive or interrupted, marks: controlsRoute, ducked, silenced), in Sessions' order -->
+    <property name="SessionStates" type="a(oussas)" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
+    </property>
     <method name="OpenSession">
       <arg name="app" type="s" direction="in"/>
       <arg name="session" type="o" direction="out"/>

@@ -96,3 +96,37 @@ public struct UTCTime: Sendable, Hashable {
         return "\(year)\(two(month))\(two(day))T\(two(hour))\(two(minute))\(two(second))Z"
     }
 }
+
+/// Other processes, as /proc shows them.
+public enum ProcessTable {
+    /// The command name of process `pid` (`/proc/PID/comm`: at most 15 bytes, which the process
+    /// may set itself), without its newline; nil if the process is gone or the file cannot be read.
+    /// Untrusted text: a caller prints it escaped (TerminalText).
+    public static func command(of pid: UInt32) -> String? {
+        guard pid > 0, let bytes = try? AtomicFile.readRegularFile("/proc/\(pid)/comm", limit: 64) else { return nil }
+        let line = bytes.last == 10 ? bytes.dropLast() : bytes[...]
+        return line.isEmpty ? nil : String(decoding: line, as: UTF8.self)
+    }
+}
+
+/// The exit statuses of every AudioRoute program and script (sysexits.h; docs/client.md, "Exit
+/// statuses"): 0 done, 1 a failure none of the others names (a request the daemon refused).
+public enum ExitStatus {
+    /// EX_USAGE: the command line is wrong (an unknown option or value, a missing argument).
+    public static let usage: Int32 = 64
+    /// EX_DATAERR: an input's content is wrong (a malformed scenario or report, an undecodable file).
+    public static let dataError: Int32 = 65
+    /// EX_NOINPUT: an input file does not exist or cannot be read.
+    public static let noInput: Int32 = 66
+    /// EX_UNAVAILABLE: a service needed is not there: the daemon (from the CLI), the bus (from the
+    /// daemon), the sound server (from its helpers).
+    public static let unavailable: Int32 = 69
+    /// EX_SOFTWARE: an internal error.
+    public static let software: Int32 = 70
+    /// EX_OSERR: the system refused something every run needs (a signal descriptor, a thread).
+    public static let osError: Int32 = 71
+    /// EX_IOERR: reading or writing failed (standard input, the state directory).
+    public static let ioError: Int32 = 74
+    /// EX_CONFIG: the configuration is wrong or missing (no XDG_RUNTIME_DIR and no --runtime-dir).
+    public static let config: Int32 = 78
+}

@@ -456,8 +456,23 @@ public actor AudioSession {
         }
     }
 
+    /// Each session's process, program and state (active, inactive, interrupted; whether it
+    /// controls the route, is ducked or silenced), in the order of `sessions`; nil from a daemon
+    /// older than Version 7, which does not say.
+    public var sessionStates: [SessionState]? {
+        get async throws(AudioSessionError) {
+            do throws(AudioSessionError) {
+                return try Wire.sessionStates(try await managerProperty(DBusAPI.Manager.sessionStatesProperty))
+            } catch {
+                guard case .remote = error, try await daemonVersion < 7 else { throw error }
+                return nil
+            }
+        }
+    }
+
     /// The revision of the daemon's API (its `Version` property): 2 and later have `allPorts`,
-    /// 3 and later `screenLocked`, 4 and later `soundServer`, 5 and later `soundServerDefaults`.
+    /// 3 and later `screenLocked`, 4 and later `soundServer`, 5 and later `soundServerDefaults`,
+    /// 7 and later `sessionStates`.
     public var daemonVersion: UInt32 {
         get async throws(AudioSessionError) { try Wire.uint32(try await managerProperty(DBusAPI.Manager.versionProperty), "Version") }
     }

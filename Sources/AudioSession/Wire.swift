@@ -79,6 +79,10 @@ enum Wire {
         try read { () throws(WireError) in try DBusAPI.sessions(value) }
     }
 
+    static func sessionStates(_ value: DBusValue) throws(AudioSessionError) -> [SessionState] {
+        try read { () throws(WireError) in try DBusAPI.sessionStates(value) }
+    }
+
     static func explanation(_ arguments: [DBusValue]) throws(AudioSessionError) -> ExplainReply {
         try read { () throws(WireError) in try DBusAPI.explanation(arguments) }
     }

@@ -2,8 +2,9 @@
 // starts it while the user's sound server is PipeWire, so that the daemon never links
 // libpipewire (about 4 MiB of RSS: docs/decisions.md, "Sound servers"). It says hello and every
 // audio node and ALSA card (with its profiles) added, changed and removed, and sets the server's
-// default sink and source and a card's profile when asked, and pauses, starts and sets the volume of a client's stream; one JSON object per line on stdin/stdout. It exits 0 when stdin ends, 1 when the
-// server goes or cannot be reached (after an error line). One thread, one poll(2) on stdin and
+// default sink and source and a card's profile when asked, and pauses, starts and sets the volume of a client's stream; one JSON object per line on stdin/stdout. It exits 0 when stdin ends, 69 (EX_UNAVAILABLE) when the
+// server goes or cannot be reached (after an error line), 74 (EX_IOERR) when stdin or poll fails, 64 on a
+// usage error. One thread, one poll(2) on stdin and
 // the client's loop.
 import AudioRouteCore
 import AudioRoutePipeWire
@@ -75,7 +76,7 @@ func serve(logger: Logger) -> Int32 {
         try client.connect()
     } catch {
         send(PipeWireHelperProtocol.line(.error("cannot connect to PipeWire: \(error)")))
-        return 1
+        return ExitStatus.unavailable
     }
     defer { client.close() }
     var lines = UCMLineSplitter()
@@ -83,14 +84,14 @@ func serve(logger: Logger) -> Int32 {
     while true {
         if let reason = client.disconnected {
             send(PipeWireHelperProtocol.line(.error("disconnected: \(reason)")))
-            return 1
+            return ExitStatus.unavailable
         }
         var descriptors = [PollDescriptor(fd: StandardStream.input.rawValue, events: .readable), PollDescriptor(fd: client.descriptor, events: .readable)]
         do throws(Errno) {
             try Poll.wait(&descriptors, timeoutMilliseconds: -1)
         } catch {
             logger.critical("poll failed", metadata: ["error": "\(error)"])
-            return 1
+            return ExitStatus.ioError
         }
         if !descriptors[1].returned.isEmpty { client.dispatch() }
         guard !descriptors[0].returned.isEmpty else { continue }
@@ -99,7 +100,7 @@ func serve(logger: Logger) -> Int32 {
         }
         guard case .success(let count) = read else {
             logger.error("stdin failed", metadata: ["error": "\(read)"])
-            return 1
+            return ExitStatus.ioError
         }
         if count == 0 {
             if let last = lines.finish() { handle(last, client: client, logger: logger) }
@@ -125,7 +126,7 @@ ProcessSignal.pipe.ignore()
 switch parse(Array(CommandLine.arguments.dropFirst())) {
 case .failure(let fault):
     StandardStream.error.write(fault.message.isEmpty ? usage + "\n" : "audioroute-pipewire: \(fault.message)\n\(usage)\n")
-    CurrentProcess.exit(fault.message.isEmpty ? 0 : 2)
+    CurrentProcess.exit(fault.message.isEmpty ? 0 : ExitStatus.usage)
 case .success(let level):
     LoggingSystem.bootstrap { label in
         var handler = StreamLogHandler.standardError(label: label)

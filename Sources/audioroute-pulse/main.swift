@@ -4,8 +4,8 @@
 // and removed, every ALSA card with its profiles, the server's default sink and source set when
 // asked, a card's profile set when asked, and a client's stream muted (for a pause) or its volume
 // lowered (for a duck) when asked; one JSON object per line
-// on stdin/stdout. It exits 0 when stdin ends, 1 when the server goes or cannot be reached
-// (after an error line). One thread, one poll(2) on stdin and libpulse's descriptors.
+// on stdin/stdout. It exits 0 when stdin ends, 69 (EX_UNAVAILABLE) when the server goes or cannot
+// be reached (after an error line), 74 (EX_IOERR) when stdin fails, 64 on a usage error. One thread, one poll(2) on stdin and libpulse's descriptors.
 import AudioRouteCore
 import AudioRoutePulse
 import AudioRouteSystem
@@ -79,7 +79,7 @@ func serve(logger: Logger) -> Int32 {
         try client.connect()
     } catch {
         send(PipeWireHelperProtocol.line(.error("cannot connect to PulseAudio: \(error)")))
-        return 1
+        return ExitStatus.unavailable
     }
     defer { client.close() }
     var lines = UCMLineSplitter()
@@ -89,7 +89,7 @@ func serve(logger: Logger) -> Int32 {
         if let reason = client.disconnected {
             let what = client.connected ? "disconnected" : "cannot connect to PulseAudio"
             send(PipeWireHelperProtocol.line(.error("\(what): \(reason)")))
-            return 1
+            return ExitStatus.unavailable
         }
         // Stdin waits for the hello: a request is answered once the server's objects are known.
         guard client.wait(for: client.connected ? input : -1, timeoutMilliseconds: -1) else { continue }
@@ -98,7 +98,7 @@ func serve(logger: Logger) -> Int32 {
         }
         guard case .success(let count) = read else {
             logger.error("stdin failed", metadata: ["error": "\(read)"])
-            return 1
+            return ExitStatus.ioError
         }
         if count == 0 {
             if let last = lines.finish() { handle(last, client: client, logger: logger) }
@@ -123,7 +123,7 @@ ProcessSignal.pipe.ignore()
 switch parse(Array(CommandLine.arguments.dropFirst())) {
 case .failure(let fault):
     StandardStream.error.write(fault.message.isEmpty ? usage + "\n" : "audioroute-pulse: \(fault.message)\n\(usage)\n")
-    CurrentProcess.exit(fault.message.isEmpty ? 0 : 2)
+    CurrentProcess.exit(fault.message.isEmpty ? 0 : ExitStatus.usage)
 case .success(let level):
     LoggingSystem.bootstrap { label in
         var handler = StreamLogHandler.standardError(label: label)

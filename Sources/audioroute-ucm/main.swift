@@ -240,7 +240,7 @@ func serve(cards initial: [String], logger: Logger) -> Int32 {
             try Poll.wait(&descriptors, timeoutMilliseconds: -1)
         } catch {
             logger.critical("poll failed", metadata: ["error": "\(error)"])
-            return 1
+            return ExitStatus.ioError
         }
         let ready = Set(descriptors.dropFirst().enumerated().filter { !$0.element.returned.isEmpty }.map { owners[$0.offset] })
         if !ready.isEmpty { cards.readJacks(ready: ready) }
@@ -250,7 +250,7 @@ func serve(cards initial: [String], logger: Logger) -> Int32 {
         }
         guard case .success(let count) = read else {
             logger.error("stdin failed", metadata: ["error": "\(read)"])
-            return 1
+            return ExitStatus.ioError
         }
         if count == 0 {
             if let last = lines.finish() { cards.handle(last) }
@@ -274,7 +274,7 @@ ProcessSignal.pipe.ignore()
 switch Options.parse(Array(CommandLine.arguments.dropFirst())) {
 case .failure(let error):
     StandardStream.error.write(error.message.isEmpty ? usage + "\n" : "audioroute-ucm: \(error.message)\n\(usage)\n")
-    CurrentProcess.exit(error.message.isEmpty ? 0 : 2)
+    CurrentProcess.exit(error.message.isEmpty ? 0 : ExitStatus.usage)
 case .success(let options):
     let level = options.logLevel
     LoggingSystem.bootstrap { label in

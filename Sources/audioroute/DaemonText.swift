@@ -41,3 +41,11 @@ enum DaemonText {
         ports.isEmpty ? "(none)" : ports.map { "\($0.uid) (\($0.portType.rawValue)\($0.alsa.map { ", \($0)" } ?? ""))" }.joined(separator: ", ")
     }
 }
+
+/// The `--json` output's schema (docs/cli-json.md).
+enum CLIJSON {
+    /// The schema's version: `status` and `explain` documents and `monitor`'s first line carry it
+    /// as `schemaVersion`. Raised when a member is removed, renamed or changes its type; members
+    /// may be added within a version.
+    static let schemaVersion: Int64 = 1
+}

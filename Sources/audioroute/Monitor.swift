@@ -61,7 +61,7 @@ struct Monitor: AsyncParsableCommand {
             _ = try tower.setActive(true, session: Self.sessionID)
         } catch {
             Terminal.error("\(error)")
-            throw ExitCode(2)
+            throw ExitCode(ExitStatus.usage)
         }
         let json = options.json
         let work = Task { [tower] in
@@ -116,7 +116,8 @@ extension Monitor {
             }
             let route = try await session.currentRoute
             if json {
-                MonitorLine.write(JSON.object([.init("event", .string("ready")), .init("current", route.route.json)]))
+                MonitorLine.write(
+                    JSON.object([.init("event", .string("ready")), .init("schemaVersion", .integer(CLIJSON.schemaVersion)), .init("current", route.route.json)]))
             } else {
                 MonitorLine.write("route now: \(route.route)")
             }

@@ -104,7 +104,8 @@ enum LogOptions {
     }
 }
 
-/// Runs a daemon command; a refused or failed call becomes a message and exit status 1.
+/// Runs a daemon command; a refused or failed call becomes a message and exit status 1, an
+/// unreachable daemon 69 (EX_UNAVAILABLE).
 /// `direct`: the command that has a --direct form, named in the message when the daemon is unreachable.
 func withDaemon(_ daemon: BusOptions, direct: String? = nil, _ body: () async throws(AudioSessionError) -> Void) async throws {
     do {
@@ -114,6 +115,7 @@ func withDaemon(_ daemon: BusOptions, direct: String? = nil, _ body: () async th
         case .daemonUnavailable:
             let hint = "; " + daemon.startHint + (direct.map { ", or use `audioroute \($0) --direct` to read the hardware in this process" } ?? "")
             Terminal.error("\(error)\(hint)")
+            throw ExitCode(ExitStatus.unavailable)
         default:
             Terminal.error("\(error)")
         }

@@ -83,7 +83,11 @@ struct Play: AsyncParsableCommand {
                 contentsOf: file, device: device, routeFile: AudioPlayer.routeFile(for: daemon.bus))
         } catch {
             Terminal.error("\(error)")
-            throw ExitCode(1)
+            switch error {
+            case .file(.missing), .file(.unreadable): throw ExitCode(ExitStatus.noInput)
+            case .file: throw ExitCode(ExitStatus.dataError)
+            default: throw ExitCode(1)
+            }
         }
         player.numberOfLoops = loops
         if let rate {

@@ -123,7 +123,8 @@ extension Ports {
             report = try ALSAInfoReport.read(path: path)
         } catch {
             Terminal.error("\(path): \(error)")
-            throw ExitCode(1)
+            // A report that is no report: its data is wrong; a file that cannot be opened: no input.
+            throw ExitCode(error is ALSAInfoError ? ExitStatus.dataError : ExitStatus.noInput)
         }
         for warning in report.warnings { Terminal.warning("\(path): \(warning)") }
         for codec in report.unplacedCodecs { Terminal.warning("\(path): codec \"\(codec.name)\" (line \(codec.line)) belongs to no card the report names") }

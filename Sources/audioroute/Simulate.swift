@@ -10,8 +10,9 @@ struct Simulate: ParsableCommand {
         discussion: """
             The scenario is a JSON document with "ports", "sessions" and "steps" \
             (see docs/simulation.md). Line 0 is the state before any step; line N \
-            the state after step N. A malformed scenario exits with status 2 and a \
-            message naming the JSON path of the fault, and prints nothing.
+            the state after step N. A malformed scenario exits with status 65 (EX_DATAERR) \
+            and a message naming the JSON path of the fault, and prints nothing; a file that \
+            cannot be read, 66 (EX_NOINPUT).
             """
     )
 
@@ -24,14 +25,14 @@ struct Simulate: ParsableCommand {
             bytes = try file == "-" ? StandardStream.input.readToEnd() : AtomicFile.read(file)
         } catch {
             Terminal.error("cannot read \(file == "-" ? "standard input" : file): \(error.code)")
-            throw ExitCode(1)
+            throw ExitCode(file == "-" ? ExitStatus.ioError : ExitStatus.noInput)
         }
         let scenario: Scenario
         do {
             scenario = try Scenario.parse(bytes)
         } catch {
             Terminal.error(error.description)
-            throw ExitCode(2)
+            throw ExitCode(ExitStatus.dataError)
         }
         var out = OutputBuffer()
         do {
@@ -40,7 +41,7 @@ struct Simulate: ParsableCommand {
             for warning in warnings { Terminal.warning("steps[\(warning.step - 1)]: \(warning.message)") }
         } catch {
             Terminal.error(error.description)
-            throw ExitCode(2)
+            throw ExitCode(ExitStatus.dataError)
         }
     }
 }

@@ -1,24 +1,28 @@
 import ArgumentParser
 import AudioRouteCore
+import AudioRouteIPC
 import AudioSession
 
-/// `audioroute status [--json]`: the daemon's route, ports, sessions and silent mode.
+/// `audioroute status [--json]`: the daemon's devices and their ports (the route's marked), its
+/// sessions (process, program, state), silent mode, the screen lock and the sound server.
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show the current route, the ports and the sessions of audiorouted.",
+        abstract: "Show the route, the devices and their ports, and the sessions of audiorouted.",
         discussion: """
-            Like `wpctl status`: the route, every port (type, direction, priority, sequence, ALSA name; \
-            `*` marks the ports of the route) and every session (app, category, mode, options, active). \
-            Then the sound server the daemon found (PipeWire, PulseAudio, or none: AudioRoute drives ALSA \
-            directly), and whether its default sink and source follow the route. With --json: one object \
-            with route, ports, sessions, silentMode, screenLocked, soundServer and soundServerDefaults \
-            (null from a daemon that does not report them).
+            Like `wpctl status`, as a tree: the route; each device with its ports (type, direction, \
+            priority, sequence, ALSA name; `*` and `[route output]`/`[route input]` mark the ports of \
+            the route); each session with its process id and program (the process's command name, else \
+            the app name it gave), app name, category, mode, options and state (active, inactive or \
+            interrupted; in brackets whether it controls the route, is ducked or silenced). The sound server's \
+            streams are sessions too, named by their node (PipeWire) or sink input (PulseAudio). Then \
+            silent mode, the screen lock and the sound server. With --json: one object, its schema in \
+            docs/cli-json.md (its schemaVersion first).
             """
     )
 
     @OptionGroup var daemon: BusOptions
 
-    @Flag(help: "Print one JSON document.")
+    @Flag(help: "Print one JSON document (docs/cli-json.md).")
     var json = false
 
     func run() async throws {
@@ -28,6 +32,7 @@ struct Status: AsyncParsableCommand {
             let route = try await session.currentRoute
             let ports = try await session.availablePorts
             let sessions = try await session.sessions
+            let states = try await session.sessionStates
             let silent = try await session.silentMode
             let locked = try await session.screenLocked
             let engine = try await session.soundServer
@@ -37,34 +42,29 @@ struct Status: AsyncParsableCommand {
                 for input in route.inputs { dataSources[input.uid] = try await session.dataSources(uid: input.uid) }
             }
             let serverDefaults = try await session.soundServerDefaults
+            let byPath = Dictionary((states ?? []).map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
+            let entries = sessions.map { StatusSession(summary: $0, state: byPath[$0.path], server: engine?.server) }
             var out = OutputBuffer()
             if json {
                 out.append(
                     JSON.object([
+                        .init("schemaVersion", .integer(CLIJSON.schemaVersion)),
                         .init("route", DaemonText.routeJSON(route, dataSources: dataSources)), .init("ports", .array(ports.map(DaemonText.portJSON))),
-                        .init("sessions", .array(sessions.map(DaemonText.sessionJSON))), .init("silentMode", .bool(silent)),
+                        .init("sessions", .array(entries.map(\.json))), .init("silentMode", .bool(silent)),
                         .init("screenLocked", locked.map(JSON.bool) ?? .null), .init("soundServer", engine?.json ?? .null),
                         .init("soundServerDefaults", serverDefaults.map(JSON.string) ?? .null),
                     ]).text)
             } else {
-                let inRoute = Set(route.outputs.map(\.uid) + route.inputs.map(\.uid))
                 out.appendText("audiorouted on \(daemon.bus)")
                 out.appendText("Route")
-                out.appendText("  outputs: \(DaemonText.routeSide(route.outputs))")
-                out.appendText("  inputs:  \(DaemonText.routeSide(route.inputs))")
+                out.appendText(" ├─ outputs: \(DaemonText.routeSide(route.outputs))")
+                out.appendText(" └─ inputs:  \(DaemonText.routeSide(route.inputs))")
                 for input in route.inputs {
                     guard let reply = dataSources[input.uid], let selected = reply.selected else { continue }
-                    out.appendText("  data source of \(input.uid): \(selected) (\(reply.reason))")
+                    out.appendText("     data source of \(input.uid): \(selected) (\(reply.reason))")
                 }
-                out.appendText("Ports")
-                if ports.isEmpty { out.appendText("   (none)") }
-                for port in ports { out.appendText(DaemonText.portLine(port, inRoute: inRoute.contains(port.uid))) }
-                out.appendText("Sessions")
-                if sessions.isEmpty { out.appendText("   (none)") }
-                for s in sessions {
-                    let options = s.options.isEmpty ? "" : " [\(s.options.joined(separator: ","))]"
-                    out.appendText("   \(s.path.split(separator: "/").last ?? "")  \(s.app.isEmpty ? "(no app name)" : s.app)  \(s.category)/\(s.mode)\(options)  \(s.isActive ? "active" : "inactive")  owner=\(s.owner)")
-                }
+                for line in StatusTree.devices(ports, route: route) { out.appendText(line) }
+                for line in StatusTree.sessions(entries) { out.appendText(line) }
                 out.appendText("Silent mode: \(silent ? "on" : "off")")
                 out.appendText("Screen: \(locked.map { $0 ? "locked" : "unlocked" } ?? "lock state not reported by this daemon")")
                 out.appendText("Sound server: \(engine.map(\.summary) ?? "not reported by this daemon")")
@@ -72,6 +72,106 @@ struct Status: AsyncParsableCommand {
             }
             out.flush()
         }
+    }
+}
+
+/// A session as `status` shows it: `Sessions`' entry and, from a daemon of Version 7 or later,
+/// its `SessionStates` entry.
+struct StatusSession {
+    var summary: SessionSummary
+    var state: SessionState?
+    /// The sound server, to name a stream's session by its node or its PulseAudio object.
+    var server: SoundServerKind?
+
+    /// A short name: a D-Bus session's number, a stream's node (PipeWire) or sink input or
+    /// source output (PulseAudio, whose node ids carry the kind in their top two bits).
+    var name: String {
+        let path = summary.path
+        if let number = DBusAPI.sessionNumber(path) { return "\(number)" }
+        let streams = DBusAPI.managerPath + "/pipewire/"
+        guard path.hasPrefix(streams), let node = UInt32(path.dropFirst(streams.count)) else { return path }
+        if server == .pulseaudio || node > PulseFacility.maximumIndex,
+            let facility = PulseFacility(rawValue: Int32(node >> 30)), facility == .sinkInput || facility == .sourceOutput
+        {
+            return (facility == .sinkInput ? "sink-input " : "source-output ") + "\(node & PulseFacility.maximumIndex)"
+        }
+        return "node \(node)"
+    }
+
+    /// `active`, `inactive` or `interrupted` (an older daemon: active or inactive).
+    var activity: String { state?.state ?? (summary.isActive ? "active" : "inactive") }
+
+    /// The process's command name, else the app name the session gave; nil for neither.
+    var program: String? { state?.program ?? (summary.app.isEmpty ? nil : summary.app) }
+
+    var json: JSON {
+        guard case .object(var members) = DaemonText.sessionJSON(summary) else { return DaemonText.sessionJSON(summary) }
+        members += [
+            .init("name", .string(name)), .init("pid", state?.processID.map { .integer(Int64($0)) } ?? .null),
+            .init("program", program.map(JSON.string) ?? .null), .init("state", .string(activity)),
+            .init("controlsRoute", .bool(state?.marks.contains(SessionState.Mark.controlsRoute.rawValue) ?? false)),
+            .init("marks", .array((state?.marks ?? []).map(JSON.string))),
+        ]
+        return .object(members)
+    }
+
+    /// One line of the tree: name, app, category/mode and options, state, owner, then the process
+    /// (pid and program, when the daemon says them) and the marks (`[controls the route, ducked]`).
+    var line: String {
+        let options = summary.options.isEmpty ? "" : " [\(summary.options.joined(separator: ","))]"
+        let app = summary.app.isEmpty ? "(no app name)" : summary.app
+        let process = (state?.processID.map { "  pid=\($0)" } ?? "") + (state?.program.map { "  program=\($0)" } ?? "")
+        let marks = (state?.marks ?? []).map { mark in
+            switch SessionState.Mark(rawValue: mark) {
+            case .controlsRoute: return "controls the route"
+            case .ducked: return "ducked"
+            case .silenced: return "silenced"
+            case nil: return mark
+            }
+        }
+        return "\(name)  \(app)  \(summary.category)/\(summary.mode)\(options)  \(activity)  owner=\(summary.owner)\(process)"
+            + (marks.isEmpty ? "" : "  [\(marks.joined(separator: ", "))]")
+    }
+}
+
+/// The tree of `status`'s text: branches drawn as `wpctl status` draws them.
+enum StatusTree {
+    /// `Devices`, each with its ports, the route's marked `*` and `[route output]`/`[route input]`.
+    static func devices(_ ports: [PortDescription], route: RouteDescription) -> [String] {
+        let outputs = Set(route.outputs.map(\.uid))
+        let inputs = Set(route.inputs.map(\.uid))
+        var order: [String] = []
+        var byDevice: [String: [PortDescription]] = [:]
+        for port in ports {
+            if byDevice[port.device] == nil { order.append(port.device) }
+            byDevice[port.device, default: []].append(port)
+        }
+        var lines = ["Devices"]
+        if order.isEmpty { lines.append(" └─ (none)") }
+        for (index, device) in order.enumerated() {
+            let lastDevice = index == order.count - 1
+            lines.append(" \(lastDevice ? "└─" : "├─") \(device)")
+            let devicePorts = byDevice[device] ?? []
+            for (portIndex, port) in devicePorts.enumerated() {
+                let branch = portIndex == devicePorts.count - 1 ? "└─" : "├─"
+                var marks: [String] = []
+                if outputs.contains(port.uid) { marks.append("route output") }
+                if inputs.contains(port.uid) { marks.append("route input") }
+                let line = DaemonText.portLine(port, inRoute: !marks.isEmpty)
+                lines.append(" \(lastDevice ? "   " : "│  ") \(branch)\(line)" + (marks.isEmpty ? "" : "  [\(marks.joined(separator: ", "))]"))
+            }
+        }
+        return lines
+    }
+
+    /// `Sessions`, one line each.
+    static func sessions(_ sessions: [StatusSession]) -> [String] {
+        var lines = ["Sessions"]
+        if sessions.isEmpty { lines.append(" └─ (none)") }
+        for (index, session) in sessions.enumerated() {
+            lines.append(" \(index == sessions.count - 1 ? "└─" : "├─") \(session.line)")
+        }
+        return lines
     }
 }
 
@@ -102,6 +202,7 @@ struct Explain: AsyncParsableCommand {
             if json {
                 out.append(
                     JSON.object([
+                        .init("schemaVersion", .integer(CLIJSON.schemaVersion)),
                         .init("outputRule", .string(explanation.outputRule)), .init("inputRule", .string(explanation.inputRule)),
                         .init("ports", .array(explanation.ports.map { .object([.init("uid", .string($0.uid)), .init("reasons", .array($0.reasons.map(JSON.string)))]) })),
                         .init("dataSources", .array(dataSources.map {

@@ -9,8 +9,10 @@ import AudioRouteWatchers
 import Logging
 import AudioRouteUCMHelper
 
+/// Exits with `status` (ExitStatus: sysexits, docs/client.md "Exit statuses") after the message;
+/// a usage error's message is followed by the usage.
 private func fail(_ message: String, status: Int32) -> Never {
-    StandardStream.error.write("audiorouted: \(message)\n" + (status == 2 ? DaemonOptions.usage + "\n" : ""))
+    StandardStream.error.write("audiorouted: \(message)\n" + (status == ExitStatus.usage ? DaemonOptions.usage + "\n" : ""))
     CurrentProcess.exit(status)
 }
 
@@ -33,22 +35,27 @@ do throws(UsageError) {
         print("audiorouted " + AudioRouteVersion.text)
         CurrentProcess.exit(0)
     }
+} catch {
+    fail(error.description, status: ExitStatus.usage)
+}
+do throws(UsageError) {
+    // Where the files go is configuration (the environment), not the command line.
     paths = try options.paths(environment: environment)
 } catch {
-    fail(error.description, status: 2)
+    fail(error.description, status: ExitStatus.config)
 }
 
 // What one large message took (sd-bus reads a whole message) goes back when it is freed.
 MemoryTuning.returnLargeBlocks()
 
 let executor = SingleThreadExecutor.shared
-guard executor.install() else { fail("another executor is installed", status: 1) }
+guard executor.install() else { fail("another executor is installed", status: ExitStatus.software) }
 // Before any thread exists, so that every thread leaves SIGTERM/SIGINT to the loop's signalfd.
 let signals: AsyncStream<Int32>
 do throws(Errno) {
     signals = try SignalStream.make([ProcessSignal.terminate.rawValue, ProcessSignal.interrupt.rawValue], loop: executor)
 } catch {
-    fail("cannot take SIGTERM and SIGINT: \(error)", status: 1)
+    fail("cannot take SIGTERM and SIGINT: \(error)", status: ExitStatus.osError)
 }
 
 let level = options.logLevel
@@ -117,10 +124,13 @@ Task {
             signals: signals, sleep: { try await executor.sleep(for: $0) }, executor: executor)
         CurrentProcess.exit(0)
     } catch let error as StartupError {
-        fail(error.description, status: 1)
+        // The bus is missing or the name taken.
+        fail(error.description, status: ExitStatus.unavailable)
     } catch {
         logger.critical("stopped on error", metadata: ["error": "\(error)"])
-        CurrentProcess.exit(1)
+        // Non-zero either way, so that a service manager restarts it: the bus lost is the bus
+        // unavailable, anything else a fault of the daemon.
+        CurrentProcess.exit(error is BusError ? ExitStatus.unavailable : ExitStatus.software)
     }
 }
 executor.run()

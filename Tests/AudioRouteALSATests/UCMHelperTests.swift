@@ -272,15 +272,15 @@ private func strings(_ json: JSON?) -> [String]? {
 
     @Test func usage() throws {
         let result = try ChildProcess(Subprocess.product("audioroute-ucm"), ["--log-level", "loud"]).collect()
-        #expect(result.status == 2)
+        #expect(result.status == 64)
         #expect(result.stderr.contains("unknown log level \"loud\""))
         let empty = try ChildProcess(Subprocess.product("audioroute-ucm"), ["--card", ""]).collect()
-        #expect(empty.status == 2)
+        #expect(empty.status == 64)
         #expect(empty.stderr.contains("--card needs a card name"))
         // An empty argument or a bare "=" is an unknown argument, not a crash.
         for argument in ["", "="] {
             let odd = try ChildProcess(Subprocess.product("audioroute-ucm"), [argument]).collect()
-            #expect(odd.status == 2 && odd.stderr.contains("unknown argument \"\(argument)\""), "\(argument): \(odd.status) \(odd.stderr)")
+            #expect(odd.status == 64 && odd.stderr.contains("unknown argument \"\(argument)\""), "\(argument): \(odd.status) \(odd.stderr)")
         }
         #expect(try ChildProcess(Subprocess.product("audioroute-ucm"), ["--card=hw:X", "--log-level=loud"]).collect().stderr.contains("unknown log level"))
     }

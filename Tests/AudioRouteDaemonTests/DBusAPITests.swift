@@ -57,7 +57,7 @@ private func replyString(_ line: String) throws -> String {
     @Test func everyManagerPropertyReadsWithItsType() throws {
         let daemon = try RunningDaemon()
         let client = try APIClient(address: daemon.bus.address)
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 6}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": \(DBusAPI.version)}")
         #expect(client.property(manager, DBusAPI.managerInterface, "Route") == "{\"reply\": [[], []]}")
         #expect(client.property(manager, DBusAPI.managerInterface, "Ports") == "{\"reply\": []}")
         #expect(client.property(manager, DBusAPI.managerInterface, "SilentMode") == "{\"reply\": false}")
@@ -71,10 +71,45 @@ private func replyString(_ line: String) throws -> String {
         #expect(client.signal("SilentModeChanged", args: "[true]") != nil)
         #expect(
             client.call(manager, properties, "GetAll", "s", "[\"org.audioroute.AudioRoute1\"]").hasPrefix(
-                "{\"reply\": {\"Version\": 6, \"Route\": [[], []], \"Ports\": [], \"SilentMode\": true, \"Sessions\": [[\"\(session)\", \"\(client.uniqueName)\", \"music\", \"playback\", \"default\", [\"mixWithOthers\"], false]], \"AllPorts\": [], \"ScreenLocked\": false, \"SoundServer\": [\"\", \"no sound server: AudioRoute drives ALSA directly\", false, [], \"noServer\", ")
+                "{\"reply\": {\"Version\": \(DBusAPI.version), \"Route\": [[], []], \"Ports\": [], \"SilentMode\": true, \"Sessions\": [[\"\(session)\", \"\(client.uniqueName)\", \"music\", \"playback\", \"default\", [\"mixWithOthers\"], false]], \"AllPorts\": [], \"ScreenLocked\": false, \"SoundServer\": [\"\", \"no sound server: AudioRoute drives ALSA directly\", false, [], \"noServer\", ")
         )
         // The explanation of the empty route.
         #expect(client.manager("Explain") == "{\"reply\": [\"noSuitableRoute\", \"notUsedByCategory\", []]}")
+    }
+
+    /// `SessionStates` (revision 7): each session's process and program as the bus and /proc
+    /// said, and where it stands: a music session ducked by a prompt, then interrupted by a call,
+    /// which takes the route.
+    @Test func sessionStatesSayProcessProgramAndState() throws {
+        let daemon = try RunningDaemon()
+        let musicClient = try APIClient(address: daemon.bus.address)
+        let promptClient = try APIClient(address: daemon.bus.address)
+        let callClient = try APIClient(address: daemon.bus.address)
+        let music = try musicClient.openSession("music", category: "playback")
+        let prompt = try promptClient.openSession("navigation", category: "playback", mode: "voicePrompt", options: ["duckOthers"])
+        let call = try callClient.openSession("call", category: "playAndRecord", mode: "voiceChat")
+        func states() -> String { musicClient.property(manager, DBusAPI.managerInterface, "SessionStates") }
+        func entry(_ path: String, _ client: APIClient, _ state: String, _ marks: [String]) -> String {
+            "[\"\(path)\", \(client.process.pid), \"python3\", \"\(state)\", [\(marks.map(json).joined(separator: ", "))]]"
+        }
+        #expect(
+            states()
+                == "{\"reply\": [\(entry(music, musicClient, "inactive", [])), \(entry(prompt, promptClient, "inactive", [])), \(entry(call, callClient, "inactive", []))]}")
+        #expect(musicClient.session(music, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
+        #expect(promptClient.session(prompt, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
+        // The prompt mixes (duckOthers): the music keeps the route, ducked.
+        #expect(
+            states()
+                == "{\"reply\": [\(entry(music, musicClient, "active", ["controlsRoute", "ducked"])), \(entry(prompt, promptClient, "active", [])), \(entry(call, callClient, "inactive", []))]}")
+        #expect(callClient.session(call, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
+        #expect(
+            states()
+                == "{\"reply\": [\(entry(music, musicClient, "interrupted", [])), \(entry(prompt, promptClient, "active", [])), \(entry(call, callClient, "active", ["controlsRoute"]))]}")
+        // The call ends with notifyOthers: the music's interruption ends; it is inactive until it resumes.
+        #expect(callClient.session(call, "SetActive", "bb", "[false, true]") == "{\"reply\": null}")
+        #expect(
+            states()
+                == "{\"reply\": [\(entry(music, musicClient, "inactive", [])), \(entry(prompt, promptClient, "active", ["controlsRoute"])), \(entry(call, callClient, "inactive", []))]}")
     }
 
     @Test func everySessionPropertyReadsWithItsType() throws {
@@ -246,7 +281,7 @@ private func replyString(_ line: String) throws -> String {
         )
         #expect(
             client.call(manager, properties, "GetAll", "s", "[\"org.audioroute.AudioRoute1\"]").hasPrefix(
-                "{\"reply\": {\"Version\": 6, \"Route\": [[], []], \"Ports\": [], \"SilentMode\": false, \"Sessions\": [[\"\(song)\", \"\(client.uniqueName)\", \"music\", \"playback\", \"default\", [], false]], \"AllPorts\": [], \"ScreenLocked\": false, \"SoundServer\": [\"\", \"no sound server: AudioRoute drives ALSA directly\", false, [], \"noServer\", ")
+                "{\"reply\": {\"Version\": \(DBusAPI.version), \"Route\": [[], []], \"Ports\": [], \"SilentMode\": false, \"Sessions\": [[\"\(song)\", \"\(client.uniqueName)\", \"music\", \"playback\", \"default\", [], false]], \"AllPorts\": [], \"ScreenLocked\": false, \"SoundServer\": [\"\", \"no sound server: AudioRoute drives ALSA directly\", false, [], \"noServer\", ")
         )
     }
 
@@ -272,11 +307,11 @@ private func replyString(_ line: String) throws -> String {
         for hangup in hangups { #expect(hangup.take(seconds: 30) { $0.hasPrefix("{\"hungup\"") } != nil) }
         // A second client is still answered (each answer awaited at most 20 s: a wedge fails, speed is the benchmark's business).
         let client = try APIClient(address: daemon.bus.address)
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 6}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": \(DBusAPI.version)}")
         let song = try client.openSession("music", category: "playback")
         #expect(client.session(song, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
         flood.kill()
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 6}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": \(DBusAPI.version)}")
         #expect(daemon.child.wait(seconds: 0) == nil)
     }
 }
@@ -287,7 +322,7 @@ private func replyString(_ line: String) throws -> String {
             let child = try ChildProcess(
                 RunningDaemon.binary, ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run"],
                 environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(dir)/no-bus"])
-            #expect(child.wait(seconds: 20) == 1)
+            #expect(child.wait(seconds: 20) == 69)
             #expect(
                 child.availableStderr().contains(
                     "audiorouted: cannot serve the D-Bus API on the session bus: connect to the session bus: No such file or directory"))
@@ -299,7 +334,7 @@ private func replyString(_ line: String) throws -> String {
             let child = try ChildProcess(
                 RunningDaemon.binary, ["--system", "--state-dir", dir + "/state", "--runtime-dir", dir + "/run"],
                 environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(dir)/no-bus"])
-            #expect(child.wait(seconds: 20) == 1)
+            #expect(child.wait(seconds: 20) == 69)
             #expect(child.availableStderr().contains("audiorouted: cannot serve the D-Bus API on the system bus: open the system bus: No such file or directory"))
         }
     }
@@ -307,10 +342,10 @@ private func replyString(_ line: String) throws -> String {
     @Test func losingTheBusStopsTheDaemonWithAnError() throws {
         let daemon = try RunningDaemon()
         let client = try APIClient(address: daemon.bus.address)
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 6}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": \(DBusAPI.version)}")
         daemon.bus.close()
         // Non-zero, so a service manager restarts it.
-        #expect(daemon.child.wait(seconds: 20) == 1)
+        #expect(daemon.child.wait(seconds: 20) == 69)
         #expect(daemon.child.availableStderr().contains("lost the bus"))
     }
 
@@ -320,11 +355,11 @@ private func replyString(_ line: String) throws -> String {
             let child = try ChildProcess(
                 RunningDaemon.binary, ["--state-dir", dir + "/state", "--runtime-dir", dir + "/run"],
                 environment: ["DBUS_SESSION_BUS_ADDRESS": daemon.bus.address])
-            #expect(child.wait(seconds: 20) == 1)
+            #expect(child.wait(seconds: 20) == 69)
             #expect(child.availableStderr().contains("org.audioroute.AudioRoute1 on the session bus: it is owned by another connection"))
         }
         // The first daemon still serves.
         let client = try APIClient(address: daemon.bus.address)
-        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": 6}")
+        #expect(client.property(manager, DBusAPI.managerInterface, "Version") == "{\"reply\": \(DBusAPI.version)}")
     }
 }

@@ -253,14 +253,17 @@ private func notify(_ state: String, socket: String?) throws(Errno) -> Bool {
 
     @Test func aBadCommandLineExitsWithUsage() throws {
         let child = try ChildProcess(Self.binary, ["--frobnicate"])
-        #expect(child.wait(seconds: 20) == 2)
+        // EX_USAGE, as every AudioRoute program's (docs/client.md, "Exit statuses").
+        #expect(child.wait(seconds: 20) == 64)
         let stderr = child.availableStderr()
         #expect(stderr.hasPrefix("audiorouted: unknown option \"--frobnicate\"\nusage: audiorouted"))
     }
 
     @Test func withoutARuntimeDirectoryItRefusesToGuess() throws {
         let child = try ChildProcess(Self.binary, ["--state-dir", "/tmp/unused-audioroute"], removing: ["XDG_RUNTIME_DIR"])
-        #expect(child.wait(seconds: 20) == 2)
-        #expect(child.availableStderr().contains("XDG_RUNTIME_DIR is not set: pass --runtime-dir"))
+        // EX_CONFIG, without the usage: the command line was right.
+        #expect(child.wait(seconds: 20) == 78)
+        let stderr = child.availableStderr()
+        #expect(stderr.contains("XDG_RUNTIME_DIR is not set: pass --runtime-dir") && !stderr.contains("usage:"), "\(stderr)")
     }
 }

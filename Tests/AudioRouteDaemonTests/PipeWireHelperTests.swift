@@ -105,16 +105,16 @@ import Testing
         return (params?["Props"] as? [[String: Any]])?.first
     }
 
-    @Test func withoutAServerItSaysSoAndExits1() throws {
+    @Test func withoutAServerItSaysSoAndExitsUnavailable() throws {
         let runtime = try makeTemporaryDirectory()
         defer { removeTree(runtime) }
         let result = try ChildProcess(Self.helper, [], environment: ["XDG_RUNTIME_DIR": runtime], removing: SoundServerBench.removedVariables).collect()
-        #expect(result.status == 1)
+        #expect(result.status == 69)
         #expect(result.stdoutLines.count == 1 && result.stdout.hasPrefix(#"{"error": "cannot connect to PipeWire: "#), "\(result.stdout)")
     }
 
     @Test func aBadCommandLineIsAUsageError() throws {
         let result = try ChildProcess(Self.helper, ["--log-level", "loud"]).collect()
-        #expect(result.status == 2 && result.stderr.contains("unknown log level \"loud\""), "\(result.stderr)")
+        #expect(result.status == 64 && result.stderr.contains("unknown log level \"loud\""), "\(result.stderr)")
     }
 }

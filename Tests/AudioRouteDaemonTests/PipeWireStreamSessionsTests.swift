@@ -55,6 +55,11 @@ import Testing
         defer { music.kill() }
         let listed = wait({ status() }) { $0.contains("Bench music  playback/default") }
         #expect(listed.contains("Bench music  playback/default  active  owner=pipewire"), "\(listed)\ndaemon: \(daemon.stderr)")
+        // Named by its node, with the player's process.
+        #expect(
+            listed.split(separator: "\n").contains {
+                $0.contains("─ node ") && $0.contains("  Bench music  playback/default  active  owner=pipewire  pid=\(music.pid)  program=\(program)")
+            }, "\(listed)")
         let playing = wait({ level(bench) }) { ($0 ?? 0) > 0.25 }
         #expect(playing.map { abs($0 - Self.amplitude) < 0.03 } == true, "the music's level: \(String(describing: playing))")
 
@@ -62,7 +67,7 @@ import Testing
         let phone = try bench.start("pw-play", ["--media-role", "Phone", "-P", "{ application.name = \"Bench phone\" }", silence])
         let inCall = wait({ status() }) { $0.contains("Bench phone  playAndRecord/voiceChat  active") }
         #expect(inCall.contains("Bench phone  playAndRecord/voiceChat  active"), "\(inCall)\ndaemon: \(daemon.stderr)")
-        #expect(inCall.contains("Bench music  playback/default  inactive"), "\(inCall)")
+        #expect(inCall.contains("Bench music  playback/default  interrupted"), "\(inCall)")
         let paused = wait({ level(bench) }) { $0 != nil && $0! < 0.01 }
         #expect(paused.map { $0 < 0.01 } == true, "the music during the call: \(String(describing: paused))\ndaemon: \(daemon.stderr)")
 

@@ -259,20 +259,20 @@ import Testing
         }
         guard case .error(let message)? = last else { throw TestFailure("no error line: \(String(describing: last))") }
         #expect(message.hasPrefix("disconnected: "), "\(message)")
-        #expect(helper.wait(seconds: 5) == 1)
+        #expect(helper.wait(seconds: 5) == 69)
     }
 
-    @Test func withoutAServerItSaysSoAndExits1() throws {
+    @Test func withoutAServerItSaysSoAndExitsUnavailable() throws {
         let runtime = try makeTemporaryDirectory()
         defer { removeTree(runtime) }
         let result = try ChildProcess(Self.helper, [], environment: ["XDG_RUNTIME_DIR": runtime, "HOME": runtime], removing: SoundServerBench.removedVariables)
             .collect()
-        #expect(result.status == 1)
+        #expect(result.status == 69)
         #expect(result.stdoutLines.count == 1 && result.stdout.hasPrefix(#"{"error": "cannot connect to PulseAudio: "#), "\(result.stdout)")
     }
 
     @Test func aBadCommandLineIsAUsageError() throws {
         let result = try ChildProcess(Self.helper, ["--log-level", "loud"]).collect()
-        #expect(result.status == 2 && result.stderr.contains("unknown log level \"loud\""), "\(result.stderr)")
+        #expect(result.status == 64 && result.stderr.contains("unknown log level \"loud\""), "\(result.stderr)")
     }
 }

@@ -63,6 +63,9 @@ import Testing
         // The user's volume for the music: 90 % (58982), a level of 0.3 * 0.9^3.
         let index = wait({ sinkInput(bench, application: "Bench music")?.index }) { $0 != nil }
         guard let index else { throw TestFailure("no sink input for the music: \(bench.run("pactl", ["list", "sink-inputs"]).stdout)") }
+        // `status` names the stream's session by its sink input, as pactl does, not by its node id
+        // (which carries the kind in its top bits), with paplay's process.
+        #expect(status().contains(" sink-input \(index)  Bench music  playback/default  active  owner=pipewire  pid=\(music.pid)  program=paplay"), "\(status())")
         #expect(bench.run("pactl", ["set-sink-input-volume", index, "58982"]).status == 0)
         let userLevel = Self.amplitude * 0.729
         let playing = wait({ level() }) { $0 != nil && abs($0! - userLevel) < 0.02 }
@@ -71,9 +74,9 @@ import Testing
         // A call: the music's session is interrupted and its sink input muted.
         let phone = try player("Phone", "Bench phone", silence)
         defer { phone.kill() }
-        let inCall = wait({ status() }) { $0.contains("Bench phone  playAndRecord/voiceChat  active") && $0.contains("Bench music  playback/default  inactive") }
+        let inCall = wait({ status() }) { $0.contains("Bench phone  playAndRecord/voiceChat  active") && $0.contains("Bench music  playback/default  interrupted") }
         #expect(inCall.contains("Bench phone  playAndRecord/voiceChat  active"), "\(inCall)\ndaemon: \(daemon.stderr)")
-        #expect(inCall.contains("Bench music  playback/default  inactive"), "\(inCall)")
+        #expect(inCall.contains("Bench music  playback/default  interrupted"), "\(inCall)")
         let muted = wait({ level() }) { $0 != nil && $0! < 0.01 }
         #expect(muted.map { $0 < 0.01 } == true, "the music during the call: \(String(describing: muted))\ndaemon: \(daemon.stderr)")
         #expect(sinkInput(bench, application: "Bench music")?.muted == true)

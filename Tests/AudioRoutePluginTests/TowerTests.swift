@@ -279,6 +279,9 @@ private func traced(_ stderr: String, _ text: String) -> Int {
             let active = "\"aplay\", \"ambient\", \"default\", [\"duckOthers\"], true"
             let sessions = tower.sessions { $0.contains(active) }
             #expect(sessions.contains(active), "\(sessions)")
+            // `SessionStates`: the session's process is aplay itself (the plugin opened it there).
+            let states = tower.client.call("/org/audioroute/AudioRoute1", "org.freedesktop.DBus.Properties", "Get", "ss", "[\"org.audioroute.AudioRoute1\", \"SessionStates\"]")
+            #expect(states.contains(", \(player.pid), \"aplay\", \"active\", [\"controlsRoute\"]]"), "\(states)")
             player.closeInput()
             #expect(player.wait(seconds: 10) == 0, "stderr: \(player.availableStderr())")
             #expect(!tower.sessions.contains("aplay"), "\(tower.sessions)")

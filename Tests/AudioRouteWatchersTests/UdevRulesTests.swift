@@ -138,6 +138,6 @@ import Testing
         #expect(FileManager.default.contents(atPath: installed) == FileManager.default.contents(atPath: UmockdevTestbed.packageRoot + "/udev-rules/70-audioroute.rules"))
         #expect(try script(["--dest", directory.path, "--uninstall"]) == 0)
         #expect(!FileManager.default.fileExists(atPath: installed))
-        #expect(try script(["--bogus"]) == 2)
+        #expect(try script(["--bogus"]) == 64)
     }
 }

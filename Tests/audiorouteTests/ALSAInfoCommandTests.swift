@@ -155,13 +155,13 @@ private let plugin: Result<Void, TestFailure> = {
 
     @Test func garbageAndMissingFilesFailWithTheirReason() throws {
         let garbage = try run(["ports", "--alsa-info", "REPORT"], report: "this is not a report\n\u{1}\u{2}\n")
-        #expect(garbage.status == 1)
+        #expect(garbage.status == 65)
         #expect(garbage.stderr.contains("not an alsa-info.sh report"), "\(garbage.stderr)")
         let cut = try run(["ports", "--alsa-info", "REPORT"], report: "!!Soundcards recognised by ALSA\n!!-----------------------------\n\n 0 [PCH            ]: HDA-Intel - HDA Intel PCH\n")
-        #expect(cut.status == 1)
+        #expect(cut.status == 65)
         #expect(cut.stderr.contains("section \"Soundcards recognised by ALSA\""), "\(cut.stderr)")
         let missing = try run(["ports", "--alsa-info", "/nonexistent/alsa-info.txt"])
-        #expect(missing.status == 1)
+        #expect(missing.status == 66)
         #expect(missing.stderr.contains("/nonexistent/alsa-info.txt"), "\(missing.stderr)")
     }
 

@@ -47,9 +47,9 @@ import Testing
             #expect(!result.out.contains("\r") && result.out.contains("0:00/0:00"), "\(result.out)")
 
             let bad = try Self.play([dir + "/.asoundrc", "--device", "playtest"], environment: environment)
-            #expect(bad.status == 1 && bad.err.contains("cannot decode (format: unknown)"), "\(bad.err)")
+            #expect(bad.status == 65 && bad.err.contains("cannot decode (format: unknown)"), "\(bad.err)")
             let missing = try Self.play([dir + "/none.wav"], environment: environment)
-            #expect(missing.status == 1 && missing.err.contains("no such file"), "\(missing.err)")
+            #expect(missing.status == 66 && missing.err.contains("no such file"), "\(missing.err)")
         }
     }
 
@@ -129,7 +129,7 @@ import Testing
             try AtomicFile.write(WAVFile.encode([0, 0.5], format: format), to: dir + "/a.wav")
             let result = try Self.play(
                 [dir + "/a.wav"], environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(dir)/no-bus", "HOME": dir])
-            #expect(result.status == 1)
+            #expect(result.status == 69)
             #expect(result.err.contains("audiorouted") && result.err.contains("not reachable"), "\(result.err)")
         }
     }

@@ -113,16 +113,16 @@ private func simulate(_ document: String) throws -> ProcessResult {
         (#"{"steps": [}"#, "invalid JSON: line 1, column 12"),
         ("", "invalid JSON: line 1, column 1: unexpected end of document"),
     ])
-    func aMalformedScenarioExitsTwoNamingThePathAndPrintsNothing(_ document: String, _ message: String) throws {
+    func aMalformedScenarioExitsWithDataErrorNamingThePathAndPrintsNothing(_ document: String, _ message: String) throws {
         let result = try simulate(document)
-        #expect(result.status == 2)
+        #expect(result.status == 65)
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains(message), "stderr was: \(result.stderr)")
     }
 
     @Test func aMissingFileIsAnErrorThatNamesIt() throws {
         let result = try Subprocess.run(audioroute, ["simulate", "/nonexistent/scenario.json"])
-        #expect(result.status == 1)
+        #expect(result.status == 66)
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains("/nonexistent/scenario.json"))
     }

@@ -83,12 +83,12 @@ def main(usage):
         chosen = args[args.index("--server") + 1] if args.index("--server") + 1 < len(args) else ""
         if chosen not in SERVERS:
             print(f"test-real-server: --server takes {' or '.join(SERVERS)}, not {chosen!r}", file=sys.stderr)
-            return 2
+            return 64  # EX_USAGE (docs/client.md, "Exit statuses")
         servers = (chosen,)
     only = args[args.index("--only") + 1] if "--only" in args and args.index("--only") + 1 < len(args) else None
     if "--only" in args and only not in PHASES:
         print(f"test-real-server: --only takes one of {', '.join(PHASES)}, not {only!r}", file=sys.stderr)
-        return 2
+        return 64
     if only == "profile" and "--server" not in args:
         servers = ("pipewire",)
     needs = [("qemu-system-x86_64", "qemu-system-x86"), ("/bin/busybox", "busybox-static"), *NEEDS]
