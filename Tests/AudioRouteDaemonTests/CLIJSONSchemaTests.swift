@@ -115,12 +115,13 @@ import Testing
         let setting = try Setting()
         defer { setting.close() }
         let music = try Self.session(setting, ["--category", "playback", "--app", "music"])
-        defer { _ = try? music.stop(SIGKILL) }
+        defer { _ = try? music.stop(SIGTERM) }
         _ = try setting.sessions { $0.contains { $0["app"] == .string("music") && $0["active"] == .bool(true) } }
         let prompt = try Self.session(setting, ["--category", "playback", "--mode", "voicePrompt", "--options", "duckOthers", "--app", "navigation"])
-        defer { _ = try? prompt.stop(SIGKILL) }
+        defer { _ = try? prompt.stop(SIGTERM) }
+        _ = try setting.sessions { $0.contains { $0["app"] == .string("navigation") && $0["active"] == .bool(true) } }
         let call = try Self.session(setting, ["--category", "playAndRecord", "--mode", "voiceChat", "--app", "call"])
-        defer { _ = try? call.stop(SIGKILL) }
+        defer { _ = try? call.stop(SIGTERM) }
         let sessions = try setting.sessions { list in
             list.contains { $0["app"] == .string("music") && $0["state"] == .string("interrupted") }
                 && list.contains { $0["app"] == .string("call") && $0["controlsRoute"] == .bool(true) }
@@ -132,7 +133,8 @@ import Testing
         #expect(named("call")?["pid"] == .integer(Int64(call.process.processIdentifier)))
         #expect(named("music")?["program"] == .string("audioroute"))
         #expect(named("music")?["state"] == .string("interrupted") && named("music")?["marks"] == .array([]))
-        #expect(named("call")?["state"] == .string("active") && named("call")?["marks"] == .array([.string("controlsRoute")]))
+        // The prompt ducks every other active session: the call too.
+        #expect(named("call")?["state"] == .string("active") && named("call")?["marks"] == .array([.string("controlsRoute"), .string("ducked")]))
         #expect(named("navigation")?["state"] == .string("active") && named("navigation")?["controlsRoute"] == .bool(false))
 
         let text = try setting.bench.run(["status"] + setting.address)
@@ -155,7 +157,7 @@ import Testing
         #expect(
             listed.contains {
                 $0.hasPrefix(" └─ 3  call  playAndRecord/voiceChat  active  owner=")
-                    && $0.hasSuffix("  pid=\(call.process.processIdentifier)  program=audioroute  [controls the route]")
+                    && $0.hasSuffix("  pid=\(call.process.processIdentifier)  program=audioroute  [controls the route, ducked]")
             }, "\(text.stdout)")
     }
 
@@ -170,7 +172,7 @@ import Testing
         defer { _ = try? monitor.stop(SIGKILL) }
         try monitor.waitForLines(1)
         let music = try Self.session(setting, ["--category", "playback", "--options", "duckOthers", "--app", "music"])
-        defer { _ = try? music.stop(SIGKILL) }
+        defer { _ = try? music.stop(SIGTERM) }
         _ = try setting.sessions { $0.contains { $0["active"] == .bool(true) } }
         #expect(try setting.bench.run(["silent", "on"] + setting.address).status == 0)
         try setting.bench.load("usb-headset-razer-blackshark-v3-pro")

@@ -102,9 +102,10 @@ private func replyString(_ line: String) throws -> String {
             states()
                 == "{\"reply\": [\(entry(music, musicClient, "active", ["controlsRoute", "ducked"])), \(entry(prompt, promptClient, "active", [])), \(entry(call, callClient, "inactive", []))]}")
         #expect(callClient.session(call, "SetActive", "bb", "[true, false]") == "{\"reply\": null}")
+        // The prompt ducks the call too.
         #expect(
             states()
-                == "{\"reply\": [\(entry(music, musicClient, "interrupted", [])), \(entry(prompt, promptClient, "active", [])), \(entry(call, callClient, "active", ["controlsRoute"]))]}")
+                == "{\"reply\": [\(entry(music, musicClient, "interrupted", [])), \(entry(prompt, promptClient, "active", [])), \(entry(call, callClient, "active", ["controlsRoute", "ducked"]))]}")
         // The call ends with notifyOthers: the music's interruption ends; it is inactive until it resumes.
         #expect(callClient.session(call, "SetActive", "bb", "[false, true]") == "{\"reply\": null}")
         #expect(
