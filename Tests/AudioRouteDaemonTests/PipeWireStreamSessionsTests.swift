@@ -55,11 +55,12 @@ import Testing
         defer { music.kill() }
         let listed = wait({ status() }) { $0.contains("Bench music  playback/default") }
         #expect(listed.contains("Bench music  playback/default  active  owner=pipewire"), "\(listed)\ndaemon: \(daemon.stderr)")
-        // Named by its node, with the player's process.
+        // Named by its node, with the player's process where the node says it (pipewire-pulse's
+        // nodes carry their client's application.process.id; pw-play's native node does not).
+        let process = program == "paplay" ? "  pid=\(music.pid)  program=paplay" : ""
         #expect(
-            listed.split(separator: "\n").contains {
-                $0.contains("─ node ") && $0.contains("  Bench music  playback/default  active  owner=pipewire  pid=\(music.pid)  program=\(program)")
-            }, "\(listed)")
+            listed.split(separator: "\n").contains { $0.contains("─ node ") && $0.contains("  Bench music  playback/default  active  owner=pipewire\(process)") },
+            "\(listed)")
         let playing = wait({ level(bench) }) { ($0 ?? 0) > 0.25 }
         #expect(playing.map { abs($0 - Self.amplitude) < 0.03 } == true, "the music's level: \(String(describing: playing))")
 
@@ -170,7 +171,7 @@ import Testing
         #expect(leftAlone.contains("PipeWire stream of a client with a session: left alone"), "daemon: \(leftAlone)")
         let both = status()
         #expect(both.contains("Bench own  playback/default  inactive"), "\(both)")
-        #expect(both.split(separator: "\n").filter { $0.hasSuffix("owner=pipewire") }.count == 1, "\(both)")
+        #expect(both.split(separator: "\n").filter { $0.contains("  owner=pipewire") }.count == 1, "\(both)")
         #expect(both.contains("Bench music  playback/default  active"), "\(both)")
         // SIGTERM: the session command passes it on to its paplay, and both end.
         client.signal(SIGTERM)
