@@ -224,7 +224,9 @@ enum MonitorLine {
         } else {
             let app = activity.app.isEmpty ? "-" : TerminalText.safe(activity.app)
             let detail = activity.detail.isEmpty ? "" : " " + TerminalText.safe(activity.detail)
-            write("session \(TerminalText.safe(activity.path)) \(app): \(activity.change.rawValue)\(detail)")
+            // Named as `status` names it: its number, a stream's node or PulseAudio sink input.
+            let name = TerminalText.safe(StatusSession.name(of: activity.path, server: nil))
+            write("session \(name) \(app): \(activity.change.rawValue)\(detail)")
         }
     }
 

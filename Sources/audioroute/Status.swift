@@ -85,8 +85,11 @@ struct StatusSession {
 
     /// A short name: a D-Bus session's number, a stream's node (PipeWire) or sink input or
     /// source output (PulseAudio, whose node ids carry the kind in their top two bits).
-    var name: String {
-        let path = summary.path
+    var name: String { Self.name(of: summary.path, server: server) }
+
+    /// `name` of the session at `path` (`server` nil: a node id past PulseAudio's largest index is
+    /// taken as PulseAudio's).
+    static func name(of path: String, server: SoundServerKind?) -> String {
         if let number = DBusAPI.sessionNumber(path) { return "\(number)" }
         let streams = DBusAPI.managerPath + "/pipewire/"
         guard path.hasPrefix(streams), let node = UInt32(path.dropFirst(streams.count)) else { return path }

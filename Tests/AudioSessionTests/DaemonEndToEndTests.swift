@@ -176,6 +176,8 @@ import Testing
             #expect(music.call("activate")?["reply"] == .string("activate"))
             let line = textLines.next(seconds: 10) ?? ""
             #expect(line.hasSuffix(" mus\\u{202E}ic\\u{001B}[2J: activated playback/default"), "\(line)")
+            // The session named by its number, as `status` names it, not by its object path.
+            #expect(line.hasPrefix("session ") && Int(line.split(separator: " ")[1]) != nil, "\(line)")
             #expect(!line.unicodeScalars.contains { $0 == "\u{202E}" || $0 == "\u{1B}" })
             text.signal(SIGINT)
             #expect(text.wait(seconds: 10) == 0)
