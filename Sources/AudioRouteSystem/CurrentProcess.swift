@@ -103,8 +103,17 @@ public enum ProcessTable {
     /// may set itself), without its newline; nil if the process is gone or the file cannot be read.
     /// Untrusted text: a caller prints it escaped (TerminalText).
     public static func command(of pid: UInt32) -> String? {
-        guard pid > 0, let bytes = try? AtomicFile.readRegularFile("/proc/\(pid)/comm", limit: 64) else { return nil }
-        let line = bytes.last == 10 ? bytes.dropLast() : bytes[...]
+        guard pid > 0 else { return nil }
+        let fd = open("/proc/\(pid)/comm", O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        // One read of a few bytes (the kernel gives at most 16 with the newline): no buffer to
+        // grow, nothing left on the daemon's heap.
+        var buffer = [UInt8](repeating: 0, count: 64)
+        var count = -1
+        repeat { count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } } while count < 0 && errno == EINTR
+        guard count > 0 else { return nil }
+        let line = buffer[..<count].last == 10 ? buffer[..<(count - 1)] : buffer[..<count]
         return line.isEmpty ? nil : String(decoding: line, as: UTF8.self)
     }
 }
