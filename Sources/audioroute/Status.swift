@@ -11,10 +11,11 @@ struct Status: AsyncParsableCommand {
         discussion: """
             Like `wpctl status`, as a tree: the route; each device with its ports (type, direction, \
             priority, sequence, ALSA name; `*` and `[route output]`/`[route input]` mark the ports of \
-            the route); each session with its process id and program (the process's command name, else \
-            the app name it gave), app name, category, mode, options and state (active, inactive or \
-            interrupted; in brackets whether it controls the route, is ducked or silenced). The sound server's \
-            streams are sessions too, named by their node (PipeWire) or sink input (PulseAudio). Then \
+            the route); each session with its app name, category, mode, options, state (active, \
+            inactive or interrupted), owner, process id and program (the process's command name; in \
+            JSON the app name when there is none), and in brackets whether it controls the route, is \
+            ducked or silenced. The sound server's streams are sessions too, named by their node \
+            (PipeWire) or sink input (PulseAudio). Then \
             silent mode, the screen lock and the sound server. With --json: one object, its schema in \
             docs/cli-json.md (its schemaVersion first).
             """
