@@ -13,7 +13,8 @@ struct AudioRoute: AsyncParsableCommand {
             Commands other than simulate talk to audiorouted on the session bus (--system: the system \
             bus; --bus-address: any address). `ports` and `monitor` can also read the hardware in \
             this process with --direct. If the daemon cannot be reached, they say which bus they \
-            tried and exit with status 1.
+            tried and exit with status 69 (EX_UNAVAILABLE); a request the daemon refuses exits 1, a \
+            usage error 64 (docs/client.md, "Exit statuses").
             """,
         version: "audioroute " + AudioRouteVersion.text,
         subcommands: [
