@@ -29,7 +29,10 @@ C_=$(echo $C | tr : _); H_=$(echo $H | tr : _)
 CDEV=/org/bluez/hci0/dev_$H_   # the headset, as the computer sees it
 HDEV=/org/bluez/hci1/dev_$C_   # the computer, as the headset sees it
 say addresses computer $C headset $H
-bluealsa -i hci0 -p a2dp-source -p hfp-ag > /run/bluealsa-src.log 2>&1 &
+# The computer's audio: BlueALSA on hci0, or (test-real-bluetooth --server pipewire) PipeWire's
+# own bluez5, which bluetooth-pipewire-session.sh starts.
+BT_COMPUTER=@BT_COMPUTER@
+if [ $BT_COMPUTER = bluealsa ]; then bluealsa -i hci0 -p a2dp-source -p hfp-ag > /run/bluealsa-src.log 2>&1 & fi
 bluealsa -B sink -i hci1 -p a2dp-sink -p hfp-hf > /run/bluealsa-sink.log 2>&1 &
 SINK_BLUEALSA=$!
 HOME=/root bluealsa-aplay -B sink -D ear > /run/ear.log 2>&1 &
