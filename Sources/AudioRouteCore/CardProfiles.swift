@@ -64,8 +64,8 @@ public struct PipeWireDevice: Sendable, Hashable {
     /// The active profile's index, nil when the server says none.
     public var active: Int?
 
-    /// The properties reported: which card it is, and its names.
-    public static let keys: [String] = ["device.name", "device.description", "device.api", "api.alsa.card", "alsa.card", "api.alsa.path"]
+    /// The properties reported: which card or Bluetooth device it is, and its names.
+    public static let keys: [String] = ["device.name", "device.description", "device.api", "api.alsa.card", "alsa.card", "api.alsa.path", "api.bluez5.address"]
     /// The most profiles reported for one device; the rest are left out (logged by the helper).
     public static let maximumProfiles = 96
     /// The most devices the helper follows; more are logged and left out.
@@ -89,7 +89,10 @@ public struct PipeWireDevice: Sendable, Hashable {
 
     /// The ALSA card's index: `api.alsa.card` (PipeWire's), else `alsa.card` (PulseAudio's).
     public var card: Int? { (properties["api.alsa.card"] ?? properties["alsa.card"]).flatMap { Int($0) } }
-    /// `device.name` (`alsa_card.pci-0000_00_1b.0`).
+    /// A Bluetooth device's address (`api.bluez5.address`; PulseAudio's `device.string`, reported
+    /// under that key), upper-cased as BlueZ writes it; nil for a card.
+    public var bluetoothAddress: String? { properties["api.bluez5.address"].map { $0.uppercased() } }
+    /// `device.name` (`alsa_card.pci-0000_00_1b.0`, `bluez_card.00_AA_01_00_00_23`).
     public var name: String? { properties["device.name"] }
     /// The active profile, when the server says one.
     public var activeProfile: PipeWireProfile? { active.flatMap { index in profiles.first { $0.index == index } } }
@@ -134,11 +137,44 @@ public enum CardProfiles {
         public var outputs: Set<OutputKind> = []
         /// Whether the route records from the card.
         public var input = false
+        /// On a Bluetooth device, the profile family the route's ports there need (HFP when any
+        /// of them is HFP's: one profile serves a device at a time).
+        public var bluetooth: BluetoothFamily?
 
-        public var isEmpty: Bool { outputs.isEmpty && !input }
+        public var isEmpty: Bool { outputs.isEmpty && !input && bluetooth == nil }
         public var description: String {
+            if let bluetooth { return "an \(bluetooth.rawValue.uppercased()) profile" }
             let parts = outputs.sorted { $0.rawValue < $1.rawValue }.map { "an \($0.rawValue) output" } + (input ? ["an input"] : [])
             return parts.isEmpty ? "nothing" : parts.joined(separator: " and ")
+        }
+    }
+
+    /// The two families of a Bluetooth device's profiles a port needs: A2DP's sink for music,
+    /// the hands-free unit's for a call (its SCO carries both ways).
+    public enum BluetoothFamily: String, Sendable, Hashable {
+        case a2dp
+        case hfp
+
+        /// The family a port of `type` needs, nil for a port that is not a Bluetooth A2DP or HFP one.
+        public init?(_ type: PortType) {
+            switch type {
+            case .bluetoothA2DP: self = .a2dp
+            case .bluetoothHFP: self = .hfp
+            default: return nil
+            }
+        }
+
+        /// Whether `profile` is of this family, by its name: PipeWire's bluez5 names
+        /// (`a2dp-sink`, `a2dp-sink-aac`; `headset-head-unit`, `headset-head-unit-msbc`) and
+        /// PulseAudio's (`a2dp_sink`; `handsfree_head_unit`, `headset_head_unit`). The computer as
+        /// the sink (`a2dp-source`, `audio-gateway`) is never one: a port is the remote's.
+        public func matches(_ profile: PipeWireProfile) -> Bool {
+            let name = profile.name
+            switch self {
+            case .a2dp: return name.hasPrefix("a2dp-sink") || name.hasPrefix("a2dp_sink")
+            case .hfp:
+                return name.hasPrefix("headset-head-unit") || name.hasPrefix("headset_head_unit") || name.hasPrefix("handsfree_head_unit")
+            }
         }
     }
 
@@ -154,6 +190,23 @@ public enum CardProfiles {
         public func matches(_ part: Substring) -> Bool { part.hasPrefix(rawValue == "hdmi" ? "hdmi-" : "analog-") }
     }
 
+    /// The route's ports on `device`: those whose ALSA PCM is on its card (`cards` turns a card
+    /// id into its index), or, for a Bluetooth device, whose BlueALSA PCM names its address.
+    public static func routePorts(on device: PipeWireDevice, route: RoutePorts, cards: [String: Int]) -> (outputs: [Port], inputs: [Port]) {
+        let on: (Port) -> Bool
+        if let address = device.bluetoothAddress {
+            on = { port in
+                guard case .bluealsa(let pcm)? = port.alsa else { return false }
+                return pcm.address.uppercased() == address
+            }
+        } else if let card = device.card {
+            on = { port in port.alsa?.cardPCM.map { PipeWireNodeMapping.index(of: $0.card, cards: cards) == card } ?? false }
+        } else {
+            return ([], [])
+        }
+        return (route.outputs.filter(on), route.inputs.filter(on))
+    }
+
     /// What `route` needs of card `card` (its index): its outputs and inputs whose ALSA PCM is on
     /// the card (`cards` turns a card id into its index).
     public static func needs(of route: RoutePorts, card: Int, cards: [String: Int]) -> Needs {
@@ -164,6 +217,15 @@ public enum CardProfiles {
         var needs = Needs()
         for port in route.outputs where onCard(port) { needs.outputs.insert(OutputKind(port.type)) }
         needs.input = route.inputs.contains(where: onCard)
+        return needs
+    }
+
+    /// What the route's ports on a Bluetooth device need: HFP if any is HFP's, else A2DP if any
+    /// is A2DP's (LE audio's ports have no profile to set).
+    public static func bluetoothNeeds(outputs: [Port], inputs: [Port]) -> Needs {
+        let families = Set((outputs + inputs).compactMap { BluetoothFamily($0.type) })
+        var needs = Needs()
+        needs.bluetooth = families.contains(.hfp) ? .hfp : families.first
         return needs
     }
 
@@ -184,6 +246,7 @@ public enum CardProfiles {
     /// - Parameters:
     ///   - nodesPresent: whether every route port on the card has a node now (PipeWireNodeMapping).
     public static func choose(for device: PipeWireDevice, route: RoutePorts, cards: [String: Int], nodesPresent: Bool) -> CardProfileChoice {
+        if let address = device.bluetoothAddress { return chooseBluetooth(for: device, address: address, route: route, cards: cards, nodesPresent: nodesPresent) }
         guard let card = device.card else { return CardProfileChoice(profile: nil, rule: .cardNotInRoute, reason: "the device names no ALSA card") }
         let needs = needs(of: route, card: card, cards: cards)
         // Rule cardNotInRoute.
@@ -208,6 +271,34 @@ public enum CardProfiles {
         }
         // Rule bestProfile: the highest priority, then the lowest index.
         let best = candidates.filter { serves($0, needs, strictKinds: strict) }.max { a, b in
+            a.priority != b.priority ? a.priority < b.priority : a.index > b.index
+        }
+        let was = active.map { "the active profile \($0.summary)" } ?? "no active profile"
+        if let best {
+            return CardProfileChoice(profile: best, rule: .bestProfile, reason: "\(was) does not give \(needs); the highest-priority available profile that does")
+        }
+        return CardProfileChoice(profile: nil, rule: .noProfileServes, reason: "\(was) does not give \(needs), and no available profile does")
+    }
+
+    /// The same rules for a Bluetooth device (PipeWire's bluez5 device, PulseAudio's bluez card):
+    /// a profile serves when it is of the family the route's ports there need (A2DP for music,
+    /// HFP while the route is a call's: the resolver decides which), and `notACP` does not apply.
+    static func chooseBluetooth(for device: PipeWireDevice, address: String, route: RoutePorts, cards: [String: Int], nodesPresent: Bool) -> CardProfileChoice {
+        let ports = routePorts(on: device, route: route, cards: cards)
+        let needs = bluetoothNeeds(outputs: ports.outputs, inputs: ports.inputs)
+        // Rule cardNotInRoute.
+        guard let family = needs.bluetooth else {
+            return CardProfileChoice(profile: nil, rule: .cardNotInRoute, reason: "the route has no A2DP or HFP port on Bluetooth device \(address)")
+        }
+        // Rule nodesPresent.
+        if nodesPresent { return CardProfileChoice(profile: nil, rule: .nodesPresent, reason: "every route port on Bluetooth device \(address) has a node") }
+        let active = device.activeProfile
+        // Rule activeServes.
+        if let active, active.available != .no, family.matches(active) {
+            return CardProfileChoice(profile: nil, rule: .activeServes, reason: "the active profile \(active.summary) gives \(needs)")
+        }
+        // Rule bestProfile: the family's highest priority available profile, then the lowest index.
+        let best = device.profiles.filter { $0.available != .no && family.matches($0) }.max { a, b in
             a.priority != b.priority ? a.priority < b.priority : a.index > b.index
         }
         let was = active.map { "the active profile \($0.summary)" } ?? "no active profile"

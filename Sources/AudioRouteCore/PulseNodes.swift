@@ -82,21 +82,28 @@ public struct PulseCardProfile: Sendable, Hashable {
 }
 
 extension PulseProperties {
-    /// The protocol's device for a PulseAudio card (module-alsa-card's), or nil for a card that is
-    /// not ALSA's. module-alsa-card's card has `alsa.card` and no `device.api` (its sinks have
-    /// one); a BlueZ card has `device.api` `bluez`: an ALSA card is one with `alsa.card` whose
-    /// `device.api`, if any, is `alsa`. Its id is the card's index (devices
+    /// The protocol's device for a PulseAudio card (module-alsa-card's or module-bluez5-device's),
+    /// or nil for another. module-alsa-card's card has `alsa.card` and no `device.api` (its sinks
+    /// have one): an ALSA card is one with `alsa.card` whose `device.api`, if any, is `alsa`. A
+    /// BlueZ card has `device.api` `bluez` and the remote's address as `device.string`: it is
+    /// reported as PipeWire's bluez5 device is (`api.bluez5.address`). Its id is the card's index (devices
     /// have ids of their own in the protocol); a profile's index is its position in `profiles`
     /// as libpulse listed them, so that a request names the same profile while the card exists.
     /// A profile with an empty name or a text over `PipeWireProfile.maximumTextLength` is left
     /// out (its position is not reused); `active` is a position in `profiles`.
     public static func device(index: UInt32, name: String, profiles: [PulseCardProfile], active: Int?, value: (String) -> String?) -> PipeWireDevice? {
-        guard value("alsa.card") != nil, (value("device.api") ?? "alsa") == "alsa" else { return nil }
-        var all: [(key: String, value: String)] = [("device.api", "alsa")]
-        if !name.isEmpty { all.append(("device.name", name)) }
-        for key in ["device.description", "alsa.card"] {
-            if let text = value(key) { all.append((key, text)) }
+        var all: [(key: String, value: String)]
+        if value("device.api") == "bluez" {
+            // module-bluez5-device's card: its device string is the remote's address.
+            guard let address = value("device.string") else { return nil }
+            all = [("device.api", "bluez5"), ("api.bluez5.address", address)]
+        } else {
+            guard value("alsa.card") != nil, (value("device.api") ?? "alsa") == "alsa" else { return nil }
+            all = [("device.api", "alsa")]
+            if let card = value("alsa.card") { all.append(("alsa.card", card)) }
         }
+        if !name.isEmpty { all.append(("device.name", name)) }
+        if let text = value("device.description") { all.append(("device.description", text)) }
         var kept: [PipeWireProfile] = []
         for (position, profile) in profiles.prefix(PipeWireDevice.maximumProfiles).enumerated() {
             guard !profile.name.isEmpty, profile.name.utf8.count <= PipeWireProfile.maximumTextLength,

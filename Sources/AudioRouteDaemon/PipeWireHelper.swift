@@ -287,11 +287,10 @@ public final class PipeWireHelper: Sendable {
     private func profiles(_ state: inout State, nodes: [PipeWireNode], cards: [String: Int]) -> [JSON] {
         var lines: [JSON] = []
         for device in state.devices.values.sorted(by: { $0.id < $1.id }) {
-            guard let card = device.card else { continue }
-            func onCard(_ port: Port) -> Bool { port.alsa?.cardPCM.map { PipeWireNodeMapping.index(of: $0.card, cards: cards) == card } ?? false }
+            let on = CardProfiles.routePorts(on: device, route: state.route, cards: cards)
             let present =
-                state.route.outputs.filter(onCard).allSatisfy { PipeWireNodeMapping.node(for: $0, direction: .output, among: nodes, cards: cards).node != nil }
-                && state.route.inputs.filter(onCard).allSatisfy { PipeWireNodeMapping.node(for: $0, direction: .input, among: nodes, cards: cards).node != nil }
+                on.outputs.allSatisfy { PipeWireNodeMapping.node(for: $0, direction: .output, among: nodes, cards: cards).node != nil }
+                && on.inputs.allSatisfy { PipeWireNodeMapping.node(for: $0, direction: .input, among: nodes, cards: cards).node != nil }
             let choice = CardProfiles.choose(for: device, route: state.route, cards: cards, nodesPresent: present)
             guard let profile = choice.profile else {
                 state.profiles.settled(device)

@@ -170,9 +170,9 @@ public final class PipeWireClient {
             return
         }
         if type == "PipeWire:Interface:Device" {
-            // ALSA cards only: their profiles decide which of their sinks and sources exist.
+            // ALSA cards and Bluetooth devices: their profiles decide which of their sinks and sources exist.
             guard arpw_dict_lookup(props, "media.class").map({ String(cString: $0) }) == "Audio/Device",
-                arpw_dict_lookup(props, "device.api").map({ String(cString: $0) }) == "alsa"
+                let api = arpw_dict_lookup(props, "device.api").map({ String(cString: $0) }), api == "alsa" || api == "bluez5"
             else { return }
             guard devices.count < PipeWireDevice.maximumDevices else {
                 return onNotice("device \(id) left out: \(PipeWireDevice.maximumDevices) devices followed already")

@@ -211,4 +211,73 @@ import Testing
         do { let result = follower.ask(choice, device: off); #expect(result == .gaveUp(setBacks: 2)) }
         do { let result = follower.ask(choice, device: off); #expect(result == .wait) }
     }
+
+    // MARK: Bluetooth devices
+
+    /// A headset's bluez5 device as PipeWire 0.3 lists it (`pactl list cards`, `pw-cli enum-params
+    /// <id> EnumProfile`): off, A2DP sink profiles per codec, hands-free unit profiles per codec,
+    /// the A2DP ones ranked first.
+    static let headsetProfiles = [
+        profile(0, "off", 0, sinks: 0, sources: 0),
+        profile(1, "a2dp-sink", 16, sinks: 1, sources: 0),
+        profile(2, "headset-head-unit", 1, sinks: 1, sources: 1),
+        profile(3, "a2dp-sink-sbc", 15, sinks: 1, sources: 0),
+        profile(4, "headset-head-unit-cvsd", 0, sinks: 1, sources: 1),
+    ]
+
+    static let headsetAddress = "00:AA:01:00:00:23"
+
+    static func headset(active: Int?, profiles: [PipeWireProfile] = headsetProfiles, address: String = headsetAddress) -> PipeWireDevice {
+        PipeWireDevice(id: 57, properties: ["device.api": "bluez5", "device.name": "bluez_card.00_AA_01_00_00_23", "api.bluez5.address": address], profiles: profiles, active: active)
+    }
+
+    static func bluetooth(_ profile: BlueALSAPCM.Profile, address: String = headsetAddress) -> Port {
+        let a2dp = profile == .a2dp
+        return Port(
+            uid: "bt:\(address):\(a2dp ? "a2dp" : "hfp")", type: a2dp ? .bluetoothA2DP : .bluetoothHFP, device: "bt:\(address)",
+            direction: a2dp ? .output : .duplex, alsa: .bluealsa(BlueALSAPCM(address: address, profile: profile)))
+    }
+
+    @Test func aCallOnTheHeadsetGetsTheHandsFreeProfileAndMusicGetsA2DPBack() {
+        let hfp = Self.bluetooth(.sco), a2dp = Self.bluetooth(.a2dp)
+        let call = choose(Self.headset(active: 1), outputs: [hfp], inputs: [hfp])
+        #expect(call.rule == .bestProfile && call.profile?.name == "headset-head-unit", "\(call)")
+        // After the call the route is A2DP's again, and the device still on the hands-free profile.
+        let music = choose(Self.headset(active: 2), outputs: [a2dp])
+        #expect(music.rule == .bestProfile && music.profile?.name == "a2dp-sink", "\(music)")
+        // The headset for output, the built-in mic recording: A2DP still serves.
+        #expect(choose(Self.headset(active: 2), outputs: [a2dp], inputs: [Self.mic]).profile?.index == 1)
+    }
+
+    @Test func aHeadsetOnAProfileOfTheFamilyKeepsIt() {
+        // The user's SBC choice (or WirePlumber's) serves an A2DP route: kept.
+        let choice = choose(Self.headset(active: 3), outputs: [Self.bluetooth(.a2dp)])
+        #expect(choice.profile == nil && choice.rule == .activeServes, "\(choice)")
+        let call = choose(Self.headset(active: 4), outputs: [Self.bluetooth(.sco)], inputs: [Self.bluetooth(.sco)])
+        #expect(call.profile == nil && call.rule == .activeServes, "\(call)")
+        // Its node there already: left alone whatever the profile.
+        #expect(choose(Self.headset(active: 2), outputs: [Self.bluetooth(.a2dp)], nodesPresent: true).rule == .nodesPresent)
+    }
+
+    @Test func aHeadsetOutsideTheRouteIsLeftAloneWhateverItsAddressSpelling() {
+        let elsewhere = choose(Self.headset(active: 2), outputs: [Self.speaker], inputs: [Self.mic])
+        #expect(elsewhere.profile == nil && elsewhere.rule == .cardNotInRoute, "\(elsewhere)")
+        let other = choose(Self.headset(active: 2), outputs: [Self.bluetooth(.a2dp, address: "00:AA:01:00:00:24")])
+        #expect(other.rule == .cardNotInRoute, "\(other)")
+        // BlueZ writes addresses upper-case; a lower-case one from the server is the same device.
+        let lower = choose(Self.headset(active: 2, address: Self.headsetAddress.lowercased()), outputs: [Self.bluetooth(.a2dp)])
+        #expect(lower.profile?.name == "a2dp-sink", "\(lower)")
+    }
+
+    @Test func theComputersOwnRolesAndUnavailableProfilesAreNeverChosen() {
+        // A phone's profiles: the computer as the A2DP sink and the audio gateway. A route to the
+        // phone's A2DP port finds no profile that makes it a sink.
+        let phone = [Self.profile(0, "off", 0, sinks: 0, sources: 0), Self.profile(1, "a2dp-source", 16, sinks: 0, sources: 1), Self.profile(2, "audio-gateway", 1, sinks: 1, sources: 1)]
+        let choice = choose(Self.headset(active: 1, profiles: phone), outputs: [Self.bluetooth(.a2dp)])
+        #expect(choice.profile == nil && choice.rule == .noProfileServes, "\(choice)")
+        // The hands-free profiles unavailable (no RFCOMM link yet): nothing is set for a call.
+        let noHFP = Self.headsetProfiles.map { $0.name.hasPrefix("headset") ? Self.profile($0.index, $0.name, $0.priority, sinks: 1, sources: 1, .no) : $0 }
+        let call = choose(Self.headset(active: 1, profiles: noHFP), outputs: [Self.bluetooth(.sco)], inputs: [Self.bluetooth(.sco)])
+        #expect(call.profile == nil && call.rule == .noProfileServes, "\(call)")
+    }
 }

@@ -119,12 +119,33 @@ import Testing
         #expect(choice.profile?.index == 0, "\(choice)")
     }
 
-    @Test func aCardThatIsNotALSAsIsNotReported() {
-        let bluez = ["device.api": "bluez", "device.string": "00:11:22:33:44:55"]
-        #expect(PulseProperties.device(index: 1, name: "bluez_card.00_11_22_33_44_55", profiles: Self.hdaProfiles, active: 0) { bluez[$0] } == nil)
+    @Test func aCardThatIsNeitherALSAsNorBluezsIsNotReported() {
+        let bluezWithoutAddress = ["device.api": "bluez"]
+        #expect(PulseProperties.device(index: 1, name: "bluez_card.x", profiles: Self.hdaProfiles, active: 0) { bluezWithoutAddress[$0] } == nil)
+        let other = ["device.api": "v4l2", "alsa.card": "0"]
+        #expect(PulseProperties.device(index: 1, name: "x", profiles: Self.hdaProfiles, active: 0) { other[$0] } == nil, "device.api not alsa")
         #expect(PulseProperties.device(index: 1, name: "x", profiles: Self.hdaProfiles, active: 0) { _ in nil } == nil, "no alsa.card")
         let said = Self.hdaCard.merging(["device.api": "alsa"]) { $1 }
         #expect(PulseProperties.device(index: 1, name: "x", profiles: Self.hdaProfiles, active: 0) { said[$0] }?.card == 0, "device.api alsa said")
+    }
+
+    /// module-bluez5-device's card as PulseAudio 16 lists it (`pactl list cards`): `device.api`
+    /// bluez, the remote's address as `device.string`, its A2DP and hands-free profiles.
+    @Test func aBluezCardIsADeviceWithItsAddressAndHandsFreeIsChosenForACall() throws {
+        let props = ["device.api": "bluez", "device.string": "00:AA:01:00:00:23", "device.description": "Headset", "bluez.path": "/org/bluez/hci0/dev_00_AA_01_00_00_23"]
+        let profiles = [
+            PulseCardProfile(name: "a2dp_sink", description: "High Fidelity Playback (A2DP Sink)", sinks: 1, sources: 0, priority: 40),
+            PulseCardProfile(name: "headset_head_unit", description: "Headset Head Unit (HSP)", sinks: 1, sources: 1, priority: 30),
+            PulseCardProfile(name: "handsfree_head_unit", description: "Handsfree Head Unit (HFP)", sinks: 1, sources: 1, priority: 30),
+            PulseCardProfile(name: "off", description: "Off"),
+        ]
+        let device = try #require(PulseProperties.device(index: 2, name: "bluez_card.00_AA_01_00_00_23", profiles: profiles, active: 0) { props[$0] })
+        #expect(device.bluetoothAddress == "00:AA:01:00:00:23" && device.card == nil && device.properties["device.api"] == "bluez5")
+        #expect(device.activeProfile?.name == "a2dp_sink")
+        let address = "00:aa:01:00:00:23"
+        let hfp = Port(uid: "bt:00:AA:01:00:00:23:hfp", type: .bluetoothHFP, device: "bt:00:AA:01:00:00:23", direction: .duplex, alsa: .bluealsa(BlueALSAPCM(address: address, profile: .sco)))
+        let call = CardProfiles.choose(for: device, route: RoutePorts(outputs: [hfp], inputs: [hfp]), cards: [:], nodesPresent: false)
+        #expect(call.rule == .bestProfile && call.profile?.name == "headset_head_unit", "equal priorities: the lower position; \(call)")
     }
 
     @Test func profilesPastTheBoundOrWithLongNamesAreLeftOutAndTheOthersKeepTheirPositions() throws {
