@@ -16,7 +16,8 @@ card_profiles() {
     this && /^\tProfiles:/ { on = 1; next } this && on && /^\t[A-Z]/ { on = 0 }
     this && on { sub(/^\t+/, ""); printf "%s|", $0 }'
 }
-profile_is() { [ "$(card_profile)" = "$1" ]; }
+# A family of profiles: PipeWire names one per codec too (a2dp-sink-sbc, headset-head-unit-cvsd).
+profile_is() { case "$(card_profile)" in "$1"|"$1"-*) return 0;; esac; return 1; }
 has_card() { timeout 10 pactl list short cards 2>/dev/null | grep -q "$CARD"; }
 headset_ports() { audioroute ports --json 2>/dev/null | grep -o '"uid": "bt:'"$H" | wc -l; }
 route_is() { audioroute status 2>/dev/null | grep -q "outputs: $1 "; }
@@ -59,7 +60,7 @@ say pw-call-profile $(cut -d' ' -f1 /proc/uptime) "$(card_profile)"
 wait_until 100 route_is "bt:$H:hfp" || fail "pipewire: the call's route is not the headset's HFP: $(audioroute status 2>&1 | grep -E 'outputs:' | tr -s ' ')"
 sleep 3
 say pw-call-during "$(role_sink Phone)" "$(timeout 10 pactl get-default-sink 2>&1)" "$(timeout 10 pactl get-default-source 2>&1)" \
-  "$(audioroute status 2>&1 | grep -E 'outputs:|inputs:' | tr -s ' ' | tr '\n' '|')" "$(profile_requests)"
+  "$(audioroute status 2>&1 | tr -s ' ' | tr '\n' '|')" "$(profile_requests)"
 say pw-call-end $(cut -d' ' -f1 /proc/uptime)
 stop $OTHER pw-play-call; OTHER=
 wait_until 150 profile_is a2dp-sink || fail "pipewire: $CARD did not come back to a2dp-sink after the call: $(card_profile); daemon: $(profile_requests)"

@@ -79,8 +79,8 @@ class PwStatus(PwReport):
 
 
 # The reports in the guest's order, each with how long it may take after the one before.
-ORDER = ((PwConnect, 240), (PwCard, 60), (PwPorts, 90), (PwMusic, 30), (PwCallStart, 10), (PwCallProfile, 30),
-         (PwCallDuring, 30), (PwCallEnd, 10), (PwAfterProfile, 30), (PwAfter, 30), (PwStatus, 20))
+ORDER = ((PwConnect, 240), (PwCard, 60), (PwPorts, 90), (PwMusic, 90), (PwCallStart, 30), (PwCallProfile, 60),
+         (PwCallDuring, 60), (PwCallEnd, 30), (PwAfterProfile, 60), (PwAfter, 60), (PwStatus, 30))
 # The headset's ear files (ear.asoundrc: one per rate and channels): A2DP's stereo, SCO's mono.
 A2DP_FILES = ("/run/ear-48000-2.raw", "/run/ear-44100-2.raw")
 SCO_FILES = ("/run/ear-16000-1.raw", "/run/ear-8000-1.raw")
