@@ -18,15 +18,6 @@ LUA
 echo 'device_defaults.properties["default-volume"] = 1.0' > /root/.config/wireplumber/main.lua.d/41-audioroute-bench-volume.lua
 start_servers
 watch_server
-# PipeWire's media registration on hci1 refused (bluetooth-pipewire.conf): once WirePlumber said
-# so, the policy goes, the bus reloads it, and the headset's BlueALSA registers there.
-wait_until 200 grep -qE "Register(Application|Endpoint)\(\) failed" /run/wireplumber-start.log \
-  || fail "WirePlumber did not try PipeWire's endpoints on hci1 within 20 s: $(grep -a bluez5 /run/wireplumber-start.log | tail -3 | tr '\n' '|')"
-sleep 1
-say pw-hci1 "$(grep -aE 'Register(Application|Endpoint)\(\) failed' /run/wireplumber-start.log | head -2 | tr '\n' '|')"
-rm /etc/dbus-1/system.d/bluetooth-pipewire.conf
-dbus-send --system --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig > /dev/null || fail "the system bus did not reload its policy"
-start_headset
 start_daemon
 tail -f /run/daemon.log /run/monitor.log /run/wireplumber-start.log > /dev/ttyS1 2>&1 &
 say ports $(audioroute ports --json 2>&1 | tr -d '\n')

@@ -33,15 +33,20 @@ say addresses computer $C headset $H
 # own bluez5, which bluetooth-pipewire-session.sh starts.
 BT_COMPUTER=@BT_COMPUTER@
 if [ $BT_COMPUTER = bluealsa ]; then bluealsa -i hci0 -p a2dp-source -p hfp-ag > /run/bluealsa-src.log 2>&1 & fi
-# The headset: BlueALSA on hci1, and what it hears played into the ear's files. With PipeWire
-# on the computer's side, bluetooth-pipewire-session.sh starts it once PipeWire has registered
-# (so that PipeWire's endpoints stay off hci1).
-start_headset() {
+# The headset: BlueALSA on hci1, and what it hears played into the ear's files. With PipeWire on
+# the computer's side, the headset's BlueALSA runs as its own user, `headset`: the bus refuses
+# root (PipeWire) Media1 on hci1 (bluetooth-pipewire.conf), so that PipeWire's A2DP endpoints stay
+# off the headset's controller.
+if [ $BT_COMPUTER = bluealsa ]; then
   bluealsa -B sink -i hci1 -p a2dp-sink -p hfp-hf > /run/bluealsa-sink.log 2>&1 &
-  SINK_BLUEALSA=$!
-  HOME=/root bluealsa-aplay -B sink -D ear > /run/ear.log 2>&1 &
-}
-[ $BT_COMPUTER = bluealsa ] && start_headset
+else
+  echo "headset:x:1001:112::/nonexistent:/bin/false" >> /etc/passwd
+  echo "bluetooth:x:112:headset" >> /etc/group
+  sed -i 's/^audio:x:29:.*/audio:x:29:headset/' /etc/group
+  su -s /bin/sh headset -c 'exec bluealsa -B sink -i hci1 -p a2dp-sink -p hfp-hf' > /run/bluealsa-sink.log 2>&1 &
+fi
+SINK_BLUEALSA=$!
+HOME=/root bluealsa-aplay -B sink -D ear > /run/ear.log 2>&1 &
 /usr/bin/guest-ear /run/ear-48000-2.raw /run/ear-44100-2.raw /run/ear-16000-1.raw /run/ear-8000-1.raw > /dev/ttyS0 &
 for a in hci0 hci1; do set_prop /org/bluez/$a org.bluez.Adapter1 Powered boolean:true || fail "could not power $a on"; done
 set_prop /org/bluez/hci1 org.bluez.Adapter1 Discoverable boolean:true

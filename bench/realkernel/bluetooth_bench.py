@@ -100,7 +100,7 @@ def main():
         with phase("boot", 300):
             guest.wait_for("booted", 300)
         if "--explore" in args:
-            guest.wait_for("explore-shell", 60)
+            guest.wait_for("explore-shell", 300)
             print(f"test-real-bluetooth: the guest's shell is on {shell_socket}; its console {guest.console}", flush=True)
             guest.qemu.wait()
             return 0

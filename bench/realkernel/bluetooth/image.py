@@ -86,7 +86,7 @@ def pipewire_extras(spa):
     extras += [(os.path.join(spa, lib, name), "/" + os.path.join(lib, name))
                for name in sorted(os.listdir(os.path.join(spa, lib))) if name.startswith("lib") and ".so" in name]
     extras.append((os.path.join(spa, "usr/share/spa-0.2/bluez5"), "/usr/share/spa-0.2/bluez5"))
-    extras.append((os.path.join(GUEST, pipewire.POLICY), "/etc/dbus-1/system.d/" + pipewire.POLICY))
+    extras.append((os.path.join(GUEST, pipewire.POLICY), "/etc/dbus-1/system.d/zz-" + pipewire.POLICY))
 
     return extras
 
