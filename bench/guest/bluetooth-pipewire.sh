@@ -48,7 +48,7 @@ timeout 10 pw-cli ls Device 2>&1 | grep -E 'id |device.name|device.api|api.bluez
 # The music.
 pw-play --media-role Music /root/tone.wav > /run/pw-music.log 2>&1 &
 MUSIC=$!
-wait_until 100 eval '[ -n "$(role_sink Music)" ]' || fail "pipewire: the music's stream is on no sink: $(cat /run/pw-music.log)"
+wait_until 100 eval '[ -n "$(role_sink Music)" ]' || fail "pipewire: the music's stream is on no sink: pw-play $(alive $MUSIC): $(cat /run/pw-music.log); $(timeout 10 pactl list sink-inputs 2>&1 | grep -E 'Sink:|media.role|application.name' | tr -d '\t' | tr '\n' '|')"
 sleep 3
 say pw-music "$(role_sink Music)" "$(card_profile)" "$(timeout 10 pactl get-default-sink 2>&1)"
 # The call: its own stream of media.role Phone.

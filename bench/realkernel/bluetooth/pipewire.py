@@ -4,7 +4,7 @@ BlueALSA on hci0); the headset stays BlueALSA on hci1. Its guest parts: the sess
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..common import phase
+from ..common import Failure, phase
 from .logs import Said, index_of, logged, route_changes
 from .pairing import Paired
 
@@ -106,8 +106,17 @@ def check_run(guest):
     with phase("pair", 240):
         Paired.wait(guest, 240)
     with phase("PipeWire's bluez5: music, a call, music again", 400):
-        for report, seconds in ORDER:
-            print("    " + report.wait(guest, seconds).line[:300])
+        try:
+            for report, seconds in ORDER:
+                print("    " + report.wait(guest, seconds).line[:300])
+        except Failure as failure:
+            # The guest's own failure: its logs follow on the console (finish()), kept for the reader.
+            if str(failure).startswith("the guest: "):
+                try:
+                    guest.wait_for("end", 240)
+                except Failure:
+                    pass
+            raise
     guest.wait_for("end", 120)
     guest.wait_exit(60)
     lines = guest.lines()
