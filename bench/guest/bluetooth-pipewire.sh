@@ -21,11 +21,12 @@ profile_is() { case "$(card_profile)" in "$1"|"$1"-*) return 0;; esac; return 1;
 has_card() { timeout 10 pactl list short cards 2>/dev/null | grep -q "$CARD"; }
 headset_ports() { audioroute ports --json 2>/dev/null | grep -o '"uid": "bt:'"$H" | wc -l; }
 route_is() { audioroute status 2>/dev/null | grep -q "outputs: $1 "; }
-# The sink a stream of media.role $1 plays on (pactl's sink-inputs).
+# The sink a stream of media.role $1 plays on (pactl's sink-inputs; pipewire-pulse lists pw-play's
+# role in lower case).
 role_sink() {
   timeout 10 pactl list sink-inputs 2>/dev/null | awk -v role="$1" '
     /^Sink Input #/ { sink = "" } /^\tSink: / { sink = $2 }
-    /media.role = / { if (index($0, "\"" role "\"")) { print sink; exit } }' | while read -r index; do
+    /media.role = / { if (index(tolower($0), "\"" tolower(role) "\"")) { print sink; exit } }' | while read -r index; do
       timeout 10 pactl list short sinks | awk -v i="$index" '$1 == i { print $2 }'
     done
 }

@@ -1,6 +1,7 @@
 """test-real-bluetooth --server pipewire: the computer's Bluetooth is PipeWire's own bluez5 (no
 BlueALSA on hci0); the headset stays BlueALSA on hci1. Its guest parts: the session
 (bluetooth-pipewire-session.sh), the phase (bluetooth-pipewire.sh), the bus policy."""
+import time
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -112,10 +113,9 @@ def check_run(guest):
         except Failure as failure:
             # The guest's own failure: its logs follow on the console (finish()), kept for the reader.
             if str(failure).startswith("the guest: "):
-                try:
-                    guest.wait_for("end", 240)
-                except Failure:
-                    pass
+                deadline = time.monotonic() + 240
+                while "end" not in guest.lines() and guest.qemu.poll() is None and time.monotonic() < deadline:
+                    time.sleep(0.5)
             raise
     guest.wait_for("end", 120)
     guest.wait_exit(60)
