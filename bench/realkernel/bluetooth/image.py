@@ -74,10 +74,10 @@ def phase_files():
     return [(os.path.join(GUEST, phase.SCRIPT), f"{GUEST_PHASES}/{phase.SCRIPT}") for phase in PHASES]
 
 
-def pipewire_extras(spa):
+def pipewire_extras(spa, work, bluez):
     """--server pipewire: the sound-server bench's PipeWire parts (server/image.py), SPA's bluez5
     plugin with its codecs and the libraries the host lacks, its hardware database, the D-Bus
-    policy that keeps PipeWire's endpoints off the headset's controller."""
+    policy that keeps PipeWire's endpoints off the headset's controller (bluez_policy_for_pipewire)."""
     lib = os.path.join("usr", "lib", "x86_64-linux-gnu")
     extras = [(p, p) for p in server_image.PROGRAMS + server_image.loadable_modules() + server_image.DATA]
     extras.append((server_image.PIPEWIRE_HELPER, "/usr/bin/audioroute-pipewire"))
@@ -86,9 +86,30 @@ def pipewire_extras(spa):
     extras += [(os.path.join(spa, lib, name), "/" + os.path.join(lib, name))
                for name in sorted(os.listdir(os.path.join(spa, lib))) if name.startswith("lib") and ".so" in name]
     extras.append((os.path.join(spa, "usr/share/spa-0.2/bluez5"), "/usr/share/spa-0.2/bluez5"))
-    extras.append((os.path.join(GUEST, pipewire.POLICY), "/etc/dbus-1/system.d/zz-" + pipewire.POLICY))
-
+    extras.append((os.path.join(GUEST, pipewire.POLICY), "/etc/dbus-1/system.d/" + pipewire.POLICY))
+    extras.append((bluez_policy_for_pipewire(work, bluez), "/etc/dbus-1/system.d/bluetooth.conf"))
     return extras
+
+
+# PipeWire 0.3.65's bluez5 registers its A2DP endpoints, sinks among them (it has no setting for
+# A2DP's roles: bluez5.headset-roles is HSP's and HFP's), on every adapter, and again whenever
+# an adapter changes. One bluetoothd serves both controllers here: with PipeWire's sinks on hci1
+# the computer streamed to PipeWire's own aptX HD sink there, not to the headset's BlueALSA, and
+# that stream (bluez_input.<computer>) became a session in the tower. So root may not call
+# hci1's Media1 (method calls only: a deny rule also matches replies, which carry no interface).
+HCI1_MEDIA_DENY = ('<deny send_destination="org.bluez" send_type="method_call" send_interface="org.bluez.Media1" '
+                   'send_path="/org/bluez/hci1"/>\n')
+
+
+def bluez_policy_for_pipewire(work, bluez):
+    """bluez's bluetooth.conf with HCI1_MEDIA_DENY last in root's policy."""
+    text = open(os.path.join(bluez, "etc/dbus-1/system.d/bluetooth.conf")).read()
+    start = text.index('<policy user="root">')
+    end = text.index("</policy>", start)
+    path = os.path.join(work, "bluetooth.conf")
+    with open(path, "w") as f:
+        f.write(text[:end] + "  " + HCI1_MEDIA_DENY + "  " + text[end:])
+    return path
 
 
 def build_image(root, release, work, bluez, explore=False, spa=None):
@@ -126,6 +147,6 @@ def build_image(root, release, work, bluez, explore=False, spa=None):
         (os.path.join(ROOT, "dbus", "org.audioroute.AudioRoute1.conf"), "/usr/share/audioroute-bench/dbus/org.audioroute.AudioRoute1.conf"),
         (policy, "/etc/dbus-1/system.d/bluealsa-sink.conf"),
         *phase_files(),
-        *(pipewire_extras(spa) if spa else []),
+        *(pipewire_extras(spa, work, bluez) if spa else []),
     ]
     return build_initramfs(root, release, work, sequence_bits(), init=init, module_trees=MODULE_TREES, extras=extras)
