@@ -119,7 +119,12 @@ def check_run(guest):
             raise
     guest.wait_for("end", 120)
     guest.wait_exit(60)
-    lines = guest.lines()
+    return check_logs(guest.lines())
+
+
+def check_logs(lines):
+    """What the headset's ear heard between the reports, the route's changes, SCO; the problems.
+    (Apart from the run: a kept console.log can be checked again.)"""
     problems = []
     with phase("the headset's ear and the route", 1):
         music = heard(lines, A2DP_FILES, PwPorts, PwCallStart)
