@@ -41,8 +41,9 @@ say addresses computer $C headset $H
 if [ $BT_COMPUTER = bluealsa ]; then bluealsa -i hci0 -p a2dp-source -p hfp-ag > /run/bluealsa-src.log 2>&1 & fi
 # The headset: BlueALSA on hci1, and what it hears played into the ear's files. With PipeWire on
 # the computer's side, the headset's BlueALSA runs as its own user, `headset`: the bus refuses
-# root (PipeWire) Media1 on hci1 (bluetooth-pipewire.conf), so that PipeWire's A2DP endpoints stay
-# off the headset's controller.
+# root (PipeWire) hci1's Media1 (the image's bluetooth.conf: bluetooth/image.py), so that
+# PipeWire's A2DP endpoints stay off the headset's controller; bluetooth-pipewire.conf lets
+# `headset` in.
 if [ $BT_COMPUTER = bluealsa ]; then
   bluealsa -B sink -i hci1 -p a2dp-sink -p hfp-hf > /run/bluealsa-sink.log 2>&1 &
 else

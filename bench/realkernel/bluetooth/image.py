@@ -92,8 +92,7 @@ def pipewire_extras(spa, work, bluez):
 
 
 # PipeWire 0.3.65's bluez5 registers its A2DP endpoints, sinks among them (it has no setting for
-# A2DP's roles: bluez5.headset-roles is HSP's and HFP's), on every adapter, and again whenever
-# an adapter changes. One bluetoothd serves both controllers here: with PipeWire's sinks on hci1
+# A2DP's roles: bluez5.headset-roles is HSP's and HFP's), on every adapter. One bluetoothd serves both controllers here: with PipeWire's sinks on hci1
 # the computer streamed to PipeWire's own aptX HD sink there, not to the headset's BlueALSA, and
 # that stream (bluez_input.<computer>) became a session in the tower. So root may not call
 # hci1's Media1 (method calls only: a deny rule also matches replies, which carry no interface).
