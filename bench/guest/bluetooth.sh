@@ -7,6 +7,15 @@ syslogd -n -O /run/syslog.log &
 MORE_LOGS="/run/syslog.log /run/btsignals.log /run/agent.log /run/bluealsa-src.log /run/bluealsa-sink*.log /run/ear.log /run/play-*.log /run/btvirt.log"
 for m in @BT_MODULES@; do modprobe $m 2>/run/modprobe.log || fail "modprobe $m: $(cat /run/modprobe.log)"; done
 mkdir -p /run/dbus /var/lib/bluetooth; [ -e /var/run ] || ln -s /run /var/run
+# The computer's audio: BlueALSA on hci0, or (test-real-bluetooth --server pipewire) PipeWire's
+# own bluez5, which bluetooth-pipewire-session.sh starts; then the headset's BlueALSA is the user
+# `headset`'s (below), who must exist before the bus reads its policy.
+BT_COMPUTER=@BT_COMPUTER@
+if [ $BT_COMPUTER = pipewire ]; then
+  echo "headset:x:1001:112::/nonexistent:/bin/false" >> /etc/passwd
+  echo "bluetooth:x:112:headset" >> /etc/group
+  sed -i 's/^audio:x:29:.*/audio:x:29:headset/' /etc/group
+fi
 dbus-daemon --system --fork 2>/run/dbus-system.log || fail "the system bus did not start: $(cat /run/dbus-system.log)"
 btvirt -l2 > /run/btvirt.log 2>&1 &
 wait_until 100 [ -e /sys/class/bluetooth/hci1 ] || fail "btvirt -l2 made no hci0 and hci1: $(cat /run/btvirt.log)"
@@ -29,8 +38,17 @@ C_=$(echo $C | tr : _); H_=$(echo $H | tr : _)
 CDEV=/org/bluez/hci0/dev_$H_   # the headset, as the computer sees it
 HDEV=/org/bluez/hci1/dev_$C_   # the computer, as the headset sees it
 say addresses computer $C headset $H
-bluealsa -i hci0 -p a2dp-source -p hfp-ag > /run/bluealsa-src.log 2>&1 &
-bluealsa -B sink -i hci1 -p a2dp-sink -p hfp-hf > /run/bluealsa-sink.log 2>&1 &
+if [ $BT_COMPUTER = bluealsa ]; then bluealsa -i hci0 -p a2dp-source -p hfp-ag > /run/bluealsa-src.log 2>&1 & fi
+# The headset: BlueALSA on hci1, and what it hears played into the ear's files. With PipeWire on
+# the computer's side, the headset's BlueALSA runs as its own user, `headset`: the bus refuses
+# root (PipeWire) hci1's Media1 (the image's bluetooth.conf: bluetooth/image.py), so that
+# PipeWire's A2DP endpoints stay off the headset's controller; bluetooth-pipewire.conf lets
+# `headset` in.
+if [ $BT_COMPUTER = bluealsa ]; then
+  bluealsa -B sink -i hci1 -p a2dp-sink -p hfp-hf > /run/bluealsa-sink.log 2>&1 &
+else
+  su -s /bin/sh headset -c 'exec bluealsa -B sink -i hci1 -p a2dp-sink -p hfp-hf' > /run/bluealsa-sink.log 2>&1 &
+fi
 SINK_BLUEALSA=$!
 HOME=/root bluealsa-aplay -B sink -D ear > /run/ear.log 2>&1 &
 /usr/bin/guest-ear /run/ear-48000-2.raw /run/ear-44100-2.raw /run/ear-16000-1.raw /run/ear-8000-1.raw > /dev/ttyS0 &

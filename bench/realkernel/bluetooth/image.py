@@ -5,7 +5,8 @@ from .. import harness
 from ..common import Failure, run
 from ..harness import CACHE, GUEST, ROOT, build_guest_program, build_initramfs, guest_init
 from ..signals import sequence_bits
-from . import calls, cycles, floor, pairing, plugin, restart, system
+from ..server import image as server_image
+from . import calls, cycles, floor, pairing, pipewire, plugin, restart, system
 
 
 BLUEZ_PACKAGES = ["bluez", "bluez-test-tools"]
@@ -19,31 +20,53 @@ PHASES = (cycles, floor, plugin, calls, restart, system)
 GUEST_PHASES = "/usr/share/audioroute-bench/bluetooth"
 
 
-def fetch_bluez():
-    """bluez (bluetoothd, bluetoothctl) and bluez-test-tools (btvirt), unpacked once into the cache:
-    the host needs neither installed (installing bluez would start a bluetooth service)."""
-    root = os.path.join(CACHE, "bluez-root")
-    if os.path.exists(os.path.join(root, "usr", "bin", "btvirt")):
+# --server pipewire: SPA's bluez5 plugin and the codec libraries it needs that the host has not
+# (Debian's packages, fetched and unpacked like bluez: never installed on the host).
+SPA_BLUETOOTH_PACKAGES = ["libspa-0.2-bluetooth", "libfreeaptx0", "liblc3-0"]
+
+
+def fetch_debs(name, packages, marker):
+    """Debian packages fetched with apt-get download and unpacked once into the cache (CACHE/name);
+    `marker` is a file of theirs that says the unpacking is done."""
+    root = os.path.join(CACHE, name)
+    if os.path.exists(os.path.join(root, marker)):
         return root
     staging = root + ".partial"
     shutil.rmtree(staging, ignore_errors=True)
     with tempfile.TemporaryDirectory() as d:
         os.chmod(d, 0o777)  # apt's sandbox user writes the download
-        result = subprocess.run(["apt-get", "download", *BLUEZ_PACKAGES], cwd=d, capture_output=True, text=True, timeout=600)
+        result = subprocess.run(["apt-get", "download", *packages], cwd=d, capture_output=True, text=True, timeout=600)
         debs = [f for f in os.listdir(d) if f.endswith(".deb")]
-        if len(debs) != len(BLUEZ_PACKAGES):
-            raise Failure(f"apt-get download {' '.join(BLUEZ_PACKAGES)} fetched {debs}: {result.stderr.strip()[-300:]}")
+        if len(debs) != len(packages):
+            raise Failure(f"apt-get download {' '.join(packages)} fetched {debs}: {result.stderr.strip()[-300:]}")
         for deb in debs:
             run(["dpkg-deb", "-x", os.path.join(d, deb), staging], 120, "unpacking " + deb)
     os.rename(staging, root)
     return root
 
 
-def bluetooth_init(explore=False):
+def fetch_bluez():
+    """bluez (bluetoothd, bluetoothctl) and bluez-test-tools (btvirt), unpacked once into the cache:
+    the host needs neither installed (installing bluez would start a bluetooth service)."""
+    return fetch_debs("bluez-root", BLUEZ_PACKAGES, "usr/bin/btvirt")
+
+
+def fetch_spa_bluetooth():
+    """SPA's bluez5 plugin (PipeWire's Bluetooth) and its codecs' libraries, unpacked into the cache."""
+    return fetch_debs("spa-bluetooth-root", SPA_BLUETOOTH_PACKAGES, "usr/lib/x86_64-linux-gnu/spa-0.2/bluez5/libspa-bluez5.so")
+
+
+def bluetooth_init(explore=False, server=None):
     """This bench's init (bench/guest/): the boot, the system bus and Bluetooth, the session, the
-    pairing, then its phases (or --explore's shell)."""
+    pairing, then its phases (or --explore's shell). With server "pipewire": PipeWire, WirePlumber
+    and pipewire-pulse as the session (server.sh), no BlueALSA on the computer's side, and the
+    PipeWire phase."""
+    if server == "pipewire":
+        return guest_init("boot.sh", "bluetooth.sh", "server.sh", pipewire.SESSION, pairing.SCRIPT,
+                          "explore.sh" if explore else pipewire.SCRIPT,
+                          BT_MODULES=" ".join(BT_MODULES), BT_PHASES=GUEST_PHASES, BT_COMPUTER="pipewire", SERVER="pipewire")
     return guest_init("boot.sh", "bluetooth.sh", "session.sh", pairing.SCRIPT, "explore.sh" if explore else "bluetooth-checks.sh",
-                      BT_MODULES=" ".join(BT_MODULES), BT_PHASES=GUEST_PHASES)
+                      BT_MODULES=" ".join(BT_MODULES), BT_PHASES=GUEST_PHASES, BT_COMPUTER="bluealsa")
 
 
 def phase_files():
@@ -51,10 +74,48 @@ def phase_files():
     return [(os.path.join(GUEST, phase.SCRIPT), f"{GUEST_PHASES}/{phase.SCRIPT}") for phase in PHASES]
 
 
-def build_image(root, release, work, bluez, explore=False):
+def pipewire_extras(spa, work, bluez):
+    """--server pipewire: the sound-server bench's PipeWire parts (server/image.py), SPA's bluez5
+    plugin with its codecs and the libraries the host lacks, its hardware database, the D-Bus
+    policy that keeps PipeWire's endpoints off the headset's controller (bluez_policy_for_pipewire)."""
+    lib = os.path.join("usr", "lib", "x86_64-linux-gnu")
+    extras = [(p, p) for p in server_image.PROGRAMS + server_image.loadable_modules() + server_image.DATA]
+    extras.append((server_image.PIPEWIRE_HELPER, "/usr/bin/audioroute-pipewire"))
+    extras += [(os.path.join(spa, lib, "spa-0.2", "bluez5", name), "/" + os.path.join(lib, "spa-0.2", "bluez5", name))
+               for name in sorted(os.listdir(os.path.join(spa, lib, "spa-0.2", "bluez5")))]
+    extras += [(os.path.join(spa, lib, name), "/" + os.path.join(lib, name))
+               for name in sorted(os.listdir(os.path.join(spa, lib))) if name.startswith("lib") and ".so" in name]
+    extras.append((os.path.join(spa, "usr/share/spa-0.2/bluez5"), "/usr/share/spa-0.2/bluez5"))
+    extras.append((os.path.join(GUEST, pipewire.POLICY), "/etc/dbus-1/system.d/" + pipewire.POLICY))
+    extras.append((bluez_policy_for_pipewire(work, bluez), "/etc/dbus-1/system.d/bluetooth.conf"))
+    return extras
+
+
+# PipeWire 0.3.65's bluez5 registers its A2DP endpoints, sinks among them (it has no setting for
+# A2DP's roles: bluez5.headset-roles is HSP's and HFP's), on every adapter. One bluetoothd serves both controllers here: with PipeWire's sinks on hci1
+# the computer streamed to PipeWire's own aptX HD sink there, not to the headset's BlueALSA, and
+# that stream (bluez_input.<computer>) became a session in the tower. So root may not call
+# hci1's Media1 (method calls only: a deny rule also matches replies, which carry no interface).
+HCI1_MEDIA_DENY = ('<deny send_destination="org.bluez" send_type="method_call" send_interface="org.bluez.Media1" '
+                   'send_path="/org/bluez/hci1"/>\n')
+
+
+def bluez_policy_for_pipewire(work, bluez):
+    """bluez's bluetooth.conf with HCI1_MEDIA_DENY last in root's policy."""
+    text = open(os.path.join(bluez, "etc/dbus-1/system.d/bluetooth.conf")).read()
+    start = text.index('<policy user="root">')
+    end = text.index("</policy>", start)
+    path = os.path.join(work, "bluetooth.conf")
+    with open(path, "w") as f:
+        f.write(text[:end] + "  " + HCI1_MEDIA_DENY + "  " + text[end:])
+    return path
+
+
+def build_image(root, release, work, bluez, explore=False, spa=None):
     """The initramfs: test-real-kernel's, with this bench's init, Bluetooth's modules, bluez,
-    BlueALSA, the guest's Bluetooth programs (agent.c, ear.c, stamp.c) and its phases' scripts."""
-    init = bluetooth_init(explore)
+    BlueALSA, the guest's Bluetooth programs (agent.c, ear.c, stamp.c) and its phases' scripts;
+    with `spa` (SPA's bluez5, unpacked: --server pipewire) PipeWire's parts and its phase instead."""
+    init = bluetooth_init(explore, "pipewire" if spa else None)
     ear = build_guest_program(work, "guest-ear", os.path.join(GUEST, "ear.c"))
     agent = build_guest_program(work, "guest-agent", os.path.join(GUEST, "agent.c"), ["-lsystemd"])
     stamp = build_guest_program(work, "guest-stamp", os.path.join(GUEST, "stamp.c"))
@@ -85,5 +146,6 @@ def build_image(root, release, work, bluez, explore=False):
         (os.path.join(ROOT, "dbus", "org.audioroute.AudioRoute1.conf"), "/usr/share/audioroute-bench/dbus/org.audioroute.AudioRoute1.conf"),
         (policy, "/etc/dbus-1/system.d/bluealsa-sink.conf"),
         *phase_files(),
+        *(pipewire_extras(spa, work, bluez) if spa else []),
     ]
     return build_initramfs(root, release, work, sequence_bits(), init=init, module_trees=MODULE_TREES, extras=extras)
