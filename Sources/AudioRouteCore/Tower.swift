@@ -361,7 +361,8 @@ public struct Tower: Sendable {
 
     /// A client that closes or dies: deactivated with notifyOthers, then forgotten.
     /// Sessions it interrupted are told they may resume even if it had itself
-    /// been interrupted since: what stopped them is gone for good.
+    /// been interrupted since (what stopped them is gone for good), unless another
+    /// active session would interrupt them now.
     public mutating func closeSession(_ id: String) throws(SessionError) -> TowerOutcome {
         guard session(id) != nil else { throw .unknownSession(id) }
         update(id) { $0.isActive = false }
@@ -399,12 +400,8 @@ public struct Tower: Sendable {
         var outcome = TowerOutcome()
         guard session.isActive != active else { return outcome }
         if active {
-            let options = session.configuration.effectiveOptions
-            let interruptsSpoken = options.contains(.interruptSpokenAudioAndMixWithOthers)
             for other in sessions where other.id != id && other.isActive {
-                let solo = !session.configuration.isMixable && !other.configuration.isMixable
-                let spoken = interruptsSpoken && other.configuration.effectiveMode == .spokenAudio
-                guard solo || spoken else { continue }
+                guard Self.interrupts(session, other) else { continue }
                 update(other.id) {
                     $0.isActive = false
                     $0.interruptedBy = id
@@ -564,10 +561,30 @@ public struct Tower: Sendable {
         return !after.isEmpty && after == Self.devices(of: route.outputs, in: ports)
     }
 
+    /// Whether `session`, activating, interrupts `other`: both non-mixable, or `other` is spoken
+    /// audio and `session` interrupts spoken audio.
+    static func interrupts(_ session: Session, _ other: Session) -> Bool {
+        let solo = !session.configuration.isMixable && !other.configuration.isMixable
+        let spoken =
+            session.configuration.effectiveOptions.contains(.interruptSpokenAudioAndMixWithOthers)
+            && other.configuration.effectiveMode == .spokenAudio
+        return solo || spoken
+    }
+
     /// Forgets the interruptions `id` caused; with `notify`, tells each session
-    /// it may resume (notifyOthersOnDeactivation).
+    /// it may resume (notifyOthersOnDeactivation). A session that another active session
+    /// would interrupt now stays interrupted, by that one (the latest activated): music
+    /// stopped by a prompt that a call then stopped does not resume into the call when the
+    /// prompt ends, but when the call does.
     private mutating func endInterruptions(by id: String, notify: Bool, into outcome: inout TowerOutcome) {
         for index in sessions.indices where sessions[index].interruptedBy == id {
+            let victim = sessions[index]
+            let holder = sessions.filter { $0.isActive && $0.id != id && $0.id != victim.id && Self.interrupts($0, victim) }
+                .max { $0.activationStamp < $1.activationStamp }
+            if let holder {
+                sessions[index].interruptedBy = holder.id
+                continue
+            }
             sessions[index].interruptedBy = nil
             if notify { outcome.events.append(SessionEvent(session: sessions[index].id, kind: .interruptionEnded(shouldResume: true))) }
         }

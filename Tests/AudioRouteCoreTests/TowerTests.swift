@@ -122,16 +122,38 @@ struct InterruptionTests {
         expectError(.unknownSession("b")) { try tower.closeSession("b") }
     }
 
-    @Test("a closed interrupter that was itself interrupted still lets its victims resume")
+    @Test("a closed interrupter that was itself interrupted lets its victims resume when nothing else holds them")
     func closingAnInterruptedInterrupter() throws {
         var tower = try makeTower(
-            phone, sessions: [("music", .playback, .default, []), ("call", .playAndRecord, .default, []), ("alarm", .playback, .default, [])])
+            phone, sessions: [("music", .playback, .default, []), ("prompt", .playback, .default, []), ("call", .playAndRecord, .voiceChat, [])])
         _ = try tower.setActive(true, session: "music")
-        _ = try tower.setActive(true, session: "call")  // interrupts music
-        _ = try tower.setActive(true, session: "alarm")  // interrupts call
-        #expect(events(try tower.closeSession("call")) == ["music:interruptionEnded(shouldResume: true)"])
-        // Only once: the link is forgotten.
-        #expect(events(try tower.setActive(false, session: "alarm", notifyOthers: true)) == [])
+        _ = try tower.setActive(true, session: "prompt")  // interrupts music
+        _ = try tower.setActive(true, session: "call")  // interrupts the prompt
+        // The prompt's client ends during the call: the music does not resume into the call…
+        #expect(events(try tower.closeSession("prompt")) == [])
+        #expect(tower.session("music")?.isInterrupted == true)
+        // …but when the call ends, once.
+        #expect(events(try tower.setActive(false, session: "call", notifyOthers: true)) == ["music:interruptionEnded(shouldResume: true)"])
+        #expect(events(try tower.setActive(false, session: "call", notifyOthers: true)) == [])
+        // With nothing else active, a closed interrupter's victims resume even though it had been interrupted itself.
+        _ = try tower.setActive(true, session: "music")
+        _ = try tower.openSession(Session(id: "alarm", configuration: try SessionConfiguration(category: .playback)))
+        _ = try tower.openSession(Session(id: "nav", configuration: try SessionConfiguration(category: .playback)))
+        _ = try tower.setActive(true, session: "alarm")  // interrupts music
+        _ = try tower.setActive(true, session: "nav")  // interrupts the alarm
+        _ = try tower.setActive(false, session: "nav")  // without notifyOthers: the alarm stays down
+        #expect(events(try tower.closeSession("alarm")) == ["music:interruptionEnded(shouldResume: true)"])
+    }
+
+    @Test("a mixable session that stays active does not hold an interrupted session")
+    func aMixableSessionHoldsNothing() throws {
+        var tower = try makeTower(
+            phone, sessions: [("music", .playback, .default, []), ("prompt", .playback, .default, []), ("chime", .ambient, .default, [])])
+        _ = try tower.setActive(true, session: "music")
+        _ = try tower.setActive(true, session: "chime")
+        _ = try tower.setActive(true, session: "prompt")  // interrupts music; the ambient chime mixes
+        let ended = events(try tower.setActive(false, session: "prompt", notifyOthers: true))
+        #expect(ended.filter { $0.hasPrefix("music:") } == ["music:interruptionEnded(shouldResume: true)"], "\(ended)")
     }
 
     @Test("opening a session in the deprecated category warns")
