@@ -6,7 +6,7 @@ import unittest
 
 from fake_guest import FakeGuest, quietly, recorded
 from realkernel import capture, cycles, hardware, jack, multiroute, surround, sync, tower, ucm
-from realkernel.bluetooth import image as bluetooth_image, pairing as bluetooth_pairing
+from realkernel.bluetooth import image as bluetooth_image, pairing as bluetooth_pairing, pipewire as bluetooth_pipewire
 from realkernel.server import phases as server_phases
 from realkernel.common import Failure
 from realkernel.events import Event
@@ -14,7 +14,7 @@ from realkernel.harness import guest_text
 
 # The phases with typed events.
 KERNEL_PHASES = (capture, cycles, hardware, jack, multiroute, surround, sync, tower, ucm)
-BLUETOOTH_PHASES = (bluetooth_pairing, *bluetooth_image.PHASES)
+BLUETOOTH_PHASES = (bluetooth_pairing, *bluetooth_image.PHASES, bluetooth_pipewire)
 SERVER_PHASES = (server_phases,)
 PHASES = KERNEL_PHASES + BLUETOOTH_PHASES + SERVER_PHASES
 SPEAKER = "pci-0000:00:04.0/speaker"

@@ -79,6 +79,10 @@ class PwStatus(PwReport):
     words = "pw-status"
 
 
+# The phase's events, checked against its script's words by bench/tests/test_events.py.
+EVENTS = (PwConnect, PwCard, PwPorts, PwMusic, PwCallStart, PwCallProfile, PwCallDuring, PwCallEnd, PwAfterProfile, PwAfter, PwStatus)
+
+
 # The reports in the guest's order, each with how long it may take after the one before.
 ORDER = ((PwConnect, 240), (PwCard, 60), (PwPorts, 90), (PwMusic, 90), (PwCallStart, 30), (PwCallProfile, 60),
          (PwCallDuring, 60), (PwCallEnd, 30), (PwAfterProfile, 60), (PwAfter, 60), (PwStatus, 30))
