@@ -20,6 +20,9 @@ import shutil
 import signal
 import subprocess
 import sys
+if "--help" in sys.argv[1:] or "-h" in sys.argv[1:]:  # the docstring is the usage (ScriptHelpTests)
+    print(__doc__.strip())
+    sys.exit(0)
 import tempfile
 import time
 

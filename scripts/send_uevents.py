@@ -16,6 +16,9 @@ Messages use libudev's monitor format on the "udev" netlink group (what libudev'
 accepts from udevd), sent as root: umockdev cannot overflow a socket (docs/ports.md, "Lost uevents").
 """
 import ctypes, json, os, socket, struct, sys, time
+if "--help" in sys.argv[1:] or "-h" in sys.argv[1:]:  # the docstring is the usage (ScriptHelpTests)
+    print(__doc__.strip())
+    sys.exit(0)
 
 pid, root, command, args = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
 NETLINK_KOBJECT_UEVENT, UDEV_GROUP = 15, 2
