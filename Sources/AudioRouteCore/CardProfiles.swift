@@ -200,7 +200,7 @@ public enum CardProfiles {
                 return pcm.address.uppercased() == address
             }
         } else if let card = device.card {
-            on = { port in port.alsa?.cardPCM.map { PipeWireNodeMapping.index(of: $0.card, cards: cards) == card } ?? false }
+            on = { port in isOnCard(port, card: card, cards: cards) }
         } else {
             return ([], [])
         }
@@ -210,10 +210,7 @@ public enum CardProfiles {
     /// What `route` needs of card `card` (its index): its outputs and inputs whose ALSA PCM is on
     /// the card (`cards` turns a card id into its index).
     public static func needs(of route: RoutePorts, card: Int, cards: [String: Int]) -> Needs {
-        func onCard(_ port: Port) -> Bool {
-            guard let pcm = port.alsa?.cardPCM else { return false }
-            return PipeWireNodeMapping.index(of: pcm.card, cards: cards) == card
-        }
+        func onCard(_ port: Port) -> Bool { isOnCard(port, card: card, cards: cards) }
         var needs = Needs()
         for port in route.outputs where onCard(port) { needs.outputs.insert(OutputKind(port.type)) }
         needs.input = route.inputs.contains(where: onCard)
@@ -227,6 +224,16 @@ public enum CardProfiles {
         var needs = Needs()
         needs.bluetooth = families.contains(.hfp) ? .hfp : families.first
         return needs
+    }
+
+    /// Whether `port`'s ALSA PCM is on card `card` (its index; `cards` turns a card id into one).
+    static func isOnCard(_ port: Port, card: Int, cards: [String: Int]) -> Bool {
+        port.alsa?.cardPCM.map { PipeWireNodeMapping.index(of: $0.card, cards: cards) == card } ?? false
+    }
+
+    /// Rule bestProfile's ranking: the highest priority, then the lowest index.
+    static func best(_ profiles: [PipeWireProfile]) -> PipeWireProfile? {
+        profiles.max { a, b in a.priority != b.priority ? a.priority < b.priority : a.index > b.index }
     }
 
     /// Whether `profile` makes what `needs` asks: a sink whose output part is of each kind asked
@@ -270,9 +277,7 @@ public enum CardProfiles {
             return CardProfileChoice(profile: nil, rule: .activeServes, reason: "the active profile \(active.summary) gives \(needs)")
         }
         // Rule bestProfile: the highest priority, then the lowest index.
-        let best = candidates.filter { serves($0, needs, strictKinds: strict) }.max { a, b in
-            a.priority != b.priority ? a.priority < b.priority : a.index > b.index
-        }
+        let best = best(candidates.filter { serves($0, needs, strictKinds: strict) })
         let was = active.map { "the active profile \($0.summary)" } ?? "no active profile"
         if let best {
             return CardProfileChoice(profile: best, rule: .bestProfile, reason: "\(was) does not give \(needs); the highest-priority available profile that does")
@@ -298,9 +303,7 @@ public enum CardProfiles {
             return CardProfileChoice(profile: nil, rule: .activeServes, reason: "the active profile \(active.summary) gives \(needs)")
         }
         // Rule bestProfile: the family's highest priority available profile, then the lowest index.
-        let best = device.profiles.filter { $0.available != .no && family.matches($0) }.max { a, b in
-            a.priority != b.priority ? a.priority < b.priority : a.index > b.index
-        }
+        let best = best(device.profiles.filter { $0.available != .no && family.matches($0) })
         let was = active.map { "the active profile \($0.summary)" } ?? "no active profile"
         if let best {
             return CardProfileChoice(profile: best, rule: .bestProfile, reason: "\(was) does not give \(needs); the highest-priority available profile that does")
